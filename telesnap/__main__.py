@@ -1,0 +1,70 @@
+"""The ``telesnap`` command line: one sub-command per task.
+
+Each sub-command's module is imported only when it runs, so ``telesnap
+simulate`` never loads Telegram or the database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of the ``telesnap`` command.
+
+    >>> build_parser().parse_args(["simulate", "--players", "3"]).players
+    3
+    """
+    parser = argparse.ArgumentParser(prog="telesnap", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    simulate = commands.add_parser(
+        "simulate", help="play whole games with simulated players and print a summary"
+    )
+    simulate.add_argument("--players", type=_positive_int, default=4, help="players per game")
+    simulate.add_argument("--games", type=_positive_int, default=100, help="games to play")
+    simulate.add_argument("--seed", type=int, default=0, help="random seed (same seed, same output)")
+    simulate.add_argument(
+        "--tie-window", type=_non_negative_int, default=100, metavar="MS", help="tie window in ms"
+    )
+    simulate.add_argument("--json", action="store_true", help="print the summary as JSON")
+    simulate.set_defaults(target="telesnap.simulate:main")
+
+    emulator = commands.add_parser("emulator", help="run the local Telegram Bot API emulator")
+    emulator.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    emulator.add_argument("--port", type=int, default=8081, help="port to listen on")
+    emulator.add_argument(
+        "--no-flood-limits", action="store_true", help="switch Telegram's flood limits off"
+    )
+    emulator.set_defaults(target="telesnap.emulator.cli:main")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line and run the chosen sub-command; return its exit code."""
+    args = build_parser().parse_args(argv)
+    module_name, _, function_name = args.target.partition(":")
+    function = getattr(importlib.import_module(module_name), function_name)
+    exit_code: int = function(args)
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

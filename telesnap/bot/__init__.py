@@ -1,0 +1,1 @@
+"""The Telegram layer: handlers, keyboards, rendering, application builder."""

@@ -1,0 +1,1 @@
+"""The pure Snap rules engine: cards, state, actions, operations and the race."""

@@ -1,0 +1,1 @@
+"""Use cases (lobby, play, settings, stats), independent of Telegram."""

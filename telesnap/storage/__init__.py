@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy 2 models, engine set-up, repositories and unit of work."""
