@@ -1,0 +1,69 @@
+"""The exceptions the engine raises when an action is not allowed.
+
+Every error is a :class:`ValueError`, so callers that validate input can catch
+one family. The tree::
+
+    ValueError
+     └── SnapError                  any refused action or bad input
+          ├── CardParseError        text that is not a card ("11♠", "Z")
+          ├── SetupError            wrong player count, dealing twice, bad deck
+          ├── GameOverError         the game has ended
+          ├── NotInGameError        the seat does not exist or has left
+          ├── PlayerOutError        the player has no cards left
+          ├── NotYourTurnError      someone else must flip
+          ├── RaceInProgressError   a Snap race is collecting calls
+          ├── NoRaceError           there is no race to resolve
+          ├── DuplicateCallError    the player has already called in this race
+          └── HistoryError          a history that does not replay (corrupt or edited)
+
+Messages are written for players: they can be shown as they are.
+
+>>> issubclass(NotYourTurnError, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+
+class SnapError(ValueError):
+    """The base of every error the engine raises."""
+
+
+class CardParseError(SnapError):
+    """Text that does not name a card."""
+
+
+class SetupError(SnapError):
+    """A game that cannot be set up as asked."""
+
+
+class GameOverError(SnapError):
+    """An action on a game that has ended."""
+
+
+class NotInGameError(SnapError):
+    """An action by a seat that is not (or no longer) in the game."""
+
+
+class PlayerOutError(SnapError):
+    """An action by a player who has no cards left."""
+
+
+class NotYourTurnError(SnapError):
+    """A flip by a player whose turn it is not."""
+
+
+class RaceInProgressError(SnapError):
+    """An action that must wait until the current Snap race is resolved."""
+
+
+class NoRaceError(SnapError):
+    """A request to resolve a race when no call is waiting."""
+
+
+class DuplicateCallError(SnapError):
+    """A second call by the same player in one race."""
+
+
+class HistoryError(SnapError):
+    """A history whose operations do not fit the game they are replayed on."""

@@ -1,0 +1,256 @@
+"""Operation records: what happened in a game, one frozen record per event.
+
+A game's history is the list of its operations; replaying it rebuilds the
+same state. Every operation serialises to a JSON-ready dict and back exactly:
+
+>>> from .cards import parse_card
+>>> op = CardFlipped(seat=2, card=parse_card("10♥"), turned_over=False)
+>>> operation_to_json(op)
+{'kind': 'card_flipped', 'seat': 2, 'card': '10♥', 'turned_over': False}
+>>> operation_from_json(operation_to_json(op)) == op
+True
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, TypeAlias
+
+from .cards import Card, MatchMode, parse_card
+from .errors import SnapError
+from .race import CallKind
+
+
+class CallVerdict(enum.Enum):
+    """What became of a call, as its caller is told."""
+
+    PENDING = "pending"  # correct; waiting for the race to be decided
+    WON = "won"
+    TIED = "tied"  # tied with others: the piles went into the Snap Pot
+    TOO_SLOW = "too_slow"  # correct, but someone else was faster
+    TOO_LATE = "too_late"  # made on a board that has changed; no penalty
+    WRONG = "wrong"  # nothing matched; a penalty follows when the game has one
+
+
+class EndReason(enum.Enum):
+    """Why a game ended."""
+
+    ALL_CARDS = "all_cards"  # one player holds every card outside the pot
+    LIMIT = "limit"  # the chat's flip or time limit was reached
+    ABANDONED = "abandoned"  # stopped before the end; nobody wins
+
+
+class LeaveReason(enum.Enum):
+    """Why a player left a running game."""
+
+    LEFT = "left"
+    REMOVED = "removed"
+    AFK = "afk"
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    """The cards were dealt: the deck in dealing order, the dealer and the options."""
+
+    kind: ClassVar[str] = "game_started"
+    player_count: int
+    dealer: int
+    deck: tuple[Card, ...]
+    match_mode: MatchMode = MatchMode.RANK
+    wrong_call_penalty: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CardFlipped:
+    """A player flipped the top card of their face-down pile.
+
+    ``turned_over``: their face-down pile was empty, so the face-up pile was turned over first.
+    """
+
+    kind: ClassVar[str] = "card_flipped"
+    seat: int
+    card: Card
+    turned_over: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SnapCalled:
+    """A player called "Snap!" or "Snap Pot!"; ``verdict`` is what was known on arrival."""
+
+    kind: ClassVar[str] = "snap_called"
+    seat: int
+    call: CallKind
+    stamp_ns: int
+    sequence: int
+    seen_version: int
+    verdict: CallVerdict
+    behind_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """One caller's result in a decided race."""
+
+    seat: int
+    verdict: CallVerdict
+    behind_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RaceResolved:
+    """A race was decided: a winner took the piles (and the pot), or a tie sent them to the pot."""
+
+    kind: ClassVar[str] = "race_resolved"
+    call: CallKind
+    winners: tuple[int, ...]
+    piles: tuple[int, ...]
+    pot_taken: bool
+    cards: int
+    results: tuple[CallResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PenaltyPaid:
+    """A wrong caller gave the top card of their face-down pile to another player."""
+
+    kind: ClassVar[str] = "penalty_paid"
+    seat: int
+    receiver: int
+    card: Card
+    turned_over: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerOut:
+    """A player has no cards left: skipped from now on, and can no longer call."""
+
+    kind: ClassVar[str] = "player_out"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft:
+    """A player left or was removed; their cards were dealt out to the others as ``given``."""
+
+    kind: ClassVar[str] = "player_left"
+    seat: int
+    leave_reason: LeaveReason
+    given: tuple[tuple[int, Card], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    """The game ended: the winners (several share a win), why, and everyone's card count."""
+
+    kind: ClassVar[str] = "game_ended"
+    winners: tuple[int, ...]
+    reason: EndReason
+    card_counts: tuple[int, ...]
+
+
+Operation: TypeAlias = (
+    GameStarted
+    | CardFlipped
+    | SnapCalled
+    | RaceResolved
+    | PenaltyPaid
+    | PlayerOut
+    | PlayerLeft
+    | GameEnded
+)
+
+OPERATION_TYPES: dict[str, type[Operation]] = {
+    cls.kind: cls
+    for cls in (
+        GameStarted,
+        CardFlipped,
+        SnapCalled,
+        RaceResolved,
+        PenaltyPaid,
+        PlayerOut,
+        PlayerLeft,
+        GameEnded,
+    )
+}
+
+_Codec: TypeAlias = tuple[Callable[[Any], Any], Callable[[Any], Any]]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _int_tuple() -> _Codec:
+    return (list, tuple)
+
+
+def _enum(enum_type: type[enum.Enum]) -> _Codec:
+    return (lambda value: value.value, enum_type)
+
+
+_CARD: _Codec = (str, parse_card)
+_CARDS: _Codec = (
+    lambda cards: [str(card) for card in cards],
+    lambda texts: tuple(parse_card(text) for text in texts),
+)
+_RESULTS: _Codec = (
+    lambda results: [[r.seat, r.verdict.value, r.behind_ms] for r in results],
+    lambda rows: tuple(
+        CallResult(seat, CallVerdict(verdict), behind) for seat, verdict, behind in rows
+    ),
+)
+_GIVEN: _Codec = (
+    lambda given: [[seat, str(card)] for seat, card in given],
+    lambda rows: tuple((seat, parse_card(text)) for seat, text in rows),
+)
+
+# How each field that is not a plain int, bool or None is written to JSON and read back.
+_FIELD_CODECS: dict[str, _Codec] = {
+    "deck": _CARDS,
+    "match_mode": _enum(MatchMode),
+    "card": _CARD,
+    "call": _enum(CallKind),
+    "verdict": _enum(CallVerdict),
+    "winners": _int_tuple(),
+    "piles": _int_tuple(),
+    "results": _RESULTS,
+    "reason": _enum(EndReason),
+    "leave_reason": _enum(LeaveReason),
+    "given": _GIVEN,
+    "card_counts": _int_tuple(),
+}
+
+
+def operation_to_json(operation: Operation) -> dict[str, Any]:
+    """The operation as a JSON-ready dict, with its ``kind`` first."""
+    data: dict[str, Any] = {"kind": operation.kind}
+    for field in fields(operation):
+        encode = _FIELD_CODECS.get(field.name, (_same, _same))[0]
+        data[field.name] = encode(getattr(operation, field.name))
+    return data
+
+
+def operation_from_json(data: Mapping[str, Any]) -> Operation:
+    """Rebuild an operation from :func:`operation_to_json`'s dict.
+
+    >>> operation_from_json({"kind": "dealt"})
+    Traceback (most recent call last):
+    ...
+    telesnap.game.errors.SnapError: Unknown operation kind 'dealt'.
+    """
+    kind = data.get("kind")
+    cls = OPERATION_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise SnapError(f"Unknown operation kind {kind!r}.")
+    values: dict[str, Any] = {}
+    try:
+        for field in fields(cls):
+            if field.name not in data:
+                continue
+            decode = _FIELD_CODECS.get(field.name, (_same, _same))[1]
+            values[field.name] = decode(data[field.name])
+        return cls(**values)
+    except (TypeError, ValueError) as error:
+        raise SnapError(f"Malformed {kind} operation: {error}") from error
