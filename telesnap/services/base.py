@@ -1,0 +1,88 @@
+"""What every service shares: the unit of work under the topic's lock, and error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from ..game import (
+    DuplicateCallError,
+    GameOverError,
+    NotInGameError,
+    NotYourTurnError,
+    PlayerOutError,
+    RaceInProgressError,
+    SnapError,
+)
+from ..storage.models import Game as GameRow
+from ..storage.models import GameStatus
+from ..storage.uow import UnitOfWork
+from .store import GameStore
+from .types import Actor, Place, Reason, Receipt, Refused
+
+_ENGINE_REASONS: tuple[tuple[type[SnapError], Reason], ...] = (
+    (NotYourTurnError, Reason.NOT_YOUR_TURN),
+    (RaceInProgressError, Reason.RACE_OPEN),
+    (DuplicateCallError, Reason.ALREADY_CALLED),
+    (PlayerOutError, Reason.PLAYER_OUT),
+    (NotInGameError, Reason.NOT_PLAYING),
+    (GameOverError, Reason.GAME_OVER),
+)
+
+
+def refusal_for(error: SnapError) -> Refused:
+    """The service refusal that matches an engine error."""
+    for error_type, reason in _ENGINE_REASONS:
+        if isinstance(error, error_type):
+            return Refused(reason)
+    return Refused(Reason.BAD_BUTTON, {"detail": str(error)})
+
+
+class Service:
+    """The base of the services: storage access, the game cache and the topic locks."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], store: GameStore) -> None:
+        self._sessions = sessions
+        self._store = store
+
+    @asynccontextmanager
+    async def _change(self, place: Place, receipt: Receipt | None) -> AsyncIterator[UnitOfWork]:
+        """One change in one chat topic: its lock, one transaction, and the update's mark.
+
+        A redelivered update raises ``Refused(DUPLICATE_UPDATE)`` and changes nothing.
+        Any failure rolls the transaction back and drops the topic's cached games.
+        """
+        async with self._store.lock(place):
+            try:
+                async with UnitOfWork(self._sessions) as uow:
+                    update_id = receipt.update_id if receipt else None
+                    if update_id is not None and not await uow.updates.mark_update_processed(
+                        update_id
+                    ):
+                        raise Refused(Reason.DUPLICATE_UPDATE)
+                    yield uow
+            except BaseException:
+                self._store.forget_place(place)
+                raise
+
+    @staticmethod
+    async def _remember_people(uow: UnitOfWork, place: Place, actor: Actor) -> None:
+        await uow.chats.upsert(place.chat_id, place.chat_type, place.title, place.is_forum)
+        await uow.users.upsert(
+            actor.user_id, actor.first_name, actor.last_name, actor.username, actor.language_code
+        )
+
+    @staticmethod
+    async def _active_game(uow: UnitOfWork, place: Place) -> GameRow:
+        row = await uow.games.find_active(place.chat_id, place.thread_id)
+        if row is None:
+            raise Refused(Reason.NO_GAME)
+        return row
+
+    async def _running_game(self, uow: UnitOfWork, place: Place) -> GameRow:
+        row = await self._active_game(uow, place)
+        if row.status != GameStatus.RUNNING.value:
+            raise Refused(Reason.NO_GAME, {"lobby": True})
+        return row

@@ -1,0 +1,211 @@
+"""Lobbies and membership: open a game, join, leave, start, end, kick."""
+
+from __future__ import annotations
+
+import random
+import secrets
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from ..game import MAX_PLAYERS, MIN_PLAYERS, Game, LeaveReason, SnapError, shuffled_deck
+from ..storage.errors import ActiveGameExistsError
+from ..storage.models import Game as GameRow
+from ..storage.models import GameStatus
+from ..storage.models.base import utc_now
+from ..storage.uow import UnitOfWork
+from .base import Service, refusal_for
+from .settings import GameSettings
+from .store import GameStore, LoadedGame, display_name, place_of
+from .types import Actor, Place, Reason, Receipt, Refused
+from .views import LobbyView, PlayOutcome
+
+
+class LobbyService(Service):
+    """Open, fill, start and close games.
+
+    ``shuffle_seed`` pins every game's shuffle (for tests and demonstrations);
+    by default each game draws a fresh seed, stored with the game.
+    """
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        store: GameStore,
+        *,
+        shuffle_seed: int | None = None,
+    ) -> None:
+        super().__init__(sessions, store)
+        self.shuffle_seed = shuffle_seed
+
+    async def open(self, place: Place, actor: Actor, receipt: Receipt) -> LobbyView:
+        """Open a lobby in the topic with ``actor`` as its first player."""
+        if place.is_private:
+            raise Refused(Reason.PRIVATE_CHAT)
+        async with self._change(place, receipt) as uow:
+            await self._remember_people(uow, place, actor)
+            try:
+                row = await uow.games.add(place.chat_id, place.thread_id, actor.user_id)
+            except ActiveGameExistsError:
+                raise Refused(Reason.GAME_EXISTS) from None
+            await uow.games.add_player(row.id, actor.user_id)
+            return await self._lobby_view(uow, row)
+
+    async def join(self, place: Place, actor: Actor, receipt: Receipt) -> LobbyView:
+        """Seat ``actor`` in the topic's lobby."""
+        async with self._change(place, receipt) as uow:
+            row = await self._lobby(uow, place)
+            await self._remember_people(uow, place, actor)
+            if await uow.games.get_player(row.id, actor.user_id) is not None:
+                raise Refused(Reason.ALREADY_JOINED)
+            if await uow.games.count_players(row.id) >= MAX_PLAYERS:
+                raise Refused(Reason.LOBBY_FULL, {"max": MAX_PLAYERS})
+            await uow.games.add_player(row.id, actor.user_id)
+            return await self._lobby_view(uow, row)
+
+    async def lobby(self, place: Place) -> LobbyView:
+        """The topic's lobby as it stands."""
+        async with self._change(place, None) as uow:
+            return await self._lobby_view(uow, await self._lobby(uow, place))
+
+    async def leave(self, place: Place, actor: Actor, receipt: Receipt) -> LobbyView | PlayOutcome:
+        """Take ``actor`` out of the lobby, or out of the running game (cards dealt out)."""
+        async with self._change(place, receipt) as uow:
+            row = await self._active_game(uow, place)
+            if row.status == GameStatus.LOBBY.value:
+                if not await uow.games.remove_player(row.id, actor.user_id):
+                    raise Refused(Reason.NOT_JOINED)
+                if await uow.games.count_players(row.id) == 0:
+                    row.status = GameStatus.CANCELLED.value
+                    row.ended_at = utc_now()
+                return await self._lobby_view(uow, row)
+            return await self._remove_from_running(
+                uow, row, actor, actor.user_id, LeaveReason.LEFT, receipt
+            )
+
+    async def kick(
+        self, place: Place, actor: Actor, target_user_id: int, *, is_admin: bool, receipt: Receipt
+    ) -> LobbyView | PlayOutcome:
+        """Remove another player (the game's creator or a chat admin only)."""
+        async with self._change(place, receipt) as uow:
+            row = await self._active_game(uow, place)
+            self._check_may_manage(row, actor, is_admin)
+            if row.status == GameStatus.LOBBY.value:
+                if not await uow.games.remove_player(row.id, target_user_id):
+                    raise Refused(Reason.NOT_JOINED)
+                return await self._lobby_view(uow, row)
+            return await self._remove_from_running(
+                uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
+            )
+
+    async def start(
+        self, place: Place, actor: Actor, *, is_admin: bool, receipt: Receipt
+    ) -> PlayOutcome:
+        """Deal the cards: the creator (or a chat admin) starts a lobby of 2 to 12 players."""
+        async with self._change(place, receipt) as uow:
+            row = await self._lobby(uow, place)
+            self._check_may_manage(row, actor, is_admin)
+            players = await uow.games.list_players(row.id)
+            if len(players) < MIN_PLAYERS:
+                raise Refused(Reason.TOO_FEW_PLAYERS, {"min": MIN_PLAYERS})
+            settings = GameSettings.from_values(
+                await uow.settings.get_effective_values(place.chat_id, place.thread_id)
+            )
+            seed = self.shuffle_seed if self.shuffle_seed is not None else secrets.randbits(62)
+            rng = random.Random(seed)
+            dealer = rng.randrange(len(players))
+            game = Game()
+            game.deal(
+                len(players),
+                dealer=dealer,
+                deck=shuffled_deck(rng),
+                match_mode=settings.match_mode,
+                wrong_call_penalty=settings.wrong_call_penalty,
+            )
+            row.status = GameStatus.RUNNING.value
+            row.seed = seed
+            row.settings = settings.to_values()
+            row.started_at = utc_now()
+            names = [await self._name(uow, player.user_id) for player in players]
+            loaded = LoadedGame(
+                game_id=row.id,
+                place=place_of(row),
+                game=game,
+                user_ids=[player.user_id for player in players],
+                names=names,
+                settings=settings,
+                stored_operations=0,
+            )
+            await self._store.save(
+                uow, row, loaded, tuple(game.history), actor=actor, receipt=receipt
+            )
+            self._store.adopt(loaded)
+            return PlayOutcome(loaded.table(), tuple(game.history))
+
+    async def end(
+        self, place: Place, actor: Actor, *, is_admin: bool, receipt: Receipt
+    ) -> PlayOutcome | None:
+        """Stop the topic's game (creator or admin): a lobby is cancelled, a game abandoned.
+
+        Returns the final table of an abandoned game, None for a cancelled lobby.
+        """
+        async with self._change(place, receipt) as uow:
+            row = await self._active_game(uow, place)
+            self._check_may_manage(row, actor, is_admin)
+            row.ended_at = utc_now()
+            if row.status == GameStatus.LOBBY.value:
+                row.status = GameStatus.CANCELLED.value
+                return None
+            loaded = await self._store.load(uow, row)
+            before = len(loaded.game.history)
+            loaded.game.abandon()
+            operations = tuple(loaded.game.history[before:])
+            await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+            self._store.forget(row.id)
+            return PlayOutcome(loaded.table(), operations)
+
+    async def _remove_from_running(
+        self,
+        uow: UnitOfWork,
+        row: GameRow,
+        actor: Actor,
+        user_id: int,
+        reason: LeaveReason,
+        receipt: Receipt,
+    ) -> PlayOutcome:
+        loaded = await self._store.load(uow, row)
+        seat = loaded.seat_of(user_id)
+        before = len(loaded.game.history)
+        try:
+            loaded.game.remove(seat, reason)
+        except SnapError as error:
+            raise refusal_for(error) from None
+        player = await uow.games.get_player(row.id, user_id)
+        if player is not None:
+            player.left_at = utc_now()
+            player.leave_reason = reason.value
+        operations = tuple(loaded.game.history[before:])
+        await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+        return PlayOutcome(loaded.table(), operations)
+
+    @staticmethod
+    def _check_may_manage(row: GameRow, actor: Actor, is_admin: bool) -> None:
+        if row.creator_id != actor.user_id and not is_admin:
+            raise Refused(Reason.NOT_CREATOR)
+
+    async def _lobby(self, uow: UnitOfWork, place: Place) -> GameRow:
+        row = await self._active_game(uow, place)
+        if row.status != GameStatus.LOBBY.value:
+            raise Refused(Reason.NOT_IN_LOBBY)
+        return row
+
+    @staticmethod
+    async def _name(uow: UnitOfWork, user_id: int) -> str:
+        user = await uow.users.get(user_id)
+        return display_name(user.first_name, user.last_name) if user else "?"
+
+    async def _lobby_view(self, uow: UnitOfWork, row: GameRow) -> LobbyView:
+        seated = [
+            (player.user_id, await self._name(uow, player.user_id))
+            for player in await uow.games.list_players(row.id)
+        ]
+        return LobbyView(row.id, row.creator_id, tuple(seated), row.status)

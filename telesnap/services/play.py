@@ -1,0 +1,182 @@
+"""Playing a running game: flips, calls, races, and the boards shown to players."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..game import CallKind, CallVerdict, SnapError
+from ..game.race import NANOSECONDS_PER_MS
+from ..storage.uow import UnitOfWork
+from .base import Service, refusal_for
+from .store import LoadedGame
+from .types import Actor, Place, Reason, Receipt, Refused
+from .views import CallerResult, CallOutcome, PlayOutcome, RaceOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRace:
+    """A race waiting to be decided: where, and the monotonic time its window closes."""
+
+    place: Place
+    game_id: int
+    deadline_ns: int
+
+
+class PlayService(Service):
+    """Flip, call "Snap!" or "Snap Pot!", and decide races."""
+
+    async def flip(
+        self, place: Place, actor: Actor, receipt: Receipt, seen_version: int | None = None
+    ) -> PlayOutcome:
+        """Flip for ``actor`` if it is their turn.
+
+        ``seen_version`` is the board version of the pressed button (None for a typed
+        command); a button on an older board is refused so one press cannot flip twice.
+        """
+        async with self._change(place, receipt) as uow:
+            row = await self._running_game(uow, place)
+            loaded = await self._store.load(uow, row)
+            seat = loaded.seat_of(actor.user_id)
+            game = loaded.game
+            if seen_version is not None and seen_version != game.board_version:
+                raise Refused(Reason.OLD_BOARD)
+            before = len(game.history)
+            try:
+                game.flip(seat)
+            except SnapError as error:
+                raise refusal_for(error) from None
+            limit = loaded.settings.flip_limit
+            if limit is not None and game.flips >= limit and game.can_end_by_limit():
+                game.end_by_limit()
+            operations = tuple(game.history[before:])
+            await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+            return PlayOutcome(loaded.table(), operations)
+
+    async def call(
+        self,
+        place: Place,
+        actor: Actor,
+        kind: CallKind,
+        receipt: Receipt,
+        seen_version: int | None = None,
+    ) -> CallOutcome:
+        """Record a call and return its verdict on arrival.
+
+        For a correct call, ``race_deadline_ns`` says when the race must be decided, on
+        the monotonic clock of the receipt stamps.
+        """
+        async with self._change(place, receipt) as uow:
+            row = await self._running_game(uow, place)
+            loaded = await self._store.load(uow, row)
+            seat = loaded.seat_of(actor.user_id)
+            game = loaded.game
+            version = game.board_version if seen_version is None else seen_version
+            reaction_ms = self._reaction_ms(
+                loaded, version, receipt, row.board_version, row.board_shown_at
+            )
+            before = len(game.history)
+            try:
+                op = game.call(
+                    seat,
+                    kind,
+                    stamp_ns=receipt.monotonic_ns,
+                    sequence=receipt.sequence,
+                    seen_version=version,
+                )
+            except SnapError as error:
+                raise refusal_for(error) from None
+            operations = tuple(game.history[before:])
+            await self._store.save(
+                uow, row, loaded, operations, actor=actor, receipt=receipt, reaction_ms=reaction_ms
+            )
+            return CallOutcome(
+                verdict=op.verdict,
+                behind_ms=op.behind_ms,
+                reaction_ms=reaction_ms,
+                race_deadline_ns=self._deadline(loaded),
+                play=PlayOutcome(loaded.table(), operations),
+            )
+
+    @staticmethod
+    def _deadline(loaded: LoadedGame) -> int | None:
+        calls = loaded.game.pending_calls
+        if not calls:
+            return None
+        window_ns = loaded.settings.tie_window_ms * NANOSECONDS_PER_MS
+        return min(call.stamp_ns for call in calls) + window_ns
+
+    @staticmethod
+    def _reaction_ms(
+        loaded: LoadedGame,
+        version: int,
+        receipt: Receipt,
+        stored_version: int,
+        stored_shown_at: datetime | None,
+    ) -> int | None:
+        shown_ns = loaded.shown_at_ns.get(version)
+        if shown_ns is not None:
+            return max(0, (receipt.monotonic_ns - shown_ns) // NANOSECONDS_PER_MS)
+        if stored_version == version and stored_shown_at is not None:
+            return max(0, int((receipt.wall - stored_shown_at).total_seconds() * 1000))
+        return None
+
+    async def resolve_race(self, place: Place) -> RaceOutcome | None:
+        """Decide the topic's open race; None when there is none (already decided)."""
+        async with self._change(place, None) as uow:
+            row = await uow.games.find_active(place.chat_id, place.thread_id)
+            if row is None:
+                return None
+            loaded = await self._store.load(uow, row)
+            game = loaded.game
+            if not game.is_race_open or game.is_over:
+                return None
+            before = len(game.history)
+            race = game.resolve_race(loaded.settings.tie_window_ms)
+            operations = tuple(game.history[before:])
+            await self._store.save(uow, row, loaded, operations, actor=None, receipt=None)
+            results = tuple(
+                CallerResult(loaded.user_ids[result.seat], result.verdict, result.behind_ms)
+                for result in race.results
+            )
+            return RaceOutcome(results, PlayOutcome(loaded.table(), operations))
+
+    async def record_board_shown(
+        self, place: Place, game_id: int, version: int, message_id: int, shown: Receipt
+    ) -> None:
+        """Remember when the message showing board ``version`` reached Telegram.
+
+        Reaction times are measured from it; it is kept in memory and in the game's row.
+        """
+        loaded = self._store.cached(game_id)
+        if loaded is not None:
+            loaded.shown_at_ns[version] = shown.monotonic_ns
+        async with self._change(place, None) as uow:
+            row = await uow.games.get(game_id)
+            if row is not None and row.board_version == version:
+                row.board_message_id = message_id
+                row.board_shown_at = shown.wall
+
+    async def open_races(self) -> list[OpenRace]:
+        """Every running game with calls waiting (after a restart they are decided at once)."""
+        races = []
+        async with UnitOfWork(self._sessions) as uow:
+            rows = await uow.games.list_running()
+            for row in rows:
+                loaded = await self._store.load(uow, row)
+                deadline = self._deadline(loaded)
+                if deadline is not None:
+                    races.append(OpenRace(loaded.place, row.id, deadline))
+        return races
+
+    async def table(self, place: Place) -> PlayOutcome:
+        """The topic's running game as it stands (to show it again)."""
+        async with self._change(place, None) as uow:
+            row = await self._running_game(uow, place)
+            loaded = await self._store.load(uow, row)
+            return PlayOutcome(loaded.table(), ())
+
+
+def is_settled(verdict: CallVerdict) -> bool:
+    """Whether a call's verdict is final on arrival (it did not join a race)."""
+    return verdict is not CallVerdict.PENDING

@@ -1,0 +1,166 @@
+"""Engine games kept in memory, checked against and written to the database.
+
+A game's engine state is rebuilt from its history the first time it is
+needed and then kept; before every use the cached copy is checked against
+the number of stored operations, so another worker's changes (or a rolled
+back transaction) are never missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..game import EndReason, Game, Operation, operation_from_json, operation_to_json
+from ..storage.models import Game as GameRow
+from ..storage.models import GameStatus
+from ..storage.models.base import utc_now
+from ..storage.repositories import OperationRecord
+from ..storage.uow import UnitOfWork
+from .settings import GameSettings
+from .types import Actor, Place, Reason, Receipt, Refused
+from .views import TableView
+
+
+@dataclass
+class LoadedGame:
+    """An engine game with its seats' users and the settings it plays by."""
+
+    game_id: int
+    place: Place
+    game: Game
+    user_ids: list[int]
+    names: list[str]
+    settings: GameSettings
+    stored_operations: int
+    shown_at_ns: dict[int, int] = field(default_factory=dict)
+    """Monotonic time the bot got the reply to the message showing each board version."""
+
+    def seat_of(self, user_id: int) -> int:
+        """The seat of ``user_id``, or ``Refused(NOT_PLAYING)``."""
+        try:
+            return self.user_ids.index(user_id)
+        except ValueError:
+            raise Refused(Reason.NOT_PLAYING) from None
+
+    def table(self) -> TableView:
+        """The table as it stands."""
+        return TableView.of(self.game_id, self.game, self.user_ids, self.names)
+
+
+def place_of(row: GameRow) -> Place:
+    """The chat topic of a stored game."""
+    return Place(chat_id=row.chat_id, thread_id=row.thread_id)
+
+
+class GameStore:
+    """The cache of engine games and the per-topic locks that serialise their changes."""
+
+    def __init__(self) -> None:
+        self._games: dict[int, LoadedGame] = {}
+        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
+
+    def lock(self, place: Place) -> asyncio.Lock:
+        """The lock of one chat topic: every change there runs under it."""
+        key = (place.chat_id, place.thread_id)
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    def forget(self, game_id: int) -> None:
+        """Drop a cached game (when it has ended)."""
+        self._games.pop(game_id, None)
+
+    def forget_place(self, place: Place) -> None:
+        """Drop the cached games of a chat topic (after a failed transaction)."""
+        for game_id, loaded in list(self._games.items()):
+            if (loaded.place.chat_id, loaded.place.thread_id) == (place.chat_id, place.thread_id):
+                del self._games[game_id]
+
+    def cached(self, game_id: int) -> LoadedGame | None:
+        """The cached game, if any (it may be behind the database)."""
+        return self._games.get(game_id)
+
+    async def load(self, uow: UnitOfWork, row: GameRow) -> LoadedGame:
+        """The engine game of a started game row, from the cache or rebuilt from its history."""
+        stored = await uow.history.last_seq(row.id)
+        cached = self._games.get(row.id)
+        if cached is not None and cached.stored_operations == stored:
+            return cached
+        rows = await uow.history.load(row.id)
+        game = Game.replay(operation_from_json(op.payload) for op in rows)
+        players = await uow.games.list_players(row.id)
+        names = []
+        for player in players:
+            user = await uow.users.get(player.user_id)
+            names.append(display_name(user.first_name, user.last_name) if user else "?")
+        loaded = LoadedGame(
+            game_id=row.id,
+            place=place_of(row),
+            game=game,
+            user_ids=[player.user_id for player in players],
+            names=names,
+            settings=GameSettings.from_values(row.settings),
+            stored_operations=len(rows),
+            shown_at_ns=cached.shown_at_ns if cached else {},
+        )
+        self._games[row.id] = loaded
+        return loaded
+
+    def adopt(self, loaded: LoadedGame) -> None:
+        """Keep a newly started game in the cache."""
+        self._games[loaded.game_id] = loaded
+
+    async def save(
+        self,
+        uow: UnitOfWork,
+        row: GameRow,
+        loaded: LoadedGame,
+        operations: Sequence[Operation],
+        *,
+        actor: Actor | None,
+        receipt: Receipt | None,
+        reaction_ms: int | None = None,
+    ) -> None:
+        """Append ``operations`` to the history and bring the game row up to date."""
+        records = [
+            OperationRecord(
+                kind=op.kind,
+                payload=operation_to_json(op),
+                user_id=actor.user_id if actor else None,
+                update_id=receipt.update_id if receipt else None,
+                receipt_wall_at=receipt.wall if receipt else None,
+                receipt_monotonic_ns=receipt.monotonic_ns if receipt else None,
+                reaction_ms=reaction_ms if op.kind == "snap_called" else None,
+            )
+            for op in operations
+        ]
+        if records:
+            await uow.history.append(row.id, records)
+        loaded.stored_operations += len(records)
+        game = loaded.game
+        now = utc_now()
+        row.board_version = game.board_version
+        row.last_action_at = now
+        if game.outcome is not None:
+            finish_row(row, game.outcome.reason, [loaded.user_ids[s] for s in game.outcome.winners])
+            row.ended_at = now
+
+
+def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:
+    """Mark a stored game as ended for ``reason`` with ``winner_ids``."""
+    abandoned = reason is EndReason.ABANDONED
+    row.status = (GameStatus.ABANDONED if abandoned else GameStatus.FINISHED).value
+    row.end_reason = reason.value
+    row.winner_ids = winner_ids
+
+
+def display_name(first_name: str, last_name: str | None) -> str:
+    """A user's name as tables show it.
+
+    >>> display_name("Ada", None), display_name("Ada", "L.")
+    ('Ada', 'Ada L.')
+    """
+    return f"{first_name} {last_name}" if last_name else first_name

@@ -1,0 +1,110 @@
+"""The plain values services take and the refusals they raise.
+
+Services know nothing of Telegram: the bot turns an update into an
+:class:`Actor` (who), a :class:`Place` (which chat topic) and a
+:class:`Receipt` (when the update entered the process), and turns a
+:class:`Refused` error into a message in the player's language.
+
+::
+
+    ValueError
+     └── Refused        an action the service will not carry out; ``reason`` says why
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The person acting: a Telegram user, with the names Telegram sent."""
+
+    user_id: int
+    first_name: str
+    last_name: str | None = None
+    username: str | None = None
+    language_code: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        """The name shown in tables: first and last name.
+
+        >>> Actor(1, "Ada", "Lovelace").display_name
+        'Ada Lovelace'
+        """
+        return f"{self.first_name} {self.last_name}" if self.last_name else self.first_name
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A chat, and the forum topic in it (``thread_id`` 0: the whole chat)."""
+
+    chat_id: int
+    thread_id: int = 0
+    chat_type: str = "group"
+    title: str | None = None
+    is_forum: bool = False
+
+    @property
+    def is_private(self) -> bool:
+        """Whether this is a one-to-one chat with the bot (no games there)."""
+        return self.chat_type == "private"
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """When an update entered the process: a monotonic stamp and the wall time.
+
+    ``update_id`` orders equal stamps and makes redelivered updates harmless;
+    actions that come from a timer have none.
+    """
+
+    monotonic_ns: int
+    wall: datetime
+    update_id: int | None = None
+
+    @property
+    def sequence(self) -> int:
+        """The number that orders calls with equal stamps."""
+        return self.update_id if self.update_id is not None else 0
+
+
+class Reason(enum.Enum):
+    """Why an action was refused; the bot has a message for each."""
+
+    PRIVATE_CHAT = "private_chat"
+    NO_GAME = "no_game"
+    GAME_EXISTS = "game_exists"
+    NOT_IN_LOBBY = "not_in_lobby"
+    ALREADY_JOINED = "already_joined"
+    NOT_JOINED = "not_joined"
+    LOBBY_FULL = "lobby_full"
+    TOO_FEW_PLAYERS = "too_few_players"
+    NOT_CREATOR = "not_creator"
+    NOT_ADMIN = "not_admin"
+    NOT_PLAYING = "not_playing"
+    PLAYER_OUT = "player_out"
+    NOT_YOUR_TURN = "not_your_turn"
+    RACE_OPEN = "race_open"
+    ALREADY_CALLED = "already_called"
+    OLD_BOARD = "old_board"
+    GAME_OVER = "game_over"
+    BAD_BUTTON = "bad_button"
+    UNKNOWN_SETTING = "unknown_setting"
+    BAD_SETTING_VALUE = "bad_setting_value"
+    DUPLICATE_UPDATE = "duplicate_update"
+
+
+@dataclass(eq=False)
+class Refused(ValueError):  # noqa: N818 - reads as "raise Refused(Reason.NO_GAME)"
+    """An action the service will not carry out; nothing was changed."""
+
+    reason: Reason
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.reason.value} {self.details}" if self.details else self.reason.value

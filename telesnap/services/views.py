@@ -1,0 +1,139 @@
+"""What the services hand back for showing: tables, lobbies and outcomes.
+
+These are plain frozen values built from the engine and the stored players,
+so the bot can render them without touching either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..game import CallVerdict, Card, EndReason, Game, Operation, SeatStatus
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """One seat at the table, as players see it."""
+
+    seat: int
+    user_id: int
+    name: str
+    top: Card | None
+    face_down: int
+    face_up: int
+    status: SeatStatus
+    is_turn: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TableView:
+    """The table of a running (or just ended) game after an action."""
+
+    game_id: int
+    board_version: int
+    players: tuple[PlayerView, ...]
+    pot_top: Card | None
+    pot_size: int
+    flips: int
+    is_race_open: bool
+    winners: tuple[int, ...] | None
+    end_reason: EndReason | None
+
+    @property
+    def is_over(self) -> bool:
+        """Whether the game has ended."""
+        return self.winners is not None
+
+    @property
+    def turn_player(self) -> PlayerView | None:
+        """Whose turn it is, or None when the game is over."""
+        return None if self.is_over else next((p for p in self.players if p.is_turn), None)
+
+    def name_of_seat(self, seat: int) -> str:
+        """The display name of the player in ``seat``."""
+        return self.players[seat].name
+
+    @property
+    def winner_names(self) -> tuple[str, ...]:
+        """The names of the winners (empty while the game runs or when it was abandoned)."""
+        return tuple(self.players[seat].name for seat in self.winners or ())
+
+    @staticmethod
+    def of(game_id: int, game: Game, user_ids: list[int], names: list[str]) -> TableView:
+        """Build the view of ``game`` whose seats belong to ``user_ids`` called ``names``."""
+        players = tuple(
+            PlayerView(
+                seat=index,
+                user_id=user_ids[index],
+                name=names[index],
+                top=seat.top,
+                face_down=len(seat.face_down),
+                face_up=len(seat.face_up),
+                status=seat.status,
+                is_turn=index == game.turn and not game.is_over,
+            )
+            for index, seat in enumerate(game.seats)
+        )
+        outcome = game.outcome
+        return TableView(
+            game_id=game_id,
+            board_version=game.board_version,
+            players=players,
+            pot_top=game.pot_top,
+            pot_size=len(game.pot),
+            flips=game.flips,
+            is_race_open=game.is_race_open,
+            winners=outcome.winners if outcome else None,
+            end_reason=outcome.reason if outcome else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyView:
+    """A game waiting for players."""
+
+    game_id: int
+    creator_id: int
+    players: tuple[tuple[int, str], ...]
+    status: str
+
+    @property
+    def player_names(self) -> tuple[str, ...]:
+        """The names of the players who joined, in join order."""
+        return tuple(name for _, name in self.players)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayOutcome:
+    """The result of an action on a running game: the table and what happened."""
+
+    table: TableView
+    operations: tuple[Operation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    """The result of a call: its verdict now, and when the race it opened must be decided."""
+
+    verdict: CallVerdict
+    behind_ms: int | None
+    reaction_ms: int | None
+    race_deadline_ns: int | None
+    play: PlayOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class CallerResult:
+    """What one caller is told once a race is decided."""
+
+    user_id: int
+    verdict: CallVerdict
+    behind_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RaceOutcome:
+    """A decided race: every caller's result and the table after it."""
+
+    results: tuple[CallerResult, ...]
+    play: PlayOutcome
