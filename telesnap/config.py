@@ -1,0 +1,224 @@
+"""Settings loaded from the environment and an optional ``.env`` file.
+
+Every setting is a ``TELESNAP_*`` variable; the real environment wins over the
+``.env`` file. A missing or malformed setting raises :class:`ConfigError`,
+whose message is one line naming the variable and what it accepts.
+
+>>> settings = load_settings({"TELESNAP_TOKEN": "123:secret"}, env_file=None)
+>>> settings.database_url
+'sqlite+aiosqlite:///telesnap.db'
+>>> "secret" in repr(settings)
+False
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+__all__ = [
+    "DEFAULT_API_URL",
+    "DEFAULT_DATABASE_URL",
+    "ConfigError",
+    "Settings",
+    "load_settings",
+    "normalize_database_url",
+]
+
+TOKEN_VARIABLE = "TELESNAP_TOKEN"
+API_URL_VARIABLE = "TELESNAP_API_URL"
+DATABASE_URL_VARIABLE = "TELESNAP_DATABASE_URL"
+LOG_LEVEL_VARIABLE = "TELESNAP_LOG_LEVEL"
+
+DEFAULT_API_URL = "https://api.telegram.org"
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///telesnap.db"
+DEFAULT_LOG_LEVEL = "INFO"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+# Each accepted URL scheme and the async driver scheme it becomes.
+_DATABASE_SCHEMES = {
+    "sqlite": "sqlite+aiosqlite",
+    "sqlite+aiosqlite": "sqlite+aiosqlite",
+    "postgresql": "postgresql+asyncpg",
+    "postgres": "postgresql+asyncpg",
+    "postgresql+asyncpg": "postgresql+asyncpg",
+}
+_TOKEN_PATTERN = re.compile(r"\d+:\S+")
+_HTTP_URL_PATTERN = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?", re.IGNORECASE)
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the bot reads from its environment.
+
+    The token never appears in ``repr`` or ``str``: only its bot id does.
+
+    >>> Settings(token="42:abc", api_url=DEFAULT_API_URL, database_url=DEFAULT_DATABASE_URL)
+    Settings(token='42:***', api_url='https://api.telegram.org', \
+database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO')
+    """
+
+    token: str | None
+    api_url: str = DEFAULT_API_URL
+    database_url: str = DEFAULT_DATABASE_URL
+    log_level: str = DEFAULT_LOG_LEVEL
+
+    @property
+    def masked_token(self) -> str | None:
+        """The token with its secret part replaced by ``***`` (safe to log).
+
+        >>> Settings(token="42:abc").masked_token
+        '42:***'
+        """
+        if self.token is None:
+            return None
+        bot_id, _, _ = self.token.partition(":")
+        return f"{bot_id}:***"
+
+    @property
+    def log_level_number(self) -> int:
+        """The log level as a :mod:`logging` number.
+
+        >>> Settings(token=None, log_level="DEBUG").log_level_number
+        10
+        """
+        return logging.getLevelNamesMapping()[self.log_level]
+
+    def __repr__(self) -> str:
+        return (
+            f"Settings(token={self.masked_token!r}, api_url={self.api_url!r}, "
+            f"database_url={self.database_url!r}, log_level={self.log_level!r})"
+        )
+
+    __str__ = __repr__
+
+
+def normalize_database_url(url: str, variable: str = DATABASE_URL_VARIABLE) -> str:
+    """Return ``url`` with its scheme mapped to the async driver telesnap uses.
+
+    >>> normalize_database_url("sqlite:///games.db")
+    'sqlite+aiosqlite:///games.db'
+    >>> normalize_database_url("postgresql://bot@db/snap")
+    'postgresql+asyncpg://bot@db/snap'
+    """
+    scheme, separator, rest = url.strip().partition("://")
+    driver = _DATABASE_SCHEMES.get(scheme.lower())
+    if not separator or driver is None:
+        raise ConfigError(
+            f"{variable} must be a database URL starting with sqlite+aiosqlite://, "
+            f"postgresql+asyncpg://, sqlite:// or postgresql://, "
+            + (f"got scheme {_shorten(scheme)!r}" if separator else "got no scheme")
+        )
+    if driver == "sqlite+aiosqlite" and not rest.startswith("/"):
+        raise ConfigError(
+            f"{variable} for SQLite must look like sqlite+aiosqlite:///path/to/file.db"
+        )
+    if driver == "postgresql+asyncpg" and not rest.split("/", 1)[0]:
+        raise ConfigError(
+            f"{variable} for PostgreSQL must name a host, like postgresql+asyncpg://user@host/db"
+        )
+    return f"{driver}://{rest}"
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None,
+    env_file: Path | None = Path(".env"),
+    require_token: bool = True,
+) -> Settings:
+    """Read the settings from ``environ`` (default: the process environment) and ``env_file``.
+
+    Values in ``environ`` win over the ones in ``env_file``; a missing file is
+    fine. ``require_token=False`` is for commands that never talk to Telegram,
+    such as ``telesnap db upgrade``.
+
+    >>> load_settings({"TELESNAP_API_URL": "http://127.0.0.1:8081/"}, None, False).api_url
+    'http://127.0.0.1:8081'
+    >>> load_settings({}, None)
+    Traceback (most recent call last):
+    ...
+    telesnap.config.ConfigError: TELESNAP_TOKEN is not set: it must be the bot token ...
+    """
+    values = _read_env_file(env_file)
+    values.update(os.environ if environ is None else environ)
+    return Settings(
+        token=_parse_token(values.get(TOKEN_VARIABLE), require_token),
+        api_url=_parse_api_url(values.get(API_URL_VARIABLE)),
+        database_url=_parse_database_url(values.get(DATABASE_URL_VARIABLE)),
+        log_level=_parse_log_level(values.get(LOG_LEVEL_VARIABLE)),
+    )
+
+
+def _read_env_file(env_file: Path | None) -> dict[str, str]:
+    if env_file is None or not env_file.is_file():
+        return {}
+    return {key: value for key, value in dotenv_values(env_file).items() if value is not None}
+
+
+def _is_blank(value: str | None) -> bool:
+    return value is None or not value.strip()
+
+
+def _parse_token(value: str | None, required: bool) -> str | None:
+    if _is_blank(value):
+        if required:
+            raise ConfigError(
+                f"{TOKEN_VARIABLE} is not set: it must be the bot token from @BotFather, "
+                "like 123456:ABC-DEF"
+            )
+        return None
+    assert value is not None
+    token = value.strip()
+    if not _TOKEN_PATTERN.fullmatch(token):
+        raise ConfigError(
+            f"{TOKEN_VARIABLE} is malformed: it must be the bot token from @BotFather, "
+            "like 123456:ABC-DEF (digits, a colon, then no spaces)"
+        )
+    return token
+
+
+def _parse_api_url(value: str | None) -> str:
+    if _is_blank(value):
+        return DEFAULT_API_URL
+    assert value is not None
+    url = value.strip().rstrip("/")
+    if not _HTTP_URL_PATTERN.fullmatch(url):
+        raise ConfigError(
+            f"{API_URL_VARIABLE} must be an http:// or https:// URL of a Bot API server, "
+            f"like {DEFAULT_API_URL}, got {_shorten(value)!r}"
+        )
+    return url
+
+
+def _parse_database_url(value: str | None) -> str:
+    if _is_blank(value):
+        return DEFAULT_DATABASE_URL
+    assert value is not None
+    return normalize_database_url(value)
+
+
+def _parse_log_level(value: str | None) -> str:
+    if _is_blank(value):
+        return DEFAULT_LOG_LEVEL
+    assert value is not None
+    level = value.strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(
+            f"{LOG_LEVEL_VARIABLE} must be one of {', '.join(LOG_LEVELS)}, got {_shorten(value)!r}"
+        )
+    return level
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    """Keep error messages on one short line even for odd input."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

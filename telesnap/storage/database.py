@@ -1,0 +1,79 @@
+"""Engine and session set-up for SQLite (aiosqlite) and PostgreSQL (asyncpg).
+
+SQLite gets WAL, a 5 s busy timeout, foreign keys and ``synchronous=NORMAL`` on
+every new connection. Its transactions start with ``BEGIN IMMEDIATE``, taken by
+SQLAlchemy rather than the sqlite3 driver (the recipe of the SQLAlchemy SQLite
+dialect documentation), so two write transactions serialise from their first
+statement instead of failing at their first write. On PostgreSQL, repositories
+lock rows with ``SELECT ... FOR UPDATE``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
+
+from ..config import normalize_database_url
+
+__all__ = ["SQLITE_BUSY_TIMEOUT_MS", "create_engine", "session_factory"]
+
+SQLITE_BUSY_TIMEOUT_MS = 5000
+_SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA synchronous=NORMAL",
+)
+_POSTGRESQL_POOL = {
+    "pool_size": 10,
+    "max_overflow": 10,
+    "pool_pre_ping": True,
+    "pool_recycle": 1800,
+}
+
+
+def create_engine(url: str) -> AsyncEngine:
+    """Create the async engine for ``url`` (plain ``sqlite://``/``postgresql://`` are mapped).
+
+    Dispose of it with ``await engine.dispose()`` when done.
+    """
+    async_url = make_url(normalize_database_url(url, variable="the database URL"))
+    if async_url.get_backend_name() == "sqlite":
+        engine = _create_async_engine(async_url)
+        _configure_sqlite(engine)
+        return engine
+    return _create_async_engine(async_url, **_POSTGRESQL_POOL)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Return the session maker telesnap uses: objects stay usable after commit."""
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def is_sqlite(engine: AsyncEngine) -> bool:
+    """Whether ``engine`` talks to SQLite."""
+    return engine.dialect.name == "sqlite"
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    event.listen(engine.sync_engine, "connect", _prepare_sqlite_connection)
+    event.listen(engine.sync_engine, "begin", _begin_immediate)
+
+
+def _prepare_sqlite_connection(dbapi_connection: Any, _connection_record: Any) -> None:
+    # Stop the driver from emitting its own (deferred) BEGIN: SQLAlchemy emits it below.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        for pragma in _SQLITE_PRAGMAS:
+            cursor.execute(pragma)
+    finally:
+        cursor.close()
+
+
+def _begin_immediate(connection: Connection) -> None:
+    connection.exec_driver_sql("BEGIN IMMEDIATE")

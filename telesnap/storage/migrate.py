@@ -1,0 +1,173 @@
+"""Alembic, driven from code: upgrade a database, and the environment ``env.py`` runs.
+
+The migration scripts live inside the package (``telesnap/migrations``, named
+``telesnap:migrations`` as a package resource), so they work from an installed
+wheel, with or without an ``alembic.ini`` in the working directory.
+
+``alembic -c alembic.ini upgrade head`` also works from a checkout; it takes the
+database URL from ``-x url=...``, else ``TELESNAP_DATABASE_URL`` (or ``.env``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from logging.config import fileConfig
+from typing import Any, Literal
+
+from alembic import command, context
+from alembic.autogenerate import compare_metadata
+from alembic.autogenerate.api import AutogenContext
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy.engine import Connection
+
+from ..config import load_settings
+from .database import create_engine
+from .models import Base, UtcDateTime
+
+__all__ = [
+    "SCRIPT_LOCATION",
+    "alembic_config",
+    "current_revision",
+    "head_revision",
+    "run_environment",
+    "schema_differences",
+    "upgrade_database",
+    "upgrade_database_sync",
+]
+
+SCRIPT_LOCATION = "telesnap:migrations"
+_URL_ATTRIBUTE = "database_url"
+_CONNECTION_ATTRIBUTE = "connection"
+
+
+def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
+    """Build the Alembic configuration in code (no ``alembic.ini`` needed).
+
+    Give ``connection`` to run the migrations on it, inside its transaction.
+    """
+    config = Config()
+    config.set_main_option("script_location", SCRIPT_LOCATION)
+    config.set_main_option("path_separator", "os")
+    if url is not None:
+        config.attributes[_URL_ATTRIBUTE] = url
+    if connection is not None:
+        config.attributes[_CONNECTION_ATTRIBUTE] = connection
+    return config
+
+
+async def upgrade_database(url: str, revision: str = "head") -> None:
+    """Run ``alembic upgrade <revision>`` on the database at ``url``, in one transaction."""
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_upgrade_on_connection, revision)
+    finally:
+        await engine.dispose()
+
+
+def upgrade_database_sync(url: str, revision: str = "head") -> None:
+    """Run :func:`upgrade_database` from synchronous code (no event loop may be running)."""
+    asyncio.run(upgrade_database(url, revision))
+
+
+def head_revision() -> str | None:
+    """Return the newest revision of the migration scripts."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+async def current_revision(url: str) -> str | None:
+    """Return the revision the database at ``url`` is at (None if never migrated)."""
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(
+                lambda sync: MigrationContext.configure(sync).get_current_revision()
+            )
+    finally:
+        await engine.dispose()
+
+
+async def schema_differences(url: str) -> list[Any]:
+    """Return how the database at ``url`` differs from the models ([] when they agree)."""
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(_compare_with_models)
+    finally:
+        await engine.dispose()
+
+
+def run_environment() -> None:
+    """Run the migrations the way ``env.py`` must: online, offline, or on a given connection."""
+    config = context.config
+    if config.config_file_name is not None:
+        fileConfig(config.config_file_name, disable_existing_loggers=False)
+    connection = config.attributes.get(_CONNECTION_ATTRIBUTE)
+    if connection is not None:
+        _run_on_connection(connection)
+    elif context.is_offline_mode():
+        _run_offline(_configured_url(config))
+    else:
+        asyncio.run(_run_online(_configured_url(config)))
+
+
+def _upgrade_on_connection(connection: Connection, revision: str) -> None:
+    command.upgrade(alembic_config(connection=connection), revision)
+
+
+def _migration_options(dialect_name: str) -> dict[str, Any]:
+    return {
+        "target_metadata": Base.metadata,
+        "render_as_batch": dialect_name == "sqlite",
+        "compare_type": True,
+        "render_item": _render_item,
+    }
+
+
+def _render_item(kind: str, item: Any, autogen_context: AutogenContext) -> str | Literal[False]:
+    """Render our column types as plain SQLAlchemy ones: revisions must not import models."""
+    if kind == "type" and isinstance(item, UtcDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
+
+
+def _compare_with_models(connection: Connection) -> list[Any]:
+    migration_context = MigrationContext.configure(
+        connection, opts=_migration_options(connection.dialect.name)
+    )
+    return list(compare_metadata(migration_context, Base.metadata))
+
+
+def _configured_url(config: Config) -> str:
+    url = config.attributes.get(_URL_ATTRIBUTE)
+    if url is None:
+        url = context.get_x_argument(as_dictionary=True).get("url")
+    if url is None:
+        url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        url = load_settings(require_token=False).database_url
+    return str(url)
+
+
+def _run_on_connection(connection: Connection) -> None:
+    context.configure(connection=connection, **_migration_options(connection.dialect.name))
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def _run_offline(url: str) -> None:
+    engine = create_engine(url)
+    context.configure(url=engine.url, literal_binds=True, **_migration_options(engine.dialect.name))
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+async def _run_online(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(_run_on_connection)
+    finally:
+        await engine.dispose()

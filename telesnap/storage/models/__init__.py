@@ -1,0 +1,24 @@
+"""SQLAlchemy 2 typed models, one module per table group, sharing :data:`Base.metadata`."""
+
+from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
+from .base import Base, UtcDateTime, utc_now
+from .games import ACTIVE_STATUSES, Game, GameOperation, GamePlayer, GameStatus
+from .infrastructure import ProcessedUpdate, Timer
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "CHAT_TYPES",
+    "WHOLE_CHAT",
+    "Base",
+    "Chat",
+    "ChatSettings",
+    "Game",
+    "GameOperation",
+    "GamePlayer",
+    "GameStatus",
+    "ProcessedUpdate",
+    "Timer",
+    "User",
+    "UtcDateTime",
+    "utc_now",
+]

@@ -1,0 +1,68 @@
+"""The declarative base, the shared metadata and the column types every table uses.
+
+All datetimes are timezone-aware UTC: :class:`UtcDateTime` stores UTC and hands
+back aware datetimes on every backend, SQLite included.
+
+>>> from sqlalchemy.dialects import sqlite
+>>> UtcDateTime().process_result_value(datetime(2024, 5, 1, 12, 0), sqlite.dialect())
+datetime.datetime(2024, 5, 1, 12, 0, tzinfo=datetime.timezone.utc)
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import DateTime, Dialect, MetaData, TypeDecorator
+from sqlalchemy.orm import DeclarativeBase
+
+__all__ = ["Base", "UtcDateTime", "utc_now"]
+
+# Stable constraint names: Alembic's batch mode on SQLite needs them.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utc_now() -> datetime:
+    """Return the current time as an aware UTC datetime (every timestamp's default)."""
+    return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A ``DateTime(timezone=True)`` that only accepts aware values and returns aware UTC.
+
+    Naive datetimes are refused when written (they are ambiguous); values read
+    back without a zone (SQLite) are UTC, because that is how they were stored.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Convert an aware datetime to UTC; SQLite gets it without the zone suffix."""
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"naive datetime {value.isoformat()} given: use an aware UTC value")
+        utc_value = value.astimezone(UTC)
+        if dialect.name == "sqlite":
+            return utc_value.replace(tzinfo=None)
+        return utc_value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Return the stored value as an aware UTC datetime."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """The declarative base of every telesnap table."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)

@@ -1,0 +1,37 @@
+"""Bookkeeping tables: processed Telegram updates (idempotence) and timers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .base import Base, UtcDateTime, utc_now
+
+__all__ = ["ProcessedUpdate", "Timer"]
+
+
+class ProcessedUpdate(Base):
+    """A Telegram update whose effects are committed; a redelivery of it changes nothing."""
+
+    __tablename__ = "processed_updates"
+
+    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    processed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
+
+
+class Timer(Base):
+    """Something to do at ``due_at`` (a turn timeout, a lobby expiry...); fired once."""
+
+    __tablename__ = "timers"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("games.id", ondelete="CASCADE"))
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    thread_id: Mapped[int] = mapped_column(BigInteger, default=0)
+    kind: Mapped[str] = mapped_column(String(32))
+    due_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    fired_at: Mapped[datetime | None] = mapped_column(UtcDateTime)

@@ -1,0 +1,17 @@
+"""Repositories: small typed query objects, one per table group, over one session."""
+
+from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
+from .bookkeeping import ProcessedUpdateRepository, TimerRepository
+from .games import GameRepository
+from .history import HistoryRepository, OperationRecord
+
+__all__ = [
+    "ChatRepository",
+    "ChatSettingsRepository",
+    "GameRepository",
+    "HistoryRepository",
+    "OperationRecord",
+    "ProcessedUpdateRepository",
+    "TimerRepository",
+    "UserRepository",
+]

@@ -1,0 +1,121 @@
+"""Processed updates (so a redelivered update changes nothing) and timers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..models import ProcessedUpdate, Timer, utc_now
+from ..models.accounts import WHOLE_CHAT
+from ._dialect import upsert_insert
+
+__all__ = ["ProcessedUpdateRepository", "TimerRepository"]
+
+
+class ProcessedUpdateRepository:
+    """The Telegram updates whose effects are committed."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def mark_update_processed(self, update_id: int) -> bool:
+        """Record ``update_id``; return False if it was recorded already (a redelivery).
+
+        Call it in the same unit of work as the update's changes: if that rolls
+        back, the update counts as unprocessed again.
+        """
+        statement = (
+            upsert_insert(self._session, ProcessedUpdate)
+            .values(update_id=update_id, processed_at=utc_now())
+            .on_conflict_do_nothing(index_elements=[ProcessedUpdate.update_id])
+            .returning(ProcessedUpdate.update_id)
+        )
+        inserted = await self._session.scalar(statement)
+        return inserted is not None
+
+    async def is_processed(self, update_id: int) -> bool:
+        """Whether ``update_id`` is recorded."""
+        statement = select(ProcessedUpdate.update_id).where(ProcessedUpdate.update_id == update_id)
+        return await self._session.scalar(statement) is not None
+
+    async def forget_before(self, moment: datetime) -> int:
+        """Delete records processed before ``moment``; return how many went."""
+        statement = (
+            delete(ProcessedUpdate)
+            .where(ProcessedUpdate.processed_at < moment)
+            .returning(ProcessedUpdate.update_id)
+        )
+        return len((await self._session.scalars(statement)).all())
+
+
+class TimerRepository:
+    """Timers: things to do at a given time, each fired at most once."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def add(
+        self,
+        kind: str,
+        due_at: datetime,
+        chat_id: int,
+        thread_id: int = WHOLE_CHAT,
+        game_id: int | None = None,
+        payload: dict[str, Any] | None = None,
+    ) -> Timer:
+        """Schedule a timer; it has its id on return."""
+        timer = Timer(
+            kind=kind,
+            due_at=due_at,
+            chat_id=chat_id,
+            thread_id=thread_id,
+            game_id=game_id,
+            payload=dict(payload or {}),
+        )
+        self._session.add(timer)
+        await self._session.flush()
+        return timer
+
+    async def due(self, now: datetime, limit: int = 100) -> list[Timer]:
+        """Return unfired timers due at or before ``now``, earliest first.
+
+        On PostgreSQL the rows are locked and rows locked by another worker are
+        skipped, so two workers never take the same timer.
+        """
+        statement = (
+            select(Timer)
+            .where(Timer.fired_at.is_(None), Timer.due_at <= now)
+            .order_by(Timer.due_at, Timer.id)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        return list(await self._session.scalars(statement))
+
+    async def next_due_at(self) -> datetime | None:
+        """Return when the earliest unfired timer is due, or None if there is none."""
+        statement = select(Timer.due_at).where(Timer.fired_at.is_(None)).order_by(Timer.due_at)
+        return await self._session.scalar(statement.limit(1))
+
+    async def mark_fired(self, timer_id: int, fired_at: datetime | None = None) -> bool:
+        """Mark the timer fired; return False if it was fired already (or does not exist)."""
+        statement = (
+            update(Timer)
+            .where(Timer.id == timer_id, Timer.fired_at.is_(None))
+            .values(fired_at=fired_at or utc_now())
+            .returning(Timer.id)
+            .execution_options(synchronize_session="fetch")
+        )
+        return await self._session.scalar(statement) is not None
+
+    async def cancel_for_game(self, game_id: int, kind: str | None = None) -> int:
+        """Delete the game's unfired timers (of ``kind`` if given); return how many went."""
+        statement = delete(Timer).where(Timer.game_id == game_id, Timer.fired_at.is_(None))
+        if kind is not None:
+            statement = statement.where(Timer.kind == kind)
+        result = await self._session.scalars(
+            statement.returning(Timer.id).execution_options(synchronize_session="fetch")
+        )
+        return len(result.all())

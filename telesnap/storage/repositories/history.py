@@ -1,0 +1,81 @@
+"""A game's history: the engine's operations, one row each, numbered 1, 2, 3, ..."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..models import Game, GameOperation, utc_now
+
+__all__ = ["HistoryRepository", "OperationRecord"]
+
+
+@dataclass(frozen=True)
+class OperationRecord:
+    """One operation to append: what the engine did, and the call that caused it.
+
+    ``payload`` is the operation's ``to_json()`` dict; the rest is metadata of
+    the Telegram update that triggered it (all optional: timers have none).
+    """
+
+    kind: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    user_id: int | None = None
+    update_id: int | None = None
+    receipt_wall_at: datetime | None = None
+    receipt_monotonic_ns: int | None = None
+    reaction_ms: int | None = None
+
+
+class HistoryRepository:
+    """Append and load the operations of a game."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def append(self, game_id: int, records: Sequence[OperationRecord]) -> list[GameOperation]:
+        """Append ``records`` with the next consecutive ``seq`` numbers; return the new rows.
+
+        Takes the game's row lock first, so concurrent appends to one game
+        serialise instead of colliding on ``seq``.
+        """
+        await self._session.execute(select(Game.id).where(Game.id == game_id).with_for_update())
+        next_seq = await self.last_seq(game_id) + 1
+        recorded_at = utc_now()
+        rows = [
+            GameOperation(
+                game_id=game_id,
+                seq=next_seq + offset,
+                kind=record.kind,
+                payload=dict(record.payload),
+                recorded_at=recorded_at,
+                user_id=record.user_id,
+                update_id=record.update_id,
+                receipt_wall_at=record.receipt_wall_at,
+                receipt_monotonic_ns=record.receipt_monotonic_ns,
+                reaction_ms=record.reaction_ms,
+            )
+            for offset, record in enumerate(records)
+        ]
+        self._session.add_all(rows)
+        await self._session.flush()
+        return rows
+
+    async def last_seq(self, game_id: int) -> int:
+        """Return the ``seq`` of the game's last operation (0 if it has none)."""
+        statement = select(func.max(GameOperation.seq)).where(GameOperation.game_id == game_id)
+        return int(await self._session.scalar(statement) or 0)
+
+    async def load(self, game_id: int, after_seq: int = 0) -> list[GameOperation]:
+        """Return the game's operations with ``seq`` > ``after_seq``, in ``seq`` order."""
+        statement = (
+            select(GameOperation)
+            .where(GameOperation.game_id == game_id, GameOperation.seq > after_seq)
+            .order_by(GameOperation.seq)
+        )
+        return list(await self._session.scalars(statement))

@@ -1,0 +1,129 @@
+"""Settings: defaults, .env loading, URL mapping, one-line errors naming the variable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from telesnap.config import (
+    DEFAULT_API_URL,
+    DEFAULT_DATABASE_URL,
+    ConfigError,
+    Settings,
+    load_settings,
+)
+
+TOKEN = "123456:AAH-secret_part"
+
+
+def load(**values: str) -> Settings:
+    return load_settings(values, env_file=None)
+
+
+def test_defaults_with_only_a_token() -> None:
+    settings = load(TELESNAP_TOKEN=TOKEN)
+    assert settings.token == TOKEN
+    assert settings.api_url == DEFAULT_API_URL
+    assert settings.database_url == DEFAULT_DATABASE_URL
+    assert settings.log_level == "INFO"
+
+
+def test_token_is_masked_in_repr_and_str() -> None:
+    settings = load(TELESNAP_TOKEN=TOKEN)
+    for text in (repr(settings), str(settings), f"{settings}"):
+        assert "secret_part" not in text
+        assert "123456:***" in text
+    assert settings.masked_token == "123456:***"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("TELESNAP_TOKEN", ""),
+        ("TELESNAP_TOKEN", "no colon here"),
+        ("TELESNAP_API_URL", "ftp://example.org"),
+        ("TELESNAP_API_URL", "api.telegram.org"),
+        ("TELESNAP_DATABASE_URL", "mysql://user@host/db"),
+        ("TELESNAP_DATABASE_URL", "just-a-file.db"),
+        ("TELESNAP_DATABASE_URL", "postgresql:///nohost"),
+        ("TELESNAP_LOG_LEVEL", "LOUD"),
+    ],
+)
+def test_a_bad_setting_raises_one_line_naming_the_variable(variable: str, value: str) -> None:
+    values = {"TELESNAP_TOKEN": TOKEN, variable: value}
+    with pytest.raises(ConfigError) as raised:
+        load_settings(values, env_file=None)
+    message = str(raised.value)
+    assert message.startswith(variable)
+    assert "\n" not in message
+    assert isinstance(raised.value, ValueError)
+
+
+def test_a_missing_token_is_an_error_only_when_required() -> None:
+    with pytest.raises(ConfigError, match=r"^TELESNAP_TOKEN is not set"):
+        load()
+    assert load_settings({}, env_file=None, require_token=False).token is None
+
+
+def test_an_error_never_shows_the_database_password() -> None:
+    with pytest.raises(ConfigError) as raised:
+        load(TELESNAP_TOKEN=TOKEN, TELESNAP_DATABASE_URL="mysql://bot:hunter2@db/snap")
+    assert "hunter2" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("sqlite:///games.db", "sqlite+aiosqlite:///games.db"),
+        ("sqlite:////var/lib/telesnap.db", "sqlite+aiosqlite:////var/lib/telesnap.db"),
+        ("sqlite+aiosqlite:///x.db", "sqlite+aiosqlite:///x.db"),
+        ("postgresql://bot@db:5432/snap", "postgresql+asyncpg://bot@db:5432/snap"),
+        ("postgres://bot@db/snap", "postgresql+asyncpg://bot@db/snap"),
+        ("postgresql+asyncpg://bot:pw@db/snap", "postgresql+asyncpg://bot:pw@db/snap"),
+    ],
+)
+def test_database_urls_are_mapped_to_the_async_drivers(given: str, expected: str) -> None:
+    assert load(TELESNAP_TOKEN=TOKEN, TELESNAP_DATABASE_URL=given).database_url == expected
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("http://127.0.0.1:8081/", "http://127.0.0.1:8081"),
+        ("https://api.telegram.org", "https://api.telegram.org"),
+        ("https://proxy.example.org/telegram//", "https://proxy.example.org/telegram"),
+    ],
+)
+def test_api_url_loses_its_trailing_slash(given: str, expected: str) -> None:
+    assert load(TELESNAP_TOKEN=TOKEN, TELESNAP_API_URL=given).api_url == expected
+
+
+def test_log_level_is_case_insensitive() -> None:
+    settings = load(TELESNAP_TOKEN=TOKEN, TELESNAP_LOG_LEVEL="debug")
+    assert settings.log_level == "DEBUG"
+    assert settings.log_level_number == 10
+
+
+def test_env_file_is_read_and_the_environment_wins(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        f"TELESNAP_TOKEN={TOKEN}\nTELESNAP_LOG_LEVEL=WARNING\n"
+        "TELESNAP_DATABASE_URL=sqlite:///from-file.db\n",
+        encoding="utf-8",
+    )
+    settings = load_settings({"TELESNAP_LOG_LEVEL": "ERROR"}, env_file=env_file)
+    assert settings.token == TOKEN
+    assert settings.log_level == "ERROR"
+    assert settings.database_url == "sqlite+aiosqlite:///from-file.db"
+
+
+def test_a_missing_env_file_is_fine(tmp_path: Path) -> None:
+    settings = load_settings({"TELESNAP_TOKEN": TOKEN}, env_file=tmp_path / "absent.env")
+    assert settings.token == TOKEN
+
+
+def test_settings_are_frozen() -> None:
+    settings = load(TELESNAP_TOKEN=TOKEN)
+    with pytest.raises(AttributeError):
+        settings.token = "1:other"  # type: ignore[misc]

@@ -1,0 +1,76 @@
+"""Migrations: they build exactly the models' schema, from code or from alembic.ini."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import inspect
+
+from telesnap.storage.database import create_engine
+from telesnap.storage.migrate import (
+    SCRIPT_LOCATION,
+    current_revision,
+    head_revision,
+    schema_differences,
+    upgrade_database,
+    upgrade_database_sync,
+)
+from telesnap.storage.models import Base
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSIONS = ROOT / "telesnap" / "migrations" / "versions"
+
+
+async def table_names(url: str) -> set[str]:
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as connection:
+            return set(await connection.run_sync(lambda sync: inspect(sync).get_table_names()))
+    finally:
+        await engine.dispose()
+
+
+async def test_upgrade_creates_every_table_at_head(database_url: str) -> None:
+    assert await current_revision(database_url) is None
+    await upgrade_database(database_url)
+    assert await current_revision(database_url) == head_revision()
+    assert set(Base.metadata.tables) <= await table_names(database_url)
+
+
+async def test_models_and_migrations_agree(migrated_database_url: str) -> None:
+    assert await schema_differences(migrated_database_url) == []
+
+
+async def test_upgrading_twice_changes_nothing(migrated_database_url: str) -> None:
+    await upgrade_database(migrated_database_url)
+    assert await current_revision(migrated_database_url) == head_revision()
+
+
+def test_the_synchronous_upgrade(tmp_path: Path) -> None:
+    upgrade_database_sync(f"sqlite:///{tmp_path / 'sync.db'}")
+    assert (tmp_path / "sync.db").is_file()
+
+
+def test_the_alembic_command_line_config_works_with_an_x_url(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
+    config = Config(ROOT / "alembic.ini", cmd_opts=argparse.Namespace(x=[f"url={url}"]))
+    assert config.get_main_option("script_location") == SCRIPT_LOCATION
+    command.upgrade(config, "head")
+    command.check(config)
+
+
+def test_revision_files_are_named_by_date() -> None:
+    revisions = [path.name for path in VERSIONS.glob("*.py") if path.name != "__init__.py"]
+    assert revisions
+    for name in revisions:
+        assert re.fullmatch(r"\d{4}_\d{2}_\d{2}_[0-9a-f]{12}_\w+\.py", name), name
+
+
+def test_the_environment_script_does_nothing_when_merely_imported() -> None:
+    module = importlib.import_module("telesnap.migrations.env")
+    assert callable(module.run_environment)
