@@ -1,0 +1,45 @@
+"""How an emulator behaves: the bot it plays host to, its limits and its clock.
+
+>>> EmulatorConfig().bot_id
+123456789
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+Clock = Callable[[], float]
+"""A callable returning monotonic seconds; tests pass a fake one to move time."""
+
+
+@dataclass(frozen=True)
+class FloodLimits:
+    """Telegram's flood limits on messages and edits; ``enabled=False`` switches them off."""
+
+    enabled: bool = True
+    group_per_minute: int = 20
+    private_per_second: float = 1.0
+    private_burst: int = 3
+    global_per_second: int = 30
+
+
+@dataclass(frozen=True)
+class EmulatorConfig:
+    """Everything that can be tuned about an emulator."""
+
+    token: str = "123456789:TEST-telesnap-emulator-token"
+    bot_username: str = "telesnap_test_bot"
+    bot_first_name: str = "Telesnap Test"
+    flood: FloodLimits = field(default_factory=FloodLimits)
+    callback_answer_timeout: float = 15.0
+    webhook_retry_initial: float = 0.05
+    webhook_retry_max: float = 2.0
+    webhook_timeout: float = 10.0
+    clock: Clock = time.monotonic
+
+    @property
+    def bot_id(self) -> int:
+        """The bot's user id: the digits before the colon of its token."""
+        return int(self.token.partition(":")[0])

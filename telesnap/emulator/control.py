@@ -1,0 +1,177 @@
+"""The control API under ``/_emulator/``: tests act as users and read what happened.
+
+Every endpoint takes and returns JSON. Mistakes in a test's request (an unknown
+chat, a button that is not there) answer 400 with ``{"error": "..."}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from .core import Emulator
+from .errors import ApiError
+from .records import Fault, to_json
+from .users import Press, kick_bot, schedule_presses, send_text
+
+EMULATOR_KEY = web.AppKey("emulator", Emulator)
+Endpoint = Callable[[Emulator, dict[str, Any]], Awaitable[Any]]
+
+
+def _endpoint(action: Endpoint) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handle(request: web.Request) -> web.Response:
+        body: dict[str, Any] = dict(request.query)
+        if request.can_read_body:
+            body.update(await request.json())
+        body.update(request.match_info)
+        try:
+            result = await action(request.app[EMULATOR_KEY], body)
+        except (ValueError, KeyError, ApiError) as error:
+            return web.json_response({"error": str(error)}, status=400)
+        return web.json_response(result)
+
+    return handle
+
+
+async def _bot(emulator: Emulator, body: dict[str, Any]) -> Any:
+    return {"token": emulator.config.token, "user": emulator.bot.to_json()}
+
+
+async def _create_user(emulator: Emulator, body: dict[str, Any]) -> Any:
+    user = emulator.world.add_user(
+        body["first_name"],
+        last_name=body.get("last_name"),
+        username=body.get("username"),
+        language_code=body.get("language_code", "en"),
+    )
+    emulator.changes.notify()
+    return user.to_json()
+
+
+async def _create_chat(emulator: Emulator, body: dict[str, Any]) -> Any:
+    chat = emulator.world.add_chat(
+        body["type"],
+        title=body.get("title"),
+        member_ids=body.get("member_ids", []),
+        admin_ids=body.get("admin_ids", []),
+        is_forum=body.get("is_forum", False),
+        bot_is_admin=body.get("bot_is_admin", False),
+    )
+    emulator.changes.notify()
+    return chat.to_json()
+
+
+async def _create_topic(emulator: Emulator, body: dict[str, Any]) -> Any:
+    thread_id = emulator.world.add_topic(int(body["chat_id"]), body["name"])
+    return {"message_thread_id": thread_id}
+
+
+async def _send(emulator: Emulator, body: dict[str, Any]) -> Any:
+    message_id, update = send_text(
+        emulator,
+        int(body["chat_id"]),
+        body["user_id"],
+        body["text"],
+        body.get("message_thread_id"),
+    )
+    return {"message_id": message_id, "update_id": update.update_id if update else None}
+
+
+async def _press(emulator: Emulator, body: dict[str, Any]) -> Any:
+    presses = [Press(**press) for press in body["presses"]]
+    return {"callback_query_ids": schedule_presses(emulator, presses)}
+
+
+async def _transcript(emulator: Emulator, body: dict[str, Any]) -> Any:
+    include_users = str(body.get("include_users", "")).lower() == "true"
+    chat_id = int(body["chat_id"])
+    emulator.world.chat(chat_id)
+    return [to_json(m) for m in emulator.world.transcript(chat_id, include_users=include_users)]
+
+
+async def _toasts(emulator: Emulator, body: dict[str, Any]) -> Any:
+    return [to_json(query.to_toast()) for query in emulator.callback_queries.values()]
+
+
+async def _calls(emulator: Emulator, body: dict[str, Any]) -> Any:
+    return [to_json(call) for call in emulator.calls]
+
+
+async def _violations(emulator: Emulator, body: dict[str, Any]) -> Any:
+    return [to_json(violation) for violation in emulator.violations]
+
+
+async def _updates(emulator: Emulator, body: dict[str, Any]) -> Any:
+    return [to_json(update.to_record()) for update in emulator.updates.history]
+
+
+async def _not_emulated(emulator: Emulator, body: dict[str, Any]) -> Any:
+    return sorted(emulator.not_emulated)
+
+
+async def _plan_fault(emulator: Emulator, body: dict[str, Any]) -> Any:
+    emulator.plan_fault(Fault(**body))
+    return {"planned": True}
+
+
+async def _clear_faults(emulator: Emulator, body: dict[str, Any]) -> Any:
+    emulator.faults.clear()
+    return {"cleared": True}
+
+
+async def _kick(emulator: Emulator, body: dict[str, Any]) -> Any:
+    update = kick_bot(emulator, int(body["chat_id"]))
+    return {"update_id": update.update_id}
+
+
+async def _pause(emulator: Emulator, body: dict[str, Any]) -> Any:
+    emulator.updates.set_paused(True)
+    return {"paused": True}
+
+
+async def _resume(emulator: Emulator, body: dict[str, Any]) -> Any:
+    emulator.updates.set_paused(False)
+    return {"paused": False}
+
+
+async def _changes(emulator: Emulator, body: dict[str, Any]) -> Any:
+    after = int(body.get("after", -1))
+    timeout = float(body.get("timeout", 10.0))
+    await emulator.changes.wait_until(lambda: emulator.changes.version > after, timeout)
+    return {"version": emulator.changes.version}
+
+
+async def _idle(emulator: Emulator, body: dict[str, Any]) -> Any:
+    idle = await emulator.wait_until_idle(
+        float(body.get("quiet", 0.05)), float(body.get("timeout", 10.0))
+    )
+    return {"idle": idle}
+
+
+def add_control_routes(app: web.Application) -> None:
+    """Add every ``/_emulator/...`` endpoint to ``app``."""
+    routes: list[tuple[str, str, Endpoint]] = [
+        ("GET", "/bot", _bot),
+        ("POST", "/users", _create_user),
+        ("POST", "/chats", _create_chat),
+        ("POST", "/chats/{chat_id}/topics", _create_topic),
+        ("POST", "/chats/{chat_id}/messages", _send),
+        ("GET", "/chats/{chat_id}/transcript", _transcript),
+        ("POST", "/chats/{chat_id}/kick-bot", _kick),
+        ("POST", "/presses", _press),
+        ("GET", "/toasts", _toasts),
+        ("GET", "/calls", _calls),
+        ("GET", "/violations", _violations),
+        ("GET", "/updates", _updates),
+        ("GET", "/not-emulated", _not_emulated),
+        ("POST", "/faults", _plan_fault),
+        ("DELETE", "/faults", _clear_faults),
+        ("POST", "/delivery/pause", _pause),
+        ("POST", "/delivery/resume", _resume),
+        ("GET", "/changes", _changes),
+        ("GET", "/idle", _idle),
+    ]
+    for method, path, action in routes:
+        app.router.add_route(method, f"/_emulator{path}", _endpoint(action))

@@ -1,0 +1,181 @@
+"""What the emulator records, as the test-side client reads it back.
+
+The server builds these and sends them as JSON; :func:`from_json` rebuilds them
+in the client. Times named ``*_at`` are the emulator clock's monotonic seconds;
+``*_wall`` are Unix times.
+
+>>> toast = Toast("q1", -5, 7, 42, "flip", 1.0, "Too late!", False, None, 1.5, 0.0)
+>>> from_json(Toast, to_json(toast)) == toast
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+Record = TypeVar("Record")
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One earlier version of a bot message, replaced by an edit at ``replaced_at``."""
+
+    text: str
+    parse_mode: str | None
+    reply_markup: dict[str, Any] | None
+    replaced_at: float
+
+
+@dataclass(frozen=True)
+class TranscriptMessage:
+    """A message of a chat as it is now, with its history of edits."""
+
+    chat_id: int
+    message_id: int
+    message_thread_id: int | None
+    sender_id: int
+    is_from_bot: bool
+    kind: str
+    text: str
+    parse_mode: str | None
+    entities: list[dict[str, Any]]
+    reply_markup: dict[str, Any] | None
+    history: list[Revision]
+    deleted: bool
+    pinned: bool
+    file_name: str | None
+    file_size: int | None
+    sent_at: float
+
+    @property
+    def buttons(self) -> list[list[dict[str, Any]]]:
+        """The inline keyboard's rows of buttons, empty when there is none."""
+        if not self.reply_markup:
+            return []
+        rows: list[list[dict[str, Any]]] = self.reply_markup.get("inline_keyboard", [])
+        return rows
+
+    @property
+    def button_texts(self) -> list[str]:
+        """Every inline button's text, row by row."""
+        return [button["text"] for row in self.buttons for button in row]
+
+
+@dataclass(frozen=True)
+class Toast:
+    """A button press (callback query) and the bot's answer to it, if any yet."""
+
+    callback_query_id: str
+    chat_id: int
+    message_id: int
+    user_id: int
+    data: str | None
+    pressed_at: float
+    text: str | None
+    show_alert: bool
+    url: str | None
+    answered_at: float | None
+    answered_wall: float | None
+
+    @property
+    def is_answered(self) -> bool:
+        """Whether the bot has answered this press."""
+        return self.answered_at is not None
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One Bot API call the bot made, and how the emulator answered it."""
+
+    sequence: int
+    method: str
+    params: dict[str, Any]
+    received_at: float
+    received_wall: float
+    answered_at: float | None
+    status: int | None
+    description: str | None
+    emulated: bool
+    fault: str | None
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A 4xx answer the bot brought on itself (injected faults excluded)."""
+
+    sequence: int
+    method: str
+    params: dict[str, Any]
+    status: int
+    description: str
+    at: float
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One hand-over of an update to the bot: a getUpdates answer or a webhook POST."""
+
+    at: float
+    wall: float
+    via: str
+
+
+@dataclass(frozen=True)
+class UpdateRecord:
+    """An update the emulator produced, and every time it was handed to the bot."""
+
+    update_id: int
+    kind: str
+    chat_id: int | None
+    payload: dict[str, Any]
+    enqueued_at: float
+    enqueued_wall: float
+    deliveries: list[Delivery]
+    confirmed: bool
+
+    @property
+    def first_delivery(self) -> Delivery | None:
+        """The first hand-over, or ``None`` if the bot has not received the update yet."""
+        return self.deliveries[0] if self.deliveries else None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A planned failure: the next ``count`` calls of ``method`` fail this way.
+
+    ``kind`` is ``retry_after`` (429), ``server_error`` (500), ``bad_gateway``
+    (502), ``forbidden`` (403) or ``timeout`` (hold the request ``hold`` seconds,
+    then drop the connection, or answer normally when ``answer_late``).
+    """
+
+    method: str
+    kind: str
+    count: int = 1
+    retry_after: int = 1
+    hold: float = 1.0
+    answer_late: bool = False
+
+
+NESTED: dict[tuple[type, str], type] = {
+    (TranscriptMessage, "history"): Revision,
+    (UpdateRecord, "deliveries"): Delivery,
+}
+
+
+def to_json(record: Any) -> dict[str, Any]:
+    """Return ``record`` (a dataclass of this module) as a JSON-ready dict."""
+    return dataclasses.asdict(record)
+
+
+def from_json(cls: type[Record], data: dict[str, Any]) -> Record:
+    """Rebuild a record of type ``cls`` from :func:`to_json`'s output."""
+    values: dict[str, Any] = {}
+    for record_field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        value = data[record_field.name]
+        nested = NESTED.get((cls, record_field.name))
+        if nested is not None:
+            value = [from_json(nested, item) for item in value]
+        values[record_field.name] = value
+    return cls(**values)

@@ -1,0 +1,101 @@
+"""The HTTP server: ``/bot<token>/<method>`` for the bot, ``/_emulator/...`` for tests.
+
+Requests are read the way python-telegram-bot and other clients send them:
+query strings, form-encoded or multipart bodies (complex values JSON-encoded,
+uploads as file parts or ``attach://`` references) and JSON bodies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from .config import EmulatorConfig
+from .control import EMULATOR_KEY, add_control_routes
+from .core import DropConnectionError, Emulator
+from .spec import UploadedFile
+
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+
+
+async def read_params(request: web.Request) -> dict[str, Any]:
+    """Return every parameter of a Bot API request, files as :class:`UploadedFile`."""
+    params: dict[str, Any] = dict(request.query)
+    if request.can_read_body:
+        if request.content_type == "application/json":
+            body = await request.json()
+            if isinstance(body, dict):
+                params.update(body)
+        else:
+            form = await request.post()
+            for name, value in form.items():
+                if isinstance(value, web.FileField):
+                    content = value.file.read()
+                    params[name] = UploadedFile(
+                        name, value.filename, len(content), value.content_type
+                    )
+                else:
+                    params[name] = value
+    for name, value in list(params.items()):
+        if isinstance(value, str) and value.startswith("attach://"):
+            attached = params.get(value.removeprefix("attach://"))
+            if isinstance(attached, UploadedFile):
+                params[name] = attached
+    return params
+
+
+async def handle_bot_call(request: web.Request) -> web.StreamResponse:
+    """Answer one Bot API call as Telegram would."""
+    emulator = request.app[EMULATOR_KEY]
+    params = await read_params(request)
+    try:
+        body = await emulator.handle_call(
+            request.match_info["token"], request.match_info["method"], params
+        )
+    except DropConnectionError:
+        if request.transport is not None:
+            request.transport.close()
+        return web.Response(status=504)
+    return web.json_response(body, status=body.get("error_code", 200))
+
+
+def build_app(emulator: Emulator) -> web.Application:
+    """Return the aiohttp application serving ``emulator``."""
+    app = web.Application(client_max_size=MAX_UPLOAD_BYTES)
+    app[EMULATOR_KEY] = emulator
+    app.router.add_route("*", "/bot{token}/{method}", handle_bot_call)
+    add_control_routes(app)
+    return app
+
+
+class EmulatorServer:
+    """An emulator listening on a host and port, started and stopped in the running loop."""
+
+    def __init__(self, config: EmulatorConfig | None = None) -> None:
+        self.emulator = Emulator(config)
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Start listening (port 0 picks a free one) and return the base URL."""
+        runner = web.AppRunner(
+            build_app(self.emulator),
+            handler_cancellation=True,
+            shutdown_timeout=1.0,
+            access_log=None,
+        )
+        await runner.setup()
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        self._runner = runner
+        address = runner.addresses[0]
+        self.url = f"http://{address[0]}:{address[1]}"
+        return self.url
+
+    async def stop(self) -> None:
+        """Release waiting requests, stop deliveries and close the server."""
+        await self.emulator.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

@@ -1,0 +1,310 @@
+"""The emulated Telegram: users, chats, forum topics and messages, as Telegram's JSON.
+
+>>> world = World(bot=User(1, "Bot", username="b_bot", is_bot=True), clock=lambda: 0.0)
+>>> alice = world.add_user("Alice")
+>>> chat = world.add_chat("group", title="Snap", member_ids=[alice.id])
+>>> chat.role_of(alice.id), chat.role_of(1)
+('member', 'member')
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Clock
+from .errors import bad_request, forbidden
+from .records import Revision, TranscriptMessage
+
+KICKED_MESSAGES = {
+    "private": "bot was blocked by the user",
+    "group": "bot was kicked from the group chat",
+    "supergroup": "bot was kicked from the supergroup chat",
+}
+
+
+@dataclass
+class User:
+    """A Telegram user (or the bot itself)."""
+
+    id: int
+    first_name: str
+    last_name: str | None = None
+    username: str | None = None
+    language_code: str | None = None
+    is_bot: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the User object as Telegram sends it."""
+        data: dict[str, Any] = {"id": self.id, "is_bot": self.is_bot, "first_name": self.first_name}
+        for name in ("last_name", "username", "language_code"):
+            if getattr(self, name) is not None:
+                data[name] = getattr(self, name)
+        return data
+
+
+@dataclass
+class Chat:
+    """A private chat, group or supergroup (a forum when ``is_forum``)."""
+
+    id: int
+    type: str
+    title: str | None = None
+    private_user: User | None = None
+    is_forum: bool = False
+    topics: dict[int, str] = field(default_factory=dict)
+    roles: dict[int, str] = field(default_factory=dict)
+    bot_role: str = "member"
+    last_message_id: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the Chat object as Telegram sends it in messages."""
+        data: dict[str, Any] = {"id": self.id, "type": self.type}
+        if self.private_user is not None:
+            data.update(self.private_user.to_json())
+            data["id"], data["type"] = self.id, self.type
+            data.pop("is_bot", None)
+            data.pop("language_code", None)
+        else:
+            data["title"] = self.title
+        if self.is_forum:
+            data["is_forum"] = True
+        return data
+
+    def role_of(self, user_id: int) -> str:
+        """Return the chat member status of ``user_id`` (``left`` when not a member)."""
+        return self.roles.get(user_id, "left")
+
+    def next_message_id(self) -> int:
+        """Allocate the chat's next message id."""
+        self.last_message_id += 1
+        return self.last_message_id
+
+
+@dataclass
+class StoredMessage:
+    """A message the emulator keeps: sent by a user or by the bot."""
+
+    chat: Chat
+    message_id: int
+    sender: User
+    date: int
+    sent_at: float
+    thread_id: int | None = None
+    kind: str = "text"
+    text: str = ""
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    parse_mode: str | None = None
+    reply_markup: dict[str, Any] | None = None
+    file: dict[str, Any] | None = None
+    history: list[Revision] = field(default_factory=list)
+    edit_date: int | None = None
+    deleted: bool = False
+    pinned: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the Message object as Telegram sends it."""
+        data: dict[str, Any] = {
+            "message_id": self.message_id,
+            "from": self.sender.to_json(),
+            "chat": self.chat.to_json(),
+            "date": self.date,
+        }
+        if self.thread_id is not None:
+            data["message_thread_id"] = self.thread_id
+            data["is_topic_message"] = True
+        if self.edit_date is not None:
+            data["edit_date"] = self.edit_date
+        text_key, entities_key = ("text", "entities")
+        if self.kind != "text":
+            text_key, entities_key = ("caption", "caption_entities")
+            data[self.kind] = self._file_json()
+        if self.text or self.kind == "text":
+            data[text_key] = self.text
+        if self.entities:
+            data[entities_key] = self.entities
+        if self.reply_markup is not None:
+            data["reply_markup"] = self.reply_markup
+        return data
+
+    def _file_json(self) -> Any:
+        file = dict(self.file or {})
+        if self.kind == "photo":
+            return [{**file, "width": 320, "height": 320}]
+        return file
+
+    def to_transcript(self) -> TranscriptMessage:
+        """Return the test-side view of this message."""
+        return TranscriptMessage(
+            chat_id=self.chat.id,
+            message_id=self.message_id,
+            message_thread_id=self.thread_id,
+            sender_id=self.sender.id,
+            is_from_bot=self.sender.is_bot,
+            kind=self.kind,
+            text=self.text,
+            parse_mode=self.parse_mode,
+            entities=self.entities,
+            reply_markup=self.reply_markup,
+            history=list(self.history),
+            deleted=self.deleted,
+            pinned=self.pinned,
+            file_name=(self.file or {}).get("file_name"),
+            file_size=(self.file or {}).get("file_size"),
+            sent_at=self.sent_at,
+        )
+
+
+class World:
+    """Every user, chat and message of the emulated Telegram."""
+
+    def __init__(self, bot: User, clock: Clock) -> None:
+        self.bot = bot
+        self.clock = clock
+        self.users: dict[int, User] = {bot.id: bot}
+        self.chats: dict[int, Chat] = {}
+        self.messages: dict[tuple[int, int], StoredMessage] = {}
+        self._user_ids = itertools.count(1001)
+        self._group_ids = itertools.count(1)
+
+    def add_user(
+        self,
+        first_name: str,
+        *,
+        last_name: str | None = None,
+        username: str | None = None,
+        language_code: str | None = "en",
+    ) -> User:
+        """Create a user with the next free id."""
+        user = User(next(self._user_ids), first_name, last_name, username, language_code)
+        self.users[user.id] = user
+        return user
+
+    def add_chat(
+        self,
+        chat_type: str,
+        *,
+        title: str | None = None,
+        member_ids: list[int] | tuple[int, ...] = (),
+        admin_ids: list[int] | tuple[int, ...] = (),
+        is_forum: bool = False,
+        bot_is_admin: bool = False,
+    ) -> Chat:
+        """Create a chat; a private chat is the chat with its only member."""
+        if chat_type == "private":
+            (user_id,) = member_ids
+            chat = Chat(user_id, "private", private_user=self.user(user_id))
+            chat.roles = {user_id: "member", self.bot.id: "member"}
+        elif chat_type in {"group", "supergroup"}:
+            number = next(self._group_ids)
+            chat_id = -number if chat_type == "group" else -1_000_000_000_000 - number
+            if is_forum and chat_type != "supergroup":
+                raise ValueError("only a supergroup can be a forum")
+            chat = Chat(chat_id, chat_type, title or f"Chat {number}", is_forum=is_forum)
+            for user_id in member_ids:
+                self.user(user_id)
+                chat.roles[user_id] = "member"
+            for user_id in admin_ids:
+                self.user(user_id)
+                chat.roles[user_id] = "administrator"
+            if admin_ids:
+                chat.roles[admin_ids[0]] = "creator"
+            chat.bot_role = "administrator" if bot_is_admin else "member"
+            chat.roles[self.bot.id] = chat.bot_role
+        else:
+            raise ValueError(f"unknown chat type {chat_type!r}")
+        self.chats[chat.id] = chat
+        return chat
+
+    def add_topic(self, chat_id: int, name: str) -> int:
+        """Open a forum topic and return its ``message_thread_id``."""
+        chat = self.chat(chat_id)
+        if not chat.is_forum:
+            raise ValueError(f"chat {chat_id} is not a forum")
+        thread_id = chat.next_message_id()
+        chat.topics[thread_id] = name
+        return thread_id
+
+    def user(self, user_id: int) -> User:
+        """Return the user ``user_id`` or raise ``Bad Request: user not found``."""
+        if user_id not in self.users:
+            raise bad_request("user not found")
+        return self.users[user_id]
+
+    def chat(self, chat_id: int | str) -> Chat:
+        """Return the chat ``chat_id`` or raise ``Bad Request: chat not found``."""
+        chat = self.chats.get(chat_id) if isinstance(chat_id, int) else None
+        if chat is None:
+            raise bad_request("chat not found")
+        return chat
+
+    def writable_chat(self, chat_id: int | str, thread_id: int | None = None) -> Chat:
+        """Return a chat the bot may post in (in topic ``thread_id`` if given)."""
+        chat = self.chat(chat_id)
+        if chat.bot_role in {"kicked", "left"}:
+            raise forbidden(KICKED_MESSAGES[chat.type])
+        if thread_id is not None and thread_id not in chat.topics:
+            raise bad_request("message thread not found")
+        return chat
+
+    def message(self, chat_id: int | str, message_id: int, action: str = "edit") -> StoredMessage:
+        """Return a live message or raise ``Bad Request: message to <action> not found``."""
+        chat = self.writable_chat(chat_id)
+        message = self.messages.get((chat.id, message_id))
+        if message is None or message.deleted:
+            raise bad_request(f"message to {action} not found")
+        return message
+
+    def add_message(self, chat: Chat, sender: User, thread_id: int | None = None) -> StoredMessage:
+        """Store a new, empty message in ``chat``; the caller fills its content in."""
+        message = StoredMessage(
+            chat=chat,
+            message_id=chat.next_message_id(),
+            sender=sender,
+            date=int(time.time()),
+            sent_at=self.clock(),
+            thread_id=thread_id,
+        )
+        self.messages[(chat.id, message.message_id)] = message
+        return message
+
+    def transcript(self, chat_id: int, *, include_users: bool = False) -> list[TranscriptMessage]:
+        """Return the chat's messages in order (only the bot's unless ``include_users``)."""
+        return [
+            message.to_transcript()
+            for (message_chat_id, _), message in sorted(self.messages.items())
+            if message_chat_id == chat_id and (include_users or message.sender.is_bot)
+        ]
+
+
+def member_json(chat: Chat, user: User) -> dict[str, Any]:
+    """Return the ChatMember object for ``user`` in ``chat``."""
+    status = chat.bot_role if user.is_bot and chat.type != "private" else chat.role_of(user.id)
+    data: dict[str, Any] = {"status": status, "user": user.to_json()}
+    if status == "creator":
+        data["is_anonymous"] = False
+    elif status == "administrator":
+        data.update(dict.fromkeys(ADMIN_RIGHTS, True))
+        data["can_be_edited"] = False
+        data["is_anonymous"] = False
+    elif status == "kicked":
+        data["until_date"] = 0
+    return data
+
+
+ADMIN_RIGHTS = (
+    "can_manage_chat",
+    "can_delete_messages",
+    "can_manage_video_chats",
+    "can_restrict_members",
+    "can_promote_members",
+    "can_change_info",
+    "can_invite_users",
+    "can_post_stories",
+    "can_edit_stories",
+    "can_delete_stories",
+    "can_pin_messages",
+    "can_manage_topics",
+)
