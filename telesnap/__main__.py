@@ -40,12 +40,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     simulate.add_argument("--players", type=_positive_int, default=4, help="players per game")
     simulate.add_argument("--games", type=_positive_int, default=100, help="games to play")
-    simulate.add_argument("--seed", type=int, default=0, help="random seed (same seed, same output)")
+    simulate.add_argument(
+        "--seed", type=int, default=0, help="random seed (same seed, same output)"
+    )
     simulate.add_argument(
         "--tie-window", type=_non_negative_int, default=100, metavar="MS", help="tie window in ms"
     )
     simulate.add_argument("--json", action="store_true", help="print the summary as JSON")
     simulate.set_defaults(target="telesnap.simulate:main")
+
+    run = commands.add_parser(
+        "run",
+        help="run the bot (long polling, or a webhook with --webhook-url)",
+        description="Run the bot. Settings come from TELESNAP_* environment variables "
+        "(and a .env file): TELESNAP_TOKEN is required.",
+    )
+    run.add_argument("--webhook-url", help="public HTTPS URL Telegram should POST updates to")
+    run.add_argument(
+        "--listen", default="127.0.0.1:8443", metavar="HOST:PORT", help="where to listen"
+    )
+    run.add_argument("--secret", help="secret token Telegram sends with every webhook POST")
+    run.set_defaults(target="telesnap.app:run_command")
+
+    database = commands.add_parser("db", help="manage the database")
+    database_commands = database.add_subparsers(dest="db_command", required=True)
+    upgrade = database_commands.add_parser("upgrade", help="apply every migration")
+    upgrade.set_defaults(target="telesnap.app:upgrade_command")
 
     emulator = commands.add_parser("emulator", help="run the local Telegram Bot API emulator")
     emulator.add_argument("--host", default="127.0.0.1", help="address to listen on")

@@ -20,6 +20,8 @@ class FloodLimits:
 
     enabled: bool = True
     group_per_minute: int = 20
+    group_window_seconds: float = 60.0
+    """The rolling window of ``group_per_minute`` (shorter in tests that need to see it)."""
     private_per_second: float = 1.0
     private_burst: int = 3
     global_per_second: int = 30

@@ -21,8 +21,6 @@ from collections import defaultdict, deque
 from .config import Clock, FloodLimits
 from .errors import too_many_requests
 
-MINUTE = 60.0
-
 
 class FloodControl:
     """Count sends per chat and for the whole bot against :class:`FloodLimits`."""
@@ -45,7 +43,10 @@ class FloodControl:
         else:
             waits.append(
                 self._wait_in_window(
-                    self._group_sends[chat_id], now, MINUTE, self.limits.group_per_minute
+                    self._group_sends[chat_id],
+                    now,
+                    self.limits.group_window_seconds,
+                    self.limits.group_per_minute,
                 )
             )
         wait = max(waits)

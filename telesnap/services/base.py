@@ -75,14 +75,19 @@ class Service:
         )
 
     @staticmethod
-    async def _active_game(uow: UnitOfWork, place: Place) -> GameRow:
+    async def _active_game(uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:
+        """The topic's lobby or running game; ``game_id`` (from a button) must match it."""
         row = await uow.games.find_active(place.chat_id, place.thread_id)
         if row is None:
-            raise Refused(Reason.NO_GAME)
+            raise Refused(Reason.NO_GAME if game_id is None else Reason.OTHER_GAME)
+        if game_id is not None and row.id != game_id:
+            raise Refused(Reason.OTHER_GAME)
         return row
 
-    async def _running_game(self, uow: UnitOfWork, place: Place) -> GameRow:
-        row = await self._active_game(uow, place)
+    async def _running_game(
+        self, uow: UnitOfWork, place: Place, game_id: int | None = None
+    ) -> GameRow:
+        row = await self._active_game(uow, place, game_id)
         if row.status != GameStatus.RUNNING.value:
             raise Refused(Reason.NO_GAME, {"lobby": True})
         return row

@@ -17,7 +17,7 @@ from .base import Service, refusal_for
 from .settings import GameSettings
 from .store import GameStore, LoadedGame, display_name, place_of
 from .types import Actor, Place, Reason, Receipt, Refused
-from .views import LobbyView, PlayOutcome
+from .views import LobbyView, PlayOutcome, StartOutcome
 
 
 class LobbyService(Service):
@@ -50,10 +50,12 @@ class LobbyService(Service):
             await uow.games.add_player(row.id, actor.user_id)
             return await self._lobby_view(uow, row)
 
-    async def join(self, place: Place, actor: Actor, receipt: Receipt) -> LobbyView:
+    async def join(
+        self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
+    ) -> LobbyView:
         """Seat ``actor`` in the topic's lobby."""
         async with self._change(place, receipt) as uow:
-            row = await self._lobby(uow, place)
+            row = await self._lobby(uow, place, game_id)
             await self._remember_people(uow, place, actor)
             if await uow.games.get_player(row.id, actor.user_id) is not None:
                 raise Refused(Reason.ALREADY_JOINED)
@@ -67,10 +69,12 @@ class LobbyService(Service):
         async with self._change(place, None) as uow:
             return await self._lobby_view(uow, await self._lobby(uow, place))
 
-    async def leave(self, place: Place, actor: Actor, receipt: Receipt) -> LobbyView | PlayOutcome:
+    async def leave(
+        self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
+    ) -> LobbyView | PlayOutcome:
         """Take ``actor`` out of the lobby, or out of the running game (cards dealt out)."""
         async with self._change(place, receipt) as uow:
-            row = await self._active_game(uow, place)
+            row = await self._active_game(uow, place, game_id)
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, actor.user_id):
                     raise Refused(Reason.NOT_JOINED)
@@ -98,11 +102,17 @@ class LobbyService(Service):
             )
 
     async def start(
-        self, place: Place, actor: Actor, *, is_admin: bool, receipt: Receipt
-    ) -> PlayOutcome:
+        self,
+        place: Place,
+        actor: Actor,
+        *,
+        is_admin: bool,
+        receipt: Receipt,
+        game_id: int | None = None,
+    ) -> StartOutcome:
         """Deal the cards: the creator (or a chat admin) starts a lobby of 2 to 12 players."""
         async with self._change(place, receipt) as uow:
-            row = await self._lobby(uow, place)
+            row = await self._lobby(uow, place, game_id)
             self._check_may_manage(row, actor, is_admin)
             players = await uow.games.list_players(row.id)
             if len(players) < MIN_PLAYERS:
@@ -139,7 +149,9 @@ class LobbyService(Service):
                 uow, row, loaded, tuple(game.history), actor=actor, receipt=receipt
             )
             self._store.adopt(loaded)
-            return PlayOutcome(loaded.table(), tuple(game.history))
+            return StartOutcome(
+                await self._lobby_view(uow, row), PlayOutcome(loaded.table(), tuple(game.history))
+            )
 
     async def end(
         self, place: Place, actor: Actor, *, is_admin: bool, receipt: Receipt
@@ -192,8 +204,8 @@ class LobbyService(Service):
         if row.creator_id != actor.user_id and not is_admin:
             raise Refused(Reason.NOT_CREATOR)
 
-    async def _lobby(self, uow: UnitOfWork, place: Place) -> GameRow:
-        row = await self._active_game(uow, place)
+    async def _lobby(self, uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:
+        row = await self._active_game(uow, place, game_id)
         if row.status != GameStatus.LOBBY.value:
             raise Refused(Reason.NOT_IN_LOBBY)
         return row
@@ -208,4 +220,11 @@ class LobbyService(Service):
             (player.user_id, await self._name(uow, player.user_id))
             for player in await uow.games.list_players(row.id)
         ]
-        return LobbyView(row.id, row.creator_id, tuple(seated), row.status)
+        return LobbyView(row.id, row.creator_id, tuple(seated), row.status, row.lobby_message_id)
+
+    async def set_lobby_message(self, place: Place, game_id: int, message_id: int) -> None:
+        """Remember the message that shows the lobby, so later changes edit it."""
+        async with self._change(place, None) as uow:
+            row = await uow.games.get(game_id)
+            if row is not None:
+                row.lobby_message_id = message_id

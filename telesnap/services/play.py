@@ -27,7 +27,12 @@ class PlayService(Service):
     """Flip, call "Snap!" or "Snap Pot!", and decide races."""
 
     async def flip(
-        self, place: Place, actor: Actor, receipt: Receipt, seen_version: int | None = None
+        self,
+        place: Place,
+        actor: Actor,
+        receipt: Receipt,
+        seen_version: int | None = None,
+        game_id: int | None = None,
     ) -> PlayOutcome:
         """Flip for ``actor`` if it is their turn.
 
@@ -35,7 +40,7 @@ class PlayService(Service):
         command); a button on an older board is refused so one press cannot flip twice.
         """
         async with self._change(place, receipt) as uow:
-            row = await self._running_game(uow, place)
+            row = await self._running_game(uow, place, game_id)
             loaded = await self._store.load(uow, row)
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
@@ -60,6 +65,7 @@ class PlayService(Service):
         kind: CallKind,
         receipt: Receipt,
         seen_version: int | None = None,
+        game_id: int | None = None,
     ) -> CallOutcome:
         """Record a call and return its verdict on arrival.
 
@@ -67,7 +73,7 @@ class PlayService(Service):
         the monotonic clock of the receipt stamps.
         """
         async with self._change(place, receipt) as uow:
-            row = await self._running_game(uow, place)
+            row = await self._running_game(uow, place, game_id)
             loaded = await self._store.load(uow, row)
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
@@ -168,6 +174,15 @@ class PlayService(Service):
                 if deadline is not None:
                     races.append(OpenRace(loaded.place, row.id, deadline))
         return races
+
+    async def running_games(self) -> list[tuple[Place, PlayOutcome]]:
+        """Every running game and its table (to post them again after a restart)."""
+        async with UnitOfWork(self._sessions) as uow:
+            games = []
+            for row in await uow.games.list_running():
+                loaded = await self._store.load(uow, row)
+                games.append((loaded.place, PlayOutcome(loaded.table(), ())))
+            return games
 
     async def table(self, place: Place) -> PlayOutcome:
         """The topic's running game as it stands (to show it again)."""

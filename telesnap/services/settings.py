@@ -27,6 +27,14 @@ two presses made together, so "at the same time" means what players think it mea
 
 TIE_WINDOW_RANGE = (0, 2000)
 
+SETTING_NAMES = {
+    "tie_window": "tie_window_ms",
+    "match_mode": "match_mode",
+    "penalty": "wrong_call_penalty",
+    "flip_limit": "flip_limit",
+}
+"""The names people type in ``/settings NAME VALUE``, and the setting each one changes."""
+
 
 @dataclass(frozen=True, slots=True)
 class GameSettings:

@@ -94,6 +94,7 @@ class Reason(enum.Enum):
     OLD_BOARD = "old_board"
     GAME_OVER = "game_over"
     BAD_BUTTON = "bad_button"
+    OTHER_GAME = "other_game"
     UNKNOWN_SETTING = "unknown_setting"
     BAD_SETTING_VALUE = "bad_setting_value"
     DUPLICATE_UPDATE = "duplicate_update"

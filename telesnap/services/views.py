@@ -96,6 +96,7 @@ class LobbyView:
     creator_id: int
     players: tuple[tuple[int, str], ...]
     status: str
+    message_id: int | None = None
 
     @property
     def player_names(self) -> tuple[str, ...]:
@@ -136,4 +137,12 @@ class RaceOutcome:
     """A decided race: every caller's result and the table after it."""
 
     results: tuple[CallerResult, ...]
+    play: PlayOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class StartOutcome:
+    """A started game: its lobby as it now stands, and the first table."""
+
+    lobby: LobbyView
     play: PlayOutcome

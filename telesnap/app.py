@@ -1,0 +1,224 @@
+"""The one place where everything is wired: database, services, bot, transport.
+
+``telesnap run`` and the end-to-end tests both go through :class:`BotRunner`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import re
+import signal
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from .bot.application import BotApplication, build_application, publish_commands
+from .bot.callbacks import CallbackSigner
+from .bot.i18n import translator
+from .bot.outbox import FloodLimits, Outbox
+from .bot.receipts import ReceiptBook
+from .bot.runtime import Runtime, install
+from .bot.webhook import WebhookServer
+from .config import ConfigError, Settings, load_settings
+from .services.chat_settings import SettingsService
+from .services.lobby import LobbyService
+from .services.play import PlayService
+from .services.store import GameStore
+from .storage.database import create_engine, session_factory
+from .storage.migrate import upgrade_database
+
+logger = logging.getLogger(__name__)
+
+# python-telegram-bot 22 warns unless durations are timedeltas; opt in to the new behaviour.
+os.environ.setdefault("PTB_TIMEDELTA", "1")
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """How to receive updates by webhook instead of long polling."""
+
+    url: str
+    host: str
+    port: int
+    secret: str
+
+
+class BotRunner:
+    """Starts and stops the whole bot: migrations, database, application, transport."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        limits: FloodLimits | None = None,
+        shuffle_seed: int | None = None,
+        webhook: Webhook | None = None,
+        poll_interval: float = 0.0,
+    ) -> None:
+        if not settings.token:
+            raise ValueError("TELESNAP_TOKEN is required to run the bot")
+        self.settings = settings
+        self._limits = limits or FloodLimits()
+        self._shuffle_seed = shuffle_seed
+        self._webhook = webhook
+        self._poll_interval = poll_interval
+        self._engine: AsyncEngine | None = None
+        self.application: BotApplication | None = None
+        self.runtime: Runtime | None = None
+        self.webhook_server: WebhookServer | None = None
+
+    async def start(self) -> None:
+        """Migrate the database, connect, resume the running games and start listening."""
+        token = self.settings.token
+        assert token is not None
+        await upgrade_database(self.settings.database_url)
+        self._engine = create_engine(self.settings.database_url)
+        sessions = session_factory(self._engine)
+        store = GameStore()
+        signer = CallbackSigner.for_token(token)
+        book = ReceiptBook(signer)
+        application = build_application(token, self.settings.api_url, book)
+        self.application = application
+        runtime = Runtime(
+            bot=application.bot,
+            lobby=LobbyService(sessions, store, shuffle_seed=self._shuffle_seed),
+            play=PlayService(sessions, store),
+            settings=SettingsService(sessions, store),
+            outbox=Outbox(application.bot, self._limits),
+            book=book,
+            signer=signer,
+        )
+        self.runtime = runtime
+        install(application, runtime)
+        await application.initialize()
+        await publish_commands(application)
+        await application.start()
+        await self._resume(runtime)
+        if self._webhook is None:
+            assert application.updater is not None
+            await application.bot.delete_webhook()
+            await application.updater.start_polling(
+                poll_interval=self._poll_interval, timeout=30, drop_pending_updates=False
+            )
+        else:
+            server = WebhookServer(
+                application,
+                book,
+                secret=self._webhook.secret,
+                host=self._webhook.host,
+                port=self._webhook.port,
+                path=urlsplit(self._webhook.url).path or "/telegram",
+            )
+            await server.start()
+            self.webhook_server = server
+            await application.bot.set_webhook(self._webhook.url, secret_token=self._webhook.secret)
+        logger.info("telesnap is running as @%s", application.bot.username)
+
+    async def _resume(self, runtime: Runtime) -> None:
+        """Decide the races a stop interrupted and post every running game's table again."""
+        for race in await runtime.play.open_races():
+            runtime.referee.call_joined(race.place, race.deadline_ns, None)
+        for place, outcome in await runtime.play.running_games():
+            if outcome.table.is_race_open:
+                continue
+            tr = translator(runtime.language_for(place))
+            runtime.say(place, tr.gettext("♻️ I am back: the game goes on."))
+            runtime.show_play(place, outcome)
+
+    async def stop(self) -> None:
+        """Stop listening, finish what is in flight, and close everything."""
+        application = self.application
+        if application is not None:
+            if application.updater is not None and application.updater.running:
+                await application.updater.stop()
+            if self.webhook_server is not None:
+                await self.webhook_server.stop()
+            if application.running:
+                await application.stop()
+            if self.runtime is not None:
+                await self.runtime.close()
+            await application.shutdown()
+        if self._engine is not None:
+            await self._engine.dispose()
+
+    async def run_until_stopped(self) -> None:
+        """Run until SIGINT or SIGTERM."""
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+        await self.start()
+        try:
+            await stop.wait()
+        finally:
+            await self.stop()
+
+
+SHUFFLE_SEED_VARIABLE = "TELESNAP_SHUFFLE_SEED"
+
+
+def _fail(message: str) -> int:
+    print(f"telesnap: {message}", file=sys.stderr)
+    return 2
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # httpx logs every request URL, and those URLs contain the token.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def _webhook_from(args: argparse.Namespace) -> Webhook | None:
+    if args.webhook_url is None:
+        if args.secret:
+            raise ConfigError("--secret needs --webhook-url")
+        return None
+    if not args.webhook_url.startswith(("https://", "http://")):
+        raise ConfigError(f"--webhook-url must be an http(s) URL, not {args.webhook_url!r}")
+    if not args.secret or not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", args.secret):
+        raise ConfigError("--secret is required with --webhook-url: 1-256 of A-Z a-z 0-9 _ -")
+    host, _, port = args.listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"--listen must be HOST:PORT, not {args.listen!r}")
+    return Webhook(args.webhook_url, host, int(port), args.secret)
+
+
+def _shuffle_seed(environ: Mapping[str, str]) -> int | None:
+    text = environ.get(SHUFFLE_SEED_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{SHUFFLE_SEED_VARIABLE} must be a whole number, not {text!r}") from None
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``telesnap run``: run the bot until interrupted."""
+    try:
+        settings = load_settings()
+        webhook = _webhook_from(args)
+        seed = _shuffle_seed(os.environ)
+    except ConfigError as error:
+        return _fail(str(error))
+    _configure_logging(settings.log_level)
+    runner = BotRunner(settings, shuffle_seed=seed, webhook=webhook)
+    asyncio.run(runner.run_until_stopped())
+    return 0
+
+
+def upgrade_command(args: argparse.Namespace) -> int:
+    """``telesnap db upgrade``: apply every migration."""
+    try:
+        settings = load_settings(require_token=False)
+    except ConfigError as error:
+        return _fail(str(error))
+    asyncio.run(upgrade_database(settings.database_url))
+    print(f"telesnap: the database is up to date ({settings.database_url.split('://')[0]})")
+    return 0

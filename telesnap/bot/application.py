@@ -1,0 +1,132 @@
+"""The python-telegram-bot Application: the stamping bot, update ordering, handlers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any
+
+from telegram import BotCommand, Update
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    BaseUpdateProcessor,
+    CallbackQueryHandler,
+    CommandHandler,
+    ExtBot,
+    MessageHandler,
+    filters,
+)
+from telegram.request import HTTPXRequest
+
+from .callbacks import CALLBACK_PATTERN
+from .handlers import on_button, on_command, on_unknown_button, on_unknown_command
+from .i18n import translator
+from .receipts import ReceiptBook, topic_key
+
+COMMANDS = (
+    "start",
+    "help",
+    "rules",
+    "newgame",
+    "join",
+    "leave",
+    "startgame",
+    "endgame",
+    "kick",
+    "flip",
+    "snap",
+    "snappot",
+    "settings",
+)
+BotApplication = Application[Any, Any, Any, Any, Any, Any]
+
+
+class StampingBot(ExtBot[None]):
+    """A bot that stamps every batch of updates the moment ``getUpdates`` returns it."""
+
+    def __init__(self, book: ReceiptBook, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        with self._unfrozen():
+            self.receipt_book = book
+
+    async def get_updates(self, *args: Any, **kwargs: Any) -> tuple[Update, ...]:
+        """Fetch updates, then stamp them before anything else can delay them."""
+        updates = await super().get_updates(*args, **kwargs)
+        self.receipt_book.stamp(updates)
+        return updates
+
+
+class ChatOrderedProcessor(BaseUpdateProcessor):
+    """Handles one chat topic's updates in arrival order, and different topics concurrently.
+
+    Snap calls skip the queue: they are decided by their stamps, and a flip
+    waiting for a race to be decided must not hold back the calls of that race.
+    """
+
+    def __init__(self, book: ReceiptBook, max_concurrent_updates: int = 256) -> None:
+        super().__init__(max_concurrent_updates)
+        self._book = book
+        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
+
+    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
+        """Run the update's handlers, after the earlier updates of its topic."""
+        key = topic_key(update) if isinstance(update, Update) else None
+        if key is None or (isinstance(update, Update) and self._book.is_call(update)):
+            await coroutine
+            return
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            await coroutine
+
+    async def initialize(self) -> None:
+        """Nothing to set up."""
+
+    async def shutdown(self) -> None:
+        """Nothing to release."""
+
+
+def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplication:
+    """The Application with every handler registered.
+
+    It talks to ``api_url``: Telegram, a self-hosted Bot API server, or the emulator.
+    """
+    bot = StampingBot(
+        book,
+        token,
+        base_url=f"{api_url}/bot",
+        base_file_url=f"{api_url}/file/bot",
+        request=HTTPXRequest(connection_pool_size=64, read_timeout=15.0, write_timeout=15.0),
+        get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=40.0),
+    )
+    application = (
+        ApplicationBuilder().bot(bot).concurrent_updates(ChatOrderedProcessor(book)).build()
+    )
+    application.add_handler(CommandHandler(list(COMMANDS), on_command))
+    application.add_handler(CallbackQueryHandler(on_button, pattern=CALLBACK_PATTERN))
+    application.add_handler(CallbackQueryHandler(on_unknown_button))
+    application.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
+    return application
+
+
+async def publish_commands(application: BotApplication) -> None:
+    """Set the command menu that Telegram clients show."""
+    tr = translator("en")
+    descriptions = {
+        "start": tr.gettext("What this bot does"),
+        "help": tr.gettext("The commands"),
+        "rules": tr.gettext("The rules of Snap"),
+        "newgame": tr.gettext("Open a game here"),
+        "join": tr.gettext("Join the game"),
+        "leave": tr.gettext("Leave the game"),
+        "startgame": tr.gettext("Deal the cards"),
+        "endgame": tr.gettext("Stop the game"),
+        "kick": tr.gettext("Remove a player (reply to them)"),
+        "flip": tr.gettext("Flip your card"),
+        "snap": tr.gettext("Call Snap!"),
+        "snappot": tr.gettext("Call Snap Pot!"),
+        "settings": tr.gettext("Show or change the settings"),
+    }
+    await application.bot.set_my_commands(
+        [BotCommand(command, descriptions[command]) for command in COMMANDS]
+    )

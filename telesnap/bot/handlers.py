@@ -1,0 +1,302 @@
+"""The commands and button presses: thin handlers that call the services and show the result."""
+
+from __future__ import annotations
+
+from telegram import Message, Update
+from telegram.ext import ContextTypes
+
+from ..game import CallKind, CallVerdict
+from ..services.types import Actor, Place, Reason, Receipt, Refused
+from ..services.views import CallOutcome, LobbyView, PlayOutcome
+from .callbacks import Action, ButtonPress
+from .context import actor_of, as_manager, command_arguments, place_of_update
+from .i18n import language_of, translator
+from .races import Waiter
+from .render import name
+from .runtime import Runtime, runtime_of
+from .texts import (
+    help_text,
+    refusal_text,
+    rules_text,
+    settings_text,
+    verdict_toast,
+    wrong_call_toast,
+)
+
+Context = ContextTypes.DEFAULT_TYPE
+_NO_ARGUMENTS = ("newgame", "join", "leave", "startgame", "endgame", "flip", "snap", "snappot")
+
+
+def _show(runtime: Runtime, place: Place, result: LobbyView | PlayOutcome | None) -> None:
+    if isinstance(result, LobbyView):
+        runtime.show_lobby(place, result)
+    elif isinstance(result, PlayOutcome):
+        runtime.show_play(place, result)
+
+
+async def on_command(update: Update, context: Context) -> None:
+    """Every command of ours: check it, run it, and answer a refusal with a short reply."""
+    runtime = runtime_of(context)
+    message = update.effective_message
+    user = update.effective_user
+    if message is None or user is None or message.text is None:
+        return
+    place = place_of_update(update)
+    receipt = runtime.book.receipt_for(update)
+    actor = actor_of(user)
+    command = message.text.split()[0][1:].split("@")[0].lower()
+    tr = translator(language_of(user.language_code))
+    try:
+        if command in _NO_ARGUMENTS and command_arguments(message):
+            runtime.say(
+                place or _private(message),
+                tr.gettext("/{command} takes no arguments.").format(command=command),
+                message.message_id,
+            )
+            return
+        assert place is not None
+        await _run_command(runtime, command, message, place, actor, receipt)
+    except Refused as refused:
+        if refused.reason is not Reason.DUPLICATE_UPDATE and place is not None:
+            runtime.say(place, refusal_text(refused, tr), message.message_id)
+    finally:
+        runtime.book.finished(update)
+
+
+def _private(message: Message) -> Place:
+    return Place(message.chat.id, 0, message.chat.type)
+
+
+async def _run_command(
+    runtime: Runtime, command: str, message: Message, place: Place, actor: Actor, receipt: Receipt
+) -> None:
+    tr = translator(runtime.language_for(place))
+    lobby, play, bot = runtime.lobby, runtime.play, runtime.bot
+    if command in ("start", "help"):
+        runtime.say(place, help_text(tr))
+    elif command == "rules":
+        runtime.say(place, rules_text(tr))
+    elif command == "newgame":
+        runtime.show_lobby(place, await lobby.open(place, actor, receipt))
+    elif command == "join":
+        runtime.show_lobby(place, await lobby.join(place, actor, receipt))
+    elif command == "leave":
+        _show(runtime, place, await lobby.leave(place, actor, receipt))
+    elif command == "startgame":
+        started = await as_manager(
+            bot,
+            place,
+            actor,
+            lambda admin: lobby.start(place, actor, is_admin=admin, receipt=receipt),
+        )
+        runtime.show_lobby(place, started.lobby)
+        runtime.show_play(place, started.play)
+    elif command == "endgame":
+        ended = await as_manager(
+            bot,
+            place,
+            actor,
+            lambda admin: lobby.end(place, actor, is_admin=admin, receipt=receipt),
+        )
+        if ended is None:
+            runtime.say(place, tr.gettext("The game was called off."))
+        _show(runtime, place, ended)
+    elif command == "settings":
+        await _settings(runtime, message, place, actor)
+    elif command == "kick":
+        await _kick(runtime, message, place, actor, receipt)
+    elif command == "flip":
+        runtime.show_play(place, await _flip(runtime, place, actor, receipt, None, None))
+    elif command in ("snap", "snappot"):
+        kind = CallKind.SNAP if command == "snap" else CallKind.SNAP_POT
+        outcome = await play.call(place, actor, kind, receipt)
+        _after_call(runtime, place, outcome, None, actor)
+        if outcome.verdict in (CallVerdict.TOO_LATE, CallVerdict.TOO_SLOW):
+            runtime.say(
+                place, verdict_toast(outcome.verdict, outcome.behind_ms, tr), message.message_id
+            )
+
+
+async def _settings(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
+    tr = translator(runtime.language_for(place))
+    words = command_arguments(message)
+    if len(words) == 2:
+        name_, value = words
+        current = await as_manager(
+            runtime.bot,
+            place,
+            actor,
+            lambda admin: runtime.settings.change(place, actor, name_, value, is_admin=admin),
+        )
+        runtime.say(
+            place,
+            tr.gettext("Saved. The next game plays by these settings:")
+            + "\n"
+            + settings_text(current, tr),
+            message.message_id,
+        )
+        return
+    if words:
+        runtime.say(
+            place,
+            tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150."),
+            message.message_id,
+        )
+        return
+    runtime.say(place, settings_text(await runtime.settings.show(place), tr), message.message_id)
+
+
+async def _kick(
+    runtime: Runtime, message: Message, place: Place, actor: Actor, receipt: Receipt
+) -> None:
+    tr = translator(runtime.language_for(place))
+    target = message.reply_to_message.from_user if message.reply_to_message else None
+    if target is None or target.is_bot:
+        runtime.say(
+            place,
+            tr.gettext("Reply with /kick to a message of the player you want to remove."),
+            message.message_id,
+        )
+        return
+    result = await as_manager(
+        runtime.bot,
+        place,
+        actor,
+        lambda admin: runtime.lobby.kick(place, actor, target.id, is_admin=admin, receipt=receipt),
+    )
+    _show(runtime, place, result)
+
+
+async def _flip(
+    runtime: Runtime,
+    place: Place,
+    actor: Actor,
+    receipt: Receipt,
+    version: int | None,
+    game_id: int | None,
+) -> PlayOutcome:
+    """Flip; a flip that arrives while a race is collecting waits until it is decided."""
+    try:
+        return await runtime.play.flip(place, actor, receipt, version, game_id)
+    except Refused as refused:
+        if refused.reason is not Reason.RACE_OPEN:
+            raise
+    await runtime.referee.wait_until_decided(place)
+    return await runtime.play.flip(place, actor, receipt, version, game_id)
+
+
+def _after_call(
+    runtime: Runtime, place: Place, outcome: CallOutcome, query_id: str | None, actor: Actor
+) -> None:
+    if outcome.verdict is CallVerdict.PENDING and outcome.race_deadline_ns is not None:
+        waiter = (
+            Waiter(query_id, actor.user_id, language_of(actor.language_code))
+            if query_id is not None
+            else None
+        )
+        runtime.referee.call_joined(place, outcome.race_deadline_ns, waiter)
+    if outcome.verdict is CallVerdict.WRONG:
+        runtime.show_play(place, outcome.play)
+
+
+async def on_button(update: Update, context: Context) -> None:
+    """A press on one of our buttons: check it is authentic, current and ours, then act."""
+    runtime = runtime_of(context)
+    query = update.callback_query
+    if query is None:
+        return
+    receipt = runtime.book.receipt_for(update)
+    actor = actor_of(query.from_user)
+    tr = translator(language_of(query.from_user.language_code))
+    place = place_of_update(update)
+    press = runtime.signer.decode(query.data)
+    try:
+        if press is None or place is None:
+            raise Refused(Reason.BAD_BUTTON)
+        toast = await _run_button(runtime, press, place, actor, receipt, query.id)
+        if toast is not None:
+            await query.answer(toast)
+    except Refused as refused:
+        await query.answer(refusal_text(refused, tr))
+    finally:
+        runtime.book.finished(update)
+
+
+async def _run_button(
+    runtime: Runtime,
+    press: ButtonPress,
+    place: Place,
+    actor: Actor,
+    receipt: Receipt,
+    query_id: str,
+) -> str | None:
+    """Act on a press; return the toast, or None when the answer comes later (a race)."""
+    tr = translator(language_of(actor.language_code))
+    lobby, game_id = runtime.lobby, press.game_id
+    if press.action is Action.JOIN:
+        runtime.show_lobby(place, await lobby.join(place, actor, receipt, game_id))
+        return tr.gettext("You joined the game.")
+    if press.action is Action.LEAVE:
+        _show(runtime, place, await lobby.leave(place, actor, receipt, game_id))
+        return tr.gettext("You left the game.")
+    if press.action is Action.START:
+        started = await as_manager(
+            runtime.bot,
+            place,
+            actor,
+            lambda admin: lobby.start(
+                place, actor, is_admin=admin, receipt=receipt, game_id=game_id
+            ),
+        )
+        runtime.show_lobby(place, started.lobby)
+        runtime.show_play(place, started.play)
+        return tr.gettext("The cards are dealt!")
+    if press.action is Action.FLIP:
+        outcome = await _flip(runtime, place, actor, receipt, press.version, game_id)
+        runtime.show_play(place, outcome)
+        return ""
+    kind = CallKind.SNAP if press.action is Action.SNAP else CallKind.SNAP_POT
+    called = await runtime.play.call(place, actor, kind, receipt, press.version, game_id)
+    _after_call(runtime, place, called, query_id, actor)
+    if called.verdict is CallVerdict.PENDING:
+        return None
+    if called.verdict is CallVerdict.WRONG:
+        return wrong_call_toast(any(op.kind == "penalty_paid" for op in called.play.operations), tr)
+    return verdict_toast(called.verdict, called.behind_ms, tr)
+
+
+async def on_unknown_button(update: Update, context: Context) -> None:
+    """A press whose data is not one of ours (forged, or from an older bot)."""
+    query = update.callback_query
+    runtime = runtime_of(context)
+    try:
+        if query is not None:
+            tr = translator(language_of(query.from_user.language_code))
+            await query.answer(refusal_text(Refused(Reason.BAD_BUTTON), tr))
+    finally:
+        runtime.book.finished(update)
+
+
+async def on_unknown_command(update: Update, context: Context) -> None:
+    """A command we do not have (addressed to us, or to nobody in particular)."""
+    runtime = runtime_of(context)
+    message = update.effective_message
+    try:
+        if message is None or message.text is None:
+            return
+        target = message.text.split()[0].partition("@")[2]
+        if target and target.lower() != (context.bot.username or "").lower():
+            return
+        place = place_of_update(update)
+        user = update.effective_user
+        tr = translator(language_of(user.language_code if user else None))
+        if place is not None:
+            runtime.say(
+                place,
+                tr.gettext("I don't know {command}. /help lists what I can do.").format(
+                    command=name(message.text.split()[0])
+                ),
+                message.message_id,
+            )
+    finally:
+        runtime.book.finished(update)

@@ -1,0 +1,117 @@
+"""The posts the bot sends through the outbox: boards, lobby edits and plain replies."""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram import Bot, InlineKeyboardMarkup, Message
+from telegram.constants import ParseMode
+
+from ..services.views import TableView
+from .callbacks import CallbackSigner
+from .outbox import Post
+from .render import board_keyboard, compose_board
+
+BoardShown = Callable[[TableView, Message], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class BoardPost:
+    """A new message showing a game's table, with the events since the previous one."""
+
+    chat_id: int
+    thread_id: int
+    events: list[str]
+    table: TableView
+    signer: CallbackSigner
+    tr: gettext.NullTranslations
+    on_shown: BoardShown | None = None
+    key: str | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = f"board:{self.table.game_id}"
+
+    async def send(self, bot: Bot) -> Message:
+        """Send the board; then report the message as shown (for reaction times)."""
+        message = await bot.send_message(
+            self.chat_id,
+            compose_board(self.events, self.table, self.tr),
+            parse_mode=ParseMode.HTML,
+            reply_markup=board_keyboard(self.table, self.signer, self.tr),
+            message_thread_id=self.thread_id or None,
+        )
+        if self.on_shown is not None:
+            await self.on_shown(self.table, message)
+        return message
+
+    def absorb(self, newer: Post) -> bool:
+        """Take a newer board of the same game: its events are added, its table shown."""
+        if not isinstance(newer, BoardPost):
+            return False
+        self.events.extend(newer.events)
+        self.table = newer.table
+        self.tr = newer.tr
+        return True
+
+
+@dataclass(eq=False)
+class TextPost:
+    """A new HTML message (a reply, an announcement, a lobby)."""
+
+    chat_id: int
+    thread_id: int
+    text: str
+    reply_markup: InlineKeyboardMarkup | None = None
+    reply_to: int | None = None
+    key: str | None = None
+
+    async def send(self, bot: Bot) -> Message:
+        """Send the message."""
+        return await bot.send_message(
+            self.chat_id,
+            self.text,
+            parse_mode=ParseMode.HTML,
+            reply_markup=self.reply_markup,
+            message_thread_id=self.thread_id or None,
+            reply_to_message_id=self.reply_to,
+            allow_sending_without_reply=True,
+        )
+
+    def absorb(self, newer: Post) -> bool:
+        """Plain messages never merge."""
+        return False
+
+
+@dataclass(eq=False)
+class EditPost:
+    """A new text for an existing message; a waiting edit of the same message is replaced."""
+
+    chat_id: int
+    message_id: int
+    text: str
+    reply_markup: InlineKeyboardMarkup | None = None
+    key: str | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = f"edit:{self.message_id}"
+
+    async def send(self, bot: Bot) -> Any:
+        """Edit the message (an identical edit counts as done)."""
+        return await bot.edit_message_text(
+            self.text,
+            chat_id=self.chat_id,
+            message_id=self.message_id,
+            parse_mode=ParseMode.HTML,
+            reply_markup=self.reply_markup,
+        )
+
+    def absorb(self, newer: Post) -> bool:
+        """Only the newest text of a message matters."""
+        if not isinstance(newer, EditPost):
+            return False
+        self.text = newer.text
+        self.reply_markup = newer.reply_markup
+        return True

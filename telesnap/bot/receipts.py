@@ -1,0 +1,99 @@
+"""Receipt stamps: the moment each update entered the process, taken before it waits.
+
+Telegram's callback queries carry no time, so the only fair clock for a Snap
+race is ours. Updates are stamped where they enter: when ``getUpdates``
+returns (one stamp per batch; equal stamps are ordered by update_id) or when
+the webhook request arrives. The book also tracks "call" updates that are
+stamped but not yet handled, so a race is never decided while a call stamped
+inside its window is still on its way through the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from telegram import Update
+
+from ..services.types import Receipt
+from .callbacks import Action, CallbackSigner
+
+_CALL_COMMANDS = ("/snap", "/snappot")
+
+
+def topic_key(update: Update) -> tuple[int, int] | None:
+    """The (chat id, topic id) an update belongs to, or None."""
+    message = update.effective_message
+    chat = update.effective_chat
+    if chat is None:
+        return None
+    thread = message.message_thread_id if message and message.is_topic_message else None
+    return (chat.id, thread or 0)
+
+
+@dataclass
+class ReceiptBook:
+    """Stamps updates on arrival and keeps the stamps until their handlers ask for them."""
+
+    signer: CallbackSigner
+    _receipts: dict[int, Receipt] = field(default_factory=dict)
+    _calls_in_flight: dict[int, tuple[tuple[int, int], int]] = field(default_factory=dict)
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def stamp(self, updates: Iterable[Update]) -> None:
+        """Stamp a batch of updates that has just entered the process."""
+        monotonic_ns = time.monotonic_ns()
+        wall = datetime.now(UTC)
+        for update in updates:
+            self._receipts[update.update_id] = Receipt(monotonic_ns, wall, update.update_id)
+            key = topic_key(update)
+            if key is not None and self.is_call(update):
+                self._calls_in_flight[update.update_id] = (key, monotonic_ns)
+
+    def is_call(self, update: Update) -> bool:
+        """Whether the update is a "Snap!" or "Snap Pot!" call (a press or a command)."""
+        query = update.callback_query
+        if query is not None:
+            press = self.signer.decode(query.data)
+            return press is not None and press.action in (Action.SNAP, Action.SNAP_POT)
+        message = update.effective_message
+        text = message.text if message and message.text else ""
+        command = text.split(maxsplit=1)[0].split("@")[0].lower() if text else ""
+        return command in _CALL_COMMANDS
+
+    def receipt_for(self, update: Update) -> Receipt:
+        """The update's receipt (stamped now if it somehow entered unstamped)."""
+        receipt = self._receipts.pop(update.update_id, None)
+        if receipt is None:
+            receipt = Receipt(time.monotonic_ns(), datetime.now(UTC), update.update_id)
+        return receipt
+
+    def finished(self, update: Update) -> None:
+        """Note that an update's handler is done (its call, if any, is registered)."""
+        self._receipts.pop(update.update_id, None)
+        if self._calls_in_flight.pop(update.update_id, None) is not None:
+            self._changed.set()
+
+    def _pending_before(self, key: tuple[int, int], deadline_ns: int) -> bool:
+        return any(
+            topic == key and stamp <= deadline_ns for topic, stamp in self._calls_in_flight.values()
+        )
+
+    async def wait_for_calls(
+        self, key: tuple[int, int], deadline_ns: int, timeout_s: float = 2.0
+    ) -> None:
+        """Wait until every call for ``key`` stamped by ``deadline_ns`` has been handled."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + timeout_s
+        while self._pending_before(key, deadline_ns):
+            self._changed.clear()
+            remaining = give_up - loop.time()
+            if remaining <= 0:
+                return
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                return

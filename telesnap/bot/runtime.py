@@ -1,0 +1,153 @@
+"""Everything the handlers share: services, the outbox, the referee, and how to show things."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from telegram import Bot, Message
+from telegram.error import TelegramError
+from telegram.ext import Application, ContextTypes
+
+from ..services.chat_settings import SettingsService
+from ..services.lobby import LobbyService
+from ..services.play import PlayService
+from ..services.types import Place, Receipt
+from ..services.views import LobbyView, PlayOutcome, RaceOutcome, TableView
+from .callbacks import CallbackSigner
+from .i18n import DEFAULT_LANGUAGE, translator
+from .outbox import Outbox
+from .posts import BoardPost, EditPost, TextPost
+from .races import RaceReferee
+from .receipts import ReceiptBook
+from .render import describe, lobby_keyboard, render_lobby
+
+logger = logging.getLogger(__name__)
+
+RUNTIME_KEY = "telesnap"
+
+
+@dataclass(eq=False)
+class Runtime:
+    """The bot's shared state, kept in ``application.bot_data``."""
+
+    bot: Bot
+    lobby: LobbyService
+    play: PlayService
+    settings: SettingsService
+    outbox: Outbox
+    book: ReceiptBook
+    signer: CallbackSigner
+    referee: RaceReferee = field(init=False)
+    _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.referee = RaceReferee(self.bot, self.play, self.book, self.show_race)
+
+    def language_for(self, place: Place) -> str:
+        """The language the chat's messages are written in."""
+        return DEFAULT_LANGUAGE
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        """Run a coroutine in the background, keeping a reference until it ends."""
+        task = asyncio.create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- showing things -----------------------------------------------------------------
+
+    def show_play(self, place: Place, outcome: PlayOutcome) -> None:
+        """Post what happened and the table (merged into a waiting board of the game)."""
+        tr = translator(self.language_for(place))
+        events = [
+            line
+            for op in outcome.operations
+            if (line := describe(op, outcome.table, tr)) is not None
+        ]
+        self.outbox.submit(
+            place.chat_id,
+            BoardPost(
+                place.chat_id,
+                place.thread_id,
+                events,
+                outcome.table,
+                self.signer,
+                tr,
+                on_shown=self._board_shown(place),
+            ),
+        )
+
+    async def show_race(self, place: Place, outcome: RaceOutcome) -> None:
+        """Show the table after a decided race."""
+        self.show_play(place, outcome.play)
+
+    def _board_shown(self, place: Place) -> Any:
+        async def shown(table: TableView, message: Message) -> None:
+            receipt = Receipt(time.monotonic_ns(), datetime.now(UTC))
+            try:
+                await self.play.record_board_shown(
+                    place, table.game_id, table.board_version, message.message_id, receipt
+                )
+            except Exception:
+                logger.exception("could not record the board of game %s", table.game_id)
+
+        return shown
+
+    def say(self, place: Place, text: str, reply_to: int | None = None) -> None:
+        """Post a message in the topic."""
+        self.outbox.submit(
+            place.chat_id, TextPost(place.chat_id, place.thread_id, text, reply_to=reply_to)
+        )
+
+    def show_lobby(self, place: Place, lobby: LobbyView) -> None:
+        """Edit the lobby message, or post a new one (and remember it) when there is none."""
+        tr = translator(self.language_for(place))
+        text = render_lobby(lobby, tr)
+        keyboard = lobby_keyboard(lobby, self.signer, tr)
+        if lobby.message_id is not None:
+            self.outbox.submit(
+                place.chat_id, EditPost(place.chat_id, lobby.message_id, text, keyboard)
+            )
+            return
+        future = self.outbox.submit(
+            place.chat_id, TextPost(place.chat_id, place.thread_id, text, keyboard)
+        )
+        self.spawn(self._remember_lobby(place, lobby.game_id, future))
+
+    async def _remember_lobby(
+        self, place: Place, game_id: int, future: asyncio.Future[Any]
+    ) -> None:
+        try:
+            message = await future
+        except TelegramError:
+            return
+        await self.lobby.set_lobby_message(place, game_id, message.message_id)
+
+    async def close(self) -> None:
+        """Stop the referee, let the outbox send what it holds (briefly), then stop."""
+        await self.referee.close()
+        try:
+            await asyncio.wait_for(self.outbox.flush(), 5.0)
+        except TimeoutError:
+            logger.warning("stopping with messages unsent; the tables are posted again at start")
+        await self.outbox.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def runtime_of(context: ContextTypes.DEFAULT_TYPE) -> Runtime:
+    """The runtime stored in the application."""
+    runtime = context.bot_data[RUNTIME_KEY]
+    assert isinstance(runtime, Runtime)
+    return runtime
+
+
+def install(application: Application[Any, Any, Any, Any, Any, Any], runtime: Runtime) -> None:
+    """Store the runtime in the application."""
+    application.bot_data[RUNTIME_KEY] = runtime

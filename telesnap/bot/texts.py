@@ -1,0 +1,133 @@
+"""The bot's own sentences: refusals, toasts, help and rules (all translatable)."""
+
+from __future__ import annotations
+
+import gettext
+
+from ..game import CallVerdict
+from ..game.engine import MAX_PLAYERS, MIN_PLAYERS
+from ..services.settings import GameSettings
+from ..services.types import Reason, Refused
+
+
+def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
+    """A short answer saying why an action was refused."""
+    reason = refused.reason
+    details = refused.details
+    texts = {
+        Reason.PRIVATE_CHAT: tr.gettext(
+            "Snap is played in groups: add me to a group and send /newgame there."
+        ),
+        Reason.NO_GAME: tr.gettext("There is no game here. Send /newgame to open one."),
+        Reason.GAME_EXISTS: tr.gettext("A game is already open here. Send /join to take part."),
+        Reason.NOT_IN_LOBBY: tr.gettext("The game has already started; wait for the next one."),
+        Reason.ALREADY_JOINED: tr.gettext("You have already joined."),
+        Reason.NOT_JOINED: tr.gettext("That player is not in this game."),
+        Reason.LOBBY_FULL: tr.gettext("The game is full ({max} players).").format(
+            max=details.get("max", MAX_PLAYERS)
+        ),
+        Reason.TOO_FEW_PLAYERS: tr.gettext("Snap needs at least {min} players.").format(
+            min=details.get("min", MIN_PLAYERS)
+        ),
+        Reason.NOT_CREATOR: tr.gettext("Only the game's creator or a chat admin can do that."),
+        Reason.NOT_ADMIN: tr.gettext("Only a chat admin can do that."),
+        Reason.NOT_PLAYING: tr.gettext("You are not playing in this game."),
+        Reason.PLAYER_OUT: tr.gettext("You have no cards left, so you are out of this game."),
+        Reason.NOT_YOUR_TURN: tr.gettext("It is not your turn to flip."),
+        Reason.RACE_OPEN: tr.gettext("Wait: a Snap race is being decided."),
+        Reason.ALREADY_CALLED: tr.gettext("You have already called; wait for the result."),
+        Reason.OLD_BOARD: tr.gettext("This is an old message: use the newest one."),
+        Reason.GAME_OVER: tr.gettext("This game is over."),
+        Reason.BAD_BUTTON: tr.gettext("This button is not valid."),
+        Reason.UNKNOWN_SETTING: tr.gettext("There is no setting called {name}.").format(
+            name=details.get("name", "?")
+        ),
+        Reason.BAD_SETTING_VALUE: tr.gettext("{name} must be one of: {allowed}.").format(
+            name=details.get("name", "?"), allowed=details.get("allowed", "?")
+        ),
+        Reason.DUPLICATE_UPDATE: tr.gettext("Already done."),
+    }
+    return texts[reason]
+
+
+def verdict_toast(verdict: CallVerdict, behind_ms: int | None, tr: gettext.NullTranslations) -> str:
+    """What a caller is told about their call."""
+    if verdict is CallVerdict.WON:
+        return tr.gettext("⚡ You win!")
+    if verdict is CallVerdict.TIED:
+        return tr.gettext("🤝 A tie: the piles go into the Snap Pot.")
+    if verdict is CallVerdict.TOO_SLOW:
+        return tr.gettext("🐢 Too slow by {ms} ms.").format(ms=behind_ms or 0)
+    if verdict is CallVerdict.TOO_LATE:
+        return tr.gettext("⌛ Too late: the cards have changed since.")
+    if verdict is CallVerdict.WRONG:
+        return tr.gettext("❌ Nothing matches! That call costs you a card.")
+    return tr.gettext("⏱ Called! Waiting for the others…")
+
+
+def wrong_call_toast(penalised: bool, tr: gettext.NullTranslations) -> str:
+    """The toast of a wrong call, with or without the penalty."""
+    if penalised:
+        return verdict_toast(CallVerdict.WRONG, None, tr)
+    return tr.gettext("❌ Nothing matches!")
+
+
+def help_text(tr: gettext.NullTranslations) -> str:
+    """The /help message."""
+    return "\n".join(
+        [
+            tr.gettext(
+                "<b>Snap</b>: flip cards in turn; when two face-up cards match, be the "
+                "first to press Snap!"
+            ),
+            "",
+            tr.gettext("/newgame: open a game here (then Join and Start)"),
+            tr.gettext("/join, /leave: join or leave the game"),
+            tr.gettext("/startgame: deal the cards (creator or admin)"),
+            tr.gettext("/flip: flip your card when it is your turn"),
+            tr.gettext("/snap, /snappot: call Snap! or Snap Pot!"),
+            tr.gettext("/endgame: stop the game (creator or admin)"),
+            tr.gettext("/kick: reply to a player's message to remove them (creator or admin)"),
+            tr.gettext("/settings: show or change this chat's settings"),
+            tr.gettext("/rules: the rules"),
+        ]
+    )
+
+
+def rules_text(tr: gettext.NullTranslations) -> str:
+    """The /rules message."""
+    return "\n".join(
+        [
+            tr.gettext("<b>The rules of Snap</b>"),
+            tr.gettext("• 2 to 12 players share a 52-card deck, dealt face down."),
+            tr.gettext("• In turn, each player flips the top card of their pile face up."),
+            tr.gettext(
+                "• When two face-up cards match, press Snap!: the fastest takes both piles."
+            ),
+            tr.gettext(
+                "• Presses that land within the tie window tie: the piles go into the Snap Pot."
+            ),
+            tr.gettext(
+                "• When a face-up card matches the pot's top card, press Snap Pot! to take the pot."
+            ),
+            tr.gettext("• A wrong call costs you a card, given to the player who flipped last."),
+            tr.gettext("• With no cards left you are out. Hold every card outside the pot to win."),
+        ]
+    )
+
+
+def settings_text(settings: GameSettings, tr: gettext.NullTranslations) -> str:
+    """The settings as ``/settings`` shows them, with the names to change them by."""
+    on_off = tr.gettext("on") if settings.wrong_call_penalty else tr.gettext("off")
+    limit = str(settings.flip_limit) if settings.flip_limit else tr.gettext("none")
+    return "\n".join(
+        [
+            tr.gettext("<b>Settings</b> (change with /settings NAME VALUE, admins only)"),
+            tr.gettext("tie_window: {value} ms (0-2000)").format(value=settings.tie_window_ms),
+            tr.gettext("match_mode: {value} (rank, rank_and_colour, suit)").format(
+                value=settings.match_mode.value
+            ),
+            tr.gettext("penalty: {value} (on, off)").format(value=on_off),
+            tr.gettext("flip_limit: {value} (10-100000, or off)").format(value=limit),
+        ]
+    )

@@ -1,0 +1,175 @@
+"""A table of players driving the real bot through the emulator, as people would."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from telesnap.app import BotRunner
+from telesnap.bot.outbox import FloodLimits
+from telesnap.config import Settings
+from telesnap.emulator.client import EmulatorClient
+from telesnap.emulator.records import Toast, TranscriptMessage
+from telesnap.emulator.testing import RunningEmulator
+
+PLAYER_LINE = re.compile(
+    r"^(?:▶ )?(?P<name>.+?): (?P<top>\S+) · (?P<down>\d+) face-down · (?P<up>\d+) face-up$"
+)
+TURN_LINE = re.compile(r"^Turn: (?P<name>.+)$")
+NO_FLOOD = FloodLimits(enabled=False)
+
+
+@dataclass
+class Board:
+    """A board message as players read it."""
+
+    message: TranscriptMessage
+    tops: dict[str, str]
+    turn: str | None
+
+    @property
+    def has_match(self) -> bool:
+        ranks = [top[:-1] for top in self.tops.values() if top != "—"]
+        return len(ranks) != len(set(ranks))
+
+
+def read_board(message: TranscriptMessage) -> Board:
+    tops: dict[str, str] = {}
+    turn = None
+    for line in message.text.splitlines():
+        if player := PLAYER_LINE.match(line):
+            tops[player["name"]] = player["top"]
+        elif found := TURN_LINE.match(line):
+            turn = found["name"]
+    return Board(message, tops, turn)
+
+
+@dataclass
+class Table:
+    """A group chat with players, and the bot running against the emulator."""
+
+    running: RunningEmulator
+    database_url: str
+    chat_id: int
+    players: dict[str, int]
+    thread_id: int | None = None
+    runner: BotRunner | None = None
+    shuffle_seed: int | None = 7
+    limits: FloodLimits = NO_FLOOD
+    seen_boards: set[int] = field(default_factory=set)
+
+    @property
+    def client(self) -> EmulatorClient:
+        return self.running.client
+
+    async def start_bot(self) -> BotRunner:
+        settings = Settings(
+            token=self.running.token, api_url=self.running.url, database_url=self.database_url
+        )
+        self.runner = BotRunner(settings, limits=self.limits, shuffle_seed=self.shuffle_seed)
+        await self.runner.start()
+        return self.runner
+
+    async def stop_bot(self) -> None:
+        if self.runner is not None:
+            await self.runner.stop()
+            self.runner = None
+
+    async def command(self, player: str, command: str, args: str = "") -> int:
+        return await self.client.send_command(
+            self.chat_id, self.players[player], command, args, message_thread_id=self.thread_id
+        )
+
+    async def messages(self) -> list[TranscriptMessage]:
+        return [
+            m
+            for m in await self.client.transcript(self.chat_id)
+            if self.thread_id is None or m.message_thread_id == self.thread_id
+        ]
+
+    async def wait_for_text(self, fragment: str, timeout: float = 10.0) -> TranscriptMessage:
+        return await self.client.wait_for_message(
+            self.chat_id,
+            lambda m: (
+                fragment in m.text
+                and (self.thread_id is None or m.message_thread_id == self.thread_id)
+            ),
+            timeout=timeout,
+        )
+
+    async def press(self, player: str, message: TranscriptMessage, button: str) -> Toast:
+        query_id = await self.client.press(
+            self.chat_id, message.message_id, self.players[player], button_text=button
+        )
+        return await self.client.wait_for_toast(callback_query_id=query_id)
+
+    async def open_and_start(self, names: Sequence[str]) -> Board:
+        first, *others = names
+        await self.command(first, "newgame")
+        lobby = await self.wait_for_text("A game of Snap is starting")
+        for other in others:
+            await self.press(other, lobby, "Join")
+        await self.press(first, lobby, "Start")
+        return await self.next_board()
+
+    async def next_board(self, timeout: float = 10.0) -> Board:
+        """Wait for a board message not read before, and read it."""
+        message = await self.client.wait_for_message(
+            self.chat_id,
+            lambda m: (
+                m.message_id not in self.seen_boards
+                and ("face-down" in m.text or " wins" in m.text or "Nobody wins" in m.text)
+                and (self.thread_id is None or m.message_thread_id == self.thread_id)
+            ),
+            timeout=timeout,
+        )
+        self.seen_boards.add(message.message_id)
+        return read_board(message)
+
+    async def latest_board(self) -> Board:
+        boards = [m for m in await self.messages() if "face-down" in m.text]
+        assert boards, "no board yet"
+        self.seen_boards.update(m.message_id for m in boards)
+        return read_board(boards[-1])
+
+
+@asynccontextmanager
+async def table_with(
+    running: RunningEmulator,
+    database_url: str,
+    names: Sequence[str],
+    *,
+    forum_topic: str | None = None,
+    admins: Sequence[str] = (),
+    shuffle_seed: int | None = 7,
+    limits: FloodLimits = NO_FLOOD,
+) -> AsyncIterator[Table]:
+    client = running.client
+    players = {}
+    for name in names:
+        user = await client.create_user(name)
+        players[name] = int(user["id"])
+    chat = await client.create_chat(
+        "supergroup" if forum_topic else "group",
+        title="Snap club",
+        members=list(players.values()),
+        admins=[players[name] for name in admins],
+        forum=forum_topic is not None,
+    )
+    table = Table(
+        running, database_url, int(chat["id"]), players, shuffle_seed=shuffle_seed, limits=limits
+    )
+    if forum_topic is not None:
+        table.thread_id = await client.create_topic(table.chat_id, forum_topic)
+    await table.start_bot()
+    try:
+        yield table
+    finally:
+        await table.stop_bot()
+
+
+def database_file(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
