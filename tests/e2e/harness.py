@@ -90,7 +90,7 @@ class Table:
             if self.thread_id is None or m.message_thread_id == self.thread_id
         ]
 
-    async def wait_for_text(self, fragment: str, timeout: float = 10.0) -> TranscriptMessage:
+    async def wait_for_text(self, fragment: str, limit_s: float = 10.0) -> TranscriptMessage:
         return await self.client.wait_for_message(
             self.chat_id,
             lambda m: (
@@ -115,7 +115,7 @@ class Table:
         await self.press(first, lobby, "Start")
         return await self.next_board()
 
-    async def next_board(self, timeout: float = 10.0) -> Board:
+    async def next_board(self, limit_s: float = 10.0) -> Board:
         """Wait for a board message not read before, and read it."""
         message = await self.client.wait_for_message(
             self.chat_id,
@@ -124,7 +124,7 @@ class Table:
                 and ("face-down" in m.text or " wins" in m.text or "Nobody wins" in m.text)
                 and (self.thread_id is None or m.message_thread_id == self.thread_id)
             ),
-            timeout=timeout,
+            timeout=limit_s,
         )
         self.seen_boards.add(message.message_id)
         return read_board(message)
