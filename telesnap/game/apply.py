@@ -47,6 +47,8 @@ def _settle_turn(board: Board) -> None:
 def apply_game_started(board: Board, op: GameStarted) -> None:
     """Deal the deck one card at a time, starting left of the dealer."""
     _check(not board.seats, "the cards were dealt twice")
+    _check(0 <= op.dealer < op.player_count, "the dealer is not one of the players")
+    _check(len(set(op.deck)) == len(op.deck), "the deck holds a card twice")
     board.seats = [Seat() for _ in range(op.player_count)]
     board.dealer = op.dealer
     board.match_mode = op.match_mode
@@ -92,6 +94,9 @@ def apply_race_resolved(board: Board, op: RaceResolved) -> None:
     first_stamp = min(call.stamp_ns for call in board.pending_calls)
     board.last_race = RaceMemory(board.board_version, first_stamp)
     board.pending_calls.clear()
+    # The wrong calls made during the race are paid by the PenaltyPaid operations that
+    # follow; a caller left with no cards pays nothing, so the list is cleared here.
+    board.deferred_wrong_calls.clear()
     piles = [board.seats[index].face_up for index in op.piles]
     if len(op.winners) == 1:
         receiver = board.seats[op.winners[0]].face_down

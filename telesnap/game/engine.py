@@ -252,23 +252,44 @@ class Game(Board):
             cards,
             results,
         )
+        wrong_callers = self._wrong_callers_in_stamp_order()
         self._record(op)
-        for seat in list(self.deferred_wrong_calls):
+        for seat in wrong_callers:
             self._pay_penalty(seat)
-        self.deferred_wrong_calls.clear()
         self._settle()
         return op
+
+    def _wrong_callers_in_stamp_order(self) -> list[int]:
+        """The seats whose wrong calls wait for the race, ordered by stamp then sequence.
+
+        Paying in stamp order (not arrival order) keeps the result independent of the
+        order in which the calls were handled. While a race is open only calls are
+        recorded, so the race's calls are the SnapCalled operations at the end of the history.
+        """
+        waiting = set(self.deferred_wrong_calls)
+        keys: dict[int, tuple[int, int, int]] = {}
+        for op in reversed(self.history):
+            if not isinstance(op, SnapCalled):
+                break
+            if op.seat in waiting and op.verdict is CallVerdict.WRONG:
+                keys[op.seat] = (op.stamp_ns, op.sequence, op.seat)
+        return sorted(waiting, key=lambda seat: keys.get(seat, (0, 0, seat)))
 
     # -- leave and end ------------------------------------------------------------------
 
     def verify_remove(self, seat: int) -> None:
-        """Raise unless ``seat`` can leave (or be removed from) the game now."""
+        """Raise unless ``seat`` can leave (or be removed from) the game now.
+
+        A player who is out has no cards to hand on and cannot leave (PlayerOutError).
+        """
         if not self.is_started:
             raise SetupError("The cards have not been dealt yet.")
         if self.is_over:
             raise GameOverError("The game is over.")
         if not 0 <= seat < len(self.seats) or self.seats[seat].status is SeatStatus.LEFT:
             raise NotInGameError("That player is not in this game.")
+        if self.seats[seat].status is SeatStatus.OUT:
+            raise PlayerOutError("That player is already out of this game.")
         if self.is_race_open:
             raise RaceInProgressError("Wait: a Snap race is being decided.")
 

@@ -182,28 +182,52 @@ def _same(value: Any) -> Any:
     return value
 
 
+def _int(value: Any) -> int:
+    """Read a JSON integer; anything else (a bool, a string, a float) is malformed."""
+    if type(value) is not int:
+        raise TypeError(f"expected a whole number, got {value!r}")
+    return value
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else _int(value)
+
+
+def _bool(value: Any) -> bool:
+    if type(value) is not bool:
+        raise TypeError(f"expected true or false, got {value!r}")
+    return value
+
+
+def _card(text: Any) -> Card:
+    if not isinstance(text, str):
+        raise TypeError(f"expected a card such as '10♥', got {text!r}")
+    return parse_card(text)
+
+
 def _int_tuple() -> _Codec:
-    return (list, tuple)
+    return (list, lambda values: tuple(_int(value) for value in values))
 
 
 def _enum(enum_type: type[enum.Enum]) -> _Codec:
     return (lambda value: value.value, enum_type)
 
 
-_CARD: _Codec = (str, parse_card)
+_CARD: _Codec = (str, _card)
 _CARDS: _Codec = (
     lambda cards: [str(card) for card in cards],
-    lambda texts: tuple(parse_card(text) for text in texts),
+    lambda texts: tuple(_card(text) for text in texts),
 )
 _RESULTS: _Codec = (
     lambda results: [[r.seat, r.verdict.value, r.behind_ms] for r in results],
     lambda rows: tuple(
-        CallResult(seat, CallVerdict(verdict), behind) for seat, verdict, behind in rows
+        CallResult(_int(seat), CallVerdict(verdict), _optional_int(behind))
+        for seat, verdict, behind in rows
     ),
 )
 _GIVEN: _Codec = (
     lambda given: [[seat, str(card)] for seat, card in given],
-    lambda rows: tuple((seat, parse_card(text)) for seat, text in rows),
+    lambda rows: tuple((_int(seat), _card(text)) for seat, text in rows),
 )
 
 # How each field that is not a plain int, bool or None is written to JSON and read back.
@@ -221,36 +245,72 @@ _FIELD_CODECS: dict[str, _Codec] = {
     "given": _GIVEN,
     "card_counts": _int_tuple(),
 }
+# Plain fields are checked by their annotation (a string: the modules use postponed annotations).
+_PLAIN_DECODERS: dict[str, Callable[[Any], Any]] = {
+    "int": _int,
+    "bool": _bool,
+    "int | None": _optional_int,
+}
+
+
+def _field_decoders(cls: type[Operation]) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    return tuple(
+        (
+            field.name,
+            _FIELD_CODECS[field.name][1]
+            if field.name in _FIELD_CODECS
+            else _PLAIN_DECODERS.get(str(field.type), _same),
+        )
+        for field in fields(cls)
+    )
+
+
+_ENCODERS: dict[type[Any], tuple[tuple[str, Callable[[Any], Any]], ...]] = {
+    cls: tuple(
+        (field.name, _FIELD_CODECS.get(field.name, (_same, _same))[0]) for field in fields(cls)
+    )
+    for cls in OPERATION_TYPES.values()
+}
+_DECODERS: dict[str, tuple[type[Operation], tuple[tuple[str, Callable[[Any], Any]], ...]]] = {
+    kind: (cls, _field_decoders(cls)) for kind, cls in OPERATION_TYPES.items()
+}
 
 
 def operation_to_json(operation: Operation) -> dict[str, Any]:
     """The operation as a JSON-ready dict, with its ``kind`` first."""
     data: dict[str, Any] = {"kind": operation.kind}
-    for field in fields(operation):
-        encode = _FIELD_CODECS.get(field.name, (_same, _same))[0]
-        data[field.name] = encode(getattr(operation, field.name))
+    for name, encode in _ENCODERS[type(operation)]:
+        data[name] = encode(getattr(operation, name))
     return data
 
 
 def operation_from_json(data: Mapping[str, Any]) -> Operation:
     """Rebuild an operation from :func:`operation_to_json`'s dict.
 
+    Anything malformed (not a dict, an unknown kind, a missing field, a value of the
+    wrong type) raises :class:`~telesnap.game.errors.SnapError`:
+
     >>> operation_from_json({"kind": "dealt"})
     Traceback (most recent call last):
     ...
     telesnap.game.errors.SnapError: Unknown operation kind 'dealt'.
+    >>> operation_from_json({"kind": "player_out", "seat": "2"})
+    Traceback (most recent call last):
+    ...
+    telesnap.game.errors.SnapError: Malformed player_out operation: expected a whole number, got '2'
     """
+    if not isinstance(data, Mapping):
+        raise SnapError(f"An operation is a JSON object, not {type(data).__name__}.")
     kind = data.get("kind")
-    cls = OPERATION_TYPES.get(kind) if isinstance(kind, str) else None
-    if cls is None:
+    known = _DECODERS.get(kind) if isinstance(kind, str) else None
+    if known is None:
         raise SnapError(f"Unknown operation kind {kind!r}.")
+    cls, decoders = known
     values: dict[str, Any] = {}
     try:
-        for field in fields(cls):
-            if field.name not in data:
-                continue
-            decode = _FIELD_CODECS.get(field.name, (_same, _same))[1]
-            values[field.name] = decode(data[field.name])
+        for name, decode in decoders:
+            if name in data:
+                values[name] = decode(data[name])
         return cls(**values)
     except (TypeError, ValueError) as error:
         raise SnapError(f"Malformed {kind} operation: {error}") from error

@@ -23,7 +23,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .errors import NoRaceError
+from .errors import NoRaceError, SnapError
 
 NANOSECONDS_PER_MS = 1_000_000
 
@@ -88,7 +88,7 @@ def decide_race(calls: Iterable[Call], tie_window_ms: int) -> RaceDecision:
     being ordered by sequence.
     """
     if tie_window_ms < 0:
-        raise ValueError(f"The tie window is 0 ms or more, not {tie_window_ms}.")
+        raise SnapError(f"The tie window is 0 ms or more, not {tie_window_ms}.")
     earliest_by_seat: dict[int, Call] = {}
     for call in sorted(calls, key=lambda call: call.order_key):
         earliest_by_seat.setdefault(call.seat, call)

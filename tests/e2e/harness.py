@@ -97,7 +97,7 @@ class Table:
                 fragment in m.text
                 and (self.thread_id is None or m.message_thread_id == self.thread_id)
             ),
-            timeout=timeout,
+            timeout=limit_s,
         )
 
     async def press(self, player: str, message: TranscriptMessage, button: str) -> Toast:
