@@ -161,6 +161,7 @@ class BotRunner:
 
 
 SHUFFLE_SEED_VARIABLE = "TELESNAP_SHUFFLE_SEED"
+FLOOD_CONTROL_VARIABLE = "TELESNAP_FLOOD_CONTROL"
 
 
 def _fail(message: str) -> int:
@@ -199,16 +200,24 @@ def _shuffle_seed(environ: Mapping[str, str]) -> int | None:
         raise ConfigError(f"{SHUFFLE_SEED_VARIABLE} must be a whole number, not {text!r}") from None
 
 
+def _flood_limits(environ: Mapping[str, str]) -> FloodLimits:
+    text = environ.get(FLOOD_CONTROL_VARIABLE, "on").strip().lower()
+    if text not in ("on", "off"):
+        raise ConfigError(f"{FLOOD_CONTROL_VARIABLE} must be on or off, not {text!r}")
+    return FloodLimits(enabled=text == "on")
+
+
 def run_command(args: argparse.Namespace) -> int:
     """``telesnap run``: run the bot until interrupted."""
     try:
         settings = load_settings()
         webhook = _webhook_from(args)
         seed = _shuffle_seed(os.environ)
+        limits = _flood_limits(os.environ)
     except ConfigError as error:
         return _fail(str(error))
     _configure_logging(settings.log_level)
-    runner = BotRunner(settings, shuffle_seed=seed, webhook=webhook)
+    runner = BotRunner(settings, limits=limits, shuffle_seed=seed, webhook=webhook)
     asyncio.run(runner.run_until_stopped())
     return 0
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from telegram import Message, Update
+import logging
+
+from telegram import CallbackQuery, Message, Update
+from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
 from ..game import CallKind, CallVerdict
@@ -23,6 +26,7 @@ from .texts import (
     wrong_call_toast,
 )
 
+logger = logging.getLogger(__name__)
 Context = ContextTypes.DEFAULT_TYPE
 _NO_ARGUMENTS = ("newgame", "join", "leave", "startgame", "endgame", "flip", "snap", "snappot")
 
@@ -199,6 +203,14 @@ def _after_call(
         runtime.show_play(place, outcome.play)
 
 
+async def answer_press(query: CallbackQuery, text: str) -> None:
+    """Answer a press with a toast; a press too old to answer is only logged."""
+    try:
+        await query.answer(text)
+    except BadRequest as error:
+        logger.warning("could not answer a press: %s", error)
+
+
 async def on_button(update: Update, context: Context) -> None:
     """A press on one of our buttons: check it is authentic, current and ours, then act."""
     runtime = runtime_of(context)
@@ -215,9 +227,11 @@ async def on_button(update: Update, context: Context) -> None:
             raise Refused(Reason.BAD_BUTTON)
         toast = await _run_button(runtime, press, place, actor, receipt, query.id)
         if toast is not None:
-            await query.answer(toast)
+            await answer_press(query, toast)
     except Refused as refused:
-        await query.answer(refusal_text(refused, tr))
+        # A redelivered press was answered the first time round.
+        if refused.reason is not Reason.DUPLICATE_UPDATE:
+            await answer_press(query, refusal_text(refused, tr))
     finally:
         runtime.book.finished(update)
 
@@ -272,7 +286,7 @@ async def on_unknown_button(update: Update, context: Context) -> None:
     try:
         if query is not None:
             tr = translator(language_of(query.from_user.language_code))
-            await query.answer(refusal_text(Refused(Reason.BAD_BUTTON), tr))
+            await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr))
     finally:
         runtime.book.finished(update)
 

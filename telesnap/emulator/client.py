@@ -153,10 +153,14 @@ class EmulatorClient:
         *,
         data: str | None = None,
         button_text: str | None = None,
+        forged: bool = False,
     ) -> str:
-        """A user presses a button (by callback data or text); return the callback query id."""
+        """A user presses a button (by callback data or text); return the callback query id.
+
+        ``forged`` sends ``data`` even if no button carries it, as a modified client could.
+        """
         (query_id,) = await self.press_many(
-            [Press(chat_id, message_id, user_id, data=data, button_text=button_text)]
+            [Press(chat_id, message_id, user_id, data=data, button_text=button_text, forged=forged)]
         )
         return query_id
 
@@ -227,6 +231,10 @@ class EmulatorClient:
     async def kick_bot(self, chat_id: int) -> None:
         """Kick the bot from a group (block it in a private chat)."""
         await self._request("POST", f"/chats/{chat_id}/kick-bot")
+
+    async def redeliver(self, update_id: int) -> None:
+        """Hand update ``update_id`` to the bot again (a redelivery)."""
+        await self._request("POST", f"/updates/{update_id}/redeliver")
 
     async def pause_delivery(self) -> None:
         """Hold back every update not yet handed to the bot."""

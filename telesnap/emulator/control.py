@@ -150,6 +150,11 @@ async def _idle(emulator: Emulator, body: dict[str, Any]) -> Any:
     return {"idle": idle}
 
 
+async def _redeliver(emulator: Emulator, body: dict[str, Any]) -> Any:
+    update = emulator.updates.redeliver(int(body["update_id"]))
+    return {"update_id": update.update_id}
+
+
 def add_control_routes(app: web.Application) -> None:
     """Add every ``/_emulator/...`` endpoint to ``app``."""
     routes: list[tuple[str, str, Endpoint]] = [
@@ -169,6 +174,7 @@ def add_control_routes(app: web.Application) -> None:
         ("POST", "/faults", _plan_fault),
         ("DELETE", "/faults", _clear_faults),
         ("POST", "/delivery/pause", _pause),
+        ("POST", "/updates/{update_id}/redeliver", _redeliver),
         ("POST", "/delivery/resume", _resume),
         ("GET", "/changes", _changes),
         ("GET", "/idle", _idle),

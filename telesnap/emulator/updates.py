@@ -100,6 +100,25 @@ class UpdateHub:
         self._start_webhook_worker(chat_id)
         return update
 
+    def redeliver(self, update_id: int) -> PendingUpdate:
+        """Hand an update over again, as Telegram does when it thinks it was not received."""
+        original = next((u for u in self.history if u.update_id == update_id), None)
+        if original is None:
+            raise ValueError(f"no update {update_id}")
+        again = PendingUpdate(
+            update_id,
+            original.kind,
+            original.chat_id,
+            original.payload,
+            self._clock(),
+            time.time(),
+        )
+        self.history.append(again)
+        self.pending.appendleft(again)
+        self._changed()
+        self._start_webhook_worker(original.chat_id)
+        return again
+
     def set_paused(self, paused: bool) -> None:
         """Hold back (or release) every update not yet handed to the bot."""
         self.paused = paused
@@ -136,8 +155,14 @@ class UpdateHub:
     def _confirm_below(self, offset: int) -> None:
         if offset < 0:
             offset = self._last_update_id + offset + 1
-        while self.pending and self.pending[0].update_id < offset:
-            self.pending.popleft().confirmed = True
+        # Only updates handed over can be confirmed: a redelivered one waits for its turn.
+        kept: deque[PendingUpdate] = deque()
+        for update in self.pending:
+            if update.update_id < offset and update.deliveries:
+                update.confirmed = True
+            else:
+                kept.append(update)
+        self.pending = kept
         self._changed()
 
     def drop_pending(self) -> None:

@@ -34,6 +34,8 @@ class Press:
     data: str | None = None
     button_text: str | None = None
     offset: float = 0.0
+    forged: bool = False
+    """A modified client: send ``data`` as it is, whether or not a button carries it."""
 
 
 def command_entities(text: str) -> list[dict[str, Any]]:
@@ -98,6 +100,8 @@ def prepare_press(emulator: Emulator, press: Press) -> CallbackQuery:
     if message is None or message.deleted or not message.sender.is_bot:
         raise ValueError(f"no bot message {press.message_id} in chat {press.chat_id}")
     button = find_button(message.reply_markup, data=press.data, text=press.button_text)
+    if press.forged and press.data:
+        button = {"callback_data": press.data}
     if button is None or "callback_data" not in button:
         wanted = press.data if press.data is not None else press.button_text
         raise ValueError(f"message {press.message_id} has no callback button {wanted!r}")

@@ -1,0 +1,60 @@
+"""The /stats picture: a PNG of a player's reaction times and rating over time.
+
+Drawn with matplotlib's object API on the Agg canvas (headless, no pyplot and
+no global state), so charts can be drawn in worker threads.
+"""
+
+from __future__ import annotations
+
+import gettext
+import io
+from collections.abc import Sequence
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+__all__ = ["stats_chart"]
+
+_SIZE_INCHES = (8.0, 3.2)
+_DPI = 80
+
+
+def stats_chart(
+    reactions_ms: Sequence[int],
+    ratings: Sequence[float],
+    chat_ratings: Sequence[float],
+    tr: gettext.NullTranslations,
+) -> bytes:
+    """The chart as PNG bytes: a histogram of reaction times and the rating lines."""
+    figure = Figure(figsize=_SIZE_INCHES, dpi=_DPI)
+    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88, wspace=0.25)
+    FigureCanvasAgg(figure)
+    reaction_axes, rating_axes = figure.subplots(1, 2)
+    figure.text(0.08, 0.93, tr.gettext("Reaction times (ms)"), fontsize=10)
+    if reactions_ms:
+        reaction_axes.hist(
+            list(reactions_ms), bins=min(20, max(5, len(reactions_ms) // 3)), histtype="stepfilled"
+        )
+        reaction_axes.set_ylabel(tr.gettext("calls"), fontsize=8)
+    else:
+        reaction_axes.text(0.5, 0.5, tr.gettext("no timed calls yet"), ha="center", va="center")
+        reaction_axes.set_xticks([])
+        reaction_axes.set_yticks([])
+    figure.text(0.56, 0.93, tr.gettext("Rating after each rated game"), fontsize=10)
+    if ratings:
+        rating_axes.plot(range(1, len(ratings) + 1), list(ratings), label=tr.gettext("all chats"))
+    if chat_ratings:
+        rating_axes.plot(
+            range(1, len(chat_ratings) + 1), list(chat_ratings), label=tr.gettext("this chat")
+        )
+    if ratings or chat_ratings:
+        rating_axes.legend(fontsize=8)
+        rating_axes.set_xlabel(tr.gettext("rated games"), fontsize=8)
+    for axes in (reaction_axes, rating_axes):
+        axes.tick_params(labelsize=8)
+        axes.xaxis.set_major_locator(MaxNLocator(4, integer=True))
+        axes.yaxis.set_major_locator(MaxNLocator(4))
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()

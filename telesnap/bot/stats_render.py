@@ -1,0 +1,289 @@
+"""The stats messages: /stats figures, leaderboards, history pages, and their buttons.
+
+The buttons carry their own signed callback data, ``T<kind>:<arg>:<page>:<tag>``
+(kind ``B`` a leaderboard, ``H`` a history page), matched by the anchored
+:data:`STATS_CALLBACK_PATTERN`, which never overlaps the game buttons' pattern.
+
+>>> signer = StatsButtonSigner(b"secret")
+>>> data = signer.encode(StatsButton("B", "wg", 0))
+>>> signer.decode(data)
+StatsButton(kind='B', arg='wg', page=0)
+>>> signer.decode(data.replace("wg", "rg")) is None
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import gettext
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from ..services.stats_views import (
+    Figures,
+    GameLine,
+    HistoryPage,
+    LeaderboardView,
+    PlayerStatsView,
+    Ranking,
+)
+from .render import name
+
+__all__ = [
+    "STATS_CALLBACK_PATTERN",
+    "StatsButton",
+    "StatsButtonSigner",
+    "history_keyboard",
+    "leaderboard_keyboard",
+    "render_game_line",
+    "render_history",
+    "render_leaderboard",
+    "render_player_stats",
+]
+
+STATS_CALLBACK_PATTERN = r"^T[BH]:[a-z]{1,2}:\d{1,6}:[A-Za-z0-9_-]{11}$"
+_PATTERN = re.compile(STATS_CALLBACK_PATTERN)
+RANKING_CODES = {
+    Ranking.RATING: "r",
+    Ranking.WINS: "w",
+    Ranking.FASTEST: "f",
+    Ranking.SNAPS: "s",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StatsButton:
+    """A stats button: a leaderboard (``B``, arg = ranking and scope) or a history page."""
+
+    kind: str
+    arg: str
+    page: int
+
+    @staticmethod
+    def board(ranking: Ranking, is_global: bool) -> StatsButton:
+        """The button that shows a leaderboard."""
+        return StatsButton("B", RANKING_CODES[ranking] + ("g" if is_global else "c"), 0)
+
+    def ranking(self) -> tuple[Ranking, bool] | None:
+        """The leaderboard a ``B`` button shows: its ranking and whether it is global."""
+        codes = {code: ranking for ranking, code in RANKING_CODES.items()}
+        if self.kind != "B" or len(self.arg) != 2 or self.arg[0] not in codes:
+            return None
+        if self.arg[1] not in "cg":
+            return None
+        return codes[self.arg[0]], self.arg[1] == "g"
+
+
+class StatsButtonSigner:
+    """Signs and checks the stats buttons' callback data (an HMAC keyed by a secret)."""
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    @classmethod
+    def for_token(cls, token: str) -> StatsButtonSigner:
+        """A signer whose key is derived from the bot token."""
+        return cls(hashlib.sha256(b"telesnap-stats-callback:" + token.encode()).digest())
+
+    def _tag(self, body: str) -> str:
+        digest = hmac.new(self._secret, body.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest[:8]).decode().rstrip("=")
+
+    def encode(self, button: StatsButton) -> str:
+        """The callback data of a button (at most 30 bytes)."""
+        body = f"T{button.kind}:{button.arg}:{button.page}"
+        return f"{body}:{self._tag(body)}"
+
+    def decode(self, data: str | None) -> StatsButton | None:
+        """The button a callback data stands for, or None if it is forged or not ours."""
+        if _PATTERN.fullmatch(data or "") is None:
+            return None
+        assert data is not None
+        body, _, tag = data.rpartition(":")
+        if not hmac.compare_digest(tag, self._tag(body)):
+            return None
+        kind_part, arg, page = body.split(":")
+        return StatsButton(kind_part[1], arg, int(page))
+
+
+def _percent(value: float) -> str:
+    return f"{round(value * 100)}%"
+
+
+def _figures_lines(title: str, figures: Figures, tr: gettext.NullTranslations) -> list[str]:
+    games = tr.ngettext("{count} game", "{count} games", figures.games).format(count=figures.games)
+    lines = [
+        tr.gettext("<b>{title}</b>: {games} · {wins} wins ({rate}) · rating {rating}").format(
+            title=title,
+            games=games,
+            wins=figures.wins,
+            rate=_percent(figures.win_rate),
+            rating=f"{figures.rating:.1f}",
+        ),
+        tr.gettext(
+            "Snaps won {snaps} · Snap Pots won {pots} · ties {ties} · wrong calls {wrong}"
+        ).format(
+            snaps=figures.snaps_won,
+            pots=figures.pots_won,
+            ties=figures.ties,
+            wrong=figures.wrong_calls,
+        ),
+    ]
+    if figures.median_reaction_ms is None:
+        reaction = tr.gettext("no timed calls")
+    else:
+        reaction = tr.gettext("reaction: median {median} ms, best {best} ms").format(
+            median=figures.median_reaction_ms, best=figures.best_reaction_ms
+        )
+    lines.append(
+        tr.gettext("Cards won {cards} · {reaction} · AFK {afks}").format(
+            cards=figures.cards_won, reaction=reaction, afks=figures.afks
+        )
+    )
+    return lines
+
+
+def render_player_stats(view: PlayerStatsView, tr: gettext.NullTranslations) -> str:
+    """A player's figures in this chat and in all chats (short enough for a caption)."""
+    lines = [tr.gettext("📊 Stats of <b>{name}</b>").format(name=name(view.name))]
+    if view.chat is not None and view.chat.games:
+        lines += _figures_lines(tr.gettext("This chat"), view.chat, tr)
+    else:
+        lines.append(tr.gettext("No finished games in this chat yet."))
+    if view.everywhere is not None and view.everywhere.games:
+        lines += _figures_lines(tr.gettext("All chats"), view.everywhere, tr)
+    return "\n".join(lines)
+
+
+def _board_value(view: LeaderboardView, figures: Figures, tr: gettext.NullTranslations) -> str:
+    if view.ranking is Ranking.RATING:
+        return tr.gettext("{rating} ({games} rated games)").format(
+            rating=f"{figures.rating:.1f}", games=figures.rated_games
+        )
+    if view.ranking is Ranking.WINS:
+        return tr.gettext("{wins} wins in {games} games").format(
+            wins=figures.wins, games=figures.games
+        )
+    if view.ranking is Ranking.FASTEST:
+        return tr.gettext("median {median} ms over {calls} calls").format(
+            median=figures.median_reaction_ms, calls=figures.timed_calls
+        )
+    return tr.gettext("{snaps} snaps, {pots} Snap Pots").format(
+        snaps=figures.snaps_won, pots=figures.pots_won
+    )
+
+
+def _ranking_label(ranking: Ranking, tr: gettext.NullTranslations) -> str:
+    return {
+        Ranking.RATING: tr.gettext("Rating"),
+        Ranking.WINS: tr.gettext("Wins"),
+        Ranking.FASTEST: tr.gettext("Fastest"),
+        Ranking.SNAPS: tr.gettext("Snaps"),
+    }[ranking]
+
+
+def render_leaderboard(view: LeaderboardView, tr: gettext.NullTranslations) -> str:
+    """A leaderboard: one line per listed player, and who can be listed."""
+    scope = tr.gettext("all chats") if view.is_global else tr.gettext("this chat")
+    lines = [
+        tr.gettext("🏆 <b>Leaderboard: {ranking}</b> · {scope}").format(
+            ranking=_ranking_label(view.ranking, tr), scope=scope
+        )
+    ]
+    for entry in view.entries:
+        value = _board_value(view, entry.figures, tr)
+        lines.append(f"{entry.position}. <b>{name(entry.name)}</b> — {value}")
+    if not view.entries:
+        lines.append(tr.gettext("Nobody is listed yet."))
+    if view.ranking is Ranking.FASTEST:
+        rule = tr.ngettext(
+            "Listed after {count} timed correct call.",
+            "Listed after {count} timed correct calls.",
+            view.min_timed_calls,
+        ).format(count=view.min_timed_calls)
+    else:
+        rule = tr.ngettext(
+            "Listed after {count} rated game.",
+            "Listed after {count} rated games.",
+            view.min_games,
+        ).format(count=view.min_games)
+    if view.unlisted:
+        rule += " " + tr.ngettext(
+            "{count} more player is not listed yet.",
+            "{count} more players are not listed yet.",
+            view.unlisted,
+        ).format(count=view.unlisted)
+    lines.append(f"<i>{rule}</i>")
+    return "\n".join(lines)
+
+
+def leaderboard_keyboard(
+    view: LeaderboardView, signer: StatsButtonSigner, tr: gettext.NullTranslations
+) -> InlineKeyboardMarkup:
+    """Buttons: the four rankings, then this chat or all chats."""
+
+    def button(label: str, ranking: Ranking, is_global: bool) -> InlineKeyboardButton:
+        current = ranking is view.ranking and is_global == view.is_global
+        text = f"• {label} •" if current else label
+        return InlineKeyboardButton(
+            text, callback_data=signer.encode(StatsButton.board(ranking, is_global))
+        )
+
+    rankings = [button(_ranking_label(r, tr), r, view.is_global) for r in RANKING_CODES]
+    scopes = [
+        button(tr.gettext("This chat"), view.ranking, False),
+        button(tr.gettext("All chats"), view.ranking, True),
+    ]
+    return InlineKeyboardMarkup([rankings, scopes])
+
+
+def render_game_line(game: GameLine, tr: gettext.NullTranslations) -> str:
+    """Two lines about one ended game: when, how long, flips; who played and who won."""
+    when = game.ended_at.strftime("%Y-%m-%d %H:%M UTC") if game.ended_at else "?"
+    length_s = game.length_s
+    length = "?" if length_s is None else f"{length_s // 60}:{length_s % 60:02d}"
+    head = tr.ngettext(
+        "#{id} · {when} · {length} · {flips} flip",
+        "#{id} · {when} · {length} · {flips} flips",
+        game.flips,
+    ).format(id=game.game_id, when=when, length=length, flips=game.flips)
+    players = ", ".join(name(player) for player in game.players)
+    if game.winners:
+        outcome = tr.gettext("🏆 {names}").format(
+            names=", ".join(f"<b>{name(w)}</b>" for w in game.winners)
+        )
+    else:
+        outcome = tr.gettext("nobody won ({reason})").format(reason=game.end_reason)
+    return f"{head}\n{players} — {outcome}"
+
+
+def render_history(page: HistoryPage, tr: gettext.NullTranslations) -> str:
+    """A page of the chat's past games."""
+    if not page.total:
+        return tr.gettext("📜 No game has ended in this chat yet.")
+    lines = [
+        tr.gettext("📜 <b>Games played here</b> · page {page} of {pages} ({total} games)").format(
+            page=page.page + 1, pages=page.pages, total=page.total
+        )
+    ]
+    lines += [render_game_line(game, tr) for game in page.games]
+    lines.append(tr.gettext("<i>/replay ID sends a game's whole history.</i>"))
+    return "\n\n".join(lines)
+
+
+def history_keyboard(
+    page: HistoryPage, signer: StatsButtonSigner, tr: gettext.NullTranslations
+) -> InlineKeyboardMarkup | None:
+    """« Newer and Older » buttons, where there is a page to go to."""
+    buttons = []
+    if page.page > 0:
+        data = signer.encode(StatsButton("H", "p", page.page - 1))
+        buttons.append(InlineKeyboardButton(tr.gettext("« Newer"), callback_data=data))
+    if page.page + 1 < page.pages:
+        data = signer.encode(StatsButton("H", "p", page.page + 1))
+        buttons.append(InlineKeyboardButton(tr.gettext("Older »"), callback_data=data))
+    return InlineKeyboardMarkup([buttons]) if buttons else None
