@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
+from telegram.error import InvalidToken, NetworkError
 
 from .bot.application import BotApplication, build_application, publish_commands
 from .bot.callbacks import CallbackSigner
@@ -24,11 +25,13 @@ from .bot.i18n import translator
 from .bot.outbox import FloodLimits, Outbox
 from .bot.receipts import ReceiptBook
 from .bot.runtime import Runtime, install
+from .bot.stats_handlers import install_stats_service
 from .bot.webhook import WebhookServer
 from .config import ConfigError, Settings, load_settings
 from .services.chat_settings import SettingsService
 from .services.lobby import LobbyService
 from .services.play import PlayService
+from .services.stats import StatsService
 from .services.store import GameStore
 from .storage.database import create_engine, session_factory
 from .storage.migrate import upgrade_database
@@ -96,6 +99,7 @@ class BotRunner:
         )
         self.runtime = runtime
         install(application, runtime)
+        install_stats_service(application, StatsService(sessions))
         await application.initialize()
         await publish_commands(application)
         await application.start()
@@ -119,6 +123,21 @@ class BotRunner:
             self.webhook_server = server
             await application.bot.set_webhook(self._webhook.url, secret_token=self._webhook.secret)
         logger.info("telesnap is running as @%s", application.bot.username)
+
+    @staticmethod
+    async def _initialize(application: BotApplication) -> None:
+        """Connect to the Bot API, waiting (with backoff) while it is unreachable."""
+        delay = 1.0
+        while True:
+            try:
+                await application.initialize()
+                return
+            except InvalidToken:
+                raise ConfigError("TELESNAP_TOKEN was refused by the Bot API server") from None
+            except NetworkError as error:
+                logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", error, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30.0)
 
     async def _resume(self, runtime: Runtime) -> None:
         """Decide the races a stop interrupted and post every running game's table again."""
@@ -153,8 +172,8 @@ class BotRunner:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        await self.start()
         try:
+            await self.start()
             await stop.wait()
         finally:
             await self.stop()
@@ -218,7 +237,10 @@ def run_command(args: argparse.Namespace) -> int:
         return _fail(str(error))
     _configure_logging(settings.log_level)
     runner = BotRunner(settings, limits=limits, shuffle_seed=seed, webhook=webhook)
-    asyncio.run(runner.run_until_stopped())
+    try:
+        asyncio.run(runner.run_until_stopped())
+    except ConfigError as error:
+        return _fail(str(error))
     return 0
 
 
