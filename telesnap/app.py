@@ -19,9 +19,10 @@ from urllib.parse import urlsplit
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.error import InvalidToken, NetworkError
 
-from .bot.application import BotApplication, build_application, publish_commands
+from .bot.application import BotApplication, build_application
 from .bot.callbacks import CallbackSigner
 from .bot.i18n import translator
+from .bot.menu import publish_commands
 from .bot.outbox import FloodLimits, Outbox
 from .bot.receipts import ReceiptBook
 from .bot.runtime import Runtime, install

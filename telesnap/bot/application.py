@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
-from telegram import BotCommand, Update
+from telegram import Update
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -21,8 +21,8 @@ from telegram.request import HTTPXRequest
 
 from .callbacks import CALLBACK_PATTERN
 from .handlers import on_button, on_command, on_unknown_button, on_unknown_command
-from .i18n import translator
 from .receipts import ReceiptBook, topic_key
+from .stats_handlers import register_stats_handlers
 
 COMMANDS = (
     "start",
@@ -102,31 +102,9 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
     application = (
         ApplicationBuilder().bot(bot).concurrent_updates(ChatOrderedProcessor(book)).build()
     )
+    register_stats_handlers(application)
     application.add_handler(CommandHandler(list(COMMANDS), on_command))
     application.add_handler(CallbackQueryHandler(on_button, pattern=CALLBACK_PATTERN))
     application.add_handler(CallbackQueryHandler(on_unknown_button))
     application.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
     return application
-
-
-async def publish_commands(application: BotApplication) -> None:
-    """Set the command menu that Telegram clients show."""
-    tr = translator("en")
-    descriptions = {
-        "start": tr.gettext("What this bot does"),
-        "help": tr.gettext("The commands"),
-        "rules": tr.gettext("The rules of Snap"),
-        "newgame": tr.gettext("Open a game here"),
-        "join": tr.gettext("Join the game"),
-        "leave": tr.gettext("Leave the game"),
-        "startgame": tr.gettext("Deal the cards"),
-        "endgame": tr.gettext("Stop the game"),
-        "kick": tr.gettext("Remove a player (reply to them)"),
-        "flip": tr.gettext("Flip your card"),
-        "snap": tr.gettext("Call Snap!"),
-        "snappot": tr.gettext("Call Snap Pot!"),
-        "settings": tr.gettext("Show or change the settings"),
-    }
-    await application.bot.set_my_commands(
-        [BotCommand(command, descriptions[command]) for command in COMMANDS]
-    )
