@@ -43,6 +43,7 @@ from .operations import (
     PlayerOut,
     RaceResolved,
     SnapCalled,
+    TurnSkipped,
     operation_from_json,
     operation_to_json,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "SnapCalled",
     "SnapError",
     "Suit",
+    "TurnSkipped",
     "decide_race",
     "format_cards",
     "operation_from_json",

@@ -26,6 +26,7 @@ from .operations import (
     PlayerOut,
     RaceResolved,
     SnapCalled,
+    TurnSkipped,
 )
 from .race import Call
 from .state import Board, Outcome, RaceMemory, Seat, SeatStatus
@@ -36,12 +37,17 @@ def _check(condition: bool, message: str) -> None:
         raise HistoryError(f"The history does not fit the game: {message}.")
 
 
-def _settle_turn(board: Board) -> None:
-    """Give the turn to the next active player after the one who flipped last."""
-    start = board.last_flipper if board.last_flipper is not None else board.dealer
-    following = board.next_active_after(start)
+def _pass_turn(board: Board, seat: int) -> None:
+    """Give the turn to the next active player after ``seat``."""
+    following = board.next_active_after(seat)
     if following is not None:
         board.turn = following
+
+
+def _settle_turn(board: Board) -> None:
+    """Pass the turn on if the player whose turn it is can no longer play."""
+    if not board.seats[board.turn].is_active:
+        _pass_turn(board, board.turn)
 
 
 def apply_game_started(board: Board, op: GameStarted) -> None:
@@ -55,7 +61,7 @@ def apply_game_started(board: Board, op: GameStarted) -> None:
     board.wrong_call_penalty = op.wrong_call_penalty
     for position, card in enumerate(op.deck):
         board.seats[(op.dealer + 1 + position) % op.player_count].face_down.appendleft(card)
-    _settle_turn(board)
+    _pass_turn(board, op.dealer)
 
 
 def _turn_over_if_empty(seat: Seat) -> bool:
@@ -77,7 +83,13 @@ def apply_card_flipped(board: Board, op: CardFlipped) -> None:
     board.last_flipper = op.seat
     board.flips += 1
     board.board_version += 1
-    _settle_turn(board)
+    _pass_turn(board, op.seat)
+
+
+def apply_turn_skipped(board: Board, op: TurnSkipped) -> None:
+    """Pass the turn on without a flip."""
+    _check(op.seat == board.turn and board.seats[op.seat].is_active, f"seat {op.seat} skipped")
+    _pass_turn(board, op.seat)
 
 
 def apply_snap_called(board: Board, op: SnapCalled) -> None:
@@ -159,6 +171,7 @@ def apply_game_ended(board: Board, op: GameEnded) -> None:
 _APPLIERS: dict[type[Any], Callable[[Board, Any], None]] = {
     GameStarted: apply_game_started,
     CardFlipped: apply_card_flipped,
+    TurnSkipped: apply_turn_skipped,
     SnapCalled: apply_snap_called,
     RaceResolved: apply_race_resolved,
     PenaltyPaid: apply_penalty_paid,

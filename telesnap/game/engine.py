@@ -58,6 +58,7 @@ from .operations import (
     PlayerOut,
     RaceResolved,
     SnapCalled,
+    TurnSkipped,
 )
 from .race import CallKind, decide_race, milliseconds_behind
 from .state import Board, SeatStatus
@@ -155,6 +156,21 @@ class Game(Board):
         turned_over = not player.face_down
         card = player.face_down[0] if player.face_down else player.face_up[0]
         op = CardFlipped(seat, card, turned_over)
+        self._record(op)
+        return op
+
+    def verify_skip(self, seat: int) -> None:
+        """Raise unless ``seat``'s turn can be skipped now (it must be their turn)."""
+        self.verify_flip(seat)
+
+    def can_skip(self, seat: int) -> bool:
+        """Whether :meth:`skip` would succeed."""
+        return _allowed(lambda: self.verify_skip(seat))
+
+    def skip(self, seat: int) -> TurnSkipped:
+        """Pass ``seat``'s turn to the next player without a flip (an absent player)."""
+        self.verify_skip(seat)
+        op = TurnSkipped(seat)
         self._record(op)
         return op
 

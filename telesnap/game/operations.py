@@ -76,6 +76,14 @@ class CardFlipped:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnSkipped:
+    """A player's turn passed without a flip (they were away and the chat skips them)."""
+
+    kind: ClassVar[str] = "turn_skipped"
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class SnapCalled:
     """A player called "Snap!" or "Snap Pot!"; ``verdict`` is what was known on arrival."""
 
@@ -153,6 +161,7 @@ class GameEnded:
 Operation: TypeAlias = (
     GameStarted
     | CardFlipped
+    | TurnSkipped
     | SnapCalled
     | RaceResolved
     | PenaltyPaid
@@ -166,6 +175,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
     for cls in (
         GameStarted,
         CardFlipped,
+        TurnSkipped,
         SnapCalled,
         RaceResolved,
         PenaltyPaid,

@@ -26,6 +26,7 @@ from telesnap.game import (
     RaceResolved,
     SnapCalled,
     SnapError,
+    TurnSkipped,
     operation_from_json,
     operation_to_json,
     parse_card,
@@ -38,6 +39,7 @@ from .helpers import call, deal_piles, flip_turns
 ONE_OF_EACH: list[Operation] = [
     GameStarted(3, 2, tuple(parse_cards("A♠ 10♥ Q♦")), MatchMode.SUIT, False),
     CardFlipped(1, parse_card("10♥"), turned_over=True),
+    TurnSkipped(2),
     SnapCalled(2, CallKind.SNAP_POT, 123_456_789_012, 77, 4, CallVerdict.TOO_SLOW, 250),
     SnapCalled(0, CallKind.SNAP, 0, 1, 0, CallVerdict.PENDING),
     RaceResolved(
