@@ -12,8 +12,9 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -27,6 +28,7 @@ from .bot.outbox import FloodLimits, Outbox
 from .bot.receipts import ReceiptBook
 from .bot.runtime import Runtime, install
 from .bot.stats_handlers import install_stats_service
+from .bot.timer_loop import TimerLoop
 from .bot.webhook import WebhookServer
 from .config import ConfigError, Settings, load_settings
 from .services.chat_settings import SettingsService
@@ -34,6 +36,8 @@ from .services.lobby import LobbyService
 from .services.play import PlayService
 from .services.stats import StatsService
 from .services.store import GameStore
+from .services.timer_service import TimerService
+from .services.timers import TimerPlanner
 from .storage.database import create_engine, session_factory
 from .storage.migrate import upgrade_database
 
@@ -64,7 +68,10 @@ class BotRunner:
         shuffle_seed: int | None = None,
         webhook: Webhook | None = None,
         poll_interval: float = 0.0,
+        clock: Callable[[], datetime] | None = None,
+        run_timers: bool = True,
     ) -> None:
+        """Prepare a bot; ``clock`` and ``run_timers=False`` let tests drive the timers."""
         if not settings.token:
             raise ValueError("TELESNAP_TOKEN is required to run the bot")
         self.settings = settings
@@ -72,6 +79,9 @@ class BotRunner:
         self._shuffle_seed = shuffle_seed
         self._webhook = webhook
         self._poll_interval = poll_interval
+        self._clock = clock
+        self._run_timers = run_timers
+        self.timer_loop: TimerLoop | None = None
         self._engine: AsyncEngine | None = None
         self.application: BotApplication | None = None
         self.runtime: Runtime | None = None
@@ -84,7 +94,7 @@ class BotRunner:
         await upgrade_database(self.settings.database_url)
         self._engine = create_engine(self.settings.database_url)
         sessions = session_factory(self._engine)
-        store = GameStore()
+        store = GameStore(TimerPlanner(self._clock) if self._clock else TimerPlanner())
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer)
         application = build_application(token, self.settings.api_url, book)
@@ -99,12 +109,16 @@ class BotRunner:
             signer=signer,
         )
         self.runtime = runtime
+        self.timer_loop = TimerLoop(runtime, TimerService(sessions, store))
+        store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
         install_stats_service(application, StatsService(sessions))
         await application.initialize()
         await publish_commands(application)
         await application.start()
         await self._resume(runtime)
+        if self._run_timers:
+            self.timer_loop.start()
         if self._webhook is None:
             assert application.updater is not None
             await application.bot.delete_webhook()
@@ -161,6 +175,8 @@ class BotRunner:
                 await self.webhook_server.stop()
             if application.running:
                 await application.stop()
+            if self.timer_loop is not None:
+                await self.timer_loop.stop()
             if self.runtime is not None:
                 await self.runtime.close()
             await application.shutdown()

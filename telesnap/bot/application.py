@@ -19,8 +19,9 @@ from telegram.ext import (
 )
 from telegram.request import HTTPXRequest
 
+from .buttons import on_button, on_unknown_button
 from .callbacks import CALLBACK_PATTERN
-from .handlers import on_button, on_command, on_unknown_button, on_unknown_command
+from .handlers import on_command, on_unknown_command
 from .receipts import ReceiptBook, topic_key
 from .stats_handlers import register_stats_handlers
 

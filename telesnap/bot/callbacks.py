@@ -39,6 +39,7 @@ class Action(enum.Enum):
     FLIP = "f"
     SNAP = "s"
     SNAP_POT = "p"
+    SETTINGS = "m"  # game_id carries the setting, version the choice (see settings_menu)
 
 
 @dataclass(frozen=True, slots=True)

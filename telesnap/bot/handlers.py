@@ -1,37 +1,30 @@
-"""The commands and button presses: thin handlers that call the services and show the result."""
+"""The commands: thin handlers that call the services and show the result."""
 
 from __future__ import annotations
 
 import logging
 
-from telegram import CallbackQuery, Message, Update
-from telegram.error import BadRequest
+from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from ..game import CallKind, CallVerdict
 from ..services.types import Actor, Place, Reason, Receipt, Refused
 from ..services.views import CallOutcome, LobbyView, PlayOutcome
-from .callbacks import Action, ButtonPress
 from .context import actor_of, as_manager, command_arguments, place_of_update
 from .i18n import language_of, translator
 from .races import Waiter
 from .render import name
 from .runtime import Runtime, runtime_of
-from .texts import (
-    help_text,
-    refusal_text,
-    rules_text,
-    settings_text,
-    verdict_toast,
-    wrong_call_toast,
-)
+from .settings_handlers import settings_command
+from .texts import help_text, refusal_text, rules_text, verdict_toast
 
 logger = logging.getLogger(__name__)
 Context = ContextTypes.DEFAULT_TYPE
 _NO_ARGUMENTS = ("newgame", "join", "leave", "startgame", "endgame", "flip", "snap", "snappot")
 
 
-def _show(runtime: Runtime, place: Place, result: LobbyView | PlayOutcome | None) -> None:
+def show_result(runtime: Runtime, place: Place, result: LobbyView | PlayOutcome | None) -> None:
+    """Show a lobby or a table, whichever an action returned."""
     if isinstance(result, LobbyView):
         runtime.show_lobby(place, result)
     elif isinstance(result, PlayOutcome):
@@ -59,6 +52,7 @@ async def on_command(update: Update, context: Context) -> None:
             )
             return
         assert place is not None
+        await runtime.remember_language(place)
         await _run_command(runtime, command, message, place, actor, receipt)
     except Refused as refused:
         if refused.reason is not Reason.DUPLICATE_UPDATE and place is not None:
@@ -81,11 +75,15 @@ async def _run_command(
     elif command == "rules":
         runtime.say(place, rules_text(tr))
     elif command == "newgame":
-        runtime.show_lobby(place, await lobby.open(place, actor, receipt))
+        opened = await lobby.open(place, actor, receipt)
+        await runtime.settings.adopt_language(place, language_of(actor.language_code))
+        runtime.forget_language(place)
+        await runtime.remember_language(place)
+        runtime.show_lobby(place, opened)
     elif command == "join":
         runtime.show_lobby(place, await lobby.join(place, actor, receipt))
     elif command == "leave":
-        _show(runtime, place, await lobby.leave(place, actor, receipt))
+        show_result(runtime, place, await lobby.leave(place, actor, receipt))
     elif command == "startgame":
         started = await as_manager(
             bot,
@@ -104,50 +102,21 @@ async def _run_command(
         )
         if ended is None:
             runtime.say(place, tr.gettext("The game was called off."))
-        _show(runtime, place, ended)
+        show_result(runtime, place, ended)
     elif command == "settings":
-        await _settings(runtime, message, place, actor)
+        await settings_command(runtime, message, place, actor)
     elif command == "kick":
         await _kick(runtime, message, place, actor, receipt)
     elif command == "flip":
-        runtime.show_play(place, await _flip(runtime, place, actor, receipt, None, None))
+        runtime.show_play(place, await flip_after_race(runtime, place, actor, receipt, None, None))
     elif command in ("snap", "snappot"):
         kind = CallKind.SNAP if command == "snap" else CallKind.SNAP_POT
         outcome = await play.call(place, actor, kind, receipt)
-        _after_call(runtime, place, outcome, None, actor)
+        after_call(runtime, place, outcome, None, actor)
         if outcome.verdict in (CallVerdict.TOO_LATE, CallVerdict.TOO_SLOW):
             runtime.say(
                 place, verdict_toast(outcome.verdict, outcome.behind_ms, tr), message.message_id
             )
-
-
-async def _settings(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
-    tr = translator(runtime.language_for(place))
-    words = command_arguments(message)
-    if len(words) == 2:
-        name_, value = words
-        current = await as_manager(
-            runtime.bot,
-            place,
-            actor,
-            lambda admin: runtime.settings.change(place, actor, name_, value, is_admin=admin),
-        )
-        runtime.say(
-            place,
-            tr.gettext("Saved. The next game plays by these settings:")
-            + "\n"
-            + settings_text(current, tr),
-            message.message_id,
-        )
-        return
-    if words:
-        runtime.say(
-            place,
-            tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150."),
-            message.message_id,
-        )
-        return
-    runtime.say(place, settings_text(await runtime.settings.show(place), tr), message.message_id)
 
 
 async def _kick(
@@ -168,10 +137,10 @@ async def _kick(
         actor,
         lambda admin: runtime.lobby.kick(place, actor, target.id, is_admin=admin, receipt=receipt),
     )
-    _show(runtime, place, result)
+    show_result(runtime, place, result)
 
 
-async def _flip(
+async def flip_after_race(
     runtime: Runtime,
     place: Place,
     actor: Actor,
@@ -189,9 +158,10 @@ async def _flip(
     return await runtime.play.flip(place, actor, receipt, version, game_id)
 
 
-def _after_call(
+def after_call(
     runtime: Runtime, place: Place, outcome: CallOutcome, query_id: str | None, actor: Actor
 ) -> None:
+    """Enter a correct call in its race (the answer comes later); show a wrong call."""
     if outcome.verdict is CallVerdict.PENDING and outcome.race_deadline_ns is not None:
         waiter = (
             Waiter(query_id, actor.user_id, language_of(actor.language_code))
@@ -201,94 +171,6 @@ def _after_call(
         runtime.referee.call_joined(place, outcome.race_deadline_ns, waiter)
     if outcome.verdict is CallVerdict.WRONG:
         runtime.show_play(place, outcome.play)
-
-
-async def answer_press(query: CallbackQuery, text: str) -> None:
-    """Answer a press with a toast; a press too old to answer is only logged."""
-    try:
-        await query.answer(text)
-    except BadRequest as error:
-        logger.warning("could not answer a press: %s", error)
-
-
-async def on_button(update: Update, context: Context) -> None:
-    """A press on one of our buttons: check it is authentic, current and ours, then act."""
-    runtime = runtime_of(context)
-    query = update.callback_query
-    if query is None:
-        return
-    receipt = runtime.book.receipt_for(update)
-    actor = actor_of(query.from_user)
-    tr = translator(language_of(query.from_user.language_code))
-    place = place_of_update(update)
-    press = runtime.signer.decode(query.data)
-    try:
-        if press is None or place is None:
-            raise Refused(Reason.BAD_BUTTON)
-        toast = await _run_button(runtime, press, place, actor, receipt, query.id)
-        if toast is not None:
-            await answer_press(query, toast)
-    except Refused as refused:
-        # A redelivered press was answered the first time round.
-        if refused.reason is not Reason.DUPLICATE_UPDATE:
-            await answer_press(query, refusal_text(refused, tr))
-    finally:
-        runtime.book.finished(update)
-
-
-async def _run_button(
-    runtime: Runtime,
-    press: ButtonPress,
-    place: Place,
-    actor: Actor,
-    receipt: Receipt,
-    query_id: str,
-) -> str | None:
-    """Act on a press; return the toast, or None when the answer comes later (a race)."""
-    tr = translator(language_of(actor.language_code))
-    lobby, game_id = runtime.lobby, press.game_id
-    if press.action is Action.JOIN:
-        runtime.show_lobby(place, await lobby.join(place, actor, receipt, game_id))
-        return tr.gettext("You joined the game.")
-    if press.action is Action.LEAVE:
-        _show(runtime, place, await lobby.leave(place, actor, receipt, game_id))
-        return tr.gettext("You left the game.")
-    if press.action is Action.START:
-        started = await as_manager(
-            runtime.bot,
-            place,
-            actor,
-            lambda admin: lobby.start(
-                place, actor, is_admin=admin, receipt=receipt, game_id=game_id
-            ),
-        )
-        runtime.show_lobby(place, started.lobby)
-        runtime.show_play(place, started.play)
-        return tr.gettext("The cards are dealt!")
-    if press.action is Action.FLIP:
-        outcome = await _flip(runtime, place, actor, receipt, press.version, game_id)
-        runtime.show_play(place, outcome)
-        return ""
-    kind = CallKind.SNAP if press.action is Action.SNAP else CallKind.SNAP_POT
-    called = await runtime.play.call(place, actor, kind, receipt, press.version, game_id)
-    _after_call(runtime, place, called, query_id, actor)
-    if called.verdict is CallVerdict.PENDING:
-        return None
-    if called.verdict is CallVerdict.WRONG:
-        return wrong_call_toast(any(op.kind == "penalty_paid" for op in called.play.operations), tr)
-    return verdict_toast(called.verdict, called.behind_ms, tr)
-
-
-async def on_unknown_button(update: Update, context: Context) -> None:
-    """A press whose data is not one of ours (forged, or from an older bot)."""
-    query = update.callback_query
-    runtime = runtime_of(context)
-    try:
-        if query is not None:
-            tr = translator(language_of(query.from_user.language_code))
-            await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr))
-    finally:
-        runtime.book.finished(update)
 
 
 async def on_unknown_command(update: Update, context: Context) -> None:

@@ -20,7 +20,7 @@ from ..services.play import PlayService
 from ..services.types import Place, Receipt
 from ..services.views import LobbyView, PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
-from .i18n import DEFAULT_LANGUAGE, translator
+from .i18n import DEFAULT_LANGUAGE, language_of, translator
 from .outbox import Outbox
 from .posts import BoardPost, EditPost, TextPost
 from .races import RaceReferee
@@ -45,13 +45,26 @@ class Runtime:
     signer: CallbackSigner
     referee: RaceReferee = field(init=False)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _languages: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.referee = RaceReferee(self.bot, self.play, self.book, self.show_race)
 
     def language_for(self, place: Place) -> str:
-        """The language the chat's messages are written in."""
-        return DEFAULT_LANGUAGE
+        """The language the chat's messages are written in (as last looked up)."""
+        return self._languages.get(place.chat_id, DEFAULT_LANGUAGE)
+
+    async def remember_language(self, place: Place) -> str:
+        """Look the chat's language up once, and keep it for :meth:`language_for`."""
+        language = self._languages.get(place.chat_id)
+        if language is None:
+            chosen = (await self.settings.show(place)).language
+            language = self._languages[place.chat_id] = language_of(chosen)
+        return language
+
+    def forget_language(self, place: Place) -> None:
+        """The chat's language may have changed: look it up again next time."""
+        self._languages.pop(place.chat_id, None)
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         """Run a coroutine in the background, keeping a reference until it ends."""
@@ -61,10 +74,14 @@ class Runtime:
 
     # -- showing things -----------------------------------------------------------------
 
-    def show_play(self, place: Place, outcome: PlayOutcome) -> None:
-        """Post what happened and the table (merged into a waiting board of the game)."""
+    def show_play(self, place: Place, outcome: PlayOutcome, note: str | None = None) -> None:
+        """Post what happened and the table (merged into a waiting board of the game).
+
+        ``note`` is a line shown before the events (why a timer acted, say).
+        """
         tr = translator(self.language_for(place))
-        events = [
+        events = [] if note is None else [note]
+        events += [
             line
             for op in outcome.operations
             if (line := describe(op, outcome.table, tr)) is not None

@@ -6,7 +6,6 @@ import gettext
 
 from ..game import CallVerdict
 from ..game.engine import MAX_PLAYERS, MIN_PLAYERS
-from ..services.settings import GameSettings
 from ..services.types import Reason, Refused
 
 
@@ -112,22 +111,5 @@ def rules_text(tr: gettext.NullTranslations) -> str:
             ),
             tr.gettext("• A wrong call costs you a card, given to the player who flipped last."),
             tr.gettext("• With no cards left you are out. Hold every card outside the pot to win."),
-        ]
-    )
-
-
-def settings_text(settings: GameSettings, tr: gettext.NullTranslations) -> str:
-    """The settings as ``/settings`` shows them, with the names to change them by."""
-    on_off = tr.gettext("on") if settings.wrong_call_penalty else tr.gettext("off")
-    limit = str(settings.flip_limit) if settings.flip_limit else tr.gettext("none")
-    return "\n".join(
-        [
-            tr.gettext("<b>Settings</b> (change with /settings NAME VALUE, admins only)"),
-            tr.gettext("tie_window: {value} ms (0-2000)").format(value=settings.tie_window_ms),
-            tr.gettext("match_mode: {value} (rank, rank_and_colour, suit)").format(
-                value=settings.match_mode.value
-            ),
-            tr.gettext("penalty: {value} (on, off)").format(value=on_off),
-            tr.gettext("flip_limit: {value} (10-100000, or off)").format(value=limit),
         ]
     )

@@ -66,6 +66,7 @@ class Service:
             except BaseException:
                 self._store.forget_place(place)
                 raise
+        self._store.planner.notify()
 
     @staticmethod
     async def _remember_people(uow: UnitOfWork, place: Place, actor: Actor) -> None:

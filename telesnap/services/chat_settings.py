@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .base import Service
-from .settings import SETTING_NAMES, GameSettings, parse_setting
+from .settings import GameSettings, parse_setting
 from .types import Actor, Place, Reason, Refused
 
 
 class SettingsService(Service):
-    """A chat topic's game settings: everyone may look, admins may change."""
+    """A chat topic's settings: everyone may look, admins may change."""
 
     async def show(self, place: Place) -> GameSettings:
         """The settings the next game in the topic will play by."""
@@ -17,19 +19,28 @@ class SettingsService(Service):
             return GameSettings.from_values(values)
 
     async def change(
-        self, place: Place, actor: Actor, name: str, text: str, *, is_admin: bool
+        self, place: Place, actor: Actor, name: str, value: Any, *, is_admin: bool
     ) -> GameSettings:
-        """Set one setting by its public name; a running game keeps the settings it has."""
+        """Set one setting by its public name; a running game keeps the settings it has.
+
+        Settings are the whole chat's: a forum topic plays by its chat's settings.
+        """
         if not is_admin:
             raise Refused(Reason.NOT_ADMIN)
-        field = SETTING_NAMES.get(name.strip().lower())
-        if field is None:
-            raise Refused(Reason.UNKNOWN_SETTING, {"name": name})
-        value = parse_setting(field, text)
+        field, stored_value = parse_setting(name, str(value) if value is not None else "off")
         async with self._change(place, None) as uow:
             await self._remember_people(uow, place, actor)
             stored = await uow.settings.get_values(place.chat_id, 0)
-            stored[field] = value
+            stored[field] = stored_value
             await uow.settings.save_values(place.chat_id, 0, stored)
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
             return GameSettings.from_values(values)
+
+    async def adopt_language(self, place: Place, language: str) -> None:
+        """Give the chat ``language`` unless it already has one (the first opener's)."""
+        async with self._change(place, None) as uow:
+            stored = await uow.settings.get_values(place.chat_id, 0)
+            if "language" not in stored:
+                stored["language"] = language
+                await uow.chats.upsert(place.chat_id, place.chat_type, place.title, place.is_forum)
+                await uow.settings.save_values(place.chat_id, 0, stored)

@@ -11,7 +11,6 @@ from ..game import MAX_PLAYERS, MIN_PLAYERS, Game, LeaveReason, SnapError, shuff
 from ..storage.errors import ActiveGameExistsError
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
-from ..storage.models.base import utc_now
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .settings import GameSettings
@@ -48,7 +47,11 @@ class LobbyService(Service):
             except ActiveGameExistsError:
                 raise Refused(Reason.GAME_EXISTS) from None
             await uow.games.add_player(row.id, actor.user_id)
-            return await self._lobby_view(uow, row)
+            settings = GameSettings.from_values(
+                await uow.settings.get_effective_values(place.chat_id, place.thread_id)
+            )
+            await self._store.planner.lobby_opened(uow, row, settings)
+            return await lobby_view(uow, row)
 
     async def join(
         self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
@@ -62,12 +65,12 @@ class LobbyService(Service):
             if await uow.games.count_players(row.id) >= MAX_PLAYERS:
                 raise Refused(Reason.LOBBY_FULL, {"max": MAX_PLAYERS})
             await uow.games.add_player(row.id, actor.user_id)
-            return await self._lobby_view(uow, row)
+            return await lobby_view(uow, row)
 
     async def lobby(self, place: Place) -> LobbyView:
         """The topic's lobby as it stands."""
         async with self._change(place, None) as uow:
-            return await self._lobby_view(uow, await self._lobby(uow, place))
+            return await lobby_view(uow, await self._lobby(uow, place))
 
     async def leave(
         self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
@@ -80,8 +83,8 @@ class LobbyService(Service):
                     raise Refused(Reason.NOT_JOINED)
                 if await uow.games.count_players(row.id) == 0:
                     row.status = GameStatus.CANCELLED.value
-                    row.ended_at = utc_now()
-                return await self._lobby_view(uow, row)
+                    row.ended_at = self._store.planner.now()
+                return await lobby_view(uow, row)
             return await self._remove_from_running(
                 uow, row, actor, actor.user_id, LeaveReason.LEFT, receipt
             )
@@ -96,7 +99,7 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
                     raise Refused(Reason.NOT_JOINED)
-                return await self._lobby_view(uow, row)
+                return await lobby_view(uow, row)
             return await self._remove_from_running(
                 uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
             )
@@ -134,8 +137,8 @@ class LobbyService(Service):
             row.status = GameStatus.RUNNING.value
             row.seed = seed
             row.settings = settings.to_values()
-            row.started_at = utc_now()
-            names = [await self._name(uow, player.user_id) for player in players]
+            row.started_at = self._store.planner.now()
+            names = [await name_of(uow, player.user_id) for player in players]
             loaded = LoadedGame(
                 game_id=row.id,
                 place=place_of(row),
@@ -150,7 +153,7 @@ class LobbyService(Service):
             )
             self._store.adopt(loaded)
             return StartOutcome(
-                await self._lobby_view(uow, row), PlayOutcome(loaded.table(), tuple(game.history))
+                await lobby_view(uow, row), PlayOutcome(loaded.table(), tuple(game.history))
             )
 
     async def end(
@@ -163,7 +166,7 @@ class LobbyService(Service):
         async with self._change(place, receipt) as uow:
             row = await self._active_game(uow, place)
             self._check_may_manage(row, actor, is_admin)
-            row.ended_at = utc_now()
+            row.ended_at = self._store.planner.now()
             if row.status == GameStatus.LOBBY.value:
                 row.status = GameStatus.CANCELLED.value
                 return None
@@ -193,7 +196,7 @@ class LobbyService(Service):
             raise refusal_for(error) from None
         player = await uow.games.get_player(row.id, user_id)
         if player is not None:
-            player.left_at = utc_now()
+            player.left_at = self._store.planner.now()
             player.leave_reason = reason.value
         operations = tuple(loaded.game.history[before:])
         await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
@@ -210,21 +213,24 @@ class LobbyService(Service):
             raise Refused(Reason.NOT_IN_LOBBY)
         return row
 
-    @staticmethod
-    async def _name(uow: UnitOfWork, user_id: int) -> str:
-        user = await uow.users.get(user_id)
-        return display_name(user.first_name, user.last_name) if user else "?"
-
-    async def _lobby_view(self, uow: UnitOfWork, row: GameRow) -> LobbyView:
-        seated = [
-            (player.user_id, await self._name(uow, player.user_id))
-            for player in await uow.games.list_players(row.id)
-        ]
-        return LobbyView(row.id, row.creator_id, tuple(seated), row.status, row.lobby_message_id)
-
     async def set_lobby_message(self, place: Place, game_id: int, message_id: int) -> None:
         """Remember the message that shows the lobby, so later changes edit it."""
         async with self._change(place, None) as uow:
             row = await uow.games.get(game_id)
             if row is not None:
                 row.lobby_message_id = message_id
+
+
+async def name_of(uow: UnitOfWork, user_id: int) -> str:
+    """A stored user's display name."""
+    user = await uow.users.get(user_id)
+    return display_name(user.first_name, user.last_name) if user else "?"
+
+
+async def lobby_view(uow: UnitOfWork, row: GameRow) -> LobbyView:
+    """The lobby of a stored game, with its players' names in join order."""
+    seated = [
+        (player.user_id, await name_of(uow, player.user_id))
+        for player in await uow.games.list_players(row.id)
+    ]
+    return LobbyView(row.id, row.creator_id, tuple(seated), row.status, row.lobby_message_id)

@@ -51,9 +51,8 @@ class PlayService(Service):
                 game.flip(seat)
             except SnapError as error:
                 raise refusal_for(error) from None
-            limit = loaded.settings.flip_limit
-            if limit is not None and game.flips >= limit and game.can_end_by_limit():
-                game.end_by_limit()
+            end_if_flip_limit(loaded)
+            await self._back_from_away(uow, loaded, seat)
             operations = tuple(game.history[before:])
             await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
             return PlayOutcome(loaded.table(), operations)
@@ -103,6 +102,13 @@ class PlayService(Service):
                 race_deadline_ns=self._deadline(loaded),
                 play=PlayOutcome(loaded.table(), operations),
             )
+
+    @staticmethod
+    async def _back_from_away(uow: UnitOfWork, loaded: LoadedGame, seat: int) -> None:
+        """A player who flips by themselves is no longer counted as away."""
+        player = await uow.games.get_player(loaded.game_id, loaded.user_ids[seat])
+        if player is not None and player.afk_streak:
+            player.afk_streak = 0
 
     @staticmethod
     def _deadline(loaded: LoadedGame) -> int | None:
@@ -195,3 +201,11 @@ class PlayService(Service):
 def is_settled(verdict: CallVerdict) -> bool:
     """Whether a call's verdict is final on arrival (it did not join a race)."""
     return verdict is not CallVerdict.PENDING
+
+
+def end_if_flip_limit(loaded: LoadedGame) -> None:
+    """End the game when it has reached the flip limit it plays by."""
+    limit = loaded.settings.flip_limit
+    game = loaded.game
+    if limit is not None and game.flips >= limit and game.can_end_by_limit():
+        game.end_by_limit()

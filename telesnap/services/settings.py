@@ -1,14 +1,17 @@
-"""Game settings: the defaults, what each may be, and reading them from storage.
+"""Chat settings: the defaults, what each may be, and reading them from storage.
 
 A chat stores only the values it changed; everything else is the default. A
-game takes a snapshot of the settings when it starts and keeps it.
+game takes a snapshot of the settings when it starts and keeps it (the
+language is the chat's, and applies at once).
 
 >>> GameSettings.from_values({"tie_window_ms": 250}).tie_window_ms
 250
->>> parse_setting("tie_window_ms", "2001")
+>>> parse_setting("tie_window", "2001")
 Traceback (most recent call last):
 ...
-telesnap.services.types.Refused: bad_setting_value {'name': 'tie_window_ms', 'allowed': '0-2000'}
+telesnap.services.types.Refused: bad_setting_value {'name': 'tie_window', 'allowed': '0-2000'}
+>>> parse_setting("turn_timer", "off")
+('turn_timer_s', None)
 """
 
 from __future__ import annotations
@@ -25,89 +28,139 @@ DEFAULT_TIE_WINDOW_MS = 100
 times (about 150-300 ms for one person) yet above the jitter Telegram's delivery adds to
 two presses made together, so "at the same time" means what players think it means."""
 
-TIE_WINDOW_RANGE = (0, 2000)
+LANGUAGES = ("en", "mk", "sw", "es", "ar", "th")
+"""English and the languages of the rule documents the game came with."""
 
-SETTING_NAMES = {
-    "tie_window": "tie_window_ms",
-    "match_mode": "match_mode",
-    "penalty": "wrong_call_penalty",
-    "flip_limit": "flip_limit",
-}
-"""The names people type in ``/settings NAME VALUE``, and the setting each one changes."""
+AWAY_ACTIONS = ("auto_flip", "skip")
+
+
+@dataclass(frozen=True, slots=True)
+class SettingSpec:
+    """One setting: its public name, its field, what it accepts, and menu presets."""
+
+    name: str
+    field: str
+    kind: str  # "int", "choice" or "switch"
+    low: int = 0
+    high: int = 0
+    choices: tuple[str, ...] = ()
+    optional: bool = False  # "off" is allowed (the value is None)
+    presets: tuple[Any, ...] = ()
+
+    @property
+    def allowed(self) -> str:
+        """What the setting accepts, as players are told."""
+        if self.kind == "switch":
+            return "on, off"
+        if self.kind == "choice":
+            return ", ".join(self.choices)
+        return f"{self.low}-{self.high}" + (", off" if self.optional else "")
+
+
+SPECS: tuple[SettingSpec, ...] = (
+    SettingSpec("tie_window", "tie_window_ms", "int", 0, 2000,
+                presets=(0, 50, 100, 200, 500, 1000, 2000)),
+    SettingSpec("turn_timer", "turn_timer_s", "int", 10, 86_400, optional=True,
+                presets=(None, 30, 60, 300, 900, 3600, 86_400)),
+    SettingSpec("when_away", "away_action", "choice", choices=AWAY_ACTIONS,
+                presets=AWAY_ACTIONS),
+    SettingSpec("afk_limit", "afk_limit", "int", 1, 20, presets=(1, 2, 3, 5, 10)),
+    SettingSpec("match_mode", "match_mode", "choice",
+                choices=tuple(mode.value for mode in MatchMode),
+                presets=tuple(mode.value for mode in MatchMode)),
+    SettingSpec("penalty", "wrong_call_penalty", "switch", presets=(True, False)),
+    SettingSpec("flip_limit", "flip_limit", "int", 10, 100_000, optional=True,
+                presets=(None, 100, 300, 1000)),
+    SettingSpec("time_limit", "time_limit_min", "int", 1, 10_080, optional=True,
+                presets=(None, 15, 30, 60, 240, 1440)),
+    SettingSpec("lobby_expiry", "lobby_expiry_min", "int", 1, 1440,
+                presets=(10, 30, 60, 240, 1440)),
+    SettingSpec("idle_limit", "idle_limit_min", "int", 10, 10_080,
+                presets=(60, 240, 1440, 4320, 10_080)),
+    SettingSpec("language", "language", "choice", choices=LANGUAGES, presets=LANGUAGES),
+)  # fmt: skip
+"""Every setting, in the order ``/settings`` shows them."""
+
+SPEC_BY_NAME = {spec.name: spec for spec in SPECS}
+SPEC_BY_FIELD = {spec.field: spec for spec in SPECS}
 
 
 @dataclass(frozen=True, slots=True)
 class GameSettings:
-    """The settings a game plays by."""
+    """The settings of a chat topic, and of a game (a snapshot taken at its start)."""
 
     tie_window_ms: int = DEFAULT_TIE_WINDOW_MS
+    turn_timer_s: int | None = 300
+    away_action: str = "auto_flip"
+    afk_limit: int = 3
     match_mode: MatchMode = MatchMode.RANK
     wrong_call_penalty: bool = True
     flip_limit: int | None = None
+    time_limit_min: int | None = None
+    lobby_expiry_min: int = 60
+    idle_limit_min: int = 1440
+    language: str | None = None
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> GameSettings:
         """Build settings from stored values; unknown or malformed ones fall back to defaults."""
         settings = cls()
-        for name, value in values.items():
-            try:
-                settings = dataclasses.replace(settings, **{name: _coerce(name, value)})
-            except (Refused, TypeError):
+        for field, value in values.items():
+            spec = SPEC_BY_FIELD.get(field)
+            if spec is None:
                 continue
+            try:
+                coerced = _coerce(spec, value)
+            except Refused:
+                continue
+            if field == "match_mode":
+                coerced = MatchMode(coerced)
+            settings = dataclasses.replace(settings, **{field: coerced})
         return settings
 
     def to_values(self) -> dict[str, Any]:
         """The settings as JSON-ready values (for the game's snapshot)."""
-        return {
-            "tie_window_ms": self.tie_window_ms,
-            "match_mode": self.match_mode.value,
-            "wrong_call_penalty": self.wrong_call_penalty,
-            "flip_limit": self.flip_limit,
-        }
+        values = {spec.field: getattr(self, spec.field) for spec in SPECS}
+        values["match_mode"] = self.match_mode.value
+        return values
+
+    def value_of(self, spec: SettingSpec) -> Any:
+        """The JSON-ready value of one setting."""
+        return self.to_values()[spec.field]
 
 
-def _coerce(name: str, value: Any) -> Any:
-    if name == "tie_window_ms":
-        return _integer(name, value, *TIE_WINDOW_RANGE)
-    if name == "match_mode":
-        try:
-            return MatchMode(value)
-        except ValueError:
-            raise Refused(
-                Reason.BAD_SETTING_VALUE,
-                {"name": name, "allowed": ", ".join(mode.value for mode in MatchMode)},
-            ) from None
-    if name == "wrong_call_penalty":
+def _coerce(spec: SettingSpec, value: Any) -> Any:
+    """The stored value of ``spec`` for ``value`` (typed or stored), or ``Refused``."""
+    refused = Refused(Reason.BAD_SETTING_VALUE, {"name": spec.name, "allowed": spec.allowed})
+    text = str(value).strip().lower() if not isinstance(value, bool) else ""
+    if spec.optional and (value is None or text in ("off", "none", "0")):
+        return None
+    if spec.kind == "switch":
         if isinstance(value, bool):
             return value
-        return _switch(name, value)
-    if name == "flip_limit":
-        if value in (None, 0, "0", "off"):
-            return None
-        return _integer(name, value, 10, 100_000)
-    raise Refused(Reason.UNKNOWN_SETTING, {"name": name})
-
-
-def _integer(name: str, value: Any, low: int, high: int) -> int:
+        if text in ("on", "yes", "true", "1"):
+            return True
+        if text in ("off", "no", "false", "0"):
+            return False
+        raise refused
+    if spec.kind == "choice":
+        if text in spec.choices:
+            return text
+        raise refused
+    if isinstance(value, bool):
+        raise refused
     try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = low - 1
-    if isinstance(value, bool) or not low <= number <= high:
-        raise Refused(Reason.BAD_SETTING_VALUE, {"name": name, "allowed": f"{low}-{high}"})
+        number = int(text)
+    except ValueError:
+        raise refused from None
+    if not spec.low <= number <= spec.high:
+        raise refused
     return number
 
 
-def _switch(name: str, value: Any) -> bool:
-    text = str(value).strip().lower()
-    if text in ("on", "yes", "true", "1"):
-        return True
-    if text in ("off", "no", "false", "0"):
-        return False
-    raise Refused(Reason.BAD_SETTING_VALUE, {"name": name, "allowed": "on, off"})
-
-
-def parse_setting(name: str, text: str) -> Any:
-    """Check a setting typed by a person and return its stored value, or raise ``Refused``."""
-    value = _coerce(name, text.strip())
-    return value.value if isinstance(value, MatchMode) else value
+def parse_setting(name: str, text: str) -> tuple[str, Any]:
+    """Check a setting typed by a person; return its field and stored value, or ``Refused``."""
+    spec = SPEC_BY_NAME.get(name.strip().lower())
+    if spec is None:
+        raise Refused(Reason.UNKNOWN_SETTING, {"name": name})
+    return spec.field, _coerce(spec, text)

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from ..game import EndReason, Game, Operation, operation_from_json, operation_to_json
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
-from ..storage.models.base import utc_now
 from ..storage.repositories import OperationRecord
 from ..storage.uow import UnitOfWork
 from .settings import GameSettings
+from .stats_recorder import record_game_result
+from .timers import TimerPlanner
 from .types import Actor, Place, Reason, Receipt, Refused
 from .views import TableView
 
@@ -57,7 +58,8 @@ def place_of(row: GameRow) -> Place:
 class GameStore:
     """The cache of engine games and the per-topic locks that serialise their changes."""
 
-    def __init__(self) -> None:
+    def __init__(self, planner: TimerPlanner | None = None) -> None:
+        self.planner = planner or TimerPlanner()
         self._games: dict[int, LoadedGame] = {}
         self._locks: dict[tuple[int, int], asyncio.Lock] = {}
 
@@ -123,8 +125,12 @@ class GameStore:
         actor: Actor | None,
         receipt: Receipt | None,
         reaction_ms: int | None = None,
+        human: bool = True,
     ) -> None:
-        """Append ``operations`` to the history and bring the game row up to date."""
+        """Append ``operations`` to the history, bring the game row up to date, re-arm timers.
+
+        ``human`` is False for what a timer did: it does not count as activity.
+        """
         records = [
             OperationRecord(
                 kind=op.kind,
@@ -141,12 +147,17 @@ class GameStore:
             await uow.history.append(row.id, records)
         loaded.stored_operations += len(records)
         game = loaded.game
-        now = utc_now()
+        now = self.planner.now()
         row.board_version = game.board_version
-        row.last_action_at = now
+        if human:
+            row.last_action_at = now
         if game.outcome is not None:
             finish_row(row, game.outcome.reason, [loaded.user_ids[s] for s in game.outcome.winners])
             row.ended_at = now
+            await record_game_result(uow, row, game.history, loaded.user_ids)
+        await self.planner.after_change(
+            uow, row, loaded.settings, tuple(operations), game.turn, game.flips
+        )
 
 
 def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from telesnap.app import BotRunner
@@ -59,6 +60,8 @@ class Table:
     runner: BotRunner | None = None
     shuffle_seed: int | None = 7
     limits: FloodLimits = NO_FLOOD
+    clock: Callable[[], datetime] | None = None
+    run_timers: bool = True
     seen_boards: set[int] = field(default_factory=set)
 
     @property
@@ -69,7 +72,13 @@ class Table:
         settings = Settings(
             token=self.running.token, api_url=self.running.url, database_url=self.database_url
         )
-        self.runner = BotRunner(settings, limits=self.limits, shuffle_seed=self.shuffle_seed)
+        self.runner = BotRunner(
+            settings,
+            limits=self.limits,
+            shuffle_seed=self.shuffle_seed,
+            clock=self.clock,
+            run_timers=self.run_timers,
+        )
         await self.runner.start()
         return self.runner
 
@@ -129,6 +138,25 @@ class Table:
         self.seen_boards.add(message.message_id)
         return read_board(message)
 
+    async def press_action(self, player: str, message: TranscriptMessage, action: str) -> Toast:
+        """Press the button whose callback data starts with ``action`` (any language)."""
+        data = next(
+            button["callback_data"]
+            for row in message.buttons
+            for button in row
+            if button.get("callback_data", "").startswith(f"{action}:")
+        )
+        query_id = await self.client.press(
+            self.chat_id, message.message_id, self.players[player], data=data
+        )
+        return await self.client.wait_for_toast(callback_query_id=query_id)
+
+    async def fire_timers(self) -> None:
+        """Fire the due timers (tests that pass a clock drive the timers by hand)."""
+        assert self.runner is not None
+        assert self.runner.timer_loop is not None
+        await self.runner.timer_loop.run_once()
+
     async def latest_board(self) -> Board:
         boards = [m for m in await self.messages() if "face-down" in m.text]
         assert boards, "no board yet"
@@ -146,6 +174,7 @@ async def table_with(
     admins: Sequence[str] = (),
     shuffle_seed: int | None = 7,
     limits: FloodLimits = NO_FLOOD,
+    clock: Callable[[], datetime] | None = None,
 ) -> AsyncIterator[Table]:
     client = running.client
     players = {}
@@ -160,7 +189,14 @@ async def table_with(
         forum=forum_topic is not None,
     )
     table = Table(
-        running, database_url, int(chat["id"]), players, shuffle_seed=shuffle_seed, limits=limits
+        running,
+        database_url,
+        int(chat["id"]),
+        players,
+        shuffle_seed=shuffle_seed,
+        limits=limits,
+        clock=clock,
+        run_timers=clock is None,
     )
     if forum_topic is not None:
         table.thread_id = await client.create_topic(table.chat_id, forum_topic)

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, EndReason, Game, operation_from_json
+from telesnap.services.chat_settings import SettingsService
 from telesnap.services.lobby import LobbyService
 from telesnap.services.play import PlayService
 from telesnap.services.store import GameStore
@@ -149,3 +150,18 @@ async def test_history_in_the_database_replays_to_the_table(
     assert replayed.flips == ended.table.flips
     assert replayed.outcome is not None
     assert [row.seq for row in rows] == list(range(1, len(rows) + 1))
+
+
+async def test_a_running_game_keeps_the_settings_it_started_with(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    _, play = await started_game(session_factory)
+    settings = SettingsService(session_factory, GameStore())
+    await settings.change(PLACE, ANN, "tie_window", "0", is_admin=True)
+    version = await flip_until_match(play)
+    for actor, stamp in ((ANN, 1000.0), (BOB, 1040.0)):
+        await play.call(PLACE, actor, CallKind.SNAP, receipt(stamp), seen_version=version)
+    race = await play.resolve_race(PLACE)
+    assert race is not None
+    assert {result.verdict for result in race.results} == {CallVerdict.TIED}
+    assert (await settings.show(PLACE)).tie_window_ms == 0

@@ -1,0 +1,92 @@
+"""``/settings`` and its inline-keyboard menu."""
+
+from __future__ import annotations
+
+from telegram import Message
+
+from ..services.settings import SPECS
+from ..services.types import Actor, Place, Reason, Refused
+from .callbacks import ButtonPress
+from .context import as_manager, command_arguments
+from .i18n import translator
+from .posts import EditPost, TextPost
+from .runtime import Runtime
+from .settings_menu import (
+    BACK,
+    OPEN,
+    choices_keyboard,
+    choices_text,
+    overview_keyboard,
+    preset_text,
+    settings_text,
+)
+
+
+async def settings_command(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
+    """``/settings``: the menu; ``/settings NAME VALUE``: change one (admins)."""
+    words = command_arguments(message)
+    if len(words) == 2:
+        setting, value = words
+        await as_manager(
+            runtime.bot, place, actor,
+            lambda admin: runtime.settings.change(place, actor, setting, value, is_admin=admin),
+        )  # fmt: skip
+        runtime.forget_language(place)
+        tr = translator(await runtime.remember_language(place))
+        current = await runtime.settings.show(place)
+        runtime.say(
+            place,
+            tr.gettext("Saved.") + "\n\n" + settings_text(current, tr),
+            message.message_id,
+        )
+        return
+    tr = translator(runtime.language_for(place))
+    if words:
+        runtime.say(
+            place,
+            tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150."),
+            message.message_id,
+        )
+        return
+    current = await runtime.settings.show(place)
+    runtime.outbox.submit(
+        place.chat_id,
+        TextPost(
+            place.chat_id,
+            place.thread_id,
+            settings_text(current, tr),
+            overview_keyboard(current, runtime.signer, tr),
+        ),
+    )
+
+
+async def settings_button(
+    runtime: Runtime, press: ButtonPress, place: Place, actor: Actor, message: Message
+) -> str:
+    """A press in the settings menu: open a setting, save a choice (admins), or go back."""
+    index, choice = press.game_id, press.version
+    tr = translator(runtime.language_for(place))
+    toast = ""
+    if index < BACK and choice != OPEN:
+        value = preset_text(index, choice)
+        if value is None:
+            raise Refused(Reason.BAD_BUTTON)
+        setting = SPECS[index].name
+        await as_manager(
+            runtime.bot, place, actor,
+            lambda admin: runtime.settings.change(place, actor, setting, value, is_admin=admin),
+        )  # fmt: skip
+        runtime.forget_language(place)
+        tr = translator(await runtime.remember_language(place))
+        toast = tr.gettext("Saved.")
+        index = BACK
+    current = await runtime.settings.show(place)
+    if index >= BACK:
+        text, keyboard = settings_text(current, tr), overview_keyboard(current, runtime.signer, tr)
+    else:
+        text = choices_text(index, current, tr)
+        keyboard = choices_keyboard(index, current, runtime.signer, tr)
+    runtime.outbox.submit(
+        place.chat_id, EditPost(place.chat_id, message.message_id, text, keyboard)
+    )
+    return toast

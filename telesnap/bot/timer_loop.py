@@ -1,0 +1,107 @@
+"""The timer loop: sleeps until the next timer is due, fires it, and shows what it did."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import suppress
+from datetime import timedelta
+
+from ..services.timer_service import TimerOutcome, TimerService
+from ..services.timers import TimerKind
+from .i18n import translator
+from .render import name
+from .runtime import Runtime
+
+logger = logging.getLogger(__name__)
+
+MAX_SLEEP = timedelta(seconds=60)
+"""Look at the database at least this often (another worker may have set a timer)."""
+
+
+def mention(user_id: int, display_name: str) -> str:
+    """An HTML mention that notifies the user."""
+    return f'<a href="tg://user?id={user_id}">{name(display_name)}</a>'
+
+
+class TimerLoop:
+    """Fires due timers in the background; ``run_once`` lets tests drive it by hand."""
+
+    def __init__(self, runtime: Runtime, timers: TimerService) -> None:
+        self._runtime = runtime
+        self._timers = timers
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def wake(self) -> None:
+        """Look again now: a timer may have been set or changed."""
+        self._wake.set()
+
+    def start(self) -> None:
+        """Start firing timers in the background."""
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        """Stop firing timers (the ones not yet due stay in the database)."""
+        if self._task is not None:
+            self._task.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            try:
+                await self.run_once()
+                wait = await self._seconds_to_next()
+            except Exception:
+                logger.exception("firing timers failed; trying again shortly")
+                wait = 5.0
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    async def _seconds_to_next(self) -> float:
+        due = await self._timers.next_due_at()
+        now = self._timers.now()
+        if due is None:
+            return MAX_SLEEP.total_seconds()
+        return max(0.0, min((due - now).total_seconds(), MAX_SLEEP.total_seconds()))
+
+    async def run_once(self) -> list[TimerOutcome]:
+        """Fire every due timer and show what each did."""
+        outcomes = await self._timers.fire_due()
+        for outcome in outcomes:
+            await self._show(outcome)
+        return outcomes
+
+    async def _show(self, outcome: TimerOutcome) -> None:
+        runtime = self._runtime
+        place = outcome.place
+        tr = translator(await runtime.remember_language(place))
+        absent = outcome.absent
+        if outcome.kind is TimerKind.TURN_REMINDER and absent is not None:
+            runtime.say(
+                place,
+                tr.gettext("⏰ {player}, it is your turn: press Flip!").format(
+                    player=mention(absent.user_id, absent.name)
+                ),
+            )
+            return
+        if outcome.kind is TimerKind.LOBBY_EXPIRY and outcome.lobby is not None:
+            runtime.show_lobby(place, outcome.lobby)
+            runtime.say(place, tr.gettext("⌛ Nobody started the game, so the lobby is closed."))
+            return
+        note = None
+        if absent is not None and absent.action == "auto_flipped":
+            note = tr.gettext("⏰ {name} was away, so I flipped for them.")
+        elif absent is not None and absent.action == "skipped":
+            note = tr.gettext("⏰ {name} was away, so their turn is skipped.")
+        elif outcome.kind is TimerKind.IDLE:
+            note = tr.gettext("💤 Nobody has played for a long time: the game is abandoned.")
+        elif outcome.kind is TimerKind.TIME_LIMIT:
+            note = tr.gettext("⏱ Time is up!")
+        if note is not None and absent is not None:
+            note = note.format(name=f"<b>{name(absent.name)}</b>")
+        if outcome.play is not None:
+            runtime.show_play(place, outcome.play, note=note)

@@ -1,0 +1,136 @@
+"""Timers that keep asynchronous games moving: turn reminders, absent players, expiries.
+
+Timers live in the database, written in the same transaction as the change
+that set them, so a restart loses none; each fires in the transaction that
+marks it fired, so none fires twice. The clock is passed in, so tests move
+time instead of waiting for it.
+
+A turn timer runs twice: when it first runs out the player is reminded;
+when it runs out again the bot flips for them (or skips them, as the chat
+chose), and that counts as an absence. After ``afk_limit`` absences in a row
+the player is removed from the game.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..game import (
+    CardFlipped,
+    GameEnded,
+    GameStarted,
+    Operation,
+    PlayerLeft,
+    PlayerOut,
+    TurnSkipped,
+)
+from ..storage.models import Game as GameRow
+from ..storage.models.base import utc_now
+from ..storage.uow import UnitOfWork
+from .settings import GameSettings
+
+RETRY_DURING_RACE = timedelta(seconds=2)
+_TURN_CHANGES = (GameStarted, CardFlipped, TurnSkipped, PlayerOut, PlayerLeft)
+
+
+class TimerKind(enum.Enum):
+    """What a timer does when it fires."""
+
+    TURN_REMINDER = "turn_reminder"
+    TURN_EXPIRY = "turn_expiry"
+    LOBBY_EXPIRY = "lobby_expiry"
+    IDLE = "idle"
+    TIME_LIMIT = "time_limit"
+
+
+_TURN_KINDS = (TimerKind.TURN_REMINDER, TimerKind.TURN_EXPIRY)
+
+
+class TimerPlanner:
+    """Sets and clears timers inside the services' transactions, on an injectable clock."""
+
+    def __init__(self, clock: Callable[[], datetime] = utc_now) -> None:
+        self._clock = clock
+        self._listeners: list[Callable[[], None]] = []
+
+    def now(self) -> datetime:
+        """The current time on this planner's clock."""
+        return self._clock()
+
+    def subscribe(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever timers may have changed (after a commit)."""
+        self._listeners.append(listener)
+
+    def notify(self) -> None:
+        """Tell the listeners that timers may have changed."""
+        for listener in self._listeners:
+            listener()
+
+    async def add(
+        self,
+        uow: UnitOfWork,
+        kind: TimerKind,
+        after: timedelta,
+        row: GameRow,
+        payload: dict[str, Any] | None = None,
+    ) -> None:
+        """Set a timer of ``kind`` for ``row``'s game, due ``after`` from now."""
+        await uow.timers.add(
+            kind.value, self.now() + after, row.chat_id, row.thread_id, row.id, payload or {}
+        )
+
+    async def lobby_opened(self, uow: UnitOfWork, row: GameRow, settings: GameSettings) -> None:
+        """A lobby expires if nobody starts it."""
+        await self.add(uow, TimerKind.LOBBY_EXPIRY, timedelta(minutes=settings.lobby_expiry_min),
+                       row)  # fmt: skip
+
+    async def after_change(
+        self,
+        uow: UnitOfWork,
+        row: GameRow,
+        settings: GameSettings,
+        operations: tuple[Operation, ...],
+        turn: int,
+        flips: int,
+    ) -> None:
+        """Re-arm the game's timers after ``operations`` (clear them all once it ended)."""
+        if any(isinstance(op, GameEnded) for op in operations):
+            await uow.timers.cancel_for_game(row.id)
+            return
+        if any(isinstance(op, GameStarted) for op in operations):
+            await uow.timers.cancel_for_game(row.id, TimerKind.LOBBY_EXPIRY.value)
+            await self.add(uow, TimerKind.IDLE, timedelta(minutes=settings.idle_limit_min), row)
+            if settings.time_limit_min is not None:
+                await self.add(
+                    uow, TimerKind.TIME_LIMIT, timedelta(minutes=settings.time_limit_min), row
+                )
+        if settings.turn_timer_s is None or not any(
+            isinstance(op, _TURN_CHANGES) for op in operations
+        ):
+            return
+        for kind in _TURN_KINDS:
+            await uow.timers.cancel_for_game(row.id, kind.value)
+        await self.add(
+            uow,
+            TimerKind.TURN_REMINDER,
+            timedelta(seconds=settings.turn_timer_s),
+            row,
+            {"seat": turn, "flips": flips},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AbsentPlayer:
+    """What a timer did about a player: reminded them, or flipped for or skipped them.
+
+    ``removed``: that was one absence too many, and the player was removed.
+    """
+
+    user_id: int
+    name: str
+    action: str  # "reminded", "auto_flipped" or "skipped"
+    removed: bool = False

@@ -1,0 +1,245 @@
+"""Timers on a controlled clock: reminders, absent players, expiries, restarts."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from telesnap.game import EndReason, LeaveReason, PlayerLeft, TurnSkipped
+from telesnap.services.chat_settings import SettingsService
+from telesnap.services.lobby import LobbyService
+from telesnap.services.play import PlayService
+from telesnap.services.store import GameStore
+from telesnap.services.timer_service import TimerService
+from telesnap.services.timers import TimerKind, TimerPlanner
+from telesnap.services.types import Actor, Place, Receipt
+
+PLACE = Place(chat_id=-200, chat_type="group", title="Slow club")
+ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")
+_update_ids = itertools.count(9000)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+def receipt() -> Receipt:
+    return Receipt(0, datetime.now(UTC), next(_update_ids))
+
+
+class World:
+    """The services of one bot process, on a shared clock."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        store = GameStore(TimerPlanner(clock))
+        self.lobby = LobbyService(sessions, store, shuffle_seed=11)
+        self.play = PlayService(sessions, store)
+        self.settings = SettingsService(sessions, store)
+        self.timers = TimerService(sessions, store)
+
+
+async def world_with(
+    sessions: async_sessionmaker[AsyncSession], clock: Clock, **settings: Any
+) -> World:
+    world = World(sessions, clock)
+    for name, value in settings.items():
+        await world.settings.change(PLACE, ANN, name, value, is_admin=True)
+    return world
+
+
+async def start(world: World, players: tuple[Actor, ...] = (ANN, BOB, CID)) -> None:
+    await world.lobby.open(PLACE, players[0], receipt())
+    for player in players[1:]:
+        await world.lobby.join(PLACE, player, receipt())
+    await world.lobby.start(PLACE, players[0], is_admin=False, receipt=receipt())
+
+
+async def turn_actor(world: World) -> Actor:
+    turn = (await world.play.table(PLACE)).table.turn_player
+    assert turn is not None
+    return Actor(turn.user_id, turn.name)
+
+
+def kinds(outcomes: list[Any]) -> list[TimerKind]:
+    return [outcome.kind for outcome in outcomes]
+
+
+async def test_r27_a_reminder_then_an_auto_flip(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="60")
+    await start(world)
+    absent = await turn_actor(world)
+    clock.advance(seconds=59)
+    assert await world.timers.fire_due() == []
+    clock.advance(seconds=1)
+    (reminder,) = await world.timers.fire_due()
+    assert reminder.kind is TimerKind.TURN_REMINDER
+    assert reminder.absent.user_id == absent.user_id
+    assert reminder.absent.action == "reminded"
+    clock.advance(seconds=60)
+    (flipped,) = await world.timers.fire_due()
+    assert flipped.absent.action == "auto_flipped"
+    assert flipped.play.table.flips == 1
+    assert (await turn_actor(world)).user_id != absent.user_id
+    assert await world.timers.fire_due() == []
+
+
+async def test_r27_a_flip_in_time_cancels_the_turn_timer(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="60")
+    await start(world)
+    clock.advance(seconds=30)
+    await world.play.flip(PLACE, await turn_actor(world), receipt())
+    clock.advance(seconds=45)
+    assert await world.timers.fire_due() == []  # the new turn's timer has 15 s to go
+    clock.advance(seconds=15)
+    assert kinds(await world.timers.fire_due()) == [TimerKind.TURN_REMINDER]
+
+
+async def test_r27_skipping_absent_players_and_removing_them_after_the_afk_limit(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(
+        session_factory, clock, turn_timer="10", when_away="skip", afk_limit="2"
+    )
+    await start(world, (ANN, BOB))
+    actions = []
+    for _ in range(4):
+        clock.advance(seconds=10)
+        await world.timers.fire_due()
+        clock.advance(seconds=10)
+        (outcome,) = await world.timers.fire_due()
+        actions.append((outcome.absent.action, outcome.absent.removed))
+        if outcome.play.table.is_over:
+            break
+    assert actions == [("skipped", False), ("skipped", False), ("skipped", True)]
+    last = outcome.play
+    assert any(isinstance(op, TurnSkipped) for op in last.operations)
+    left = [op for op in last.operations if isinstance(op, PlayerLeft)]
+    assert [op.leave_reason for op in left] == [LeaveReason.AFK]
+    assert last.table.is_over
+    assert last.table.flips == 0
+
+
+async def test_a_human_flip_resets_the_absence_count(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="10", afk_limit="2")
+    await start(world, (ANN, BOB))
+    away = await turn_actor(world)
+
+    async def let_the_timer_act() -> str:
+        clock.advance(seconds=10)
+        await world.timers.fire_due()
+        clock.advance(seconds=10)
+        (outcome,) = await world.timers.fire_due()
+        return str(outcome.absent.action)
+
+    assert await let_the_timer_act() == "auto_flipped"  # one absence
+    await world.play.flip(PLACE, await turn_actor(world), receipt())  # the other player
+    await world.play.flip(PLACE, away, receipt())  # back: the count starts again
+    await world.play.flip(PLACE, await turn_actor(world), receipt())
+    assert await let_the_timer_act() == "auto_flipped"  # one absence again, not two
+
+
+async def test_an_unstarted_lobby_expires(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, lobby_expiry="30")
+    await world.lobby.open(PLACE, ANN, receipt())
+    clock.advance(minutes=30)
+    (expired,) = await world.timers.fire_due()
+    assert expired.kind is TimerKind.LOBBY_EXPIRY
+    assert expired.lobby.status == "cancelled"
+    reopened = await world.lobby.open(PLACE, BOB, receipt())
+    assert reopened.player_names == ("Bob",)
+
+
+async def test_a_started_lobby_does_not_expire(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, lobby_expiry="30", turn_timer="off")
+    await start(world)
+    clock.advance(minutes=31)
+    assert await world.timers.fire_due() == []
+
+
+async def test_an_idle_game_is_abandoned_and_frees_the_chat(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="off", idle_limit="60")
+    await start(world)
+    clock.advance(minutes=40)
+    await world.play.flip(PLACE, await turn_actor(world), receipt())
+    clock.advance(minutes=20)
+    assert await world.timers.fire_due() == []  # 20 minutes since the last move
+    clock.advance(minutes=40)
+    (abandoned,) = await world.timers.fire_due()
+    assert abandoned.kind is TimerKind.IDLE
+    assert abandoned.play.table.end_reason is EndReason.ABANDONED
+    await world.lobby.open(PLACE, ANN, receipt())
+
+
+async def test_the_time_limit_ends_the_game_with_the_most_cards_winning(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="off", time_limit="15")
+    await start(world)
+    clock.advance(minutes=15)
+    (ended,) = await world.timers.fire_due()
+    assert ended.kind is TimerKind.TIME_LIMIT
+    assert ended.play.table.end_reason is EndReason.LIMIT
+    assert ended.play.table.winners
+
+
+async def test_a_restart_between_reminder_and_expiry_loses_no_timer_and_fires_none_twice(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    before = await world_with(session_factory, clock, turn_timer="60")
+    await start(before)
+    clock.advance(seconds=60)
+    assert kinds(await before.timers.fire_due()) == [TimerKind.TURN_REMINDER]
+    after = World(session_factory, clock)  # a new process: fresh caches, same database
+    clock.advance(seconds=60)
+    fired: Callable[[], Any] = after.timers.fire_due
+    first, second = await fired(), await before.timers.fire_due()
+    assert kinds(first) == [TimerKind.TURN_EXPIRY]
+    assert second == []
+    assert (await after.play.table(PLACE)).table.flips == 1
+
+
+@pytest.mark.parametrize("value", ["5", "100000", "soon"])
+async def test_a_bad_timer_value_changes_nothing(
+    session_factory: async_sessionmaker[AsyncSession], value: str
+) -> None:
+    from telesnap.services.types import Reason, Refused
+
+    world = World(session_factory, Clock())
+    with pytest.raises(Refused) as refused:
+        await world.settings.change(PLACE, ANN, "turn_timer", value, is_admin=True)
+    assert refused.value.reason is Reason.BAD_SETTING_VALUE
+    assert refused.value.details["allowed"] == "10-86400, off"
+    assert (await world.settings.show(PLACE)).turn_timer_s == 300
