@@ -106,12 +106,9 @@ class Runtime:
     def _board_shown(self, place: Place) -> Any:
         async def shown(table: TableView, message: Message) -> None:
             receipt = Receipt(time.monotonic_ns(), datetime.now(UTC))
-            try:
-                await self.play.record_board_shown(
-                    place, table.game_id, table.board_version, message.message_id, receipt
-                )
-            except Exception:
-                logger.exception("could not record the board of game %s", table.game_id)
+            self.play.record_board_shown(
+                table.game_id, table.board_version, message.message_id, receipt
+            )
 
         return shown
 

@@ -106,8 +106,10 @@ class PlayService(Service):
     @staticmethod
     async def _back_from_away(uow: UnitOfWork, loaded: LoadedGame, seat: int) -> None:
         """A player who flips by themselves is no longer counted as away."""
+        if not loaded.afk_streaks.pop(seat, 0):
+            return
         player = await uow.games.get_player(loaded.game_id, loaded.user_ids[seat])
-        if player is not None and player.afk_streak:
+        if player is not None:
             player.afk_streak = 0
 
     @staticmethod
@@ -153,21 +155,18 @@ class PlayService(Service):
             )
             return RaceOutcome(results, PlayOutcome(loaded.table(), operations))
 
-    async def record_board_shown(
-        self, place: Place, game_id: int, version: int, message_id: int, shown: Receipt
+    def record_board_shown(
+        self, game_id: int, version: int, message_id: int, shown: Receipt
     ) -> None:
         """Remember when the message showing board ``version`` reached Telegram.
 
-        Reaction times are measured from it; it is kept in memory and in the game's row.
+        Reaction times are measured from it. It is kept in memory, and written to
+        the game's row with the next change to the game (no extra transaction).
         """
         loaded = self._store.cached(game_id)
         if loaded is not None:
             loaded.shown_at_ns[version] = shown.monotonic_ns
-        async with self._change(place, None) as uow:
-            row = await uow.games.get(game_id)
-            if row is not None and row.board_version == version:
-                row.board_message_id = message_id
-                row.board_shown_at = shown.wall
+            loaded.shown_messages[version] = (message_id, shown.wall)
 
     async def open_races(self) -> list[OpenRace]:
         """Every running game with calls waiting (after a restart they are decided at once)."""

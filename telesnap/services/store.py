@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from ..game import EndReason, Game, Operation, operation_from_json, operation_to_json
 from ..storage.models import Game as GameRow
@@ -37,6 +38,10 @@ class LoadedGame:
     stored_operations: int
     shown_at_ns: dict[int, int] = field(default_factory=dict)
     """Monotonic time the bot got the reply to the message showing each board version."""
+    shown_messages: dict[int, tuple[int, datetime]] = field(default_factory=dict)
+    """The message id and wall time of the message showing each board version."""
+    afk_streaks: dict[int, int] = field(default_factory=dict)
+    """Absences in a row, by seat (only seats with some)."""
 
     def seat_of(self, user_id: int) -> int:
         """The seat of ``user_id``, or ``Refused(NOT_PLAYING)``."""
@@ -107,6 +112,10 @@ class GameStore:
             settings=GameSettings.from_values(row.settings),
             stored_operations=len(rows),
             shown_at_ns=cached.shown_at_ns if cached else {},
+            shown_messages=cached.shown_messages if cached else {},
+            afk_streaks={
+                seat: player.afk_streak for seat, player in enumerate(players) if player.afk_streak
+            },
         )
         self._games[row.id] = loaded
         return loaded
@@ -144,11 +153,14 @@ class GameStore:
             for op in operations
         ]
         if records:
-            await uow.history.append(row.id, records)
+            await uow.history.append(row.id, records, after_seq=loaded.stored_operations)
         loaded.stored_operations += len(records)
         game = loaded.game
         now = self.planner.now()
         row.board_version = game.board_version
+        shown = loaded.shown_messages.get(game.board_version)
+        if shown is not None and row.board_message_id != shown[0]:
+            row.board_message_id, row.board_shown_at = shown
         if human:
             row.last_action_at = now
         if game.outcome is not None:

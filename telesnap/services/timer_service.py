@@ -123,11 +123,10 @@ class TimerService(Service):
             game.flip(seat)
             end_if_flip_limit(loaded)
         player = await uow.games.get_player(row.id, loaded.user_ids[seat])
-        streak = 1
+        streak = loaded.afk_streaks[seat] = loaded.afk_streaks.get(seat, 0) + 1
         if player is not None:
-            player.afk_streak += 1
+            player.afk_streak = streak
             player.afk_total += 1
-            streak = player.afk_streak
         action = "skipped" if skipping else "auto_flipped"
         removed = streak >= loaded.settings.afk_limit and game.can_remove(seat)
         if removed:

@@ -112,13 +112,13 @@ class TimerPlanner:
             isinstance(op, _TURN_CHANGES) for op in operations
         ):
             return
-        for kind in _TURN_KINDS:
-            await uow.timers.cancel_for_game(row.id, kind.value)
-        await self.add(
-            uow,
-            TimerKind.TURN_REMINDER,
-            timedelta(seconds=settings.turn_timer_s),
-            row,
+        await uow.timers.reschedule(
+            [kind.value for kind in _TURN_KINDS],
+            TimerKind.TURN_REMINDER.value,
+            self.now() + timedelta(seconds=settings.turn_timer_s),
+            row.chat_id,
+            row.thread_id,
+            row.id,
             {"seat": turn, "flips": flips},
         )
 

@@ -31,7 +31,9 @@ _SQLITE_PRAGMAS = (
 _POSTGRESQL_POOL = {
     "pool_size": 10,
     "max_overflow": 10,
-    "pool_pre_ping": True,
+    # No ping on every checkout (a round trip per transaction); connections are
+    # recycled instead, and a dropped one fails a single update.
+    "pool_pre_ping": False,
     "pool_recycle": 1800,
 }
 

@@ -38,14 +38,19 @@ class HistoryRepository:
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
 
-    async def append(self, game_id: int, records: Sequence[OperationRecord]) -> list[GameOperation]:
+    async def append(
+        self, game_id: int, records: Sequence[OperationRecord], *, after_seq: int | None = None
+    ) -> list[GameOperation]:
         """Append ``records`` with the next consecutive ``seq`` numbers; return the new rows.
 
         Takes the game's row lock first, so concurrent appends to one game
-        serialise instead of colliding on ``seq``.
+        serialise instead of colliding on ``seq``. A caller that already holds
+        that lock and knows the last ``seq`` passes it as ``after_seq``.
         """
-        await self._session.execute(select(Game.id).where(Game.id == game_id).with_for_update())
-        next_seq = await self.last_seq(game_id) + 1
+        if after_seq is None:
+            await self._session.execute(select(Game.id).where(Game.id == game_id).with_for_update())
+            after_seq = await self.last_seq(game_id)
+        next_seq = after_seq + 1
         recorded_at = utc_now()
         rows = [
             GameOperation(
