@@ -38,7 +38,7 @@ from .services.stats import StatsService
 from .services.store import GameStore
 from .services.timer_service import TimerService
 from .services.timers import TimerPlanner
-from .storage.database import create_engine, session_factory
+from .storage.database import create_engine, is_sqlite, session_factory
 from .storage.migrate import upgrade_database
 
 logger = logging.getLogger(__name__)
@@ -94,7 +94,8 @@ class BotRunner:
         await upgrade_database(self.settings.database_url)
         self._engine = create_engine(self.settings.database_url)
         sessions = session_factory(self._engine)
-        store = GameStore(TimerPlanner(self._clock) if self._clock else TimerPlanner())
+        planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
+        store = GameStore(planner, shared=not is_sqlite(self._engine))
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer)
         application = build_application(token, self.settings.api_url, book)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import suppress
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ..services.timer_service import TimerOutcome, TimerService
 from ..services.timers import TimerKind
@@ -32,10 +32,12 @@ class TimerLoop:
         self._timers = timers
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._next_look: datetime | None = None
 
-    def wake(self) -> None:
-        """Look again now: a timer may have been set or changed."""
-        self._wake.set()
+    def wake(self, due_at: datetime) -> None:
+        """A timer due at ``due_at`` was set: look again if that is before the next look."""
+        if self._next_look is None or due_at < self._next_look:
+            self._wake.set()
 
     def start(self) -> None:
         """Start firing timers in the background."""
@@ -64,9 +66,8 @@ class TimerLoop:
     async def _seconds_to_next(self) -> float:
         due = await self._timers.next_due_at()
         now = self._timers.now()
-        if due is None:
-            return MAX_SLEEP.total_seconds()
-        return max(0.0, min((due - now).total_seconds(), MAX_SLEEP.total_seconds()))
+        self._next_look = now + MAX_SLEEP if due is None else min(due, now + MAX_SLEEP)
+        return max(0.0, (self._next_look - now).total_seconds())
 
     async def run_once(self) -> list[TimerOutcome]:
         """Fire every due timer and show what each did."""

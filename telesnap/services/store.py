@@ -63,8 +63,15 @@ def place_of(row: GameRow) -> Place:
 class GameStore:
     """The cache of engine games and the per-topic locks that serialise their changes."""
 
-    def __init__(self, planner: TimerPlanner | None = None) -> None:
+    def __init__(self, planner: TimerPlanner | None = None, *, shared: bool = True) -> None:
+        """Keep games for one process.
+
+        ``shared``: other processes may change the same games (several workers on
+        PostgreSQL), so each use checks the cached game against the stored history.
+        With SQLite the bot is one process, and the cache is the truth.
+        """
         self.planner = planner or TimerPlanner()
+        self._shared = shared
         self._games: dict[int, LoadedGame] = {}
         self._locks: dict[tuple[int, int], asyncio.Lock] = {}
 
@@ -92,9 +99,10 @@ class GameStore:
 
     async def load(self, uow: UnitOfWork, row: GameRow) -> LoadedGame:
         """The engine game of a started game row, from the cache or rebuilt from its history."""
-        stored = await uow.history.last_seq(row.id)
         cached = self._games.get(row.id)
-        if cached is not None and cached.stored_operations == stored:
+        if cached is not None and not self._shared:
+            return cached
+        if cached is not None and cached.stored_operations == await uow.history.last_seq(row.id):
             return cached
         rows = await uow.history.load(row.id)
         game = Game.replay(operation_from_json(op.payload) for op in rows)

@@ -55,20 +55,29 @@ class TimerPlanner:
 
     def __init__(self, clock: Callable[[], datetime] = utc_now) -> None:
         self._clock = clock
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: list[Callable[[datetime], None]] = []
+        self._earliest: datetime | None = None
 
     def now(self) -> datetime:
         """The current time on this planner's clock."""
         return self._clock()
 
-    def subscribe(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` whenever timers may have changed (after a commit)."""
+    def subscribe(self, listener: Callable[[datetime], None]) -> None:
+        """Call ``listener(due_at)`` after a commit that set a timer (the earliest one)."""
         self._listeners.append(listener)
 
     def notify(self) -> None:
-        """Tell the listeners that timers may have changed."""
+        """Tell the listeners about the earliest timer set since the last notice, if any."""
+        earliest, self._earliest = self._earliest, None
+        if earliest is None:
+            return
         for listener in self._listeners:
-            listener()
+            listener(earliest)
+
+    def _note(self, due_at: datetime) -> datetime:
+        if self._earliest is None or due_at < self._earliest:
+            self._earliest = due_at
+        return due_at
 
     async def add(
         self,
@@ -79,9 +88,8 @@ class TimerPlanner:
         payload: dict[str, Any] | None = None,
     ) -> None:
         """Set a timer of ``kind`` for ``row``'s game, due ``after`` from now."""
-        await uow.timers.add(
-            kind.value, self.now() + after, row.chat_id, row.thread_id, row.id, payload or {}
-        )
+        due_at = self._note(self.now() + after)
+        await uow.timers.add(kind.value, due_at, row.chat_id, row.thread_id, row.id, payload or {})
 
     async def lobby_opened(self, uow: UnitOfWork, row: GameRow, settings: GameSettings) -> None:
         """A lobby expires if nobody starts it."""
@@ -115,7 +123,7 @@ class TimerPlanner:
         await uow.timers.reschedule(
             [kind.value for kind in _TURN_KINDS],
             TimerKind.TURN_REMINDER.value,
-            self.now() + timedelta(seconds=settings.turn_timer_s),
+            self._note(self.now() + timedelta(seconds=settings.turn_timer_s)),
             row.chat_id,
             row.thread_id,
             row.id,

@@ -45,7 +45,9 @@ def create_engine(url: str) -> AsyncEngine:
     """
     async_url = make_url(normalize_database_url(url, variable="the database URL"))
     if async_url.get_backend_name() == "sqlite":
-        engine = _create_async_engine(async_url)
+        # One connection: SQLite runs one write transaction at a time anyway, and
+        # waiting for the connection in asyncio beats SQLite's busy-wait sleeps.
+        engine = _create_async_engine(async_url, pool_size=1, max_overflow=0, pool_timeout=60)
         _configure_sqlite(engine)
         return engine
     return _create_async_engine(async_url, **_POSTGRESQL_POOL)

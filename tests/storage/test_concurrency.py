@@ -45,7 +45,7 @@ async def append_after_reading(factory: Factory, game_id: int, worker: int) -> t
         records = [OperationRecord("Work", {"worker": worker, "n": n}) for n in range(3)]
         rows = await uow.history.append(game_id, records)
         game.board_version += 1
-        return last_seen, rows[0].seq
+        return last_seen, rows[0]
 
 
 async def test_concurrent_appends_never_collide(session_factory: Factory) -> None:
@@ -91,7 +91,7 @@ async def test_a_second_unit_of_work_waits_for_the_first_to_commit(
             assert game is not None
             order.append("second locked")
             rows = await uow.history.append(game_id, [OperationRecord("Second", {})])
-            return rows[0].seq
+            return rows[0]
 
     _, second_seq = await asyncio.gather(first(), second())
     assert second_seq == 2

@@ -213,10 +213,10 @@ async def test_operations_get_consecutive_seq_and_load_in_order(session_factory:
                 ),
             ],
         )
-        assert [row.seq for row in rows] == [1, 2]
+        assert rows == [1, 2]
     async with UnitOfWork(session_factory) as uow:
         more = await uow.history.append(game_id, [OperationRecord("RaceResolved", {"n": 3})])
-        assert [row.seq for row in more] == [3]
+        assert more == [3]
         assert await uow.history.append(game_id, []) == []
         assert await uow.history.last_seq(game_id) == 3
     async with UnitOfWork(session_factory) as uow:
