@@ -67,6 +67,21 @@ def build_parser() -> argparse.ArgumentParser:
     upgrade = database_commands.add_parser("upgrade", help="apply every migration")
     upgrade.set_defaults(target="telesnap.app:upgrade_command")
 
+    replay = commands.add_parser(
+        "replay", help="rebuild a game from its history and check it against what is stored"
+    )
+    replay_source = replay.add_mutually_exclusive_group(required=True)
+    replay_source.add_argument("file", nargs="?", help="a document sent by /replay")
+    replay_source.add_argument("--game", type=_positive_int, help="a game id in the database")
+    replay.add_argument("--database-url", help="default: TELESNAP_DATABASE_URL")
+    replay.set_defaults(target="telesnap.replay_cli:replay_command")
+
+    export = commands.add_parser("export", help="print a chat's games and stats as JSON")
+    export.add_argument("--chat", type=int, required=True, help="the chat id")
+    export.add_argument("--output", help="write to this file instead of printing")
+    export.add_argument("--database-url", help="default: TELESNAP_DATABASE_URL")
+    export.set_defaults(target="telesnap.replay_cli:export_command")
+
     emulator = commands.add_parser("emulator", help="run the local Telegram Bot API emulator")
     emulator.add_argument("--host", default="127.0.0.1", help="address to listen on")
     emulator.add_argument("--port", type=int, default=8081, help="port to listen on")

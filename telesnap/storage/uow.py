@@ -19,6 +19,7 @@ from .repositories import (
     GameRepository,
     HistoryRepository,
     ProcessedUpdateRepository,
+    StatsRepository,
     TimerRepository,
     UserRepository,
 )
@@ -42,6 +43,7 @@ class UnitOfWork:
     history: HistoryRepository
     updates: ProcessedUpdateRepository
     timers: TimerRepository
+    stats: StatsRepository
 
     def __init__(self, factory: async_sessionmaker[AsyncSession]) -> None:
         self._factory = factory
@@ -64,6 +66,7 @@ class UnitOfWork:
         self.history = HistoryRepository(session)
         self.updates = ProcessedUpdateRepository(session)
         self.timers = TimerRepository(session)
+        self.stats = StatsRepository(session)
         return self
 
     async def __aexit__(

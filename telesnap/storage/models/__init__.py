@@ -4,9 +4,11 @@ from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .base import Base, UtcDateTime, utc_now
 from .games import ACTIVE_STATUSES, Game, GameOperation, GamePlayer, GameStatus
 from .infrastructure import ProcessedUpdate, Timer
+from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "ALL_CHATS",
     "CHAT_TYPES",
     "WHOLE_CHAT",
     "Base",
@@ -15,7 +17,10 @@ __all__ = [
     "Game",
     "GameOperation",
     "GamePlayer",
+    "GamePlayerResult",
+    "GameResult",
     "GameStatus",
+    "PlayerStats",
     "ProcessedUpdate",
     "Timer",
     "User",

