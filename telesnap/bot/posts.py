@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import gettext
+import io
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from telegram import Bot, InlineKeyboardMarkup, Message
+from telegram import Bot, InlineKeyboardMarkup, InputFile, Message
 from telegram.constants import ParseMode
 
 from ..services.views import TableView
@@ -115,3 +116,35 @@ class EditPost:
         self.text = newer.text
         self.reply_markup = newer.reply_markup
         return True
+
+
+@dataclass(eq=False)
+class UploadPost:
+    """A new photo or document (bytes uploaded with a file name), with an HTML caption."""
+
+    kind: Literal["photo", "document"]
+    chat_id: int
+    thread_id: int
+    data: bytes
+    file_name: str
+    caption: str
+    reply_to: int | None = None
+    key: str | None = None
+
+    async def send(self, bot: Bot) -> Message:
+        """Upload and send the file."""
+        upload = InputFile(io.BytesIO(self.data), filename=self.file_name)
+        common: dict[str, Any] = {
+            "caption": self.caption,
+            "parse_mode": ParseMode.HTML,
+            "message_thread_id": self.thread_id or None,
+            "reply_to_message_id": self.reply_to,
+            "allow_sending_without_reply": True,
+        }
+        if self.kind == "photo":
+            return await bot.send_photo(self.chat_id, upload, **common)
+        return await bot.send_document(self.chat_id, upload, **common)
+
+    def absorb(self, newer: Post) -> bool:
+        """Uploads never merge."""
+        return False

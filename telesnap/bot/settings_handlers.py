@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gettext
+
 from telegram import Message
 
 from ..services.settings import SPECS
@@ -22,17 +24,23 @@ from .settings_menu import (
 )
 
 
+async def _change(
+    runtime: Runtime, place: Place, actor: Actor, setting: str, value: str
+) -> gettext.NullTranslations:
+    """Change a setting (admins only); return the translations of the chat's language now."""
+    await as_manager(
+        runtime.bot, place, actor,
+        lambda admin: runtime.settings.change(place, actor, setting, value, is_admin=admin),
+    )  # fmt: skip
+    runtime.forget_language(place)
+    return translator(await runtime.remember_language(place))
+
+
 async def settings_command(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
     """``/settings``: the menu; ``/settings NAME VALUE``: change one (admins)."""
     words = command_arguments(message)
     if len(words) == 2:
-        setting, value = words
-        await as_manager(
-            runtime.bot, place, actor,
-            lambda admin: runtime.settings.change(place, actor, setting, value, is_admin=admin),
-        )  # fmt: skip
-        runtime.forget_language(place)
-        tr = translator(await runtime.remember_language(place))
+        tr = await _change(runtime, place, actor, *words)
         current = await runtime.settings.show(place)
         runtime.say(
             place,
@@ -71,13 +79,7 @@ async def settings_button(
         value = preset_text(index, choice)
         if value is None:
             raise Refused(Reason.BAD_BUTTON)
-        setting = SPECS[index].name
-        await as_manager(
-            runtime.bot, place, actor,
-            lambda admin: runtime.settings.change(place, actor, setting, value, is_admin=admin),
-        )  # fmt: skip
-        runtime.forget_language(place)
-        tr = translator(await runtime.remember_language(place))
+        tr = await _change(runtime, place, actor, SPECS[index].name, value)
         toast = tr.gettext("Saved.")
         index = BACK
     current = await runtime.settings.show(place)

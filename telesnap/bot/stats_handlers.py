@@ -10,13 +10,11 @@ from __future__ import annotations
 import asyncio
 import gettext
 import html
-import io
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import Bot, InlineKeyboardMarkup, InputFile, Message, Update
-from telegram.constants import ParseMode
+from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from ..services.stats import StatsService
@@ -24,7 +22,7 @@ from ..services.types import Place, Refused
 from .charts import stats_chart
 from .context import command_arguments, place_of_update
 from .i18n import language_of, translator
-from .posts import EditPost, TextPost
+from .posts import EditPost, TextPost, UploadPost
 from .runtime import Runtime, runtime_of
 from .stats_render import (
     STATS_CALLBACK_PATTERN,
@@ -39,8 +37,6 @@ from .stats_render import (
 
 __all__ = [
     "STATS_KEY",
-    "DocumentPost",
-    "PhotoPost",
     "StatsBot",
     "install_stats_service",
     "register_stats_handlers",
@@ -50,64 +46,6 @@ Context = ContextTypes.DEFAULT_TYPE
 STATS_KEY = "telesnap.stats"
 STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
 MAX_CAPTION = 1024
-
-
-@dataclass(eq=False)
-class PhotoPost:
-    """A new photo (PNG bytes) with an HTML caption."""
-
-    chat_id: int
-    thread_id: int
-    data: bytes
-    file_name: str
-    caption: str
-    reply_to: int | None = None
-    key: str | None = None
-
-    async def send(self, bot: Bot) -> Message:
-        """Upload and send the photo."""
-        return await bot.send_photo(
-            self.chat_id,
-            InputFile(io.BytesIO(self.data), filename=self.file_name),
-            caption=self.caption,
-            parse_mode=ParseMode.HTML,
-            message_thread_id=self.thread_id or None,
-            reply_to_message_id=self.reply_to,
-            allow_sending_without_reply=True,
-        )
-
-    def absorb(self, newer: Any) -> bool:
-        """Photos never merge."""
-        return False
-
-
-@dataclass(eq=False)
-class DocumentPost:
-    """A new document (a file of bytes) with an HTML caption."""
-
-    chat_id: int
-    thread_id: int
-    data: bytes
-    file_name: str
-    caption: str
-    reply_to: int | None = None
-    key: str | None = None
-
-    async def send(self, bot: Bot) -> Message:
-        """Upload and send the document."""
-        return await bot.send_document(
-            self.chat_id,
-            InputFile(io.BytesIO(self.data), filename=self.file_name),
-            caption=self.caption,
-            parse_mode=ParseMode.HTML,
-            message_thread_id=self.thread_id or None,
-            reply_to_message_id=self.reply_to,
-            allow_sending_without_reply=True,
-        )
-
-    def absorb(self, newer: Any) -> bool:
-        """Documents never merge."""
-        return False
 
 
 @dataclass(eq=False)
@@ -211,7 +149,8 @@ async def _send_stats(
         _say(runtime, place, text, message)
     runtime.outbox.submit(
         place.chat_id,
-        PhotoPost(
+        UploadPost(
+            "photo",
             place.chat_id,
             place.thread_id,
             chart,
@@ -251,7 +190,8 @@ async def _send_replay(
     )
     runtime.outbox.submit(
         place.chat_id,
-        DocumentPost(
+        UploadPost(
+            "document",
             place.chat_id,
             place.thread_id,
             document.text.encode(),
