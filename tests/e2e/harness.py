@@ -175,11 +175,12 @@ async def table_with(
     shuffle_seed: int | None = 7,
     limits: FloodLimits = NO_FLOOD,
     clock: Callable[[], datetime] | None = None,
+    languages: dict[str, str] | None = None,
 ) -> AsyncIterator[Table]:
     client = running.client
     players = {}
     for name in names:
-        user = await client.create_user(name)
+        user = await client.create_user(name, language_code=(languages or {}).get(name, "en"))
         players[name] = int(user["id"])
     chat = await client.create_chat(
         "supergroup" if forum_topic else "group",
