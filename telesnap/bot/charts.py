@@ -14,8 +14,11 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from .i18n import DEFAULT_LANGUAGE, language_of_translations, translator
+
 __all__ = ["stats_chart"]
 
+_SCRIPTS_WITHOUT_LAYOUT = ("ar", "th")
 _SIZE_INCHES = (8.0, 3.2)
 _DPI = 80
 
@@ -26,7 +29,14 @@ def stats_chart(
     chat_ratings: Sequence[float],
     tr: gettext.NullTranslations,
 ) -> bytes:
-    """The chart as PNG bytes: a histogram of reaction times and the rating lines."""
+    """The chart as PNG bytes: a histogram of reaction times and the rating lines.
+
+    matplotlib's bundled font has no Thai letters and does not join or reorder
+    Arabic, so charts for those languages are labelled in English (the caption
+    sent with the picture is still in the chat's language).
+    """
+    if language_of_translations(tr) in _SCRIPTS_WITHOUT_LAYOUT:
+        tr = translator(DEFAULT_LANGUAGE)
     figure = Figure(figsize=_SIZE_INCHES, dpi=_DPI)
     figure.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88, wspace=0.25)
     FigureCanvasAgg(figure)

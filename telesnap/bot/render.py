@@ -4,6 +4,11 @@ The table format is fixed so players (and tests) can read it: one line per
 player with their name, face-up top card (``—`` when none), ``N face-down``
 and ``M face-up`` (or ``out``), then ``Snap Pot: 7♣ (K cards)`` while there
 is a pot, then whose turn it is.
+
+In a translated language names and cards are isolated (Unicode FSI ... PDI),
+and in a right-to-left language (Arabic) every line is marked right-to-left and
+the turn marker points left, so a Latin name or ``10♥`` stays readable inside
+an Arabic line. English is left exactly as above.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from ..game import (
 from ..game.engine import MAX_PLAYERS
 from ..services.views import LobbyView, TableView
 from .callbacks import Action, CallbackSigner
+from .i18n import directed, is_rtl, isolate
 
 MAX_TEXT = 4096
 _Who = Callable[[int], str]
@@ -44,39 +50,48 @@ def name(text: str) -> str:
     return escape(text, quote=False)
 
 
+def _person(text: str, tr: gettext.NullTranslations) -> str:
+    """A user's name, escaped, and isolated inside a translated line."""
+    return isolate(name(text), tr)
+
+
 def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
     """The table: one line per player, the pot, and whose turn it is."""
     lines = []
+    turn_marker = "◀ " if is_rtl(tr) else "▶ "
     for player in table.players:
-        marker = "▶ " if player.is_turn else ""
+        marker = turn_marker if player.is_turn else ""
         if player.status is SeatStatus.ACTIVE:
-            top = str(player.top) if player.top else EMPTY_PILE
+            top = isolate(str(player.top), tr) if player.top else EMPTY_PILE
             counts = tr.gettext("{down} face-down · {up} face-up").format(
                 down=player.face_down, up=player.face_up
             )
-            lines.append(f"{marker}<b>{name(player.name)}</b>: {top} · {counts}")
+            lines.append(f"{marker}<b>{_person(player.name, tr)}</b>: {top} · {counts}")
         else:
             status = tr.gettext("out") if player.status is SeatStatus.OUT else tr.gettext("left")
-            lines.append(f"<s>{name(player.name)}</s>: {status}")
+            lines.append(f"<s>{_person(player.name, tr)}</s>: {status}")
     if table.pot_top is not None:
         lines.append(
             tr.ngettext(
                 "Snap Pot: {card} ({count} card)",
                 "Snap Pot: {card} ({count} cards)",
                 table.pot_size,
-            ).format(card=table.pot_top, count=table.pot_size)
+            ).format(card=isolate(str(table.pot_top), tr), count=table.pot_size)
         )
     turn = table.turn_player
     if turn is not None:
-        lines.append(tr.gettext("Turn: {name}").format(name=f"<b>{name(turn.name)}</b>"))
-    return "\n".join(lines)
+        lines.append(tr.gettext("Turn: {name}").format(name=f"<b>{_person(turn.name, tr)}</b>"))
+    return directed("\n".join(lines), tr)
 
 
 def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> str | None:
     """One line saying what an operation did, or None for operations players need not see."""
 
     def who(seat: int) -> str:
-        return f"<b>{name(table.name_of_seat(seat))}</b>"
+        return f"<b>{_person(table.name_of_seat(seat), tr)}</b>"
+
+    def card(op: CardFlipped) -> str:
+        return isolate(str(op.card), tr)
 
     if isinstance(op, GameStarted):
         first = (op.dealer + 1) % op.player_count
@@ -86,9 +101,9 @@ def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> s
     if isinstance(op, CardFlipped):
         if op.turned_over:
             return tr.gettext("{name} turns their pile over and flips {card}").format(
-                name=who(op.seat), card=op.card
+                name=who(op.seat), card=card(op)
             )
-        return tr.gettext("{name} flips {card}").format(name=who(op.seat), card=op.card)
+        return tr.gettext("{name} flips {card}").format(name=who(op.seat), card=card(op))
     if isinstance(op, SnapCalled):
         if op.verdict is CallVerdict.WRONG:
             return tr.gettext("❌ {name} called, but nothing matches.").format(name=who(op.seat))
@@ -150,7 +165,7 @@ def compose_board(events: Sequence[str], table: TableView, tr: gettext.NullTrans
     """
     board = render_table(table, tr)
     kept = list(events)
-    while kept and len("\n".join(kept)) + len(board) + 64 > MAX_TEXT:
+    while kept and len(directed("\n".join(kept), tr)) + len(board) + 64 > MAX_TEXT:
         kept.pop(0)
     dropped = len(events) - len(kept)
     header = (
@@ -162,7 +177,7 @@ def compose_board(events: Sequence[str], table: TableView, tr: gettext.NullTrans
         if dropped
         else []
     )
-    return "\n".join([*header, *kept, "", board]).strip()
+    return directed("\n".join([*header, *kept, "", board]).strip(), tr)
 
 
 def board_keyboard(
@@ -184,16 +199,16 @@ def board_keyboard(
 
 def render_lobby(lobby: LobbyView, tr: gettext.NullTranslations) -> str:
     """The lobby message: who has joined, and how to start."""
-    names = "\n".join(f"• {name(player)}" for player in lobby.player_names)
+    names = "\n".join(f"• {_person(player, tr)}" for player in lobby.player_names)
     if lobby.status == "cancelled":
         return tr.gettext("This game was called off.")
     if lobby.status != "lobby":
-        return tr.gettext("🃏 Snap: the game has started!") + "\n" + names
+        return directed(tr.gettext("🃏 Snap: the game has started!") + "\n" + names, tr)
     title = tr.gettext("🃏 A game of Snap is starting! Players ({count}/{max}):").format(
         count=len(lobby.players), max=MAX_PLAYERS
     )
     hint = tr.gettext("Press Join to play. The creator (or an admin) presses Start.")
-    return f"{title}\n{names}\n\n{hint}"
+    return directed(f"{title}\n{names}\n\n{hint}", tr)
 
 
 def lobby_keyboard(

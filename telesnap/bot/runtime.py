@@ -20,7 +20,7 @@ from ..services.play import PlayService
 from ..services.types import Place, Receipt
 from ..services.views import LobbyView, PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
-from .i18n import DEFAULT_LANGUAGE, language_of, translator
+from .i18n import DEFAULT_LANGUAGE, directed, language_of, translator
 from .outbox import Outbox
 from .posts import BoardPost, EditPost, TextPost
 from .races import RaceReferee
@@ -113,7 +113,8 @@ class Runtime:
         return shown
 
     def say(self, place: Place, text: str, reply_to: int | None = None) -> None:
-        """Post a message in the topic."""
+        """Post a message in the topic (set right to left in a right-to-left language)."""
+        text = directed(text, translator(self.language_for(place)))
         self.outbox.submit(
             place.chat_id, TextPost(place.chat_id, place.thread_id, text, reply_to=reply_to)
         )

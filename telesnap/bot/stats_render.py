@@ -31,6 +31,7 @@ from ..services.stats_views import (
     PlayerStatsView,
     Ranking,
 )
+from .i18n import isolate
 from .render import name
 
 __all__ = [
@@ -149,7 +150,7 @@ def _figures_lines(title: str, figures: Figures, tr: gettext.NullTranslations) -
 
 def render_player_stats(view: PlayerStatsView, tr: gettext.NullTranslations) -> str:
     """A player's figures in this chat and in all chats (short enough for a caption)."""
-    lines = [tr.gettext("📊 Stats of <b>{name}</b>").format(name=name(view.name))]
+    lines = [tr.gettext("📊 Stats of <b>{name}</b>").format(name=isolate(name(view.name), tr))]
     if view.chat is not None and view.chat.games:
         lines += _figures_lines(tr.gettext("This chat"), view.chat, tr)
     else:
@@ -196,7 +197,7 @@ def render_leaderboard(view: LeaderboardView, tr: gettext.NullTranslations) -> s
     ]
     for entry in view.entries:
         value = _board_value(view, entry.figures, tr)
-        lines.append(f"{entry.position}. <b>{name(entry.name)}</b> — {value}")
+        lines.append(f"{entry.position}. <b>{isolate(name(entry.name), tr)}</b> — {value}")
     if not view.entries:
         lines.append(tr.gettext("Nobody is listed yet."))
     if view.ranking is Ranking.FASTEST:
@@ -251,10 +252,10 @@ def render_game_line(game: GameLine, tr: gettext.NullTranslations) -> str:
         "#{id} · {when} · {length} · {flips} flips",
         game.flips,
     ).format(id=game.game_id, when=when, length=length, flips=game.flips)
-    players = ", ".join(name(player) for player in game.players)
+    players = ", ".join(isolate(name(player), tr) for player in game.players)
     if game.winners:
         outcome = tr.gettext("🏆 {names}").format(
-            names=", ".join(f"<b>{name(w)}</b>" for w in game.winners)
+            names=", ".join(f"<b>{isolate(name(w), tr)}</b>" for w in game.winners)
         )
     else:
         outcome = tr.gettext("nobody won ({reason})").format(reason=game.end_reason)

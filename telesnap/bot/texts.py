@@ -7,6 +7,7 @@ import gettext
 from ..game import CallVerdict
 from ..game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ..services.types import Reason, Refused
+from .rules_text import full_rules
 
 
 def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
@@ -94,22 +95,5 @@ def help_text(tr: gettext.NullTranslations) -> str:
 
 
 def rules_text(tr: gettext.NullTranslations) -> str:
-    """The /rules message."""
-    return "\n".join(
-        [
-            tr.gettext("<b>The rules of Snap</b>"),
-            tr.gettext("• 2 to 12 players share a 52-card deck, dealt face down."),
-            tr.gettext("• In turn, each player flips the top card of their pile face up."),
-            tr.gettext(
-                "• When two face-up cards match, press Snap!: the fastest takes both piles."
-            ),
-            tr.gettext(
-                "• Presses that land within the tie window tie: the piles go into the Snap Pot."
-            ),
-            tr.gettext(
-                "• When a face-up card matches the pot's top card, press Snap Pot! to take the pot."
-            ),
-            tr.gettext("• A wrong call costs you a card, given to the player who flipped last."),
-            tr.gettext("• With no cards left you are out. Hold every card outside the pot to win."),
-        ]
-    )
+    """The /rules message: the full rules, in the chat's language."""
+    return full_rules(tr)

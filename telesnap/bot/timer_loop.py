@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from ..services.timer_service import TimerOutcome, TimerService
 from ..services.timers import TimerKind
-from .i18n import translator
+from .i18n import isolate, translator
 from .render import name
 from .runtime import Runtime
 
@@ -85,7 +85,7 @@ class TimerLoop:
             runtime.say(
                 place,
                 tr.gettext("⏰ {player}, it is your turn: press Flip!").format(
-                    player=mention(absent.user_id, absent.name)
+                    player=isolate(mention(absent.user_id, absent.name), tr)
                 ),
             )
             return
@@ -103,6 +103,6 @@ class TimerLoop:
         elif outcome.kind is TimerKind.TIME_LIMIT:
             note = tr.gettext("⏱ Time is up!")
         if note is not None and absent is not None:
-            note = note.format(name=f"<b>{name(absent.name)}</b>")
+            note = note.format(name=f"<b>{isolate(name(absent.name), tr)}</b>")
         if outcome.play is not None:
             runtime.show_play(place, outcome.play, note=note)
