@@ -15,13 +15,14 @@ from telegram.ext import (
     CommandHandler,
     ExtBot,
     MessageHandler,
+    TypeHandler,
     filters,
 )
 from telegram.request import HTTPXRequest
 
 from .buttons import on_button, on_unknown_button
 from .callbacks import CALLBACK_PATTERN
-from .handlers import on_command, on_unknown_command
+from .handlers import forget_receipt, on_command, on_unknown_command
 from .receipts import ReceiptBook, topic_key
 from .stats_handlers import register_stats_handlers
 
@@ -108,4 +109,6 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
     application.add_handler(CallbackQueryHandler(on_button, pattern=CALLBACK_PATTERN))
     application.add_handler(CallbackQueryHandler(on_unknown_button))
     application.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
+    # Runs after the handlers above, for every update: drop its receipt whatever happened.
+    application.add_handler(TypeHandler(Update, forget_receipt), group=1)
     return application

@@ -196,3 +196,8 @@ async def on_unknown_command(update: Update, context: Context) -> None:
             )
     finally:
         runtime.book.finished(update)
+
+
+async def forget_receipt(update: Update, context: Context) -> None:
+    """Drop an update's receipt once every handler is done (also for updates none took)."""
+    runtime_of(context).book.finished(update)

@@ -77,6 +77,10 @@ class ReceiptBook:
         if self._calls_in_flight.pop(update.update_id, None) is not None:
             self._changed.set()
 
+    def held(self) -> int:
+        """How many stamped updates are still waiting for their handlers to finish."""
+        return len(self._receipts) + len(self._calls_in_flight)
+
     def _pending_before(self, key: tuple[int, int], deadline_ns: int) -> bool:
         return any(
             topic == key and stamp <= deadline_ns for topic, stamp in self._calls_in_flight.values()

@@ -175,6 +175,7 @@ class GameStore:
             finish_row(row, game.outcome.reason, [loaded.user_ids[s] for s in game.outcome.winners])
             row.ended_at = now
             await record_game_result(uow, row, game.history, loaded.user_ids)
+            self.forget(row.id)  # an ended game is never played again
         await self.planner.after_change(
             uow, row, loaded.settings, tuple(operations), game.turn, game.flips
         )

@@ -35,3 +35,9 @@ async def test_three_players_play_a_whole_game_to_the_end(
         assert " wins" in final
         assert board.message.reply_markup is None
         assert snaps >= 1
+        await table.command("Ann", "help")  # and an update no handler changes anything for
+        await table.wait_for_text("/newgame")
+        await table.client.wait_until_idle()
+        assert table.runner is not None
+        assert table.runner.runtime is not None
+        assert table.runner.runtime.book.held() == 0
