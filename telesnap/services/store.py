@@ -102,7 +102,7 @@ class GameStore:
         cached = self._games.get(row.id)
         if cached is not None and not self._shared:
             return cached
-        if cached is not None and cached.stored_operations == await uow.history.last_seq(row.id):
+        if cached is not None and cached.stored_operations == row.history_length:
             return cached
         rows = await uow.history.load(row.id)
         game = Game.replay(operation_from_json(op.payload) for op in rows)
@@ -163,6 +163,7 @@ class GameStore:
         if records:
             await uow.history.append(row.id, records, after_seq=loaded.stored_operations)
         loaded.stored_operations += len(records)
+        row.history_length = loaded.stored_operations
         game = loaded.game
         now = self.planner.now()
         row.board_version = game.board_version

@@ -69,6 +69,8 @@ class Game(Base):
     lobby_message_id: Mapped[int | None] = mapped_column(BigInteger)
     board_message_id: Mapped[int | None] = mapped_column(BigInteger)
     board_version: Mapped[int] = mapped_column(Integer, default=0)
+    history_length: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """How many operations the history holds (the ``seq`` of the last one)."""
     board_shown_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     """Wall time the bot got the reply to the sendMessage that showed the current board."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
