@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -157,12 +158,17 @@ class BotRunner:
 
     async def _resume(self, runtime: Runtime) -> None:
         """Decide the races a stop interrupted and post every running game's table again."""
+        raced = set()
         for race in await runtime.play.open_races():
-            runtime.referee.call_joined(race.place, race.deadline_ns, None)
+            await runtime.remember_language(race.place)
+            # Decide now: the stamps came from the clock of the process that stopped.
+            runtime.referee.call_joined(race.place, time.monotonic_ns(), None)
+            await runtime.referee.wait_until_decided(race.place)
+            raced.add(race.game_id)
         for place, outcome in await runtime.play.running_games():
-            if outcome.table.is_race_open:
-                continue
-            tr = translator(runtime.language_for(place))
+            if outcome.table.game_id in raced:
+                continue  # deciding its race showed the table
+            tr = translator(await runtime.remember_language(place))
             runtime.say(place, tr.gettext("♻️ I am back: the game goes on."))
             runtime.show_play(place, outcome)
 

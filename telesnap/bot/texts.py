@@ -22,7 +22,8 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.GAME_EXISTS: tr.gettext("A game is already open here. Send /join to take part."),
         Reason.NOT_IN_LOBBY: tr.gettext("The game has already started; wait for the next one."),
         Reason.ALREADY_JOINED: tr.gettext("You have already joined."),
-        Reason.NOT_JOINED: tr.gettext("That player is not in this game."),
+        Reason.NOT_JOINED: tr.gettext("You have not joined this game."),
+        Reason.TARGET_NOT_PLAYING: tr.gettext("That player is not in this game."),
         Reason.LOBBY_FULL: tr.gettext("The game is full ({max} players).").format(
             max=details.get("max", MAX_PLAYERS)
         ),

@@ -98,7 +98,7 @@ class LobbyService(Service):
             self._check_may_manage(row, actor, is_admin)
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
-                    raise Refused(Reason.NOT_JOINED)
+                    raise Refused(Reason.TARGET_NOT_PLAYING)
                 return await lobby_view(uow, row)
             return await self._remove_from_running(
                 uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
@@ -188,6 +188,8 @@ class LobbyService(Service):
         receipt: Receipt,
     ) -> PlayOutcome:
         loaded = await self._store.load(uow, row)
+        if user_id != actor.user_id and user_id not in loaded.user_ids:
+            raise Refused(Reason.TARGET_NOT_PLAYING)
         seat = loaded.seat_of(user_id)
         before = len(loaded.game.history)
         try:

@@ -82,6 +82,7 @@ class Reason(enum.Enum):
     NOT_IN_LOBBY = "not_in_lobby"
     ALREADY_JOINED = "already_joined"
     NOT_JOINED = "not_joined"
+    TARGET_NOT_PLAYING = "target_not_playing"
     LOBBY_FULL = "lobby_full"
     TOO_FEW_PLAYERS = "too_few_players"
     NOT_CREATOR = "not_creator"
