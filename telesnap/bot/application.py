@@ -18,13 +18,13 @@ from telegram.ext import (
     TypeHandler,
     filters,
 )
-from telegram.request import HTTPXRequest
 
 from .buttons import on_button, on_unknown_button
 from .callbacks import CALLBACK_PATTERN
 from .handlers import forget_receipt, on_command, on_unknown_command
 from .receipts import ReceiptBook, topic_key
 from .stats_handlers import register_stats_handlers
+from .transport import AiohttpRequest
 
 COMMANDS = (
     "start",
@@ -98,8 +98,8 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
         token,
         base_url=f"{api_url}/bot",
         base_file_url=f"{api_url}/file/bot",
-        request=HTTPXRequest(connection_pool_size=64, read_timeout=15.0, write_timeout=15.0),
-        get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=40.0),
+        request=AiohttpRequest(connection_pool_size=64),
+        get_updates_request=AiohttpRequest(connection_pool_size=2, read_timeout=40.0),
     )
     application = (
         ApplicationBuilder().bot(bot).concurrent_updates(ChatOrderedProcessor(book)).build()
