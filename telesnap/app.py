@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.error import InvalidToken, NetworkError
 
-from .bot.application import BotApplication, build_application
+from .bot.application import BotApplication, StampingBot, build_application
 from .bot.callbacks import CallbackSigner
 from .bot.i18n import translator
 from .bot.menu import publish_commands
@@ -115,7 +115,7 @@ class BotRunner:
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
         install_stats_service(application, StatsService(sessions))
-        await application.initialize()
+        await self._initialize(application)
         await publish_commands(application)
         await application.start()
         await self._resume(runtime)
@@ -187,6 +187,8 @@ class BotRunner:
             if self.runtime is not None:
                 await self.runtime.close()
             await application.shutdown()
+            if isinstance(application.bot, StampingBot):
+                await application.bot.close_transports()
         if self._engine is not None:
             await self._engine.dispose()
 

@@ -45,12 +45,33 @@ BotApplication = Application[Any, Any, Any, Any, Any, Any]
 
 
 class StampingBot(ExtBot[None]):
-    """A bot that stamps every batch of updates the moment ``getUpdates`` returns it."""
+    """A bot that stamps every batch of updates the moment ``getUpdates`` returns it.
 
-    def __init__(self, book: ReceiptBook, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    It talks to ``api_url`` (Telegram, a self-hosted Bot API server or the
+    emulator) through two aiohttp connection pools: one for the calls, one for
+    the long polls.
+    """
+
+    def __init__(self, book: ReceiptBook, token: str, api_url: str) -> None:
+        transports = (
+            AiohttpRequest(connection_pool_size=64),
+            AiohttpRequest(connection_pool_size=2, read_timeout=40.0),
+        )
+        super().__init__(
+            token,
+            base_url=f"{api_url}/bot",
+            base_file_url=f"{api_url}/file/bot",
+            request=transports[0],
+            get_updates_request=transports[1],
+        )
         with self._unfrozen():
             self.receipt_book = book
+            self.transports = transports
+
+    async def close_transports(self) -> None:
+        """Close both connection pools (also when the bot never finished starting)."""
+        for transport in self.transports:
+            await transport.shutdown()
 
     async def get_updates(self, *args: Any, **kwargs: Any) -> tuple[Update, ...]:
         """Fetch updates, then stamp them before anything else can delay them."""
@@ -93,14 +114,7 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
 
     It talks to ``api_url``: Telegram, a self-hosted Bot API server, or the emulator.
     """
-    bot = StampingBot(
-        book,
-        token,
-        base_url=f"{api_url}/bot",
-        base_file_url=f"{api_url}/file/bot",
-        request=AiohttpRequest(connection_pool_size=64),
-        get_updates_request=AiohttpRequest(connection_pool_size=2, read_timeout=40.0),
-    )
+    bot = StampingBot(book, token, api_url)
     application = (
         ApplicationBuilder().bot(bot).concurrent_updates(ChatOrderedProcessor(book)).build()
     )

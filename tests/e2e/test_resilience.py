@@ -12,10 +12,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
+import pytest
 from sqlalchemy import text
 
 from telesnap.app import BotRunner, Webhook
-from telesnap.config import Settings
+from telesnap.config import ConfigError, Settings
+from telesnap.emulator.config import EmulatorConfig
+from telesnap.emulator.server import EmulatorServer
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.game import Game, operation_from_json
 from telesnap.storage.database import create_engine, session_factory
@@ -192,3 +195,41 @@ async def assert_history_replays(database_url: str) -> None:
             assert sum(1 for row in rows if row.kind == "race_resolved") == 1
     finally:
         await engine.dispose()
+
+
+async def test_the_bot_waits_for_an_unreachable_bot_api_then_starts(tmp_path: Path) -> None:
+    port = free_port()
+    config = EmulatorConfig()
+    settings = Settings(
+        token=config.token, api_url=f"http://127.0.0.1:{port}", database_url=database_file(tmp_path)
+    )
+    runner = BotRunner(settings, limits=NO_FLOOD)
+    starting = asyncio.create_task(runner.start())
+    try:
+        server = EmulatorServer(config)
+        await server.start("127.0.0.1", port)  # the Bot API comes up after the bot
+        try:
+            await asyncio.wait_for(starting, 30)
+            assert runner.application is not None
+            assert runner.application.bot.username == config.bot_username
+        finally:
+            await runner.stop()
+            await server.stop()
+    finally:
+        starting.cancel()
+
+
+async def test_a_refused_token_stops_the_bot_with_a_clear_error(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    settings = Settings(
+        token="42:not-the-emulator-token",
+        api_url=emulator.url,
+        database_url=database_file(tmp_path),
+    )
+    runner = BotRunner(settings, limits=NO_FLOOD)
+    try:
+        with pytest.raises(ConfigError, match="TELESNAP_TOKEN was refused"):
+            await runner.start()
+    finally:
+        await runner.stop()
