@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
-from telegram import Update
+from telegram import InlineKeyboardMarkup, Update
+from telegram.constants import ParseMode
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -67,6 +68,31 @@ class StampingBot(ExtBot[None]):
         with self._unfrozen():
             self.receipt_book = book
             self.transports = transports
+
+    async def send_message_returning_id(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        reply_markup: InlineKeyboardMarkup | None,
+        message_thread_id: int | None,
+    ) -> int:
+        """Send an HTML message and return its id, without parsing the whole reply.
+
+        Boards are the bot's hot path, and building a full ``Message`` from each
+        reply costs more than everything else the bot does with it.
+        """
+        result = await self._post(
+            "sendMessage",
+            {
+                "chat_id": chat_id,
+                "text": text,
+                "parse_mode": ParseMode.HTML,
+                "reply_markup": reply_markup,
+                "message_thread_id": message_thread_id,
+            },
+        )
+        return int(result["message_id"])
 
     async def close_transports(self) -> None:
         """Close both connection pools (also when the bot never finished starting)."""

@@ -6,7 +6,7 @@ import gettext
 import io
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile, Message
 from telegram.constants import ParseMode
@@ -16,7 +16,22 @@ from .callbacks import CallbackSigner
 from .outbox import Post
 from .render import board_keyboard, compose_board
 
-BoardShown = Callable[[TableView, Message], Awaitable[None]]
+BoardShown = Callable[[TableView, int], Awaitable[None]]
+
+
+@runtime_checkable
+class QuickSender(Protocol):
+    """A bot that can send a message and return only its id (see ``StampingBot``)."""
+
+    async def send_message_returning_id(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        reply_markup: InlineKeyboardMarkup | None,
+        message_thread_id: int | None,
+    ) -> int:
+        """Send an HTML message; return its message id."""
 
 
 @dataclass(eq=False)
@@ -35,18 +50,27 @@ class BoardPost:
     def __post_init__(self) -> None:
         self.key = f"board:{self.table.game_id}"
 
-    async def send(self, bot: Bot) -> Message:
+    async def send(self, bot: Bot) -> int:
         """Send the board; then report the message as shown (for reaction times)."""
-        message = await bot.send_message(
-            self.chat_id,
-            compose_board(self.events, self.table, self.tr),
-            parse_mode=ParseMode.HTML,
-            reply_markup=board_keyboard(self.table, self.signer, self.tr),
-            message_thread_id=self.thread_id or None,
-        )
+        text = compose_board(self.events, self.table, self.tr)
+        keyboard = board_keyboard(self.table, self.signer, self.tr)
+        thread = self.thread_id or None
+        if isinstance(bot, QuickSender):
+            message_id = await bot.send_message_returning_id(
+                self.chat_id, text, reply_markup=keyboard, message_thread_id=thread
+            )
+        else:
+            message = await bot.send_message(
+                self.chat_id,
+                text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=keyboard,
+                message_thread_id=thread,
+            )
+            message_id = message.message_id
         if self.on_shown is not None:
-            await self.on_shown(self.table, message)
-        return message
+            await self.on_shown(self.table, message_id)
+        return message_id
 
     def absorb(self, newer: Post) -> bool:
         """Take a newer board of the same game: its events are added, its table shown."""

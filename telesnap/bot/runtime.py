@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from telegram import Bot, Message
+from telegram import Bot
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
@@ -104,11 +104,9 @@ class Runtime:
         self.show_play(place, outcome.play)
 
     def _board_shown(self, place: Place) -> Any:
-        async def shown(table: TableView, message: Message) -> None:
+        async def shown(table: TableView, message_id: int) -> None:
             receipt = Receipt(time.monotonic_ns(), datetime.now(UTC))
-            self.play.record_board_shown(
-                table.game_id, table.board_version, message.message_id, receipt
-            )
+            self.play.record_board_shown(table.game_id, table.board_version, message_id, receipt)
 
         return shown
 
