@@ -177,9 +177,7 @@ class GameStore:
             row.ended_at = now
             await record_game_result(uow, row, game.history, loaded.user_ids)
             self.forget(row.id)  # an ended game is never played again
-        await self.planner.after_change(
-            uow, row, loaded.settings, tuple(operations), game.turn, game.flips
-        )
+        await self.planner.after_change(uow, row, loaded.settings, tuple(operations))
 
 
 def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:

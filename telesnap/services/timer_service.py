@@ -60,7 +60,7 @@ class TimerService(Service):
         kind: TimerKind,
         place: Place,
         game_id: int | None,
-        payload: dict[str, int],
+        payload: dict[str, str],
         now: datetime,
     ) -> TimerOutcome | None:
         async with self._change(place, None) as uow:
@@ -81,34 +81,24 @@ class TimerService(Service):
                 return None
             if kind is TimerKind.TIME_LIMIT:
                 return await self._end_by_time(uow, place, row, loaded)
-            game = loaded.game
-            if game.turn != payload.get("seat") or game.flips != payload.get("flips"):
-                return None  # the turn moved on since
+            timer_s = loaded.settings.turn_timer_s
+            if timer_s is None:
+                return None
+            started = row.turn_started_at
+            if started is None or payload.get("turn_started_at") != started.isoformat():
+                # The turn moved on since this timer was set: time the new turn.
+                await self._store.planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, timer_s)
+                return None
             if kind is TimerKind.TURN_REMINDER:
-                return await self._remind(uow, place, row, loaded, payload)
+                await self._store.planner.arm_turn(uow, row, TimerKind.TURN_EXPIRY, 2 * timer_s)
+                return TimerOutcome(
+                    kind, place, absent=self._absent(loaded, loaded.game.turn, "reminded")
+                )
             return await self._act_for_absent(uow, place, row, loaded)
 
     @staticmethod
     def _absent(loaded: LoadedGame, seat: int, action: str, removed: bool = False) -> AbsentPlayer:
         return AbsentPlayer(loaded.user_ids[seat], loaded.names[seat], action, removed)
-
-    async def _remind(
-        self,
-        uow: UnitOfWork,
-        place: Place,
-        row: GameRow,
-        loaded: LoadedGame,
-        payload: dict[str, int],
-    ) -> TimerOutcome:
-        timer_s = loaded.settings.turn_timer_s or 0
-        await self._store.planner.add(
-            uow, TimerKind.TURN_EXPIRY, timedelta(seconds=timer_s), row, payload
-        )
-        return TimerOutcome(
-            TimerKind.TURN_REMINDER,
-            place,
-            absent=self._absent(loaded, loaded.game.turn, "reminded"),
-        )
 
     async def _act_for_absent(
         self, uow: UnitOfWork, place: Place, row: GameRow, loaded: LoadedGame
@@ -136,6 +126,9 @@ class TimerService(Service):
                 player.leave_reason = LeaveReason.AFK.value
         operations = tuple(game.history[before:])
         await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        if not game.is_over and loaded.settings.turn_timer_s is not None:
+            planner = self._store.planner
+            await planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, loaded.settings.turn_timer_s)
         return TimerOutcome(
             TimerKind.TURN_EXPIRY,
             place,

@@ -8,7 +8,9 @@ time instead of waiting for it.
 A turn timer runs twice: when it first runs out the player is reminded;
 when it runs out again the bot flips for them (or skips them, as the chat
 chose), and that counts as an absence. After ``afk_limit`` absences in a row
-the player is removed from the game.
+the player is removed from the game. The turn is measured from
+``games.turn_started_at``, which every move sets with the game's row; the one
+timer row of a game is only re-armed when it fires.
 """
 
 from __future__ import annotations
@@ -45,9 +47,6 @@ class TimerKind(enum.Enum):
     LOBBY_EXPIRY = "lobby_expiry"
     IDLE = "idle"
     TIME_LIMIT = "time_limit"
-
-
-_TURN_KINDS = (TimerKind.TURN_REMINDER, TimerKind.TURN_EXPIRY)
 
 
 class TimerPlanner:
@@ -102,8 +101,6 @@ class TimerPlanner:
         row: GameRow,
         settings: GameSettings,
         operations: tuple[Operation, ...],
-        turn: int,
-        flips: int,
     ) -> None:
         """Re-arm the game's timers after ``operations`` (clear them all once it ended)."""
         if any(isinstance(op, GameEnded) for op in operations):
@@ -116,19 +113,24 @@ class TimerPlanner:
                 await self.add(
                     uow, TimerKind.TIME_LIMIT, timedelta(minutes=settings.time_limit_min), row
                 )
-        if settings.turn_timer_s is None or not any(
-            isinstance(op, _TURN_CHANGES) for op in operations
-        ):
+        if not any(isinstance(op, _TURN_CHANGES) for op in operations):
             return
-        await uow.timers.reschedule(
-            [kind.value for kind in _TURN_KINDS],
-            TimerKind.TURN_REMINDER.value,
-            self._note(self.now() + timedelta(seconds=settings.turn_timer_s)),
-            row.chat_id,
-            row.thread_id,
-            row.id,
-            {"seat": turn, "flips": flips},
-        )
+        # The turn timer runs from here. Its timer row is not moved on every move: when
+        # it fires for a turn that has moved on, it re-arms itself from this time.
+        row.turn_started_at = self.now()
+        if settings.turn_timer_s is not None and any(
+            isinstance(op, GameStarted) for op in operations
+        ):
+            await self.arm_turn(uow, row, TimerKind.TURN_REMINDER, settings.turn_timer_s)
+
+    async def arm_turn(
+        self, uow: UnitOfWork, row: GameRow, kind: TimerKind, after_turn_start_s: int
+    ) -> None:
+        """Set the turn timer ``kind`` for the current turn, due that long after it began."""
+        started = row.turn_started_at or self.now()
+        due_at = self._note(started + timedelta(seconds=after_turn_start_s))
+        payload = {"turn_started_at": started.isoformat()}
+        await uow.timers.add(kind.value, due_at, row.chat_id, row.thread_id, row.id, payload)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
-"""Add games.history_length: how many operations the game's history holds.
+"""Add games.history_length and games.turn_started_at.
 
-A worker compares it with its cached copy of the game, instead of counting the
-history rows on every move.
+``history_length``: how many operations the game's history holds; a worker
+compares it with its cached copy of the game instead of counting history rows
+on every move. ``turn_started_at``: when the current turn began; the turn
+timer is measured from it, so a move writes no timer row.
 
 Revision ID: 5c1d0e7a9b42
 Revises: 79d42608642e
@@ -25,6 +27,7 @@ def upgrade() -> None:
         batch.add_column(
             sa.Column("history_length", sa.Integer(), nullable=False, server_default="0")
         )
+        batch.add_column(sa.Column("turn_started_at", sa.DateTime(timezone=True), nullable=True))
     op.execute(
         "UPDATE games SET history_length = COALESCE("
         "(SELECT max(seq) FROM game_operations WHERE game_operations.game_id = games.id), 0)"
@@ -34,4 +37,5 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Revert this revision."""
     with op.batch_alter_table("games") as batch:
+        batch.drop_column("turn_started_at")
         batch.drop_column("history_length")

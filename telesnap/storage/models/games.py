@@ -71,6 +71,8 @@ class Game(Base):
     board_version: Mapped[int] = mapped_column(Integer, default=0)
     history_length: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     """How many operations the history holds (the ``seq`` of the last one)."""
+    turn_started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the current turn began (the turn timer runs from it)."""
     board_shown_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     """Wall time the bot got the reply to the sendMessage that showed the current board."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)

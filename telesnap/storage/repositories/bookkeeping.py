@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import CursorResult, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import ProcessedUpdate, Timer, utc_now
@@ -32,10 +31,10 @@ class ProcessedUpdateRepository:
             upsert_insert(self._session, ProcessedUpdate)
             .values(update_id=update_id, processed_at=utc_now())
             .on_conflict_do_nothing(index_elements=[ProcessedUpdate.update_id])
-            .returning(ProcessedUpdate.update_id)
         )
-        inserted = await self._session.scalar(statement)
-        return inserted is not None
+        # The row count says whether the row went in; no row comes back to fetch.
+        result = cast("CursorResult[Any]", await self._session.execute(statement))
+        return result.rowcount == 1
 
     async def is_processed(self, update_id: int) -> bool:
         """Whether ``update_id`` is recorded."""
@@ -79,30 +78,6 @@ class TimerRepository:
         self._session.add(timer)
         await self._session.flush()
         return timer
-
-    async def reschedule(
-        self,
-        kinds: Sequence[str],
-        kind: str,
-        due_at: datetime,
-        chat_id: int,
-        thread_id: int,
-        game_id: int,
-        payload: dict[str, Any],
-    ) -> None:
-        """Replace the game's unfired timers of ``kinds`` by one timer of ``kind``.
-
-        When one is set already (a turn timer moving on) this is a single statement.
-        """
-        statement = (
-            update(Timer)
-            .where(Timer.game_id == game_id, Timer.kind.in_(kinds), Timer.fired_at.is_(None))
-            .values(kind=kind, due_at=due_at, payload=dict(payload))
-            .returning(Timer.id)
-            .execution_options(synchronize_session=False)
-        )
-        if not (await self._session.scalars(statement)).all():
-            await self.add(kind, due_at, chat_id, thread_id, game_id, payload)
 
     async def due(self, now: datetime, limit: int = 100) -> list[Timer]:
         """Return unfired timers due at or before ``now``, earliest first.
