@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..game import CallKind, CallVerdict, SnapError
+from ..game import CallKind, SnapError
 from ..game.race import NANOSECONDS_PER_MS
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
@@ -195,11 +195,6 @@ class PlayService(Service):
             row = await self._running_game(uow, place)
             loaded = await self._store.load(uow, row)
             return PlayOutcome(loaded.table(), ())
-
-
-def is_settled(verdict: CallVerdict) -> bool:
-    """Whether a call's verdict is final on arrival (it did not join a race)."""
-    return verdict is not CallVerdict.PENDING
 
 
 def end_if_flip_limit(loaded: LoadedGame) -> None:

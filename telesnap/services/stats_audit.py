@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,6 @@ from ..game import (
     Operation,
     SnapError,
     operation_from_json,
-    operation_to_json,
 )
 from ..storage.models import ALL_CHATS, GameOperation
 from ..storage.models import Game as GameRow
@@ -195,8 +194,3 @@ async def recompute_ratings(uow: UnitOfWork) -> dict[tuple[int, int], Rating]:
             before = [ratings.get(key, initial_rating()) for key in keys]
             ratings.update(zip(keys, rate_game(before, summary.places), strict=True))
     return ratings
-
-
-def operations_json(history: Iterable[Operation]) -> list[dict[str, Any]]:
-    """A history as JSON-ready dicts."""
-    return [operation_to_json(op) for op in history]
