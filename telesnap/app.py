@@ -193,15 +193,22 @@ class BotRunner:
             await self._engine.dispose()
 
     async def run_until_stopped(self) -> None:
-        """Run until SIGINT or SIGTERM."""
+        """Run until SIGINT or SIGTERM (also while still starting, e.g. waiting for the API)."""
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
+        starting = asyncio.create_task(self.start())
+        stopping = asyncio.create_task(stop.wait())
         try:
-            await self.start()
-            await stop.wait()
+            await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if starting.done():
+                starting.result()  # a failed start raises here
+                await stopping
         finally:
+            for task in (starting, stopping):
+                task.cancel()
+            await asyncio.gather(starting, stopping, return_exceptions=True)
             await self.stop()
 
 

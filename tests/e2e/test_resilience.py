@@ -233,3 +233,29 @@ async def test_a_refused_token_stops_the_bot_with_a_clear_error(
             await runner.start()
     finally:
         await runner.stop()
+
+
+async def test_sigterm_stops_a_bot_still_waiting_for_the_bot_api(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "TELESNAP_TOKEN": EmulatorConfig().token,
+        "TELESNAP_API_URL": f"http://127.0.0.1:{free_port()}",
+        "TELESNAP_DATABASE_URL": database_file(tmp_path),
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "telesnap", "run", env=env, cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    assert process.stdout is not None
+    try:
+        line = b""
+        while b"the Bot API is unreachable" not in line:
+            line = await asyncio.wait_for(process.stdout.readline(), 30)
+            assert line, "the bot exited before trying the Bot API"
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.stdout.read(), 15)
+        assert await asyncio.wait_for(process.wait(), 15) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
