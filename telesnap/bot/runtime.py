@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from telegram import Bot
+from telegram import Bot, InlineKeyboardMarkup
 from telegram.error import TelegramError
 from telegram.ext import Application, ContextTypes
 
@@ -110,12 +110,28 @@ class Runtime:
 
         return shown
 
-    def say(self, place: Place, text: str, reply_to: int | None = None) -> None:
+    def say(
+        self,
+        place: Place,
+        text: str,
+        reply_to: int | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
         """Post a message in the topic (set right to left in a right-to-left language)."""
         text = directed(text, translator(self.language_for(place)))
-        self.outbox.submit(
-            place.chat_id, TextPost(place.chat_id, place.thread_id, text, reply_to=reply_to)
-        )
+        post = TextPost(place.chat_id, place.thread_id, text, reply_markup, reply_to=reply_to)
+        self.outbox.submit(place.chat_id, post)
+
+    def edit(
+        self,
+        place: Place,
+        message_id: int,
+        text: str,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
+        """Give a message new text (set right to left in a right-to-left language)."""
+        text = directed(text, translator(self.language_for(place)))
+        self.outbox.submit(place.chat_id, EditPost(place.chat_id, message_id, text, reply_markup))
 
     def show_lobby(self, place: Place, lobby: LobbyView) -> None:
         """Edit the lobby message, or post a new one (and remember it) when there is none."""
@@ -123,9 +139,7 @@ class Runtime:
         text = render_lobby(lobby, tr)
         keyboard = lobby_keyboard(lobby, self.signer, tr)
         if lobby.message_id is not None:
-            self.outbox.submit(
-                place.chat_id, EditPost(place.chat_id, lobby.message_id, text, keyboard)
-            )
+            self.edit(place, lobby.message_id, text, keyboard)
             return
         future = self.outbox.submit(
             place.chat_id, TextPost(place.chat_id, place.thread_id, text, keyboard)

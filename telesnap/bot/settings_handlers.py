@@ -11,7 +11,6 @@ from ..services.types import Actor, Place, Reason, Refused
 from .callbacks import ButtonPress
 from .context import as_manager, command_arguments
 from .i18n import translator
-from .posts import EditPost, TextPost
 from .runtime import Runtime
 from .settings_menu import (
     BACK,
@@ -57,14 +56,8 @@ async def settings_command(runtime: Runtime, message: Message, place: Place, act
         )
         return
     current = await runtime.settings.show(place)
-    runtime.outbox.submit(
-        place.chat_id,
-        TextPost(
-            place.chat_id,
-            place.thread_id,
-            settings_text(current, tr),
-            overview_keyboard(current, runtime.signer, tr),
-        ),
+    runtime.say(
+        place, settings_text(current, tr), None, overview_keyboard(current, runtime.signer, tr)
     )
 
 
@@ -88,7 +81,5 @@ async def settings_button(
     else:
         text = choices_text(index, current, tr)
         keyboard = choices_keyboard(index, current, runtime.signer, tr)
-    runtime.outbox.submit(
-        place.chat_id, EditPost(place.chat_id, message.message_id, text, keyboard)
-    )
+    runtime.edit(place, message.message_id, text, keyboard)
     return toast

@@ -21,8 +21,8 @@ from ..services.stats import StatsService
 from ..services.types import Place, Refused
 from .charts import stats_chart
 from .context import command_arguments, place_of_update
-from .i18n import language_of, translator
-from .posts import EditPost, TextPost, UploadPost
+from .i18n import directed, language_of, translator
+from .posts import UploadPost
 from .runtime import Runtime, runtime_of
 from .stats_render import (
     STATS_CALLBACK_PATTERN,
@@ -118,10 +118,7 @@ def _say(
     message: Message,
     keyboard: InlineKeyboardMarkup | None = None,
 ) -> None:
-    runtime.outbox.submit(
-        place.chat_id,
-        TextPost(place.chat_id, place.thread_id, text, keyboard, reply_to=message.message_id),
-    )
+    runtime.say(place, text, message.message_id, keyboard)
 
 
 async def _send_stats(
@@ -237,9 +234,8 @@ async def on_stats_button(update: Update, context: Context) -> None:
             text = render_history(page, tr)
             keyboard = history_keyboard(page, stats_bot.signer, tr)
         await query.answer()
+        text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
         if not _shows(message, text, keyboard):
-            runtime.outbox.submit(
-                place.chat_id, EditPost(place.chat_id, message.message_id, text, keyboard)
-            )
+            runtime.edit(place, message.message_id, text, keyboard)
     finally:
         runtime.book.finished(update)
