@@ -51,6 +51,22 @@ class ButtonPress:
     version: int
 
 
+def key_for(token: str, purpose: bytes) -> bytes:
+    """A signing key derived from the bot token: the same in every worker, one per purpose."""
+    return hashlib.sha256(purpose + b":" + token.encode()).digest()
+
+
+def tag(secret: bytes, body: str) -> str:
+    """The 11-character HMAC tag that signs ``body``."""
+    digest = hmac.new(secret, body.encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest[:8]).decode().rstrip("=")
+
+
+def is_signed(secret: bytes, body: str, given_tag: str) -> bool:
+    """Whether ``given_tag`` is the tag of ``body`` (compared in constant time)."""
+    return hmac.compare_digest(given_tag, tag(secret, body))
+
+
 class CallbackSigner:
     """Encodes and checks the callback data of the bot's buttons."""
 
@@ -60,11 +76,10 @@ class CallbackSigner:
     @classmethod
     def for_token(cls, token: str) -> CallbackSigner:
         """A signer whose key is derived from the bot token (the same for every worker)."""
-        return cls(hashlib.sha256(b"telesnap-callback:" + token.encode()).digest())
+        return cls(key_for(token, b"telesnap-callback"))
 
     def _tag(self, body: str) -> str:
-        digest = hmac.new(self._secret, body.encode(), hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(digest[:8]).decode().rstrip("=")
+        return tag(self._secret, body)
 
     def encode(self, action: Action, *, game_id: int, version: int) -> str:
         """The callback data of a button."""
@@ -76,9 +91,9 @@ class CallbackSigner:
         match = _PATTERN.fullmatch(data or "")
         if match is None:
             return None
-        action_code, game_id, version, tag = match.groups()
+        action_code, game_id, version, given = match.groups()
         body = f"{action_code}:{game_id}:{version}"
-        if not hmac.compare_digest(tag, self._tag(body)):
+        if not is_signed(self._secret, body, given):
             return None
         try:
             action = Action(action_code)

@@ -14,10 +14,7 @@ True
 
 from __future__ import annotations
 
-import base64
 import gettext
-import hashlib
-import hmac
 import re
 from dataclasses import dataclass
 
@@ -31,6 +28,7 @@ from ..services.stats_views import (
     PlayerStatsView,
     Ranking,
 )
+from .callbacks import is_signed, key_for, tag
 from .i18n import isolate
 from .render import name
 
@@ -88,24 +86,20 @@ class StatsButtonSigner:
     @classmethod
     def for_token(cls, token: str) -> StatsButtonSigner:
         """A signer whose key is derived from the bot token."""
-        return cls(hashlib.sha256(b"telesnap-stats-callback:" + token.encode()).digest())
-
-    def _tag(self, body: str) -> str:
-        digest = hmac.new(self._secret, body.encode(), hashlib.sha256).digest()
-        return base64.urlsafe_b64encode(digest[:8]).decode().rstrip("=")
+        return cls(key_for(token, b"telesnap-stats-callback"))
 
     def encode(self, button: StatsButton) -> str:
         """The callback data of a button (at most 30 bytes)."""
         body = f"T{button.kind}:{button.arg}:{button.page}"
-        return f"{body}:{self._tag(body)}"
+        return f"{body}:{tag(self._secret, body)}"
 
     def decode(self, data: str | None) -> StatsButton | None:
         """The button a callback data stands for, or None if it is forged or not ours."""
         if _PATTERN.fullmatch(data or "") is None:
             return None
         assert data is not None
-        body, _, tag = data.rpartition(":")
-        if not hmac.compare_digest(tag, self._tag(body)):
+        body, _, given = data.rpartition(":")
+        if not is_signed(self._secret, body, given):
             return None
         kind_part, arg, page = body.split(":")
         return StatsButton(kind_part[1], arg, int(page))
