@@ -14,7 +14,7 @@ from ..storage.models import GameStatus
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .settings import GameSettings
-from .store import GameStore, LoadedGame, display_name, place_of
+from .store import GameStore, LoadedGame, name_of, place_of
 from .types import Actor, Place, Reason, Receipt, Refused
 from .views import LobbyView, PlayOutcome, StartOutcome
 
@@ -221,12 +221,6 @@ class LobbyService(Service):
             row = await uow.games.get(game_id)
             if row is not None:
                 row.lobby_message_id = message_id
-
-
-async def name_of(uow: UnitOfWork, user_id: int) -> str:
-    """A stored user's display name."""
-    user = await uow.users.get(user_id)
-    return display_name(user.first_name, user.last_name) if user else "?"
 
 
 async def lobby_view(uow: UnitOfWork, row: GameRow) -> LobbyView:

@@ -107,10 +107,7 @@ class GameStore:
         rows = await uow.history.load(row.id)
         game = Game.replay(operation_from_json(op.payload) for op in rows)
         players = await uow.games.list_players(row.id)
-        names = []
-        for player in players:
-            user = await uow.users.get(player.user_id)
-            names.append(display_name(user.first_name, user.last_name) if user else "?")
+        names = [await name_of(uow, player.user_id) for player in players]
         loaded = LoadedGame(
             game_id=row.id,
             place=place_of(row),
@@ -186,6 +183,12 @@ def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:
     row.status = (GameStatus.ABANDONED if abandoned else GameStatus.FINISHED).value
     row.end_reason = reason.value
     row.winner_ids = winner_ids
+
+
+async def name_of(uow: UnitOfWork, user_id: int) -> str:
+    """A stored user's display name ("?" for a user the bot never saw)."""
+    user = await uow.users.get(user_id)
+    return display_name(user.first_name, user.last_name) if user else "?"
 
 
 def display_name(first_name: str, last_name: str | None) -> str:
