@@ -1,15 +1,18 @@
 """Engine and session set-up for SQLite (aiosqlite) and PostgreSQL (asyncpg).
 
-SQLite gets WAL, a 5 s busy timeout, foreign keys and ``synchronous=NORMAL`` on
-every new connection. Its transactions start with ``BEGIN IMMEDIATE``, taken by
-SQLAlchemy rather than the sqlite3 driver (the recipe of the SQLAlchemy SQLite
-dialect documentation), so two write transactions serialise from their first
-statement instead of failing at their first write. On PostgreSQL, repositories
+SQLite connections are :class:`.sqlite_driver.SQLiteConnection` (one thread
+hand-off per statement) under SQLAlchemy's ``sqlite+aiosqlite`` dialect. They
+get WAL, a 5 s busy timeout, foreign keys and ``synchronous=NORMAL``. Their
+transactions start with ``BEGIN IMMEDIATE``, taken by SQLAlchemy rather than
+the sqlite3 driver (the recipe of the SQLAlchemy SQLite dialect
+documentation), so two write transactions serialise from their first statement
+instead of failing at their first write. On PostgreSQL, repositories
 lock rows with ``SELECT ... FOR UPDATE``.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from sqlalchemy import event
@@ -18,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 
 from ..config import normalize_database_url
+from . import sqlite_driver
 
 __all__ = ["SQLITE_BUSY_TIMEOUT_MS", "create_engine", "session_factory"]
 
@@ -47,7 +51,14 @@ def create_engine(url: str) -> AsyncEngine:
     if async_url.get_backend_name() == "sqlite":
         # One connection: SQLite runs one write transaction at a time anyway, and
         # waiting for the connection in asyncio beats SQLite's busy-wait sleeps.
-        engine = _create_async_engine(async_url, pool_size=1, max_overflow=0, pool_timeout=60)
+        arguments, options = async_url.get_dialect()().create_connect_args(async_url)
+        engine = _create_async_engine(
+            async_url,
+            async_creator=partial(sqlite_driver.connect, *arguments, **options),
+            pool_size=1,
+            max_overflow=0,
+            pool_timeout=60,
+        )
         _configure_sqlite(engine)
         return engine
     return _create_async_engine(async_url, **_POSTGRESQL_POOL)

@@ -1,0 +1,267 @@
+"""An asyncio SQLite connection that costs one thread hand-off per statement.
+
+SQLAlchemy's ``sqlite+aiosqlite`` dialect drives an asyncio "driver-level"
+connection. aiosqlite's own takes three or four hand-offs between the event
+loop and its thread for every statement (open a cursor, execute, fetch, close),
+and on a busy bot those hand-offs, not SQLite, set the pace: each waits for the
+other thread to get the GIL. This connection runs the whole statement (execute,
+fetch every row, close the cursor) in one call on its thread and hands back the
+result, so SQLAlchemy's later fetch and close cost nothing.
+
+It is given to the engine with ``async_creator`` (see :mod:`.database`); the
+dialect, its types and its errors stay those of ``sqlite+aiosqlite``. The
+sqlite3 connection lives and is used on its own single thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from functools import partial
+from queue import SimpleQueue
+from typing import Any, TypeVar
+
+__all__ = ["SQLiteConnection", "connect"]
+
+_T = TypeVar("_T")
+_Description = tuple[tuple[str, None, None, None, None, None, None], ...] | None
+
+
+class _Result:
+    """What one statement left behind: its rows, their description and the counts."""
+
+    __slots__ = ("description", "lastrowid", "rowcount", "rows")
+
+    def __init__(
+        self, description: _Description, rows: list[Any], rowcount: int, lastrowid: int | None
+    ) -> None:
+        self.description = description
+        self.rows = rows
+        self.rowcount = rowcount
+        self.lastrowid = lastrowid
+
+
+_NO_RESULT = _Result(None, [], -1, None)
+
+
+def _run_statement(
+    connection: sqlite3.Connection, operation: str, parameters: Any, many: bool
+) -> _Result:
+    cursor = connection.cursor()
+    try:
+        if many:
+            cursor.executemany(operation, parameters)
+        else:
+            cursor.execute(operation, parameters)
+        description = cursor.description
+        rows = cursor.fetchall() if description else []
+        return _Result(description, rows, cursor.rowcount, cursor.lastrowid)
+    finally:
+        cursor.close()
+
+
+class SQLiteCursor:
+    """A cursor whose ``execute`` runs and fetches in one hand-off; fetches read memory."""
+
+    arraysize = 1
+
+    def __init__(self, connection: SQLiteConnection) -> None:
+        self._connection = connection
+        self._result = _NO_RESULT
+        self._position = 0
+
+    async def __aenter__(self) -> SQLiteCursor:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @property
+    def description(self) -> _Description:
+        """The columns of the last statement's rows (None if it returned none)."""
+        return self._result.description
+
+    @property
+    def rowcount(self) -> int:
+        """The rows the last statement changed (-1 when SQLite does not say)."""
+        return self._result.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        """The rowid of the last row inserted."""
+        return self._result.lastrowid
+
+    async def execute(self, operation: str, parameters: Sequence[Any] = ()) -> SQLiteCursor:
+        """Run one statement with its parameters and keep all of its rows."""
+        self._set(await self._connection.run(_run_statement, operation, parameters, False))
+        return self
+
+    async def executemany(
+        self, operation: str, parameters: Sequence[Sequence[Any]]
+    ) -> SQLiteCursor:
+        """Run one statement once per parameter set."""
+        self._set(await self._connection.run(_run_statement, operation, parameters, True))
+        return self
+
+    async def fetchone(self) -> Any | None:
+        """The next row, or None."""
+        rows = self.fetchmany_now(1)
+        return rows[0] if rows else None
+
+    async def fetchmany(self, size: int | None = None) -> list[Any]:
+        """Up to ``size`` more rows (``arraysize`` by default)."""
+        return self.fetchmany_now(self.arraysize if size is None else size)
+
+    async def fetchall(self) -> list[Any]:
+        """Every row not fetched yet."""
+        return self.fetchmany_now(len(self._result.rows))
+
+    def fetchmany_now(self, size: int) -> list[Any]:
+        """Up to ``size`` more rows, without waiting (they are in memory)."""
+        rows = self._result.rows[self._position : self._position + size]
+        self._position += len(rows)
+        return rows
+
+    async def close(self) -> None:
+        """Drop the rows not fetched; the counts stay readable, as with sqlite3."""
+        self._position = len(self._result.rows)
+
+    async def setinputsizes(self, sizes: Sequence[Any]) -> None:
+        """Nothing to do: part of the DB-API."""
+
+    def setoutputsize(self, size: Any, column: Any = None) -> None:
+        """Nothing to do: part of the DB-API."""
+
+    def _set(self, result: _Result) -> None:
+        self._result = result
+        self._position = 0
+
+
+class SQLiteConnection:
+    """An asyncio connection to one SQLite database, used from its own thread.
+
+    It has the shape SQLAlchemy's aiosqlite dialect expects of an aiosqlite
+    connection, including the private ``_tx`` queue of ``(future, function)``
+    pairs and the ``_conn``/``_connection`` it uses to change the isolation level.
+    """
+
+    def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
+        self._connector = connector
+        self._connection: sqlite3.Connection | None = None
+        self._tx: SimpleQueue[_Job | None] = SimpleQueue()
+        # A daemon, as SQLAlchemy makes aiosqlite's: a connection never closed
+        # must not keep the interpreter from exiting.
+        self._thread = threading.Thread(
+            target=_serve, args=(self._tx,), name="telesnap-sqlite", daemon=True
+        )
+
+    async def open(self) -> SQLiteConnection:
+        """Start the connection's thread and open the sqlite3 connection there."""
+        self._thread.start()
+        try:
+            self._connection = await self._in_thread(self._connector)
+        except BaseException:
+            self._tx.put(None)
+            raise
+        return self
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise ValueError("no active connection")
+        return self._connection
+
+    @property
+    def isolation_level(self) -> str | None:
+        """The sqlite3 driver's own transaction handling (None: it emits no BEGIN)."""
+        return self._conn.isolation_level
+
+    async def run(self, function: Callable[..., _T], *args: Any) -> _T:
+        """Call ``function(sqlite3_connection, *args)`` on the connection's thread."""
+        return await self._in_thread(partial(function, self._conn, *args))
+
+    def cursor(self) -> SQLiteCursor:
+        """A new cursor (no hand-off: it only runs statements when asked)."""
+        self._conn  # noqa: B018 - a closed connection refuses here, as sqlite3 does
+        return SQLiteCursor(self)
+
+    async def commit(self) -> None:
+        """Commit the open transaction."""
+        await self._in_thread(self._conn.commit)
+
+    async def rollback(self) -> None:
+        """Roll the open transaction back."""
+        await self._in_thread(self._conn.rollback)
+
+    async def create_function(self, *args: Any, **kwargs: Any) -> None:
+        """Register a Python function with SQLite (SQLAlchemy adds ``regexp``)."""
+        await self._in_thread(partial(self._conn.create_function, *args, **kwargs))
+
+    async def close(self) -> None:
+        """Close the sqlite3 connection and stop the thread; closing twice is harmless."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            try:
+                await self._in_thread(connection.close)
+            finally:
+                self._tx.put(None)
+
+    def stop(self) -> None:
+        """Close at once, without waiting (SQLAlchemy's forced termination)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            self._tx.put((None, connection.close))
+            self._tx.put(None)
+
+    async def _in_thread(self, function: Callable[[], _T]) -> _T:
+        future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
+        self._tx.put((future, function))
+        return await future
+
+
+_Job = tuple["asyncio.Future[Any] | None", Callable[[], Any]]
+
+
+def _serve(jobs: SimpleQueue[_Job | None]) -> None:
+    """The connection's thread: run each job, hand its outcome back to its event loop."""
+    while (job := jobs.get()) is not None:
+        future, function = job
+        try:
+            result = function()
+        except BaseException as error:  # every failure goes back to the caller
+            _hand_back(future, _set_exception, error)
+        else:
+            _hand_back(future, _set_result, result)
+
+
+def _hand_back(
+    future: asyncio.Future[Any] | None,
+    setter: Callable[[asyncio.Future[Any], Any], None],
+    outcome: Any,
+) -> None:
+    if future is None:
+        return
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+        future.get_loop().call_soon_threadsafe(setter, future, outcome)
+
+
+def _set_result(future: asyncio.Future[Any], result: Any) -> None:
+    if not future.done():  # the caller may have been cancelled meanwhile
+        future.set_result(result)
+
+
+def _set_exception(future: asyncio.Future[Any], error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+async def connect(database: str, **kwargs: Any) -> SQLiteConnection:
+    """Open ``database`` (a path or ``:memory:``) with sqlite3's ``connect`` arguments.
+
+    sqlite3 is told to check that only the connection's own thread uses it.
+    """
+    options = {**kwargs, "check_same_thread": True}
+    return await SQLiteConnection(partial(sqlite3.connect, database, **options)).open()
