@@ -33,6 +33,7 @@ from .bot.timer_loop import TimerLoop
 from .bot.webhook import WebhookServer
 from .config import ConfigError, Settings, load_settings
 from .services.chat_settings import SettingsService
+from .services.housekeeping import HousekeepingService
 from .services.lobby import LobbyService
 from .services.play import PlayService
 from .services.stats import StatsService
@@ -111,7 +112,9 @@ class BotRunner:
             signer=signer,
         )
         self.runtime = runtime
-        self.timer_loop = TimerLoop(runtime, TimerService(sessions, store))
+        self.timer_loop = TimerLoop(
+            runtime, TimerService(sessions, store), HousekeepingService(sessions)
+        )
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
         install_stats_service(application, StatsService(sessions))

@@ -7,6 +7,7 @@ import logging
 from contextlib import suppress
 from datetime import datetime, timedelta
 
+from ..services.housekeeping import HousekeepingService
 from ..services.timer_service import TimerOutcome, TimerService
 from ..services.timers import TimerKind
 from .i18n import isolate, translator
@@ -25,11 +26,20 @@ def mention(user_id: int, display_name: str) -> str:
 
 
 class TimerLoop:
-    """Fires due timers in the background; ``run_once`` lets tests drive it by hand."""
+    """Fires due timers in the background, and tidies old bookkeeping once an hour.
 
-    def __init__(self, runtime: Runtime, timers: TimerService) -> None:
+    ``run_once`` lets tests drive it by hand.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        timers: TimerService,
+        housekeeping: HousekeepingService | None = None,
+    ) -> None:
         self._runtime = runtime
         self._timers = timers
+        self._housekeeping = housekeeping
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._next_look: datetime | None = None
@@ -56,12 +66,24 @@ class TimerLoop:
             self._wake.clear()
             try:
                 await self.run_once()
+                await self._tidy()
                 wait = await self._seconds_to_next()
             except Exception:
                 logger.exception("firing timers failed; trying again shortly")
                 wait = 5.0
             with suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait)
+
+    async def _tidy(self) -> None:
+        if self._housekeeping is None:
+            return
+        tidied = await self._housekeeping.tidy_if_due(self._timers.now())
+        if tidied is not None and (tidied.processed_updates or tidied.fired_timers):
+            logger.info(
+                "forgot %d processed-update marks and %d fired timers",
+                tidied.processed_updates,
+                tidied.fired_timers,
+            )
 
     async def _seconds_to_next(self) -> float:
         due = await self._timers.next_due_at()

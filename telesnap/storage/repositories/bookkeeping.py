@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, delete, select, update
+from sqlalchemy import CursorResult, Delete, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import ProcessedUpdate, Timer, utc_now
@@ -41,14 +41,20 @@ class ProcessedUpdateRepository:
         statement = select(ProcessedUpdate.update_id).where(ProcessedUpdate.update_id == update_id)
         return await self._session.scalar(statement) is not None
 
-    async def forget_before(self, moment: datetime) -> int:
-        """Delete records processed before ``moment``; return how many went."""
-        statement = (
-            delete(ProcessedUpdate)
+    async def forget_before(self, moment: datetime, limit: int = 1000) -> int:
+        """Delete up to ``limit`` records processed before ``moment``; return how many went.
+
+        Update ids grow with time, so the oldest records come first in key order
+        and a batch reads little more than the rows it deletes.
+        """
+        oldest = (
+            select(ProcessedUpdate.update_id)
             .where(ProcessedUpdate.processed_at < moment)
-            .returning(ProcessedUpdate.update_id)
+            .order_by(ProcessedUpdate.update_id)
+            .limit(limit)
         )
-        return len((await self._session.scalars(statement)).all())
+        statement = delete(ProcessedUpdate).where(ProcessedUpdate.update_id.in_(oldest))
+        return await _delete(self._session, statement)
 
 
 class TimerRepository:
@@ -110,6 +116,19 @@ class TimerRepository:
         )
         return await self._session.scalar(statement) is not None
 
+    async def forget_fired_before(self, moment: datetime, limit: int = 1000) -> int:
+        """Delete up to ``limit`` timers fired before ``moment``; return how many went.
+
+        Timers not fired yet stay, however old.
+        """
+        oldest = (
+            select(Timer.id)
+            .where(Timer.due_at < moment, Timer.fired_at < moment)
+            .order_by(Timer.due_at)
+            .limit(limit)
+        )
+        return await _delete(self._session, delete(Timer).where(Timer.id.in_(oldest)))
+
     async def cancel_for_game(self, game_id: int, kind: str | None = None) -> int:
         """Delete the game's unfired timers (of ``kind`` if given); return how many went."""
         statement = delete(Timer).where(Timer.game_id == game_id, Timer.fired_at.is_(None))
@@ -119,3 +138,10 @@ class TimerRepository:
             statement.returning(Timer.id).execution_options(synchronize_session="fetch")
         )
         return len(result.all())
+
+
+async def _delete(session: AsyncSession, statement: Delete) -> int:
+    """Run a bulk delete of rows no session holds; return how many went."""
+    options = {"synchronize_session": False}
+    result = await session.execute(statement, execution_options=options)
+    return cast("CursorResult[Any]", result).rowcount

@@ -1,0 +1,82 @@
+"""Old processed-update marks and fired timers are forgotten; nothing still needed is."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from telesnap.services import housekeeping
+from telesnap.services.housekeeping import HousekeepingService, Tidied
+from telesnap.storage.models import ProcessedUpdate, Timer
+from telesnap.storage.uow import UnitOfWork
+
+Factory = async_sessionmaker[AsyncSession]
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+CHAT = -300
+
+
+async def mark_processed(factory: Factory, update_id: int, at: datetime) -> None:
+    async with UnitOfWork(factory) as uow:
+        uow.session.add(ProcessedUpdate(update_id=update_id, processed_at=at))
+
+
+async def add_timer(factory: Factory, due_at: datetime, fired_at: datetime | None) -> int:
+    async with UnitOfWork(factory) as uow:
+        await uow.chats.upsert(CHAT, "group", "Tidy club")
+        timer = await uow.timers.add("lobby", due_at, CHAT)
+        if fired_at is not None:
+            assert await uow.timers.mark_fired(timer.id, fired_at)
+        return timer.id
+
+
+async def remaining(factory: Factory) -> tuple[list[int], list[int]]:
+    async with UnitOfWork(factory) as uow:
+        updates = await uow.session.scalars(
+            select(ProcessedUpdate.update_id).order_by(ProcessedUpdate.update_id)
+        )
+        timers = await uow.session.scalars(select(Timer.id).order_by(Timer.id))
+        return list(updates), list(timers)
+
+
+async def test_tidying_forgets_only_what_can_no_longer_matter(
+    session_factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(housekeeping, "BATCH", 2)  # several batches for a few rows
+    for update_id in range(1, 6):
+        await mark_processed(session_factory, update_id, NOW - timedelta(days=3))
+    await mark_processed(session_factory, 6, NOW - timedelta(hours=30))
+    await mark_processed(session_factory, 7, NOW - timedelta(minutes=1))
+    old_fired = [
+        await add_timer(session_factory, NOW - timedelta(days=5), NOW - timedelta(days=4))
+        for _ in range(3)
+    ]
+    day = timedelta(days=1)
+    recently_fired = await add_timer(session_factory, NOW - 3 * day, NOW - day)
+    old_pending = await add_timer(session_factory, NOW - timedelta(days=9), None)
+    future = await add_timer(session_factory, NOW + timedelta(hours=1), None)
+
+    tidied = await HousekeepingService(session_factory).tidy(NOW)
+
+    assert tidied == Tidied(processed_updates=5, fired_timers=3)
+    updates, timers = await remaining(session_factory)
+    assert updates == [6, 7], "marks of the last two days stay"
+    assert timers == [recently_fired, old_pending, future]
+    assert not set(old_fired) & set(timers)
+    async with UnitOfWork(session_factory) as uow:
+        assert not await uow.updates.mark_update_processed(7), "a recent update is still a repeat"
+
+
+async def test_tidying_runs_at_start_then_once_an_hour(session_factory: Factory) -> None:
+    service = HousekeepingService(session_factory)
+    await mark_processed(session_factory, 1, NOW - timedelta(days=3))
+    assert await service.tidy_if_due(NOW) == Tidied(processed_updates=1, fired_timers=0)
+    await mark_processed(session_factory, 2, NOW - timedelta(days=3))
+    assert await service.tidy_if_due(NOW + timedelta(minutes=59)) is None
+    assert (await remaining(session_factory))[0] == [2], "not yet: tidied less than an hour ago"
+    assert await service.tidy_if_due(NOW + timedelta(hours=1)) == Tidied(1, 0)
+    async with UnitOfWork(session_factory) as uow:
+        count = await uow.session.scalar(select(func.count()).select_from(ProcessedUpdate))
+    assert count == 0
