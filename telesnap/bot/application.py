@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from typing import Any
+from weakref import WeakValueDictionary
 
 from telegram import InlineKeyboardMarkup, Update
 from telegram.constants import ParseMode
@@ -116,7 +117,8 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
     def __init__(self, book: ReceiptBook, max_concurrent_updates: int = 256) -> None:
         super().__init__(max_concurrent_updates)
         self._book = book
-        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
+        # A topic's lock lives while an update holds or awaits it.
+        self._locks: WeakValueDictionary[tuple[int, int], asyncio.Lock] = WeakValueDictionary()
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """Run the update's handlers, after the earlier updates of its topic."""
@@ -124,7 +126,9 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         if key is None or (isinstance(update, Update) and self._book.is_call(update)):
             await coroutine
             return
-        lock = self._locks.setdefault(key, asyncio.Lock())
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
         async with lock:
             await coroutine
 

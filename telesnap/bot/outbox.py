@@ -55,8 +55,7 @@ class RollingWindow:
     def delay(self) -> float:
         """Seconds to wait before the next event fits (0 if it fits now)."""
         now = self._clock()
-        while self._times and self._times[0] <= now - self._window_s:
-            self._times.popleft()
+        self._forget_before(now - self._window_s)
         if len(self._times) < self._count:
             return 0.0
         return self._times[0] + self._window_s - now
@@ -64,6 +63,15 @@ class RollingWindow:
     def record(self) -> None:
         """Count an event now."""
         self._times.append(self._clock())
+
+    def is_quiet(self) -> bool:
+        """Whether no event is left in the window (forgetting it loses nothing)."""
+        self._forget_before(self._clock() - self._window_s)
+        return not self._times
+
+    def _forget_before(self, moment: float) -> None:
+        while self._times and self._times[0] <= moment:
+            self._times.popleft()
 
 
 class Post(Protocol):
@@ -92,6 +100,11 @@ class _Lane:
     window: RollingWindow | None = None
     worker: asyncio.Task[None] | None = None
 
+    def is_idle(self) -> bool:
+        """Nothing to send, nothing sending, and no recent message to count."""
+        busy = self.items or (self.worker is not None and not self.worker.done())
+        return not busy and (self.window is None or self.window.is_quiet())
+
 
 class Outbox:
     """The per-chat lanes that every message and edit of the bot goes through."""
@@ -103,11 +116,19 @@ class Outbox:
         self._limits = limits
         self._clock = clock
         self._lanes: dict[int, _Lane] = {}
+        self._last_sweep = clock()
         self._bot_window = RollingWindow(limits.bot_messages, limits.bot_window_s, clock)
+
+    @property
+    def lane_count(self) -> int:
+        """How many chats have a lane (busy ones, and idle ones not swept yet)."""
+        return len(self._lanes)
 
     def _lane(self, chat_id: int) -> _Lane:
         lane = self._lanes.get(chat_id)
         if lane is None:
+            if self._clock() - self._last_sweep >= self._limits.group_window_s:
+                self._sweep()
             limits = self._limits
             group = chat_id < 0
             lane = self._lanes[chat_id] = _Lane(
@@ -136,6 +157,13 @@ class Outbox:
         if lane.worker is None or lane.worker.done():
             lane.worker = asyncio.create_task(self._drain(chat_id, lane))
         return future
+
+    def _sweep(self) -> None:
+        """Drop the lanes of idle chats, so chats seen once do not stay for ever."""
+        # At most once per group window, when a new chat needs a lane: by then the
+        # lanes of chats that went quiet before the last sweep count nothing.
+        self._lanes = {chat_id: lane for chat_id, lane in self._lanes.items() if not lane.is_idle()}
+        self._last_sweep = self._clock()
 
     async def _wait_for_slot(self, lane: _Lane) -> None:
         if not self._limits.enabled:

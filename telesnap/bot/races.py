@@ -46,7 +46,6 @@ class _Race:
     deadline_ns: int
     waiters: list[Waiter] = field(default_factory=list)
     decided: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None
 
 
 class RaceReferee:
@@ -58,6 +57,7 @@ class RaceReferee:
         self._book = book
         self._show = show
         self._races: dict[TopicKey, _Race] = {}
+        self._deciding: set[asyncio.Task[None]] = set()
 
     def call_joined(self, place: Place, deadline_ns: int, waiter: Waiter | None) -> None:
         """A correct call joined the topic's race, which closes at ``deadline_ns``."""
@@ -65,7 +65,9 @@ class RaceReferee:
         race = self._races.get(key)
         if race is None or race.decided.is_set():
             race = self._races[key] = _Race(place, deadline_ns)
-            race.task = asyncio.create_task(self._decide(key, race))
+            task = asyncio.create_task(self._decide(key, race))
+            self._deciding.add(task)
+            task.add_done_callback(self._deciding.discard)
         race.deadline_ns = min(race.deadline_ns, deadline_ns)
         if waiter is not None:
             race.waiters.append(waiter)
@@ -91,6 +93,8 @@ class RaceReferee:
             outcome = None
         finally:
             race.decided.set()
+            if self._races.get(key) is race:
+                del self._races[key]  # a decided race needs no entry: nothing waits for it
         if outcome is None:
             return
         results = {result.user_id: result for result in outcome.results}
@@ -110,7 +114,7 @@ class RaceReferee:
 
     async def close(self) -> None:
         """Cancel the races still waiting (they are decided again after a restart)."""
-        tasks = [race.task for race in self._races.values() if race.task]
+        tasks = list(self._deciding)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

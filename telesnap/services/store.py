@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from weakref import WeakValueDictionary
 
 from ..game import EndReason, Game, Operation, operation_from_json, operation_to_json
 from ..storage.models import Game as GameRow
@@ -73,10 +74,15 @@ class GameStore:
         self.planner = planner or TimerPlanner()
         self._shared = shared
         self._games: dict[int, LoadedGame] = {}
-        self._locks: dict[tuple[int, int], asyncio.Lock] = {}
+        # A lock lives while someone holds or awaits it; idle topics keep none.
+        self._locks: WeakValueDictionary[tuple[int, int], asyncio.Lock] = WeakValueDictionary()
 
     def lock(self, place: Place) -> asyncio.Lock:
-        """The lock of one chat topic: every change there runs under it."""
+        """The lock of one chat topic: every change there runs under it.
+
+        Keep the returned lock only while using it: a topic's lock is forgotten
+        once nobody holds or awaits it.
+        """
         key = (place.chat_id, place.thread_id)
         lock = self._locks.get(key)
         if lock is None:
