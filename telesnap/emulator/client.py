@@ -119,10 +119,24 @@ class EmulatorClient:
         return thread_id
 
     async def send_text(
-        self, chat_id: int, user_id: int, text: str, *, message_thread_id: int | None = None
+        self,
+        chat_id: int,
+        user_id: int,
+        text: str,
+        *,
+        message_thread_id: int | None = None,
+        reply_to: int | None = None,
     ) -> int:
-        """A user writes ``text`` in a chat (or topic); return the new message's id."""
-        body = {"user_id": user_id, "text": text, "message_thread_id": message_thread_id}
+        """A user writes ``text`` in a chat (or topic), maybe replying to message ``reply_to``.
+
+        Return the new message's id.
+        """
+        body = {
+            "user_id": user_id,
+            "text": text,
+            "message_thread_id": message_thread_id,
+            "reply_to_message_id": reply_to,
+        }
         result = await self._request("POST", f"/chats/{chat_id}/messages", json=body)
         message_id: int = result["message_id"]
         return message_id
@@ -136,6 +150,7 @@ class EmulatorClient:
         *,
         mention_bot: bool = False,
         message_thread_id: int | None = None,
+        reply_to: int | None = None,
     ) -> int:
         """A user sends ``/command`` (``/command@botname`` if ``mention_bot``) with ``args``."""
         text = f"/{command.lstrip('/')}"
@@ -143,7 +158,9 @@ class EmulatorClient:
             text += f"@{(await self.bot())['user']['username']}"
         if args:
             text += f" {args}"
-        return await self.send_text(chat_id, user_id, text, message_thread_id=message_thread_id)
+        return await self.send_text(
+            chat_id, user_id, text, message_thread_id=message_thread_id, reply_to=reply_to
+        )
 
     async def press(
         self,

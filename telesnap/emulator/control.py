@@ -75,6 +75,7 @@ async def _send(emulator: Emulator, body: dict[str, Any]) -> Any:
         body["user_id"],
         body["text"],
         body.get("message_thread_id"),
+        body.get("reply_to_message_id"),
     )
     return {"message_id": message_id, "update_id": update.update_id if update else None}
 

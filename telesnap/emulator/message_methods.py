@@ -38,7 +38,10 @@ CHAT_ACTIONS = frozenset(
 )
 
 
-def _new_bot_message(emulator: Emulator, params: dict[str, Any]) -> tuple[Chat, int | None]:
+def _new_bot_message(
+    emulator: Emulator, params: dict[str, Any]
+) -> tuple[Chat, int | None, StoredMessage | None]:
+    """The chat and topic of a message the bot sends, and the message it replies to."""
     thread_id = params.get("message_thread_id")
     chat = emulator.world.writable_chat(params["chat_id"], thread_id)
     reply_to = params.get("reply_to_message_id") or (params.get("reply_parameters") or {}).get(
@@ -47,9 +50,12 @@ def _new_bot_message(emulator: Emulator, params: dict[str, Any]) -> tuple[Chat, 
     allow_without = params.get("allow_sending_without_reply") or (
         params.get("reply_parameters") or {}
     ).get("allow_sending_without_reply")
-    if reply_to and (chat.id, reply_to) not in emulator.world.messages and not allow_without:
+    replied = emulator.world.messages.get((chat.id, reply_to)) if reply_to else None
+    if replied is not None and replied.deleted:
+        replied = None
+    if reply_to and replied is None and not allow_without:
         raise bad_request("message to be replied not found")
-    return chat, thread_id
+    return chat, thread_id, replied
 
 
 def _admit(emulator: Emulator, chat: Chat) -> None:
@@ -58,19 +64,19 @@ def _admit(emulator: Emulator, chat: Chat) -> None:
 
 async def send_message(emulator: Emulator, params: dict[str, Any]) -> Any:
     """sendMessage: validate text and keyboard, count against flood limits, store."""
-    chat, thread_id = _new_bot_message(emulator, params)
+    chat, thread_id, replied = _new_bot_message(emulator, params)
     text, entities = render_text(params["text"], params.get("parse_mode"), params.get("entities"))
     check_message_text(text)
     markup = check_reply_markup(params.get("reply_markup"))
     _admit(emulator, chat)
     message = emulator.world.add_message(chat, emulator.bot, thread_id)
     message.text, message.entities, message.reply_markup = text, entities, markup
-    message.parse_mode = params.get("parse_mode")
+    message.parse_mode, message.reply_to = params.get("parse_mode"), replied
     return message.to_json()
 
 
 async def _send_file(emulator: Emulator, params: dict[str, Any], kind: str) -> Any:
-    chat, thread_id = _new_bot_message(emulator, params)
+    chat, thread_id, replied = _new_bot_message(emulator, params)
     caption, entities = render_text(
         params.get("caption", ""), params.get("parse_mode"), params.get("caption_entities")
     )
@@ -81,6 +87,7 @@ async def _send_file(emulator: Emulator, params: dict[str, Any], kind: str) -> A
     message.kind, message.text, message.entities = kind, caption, entities
     message.parse_mode, message.reply_markup = params.get("parse_mode"), markup
     message.file = _file_json(params[kind], kind)
+    message.reply_to = replied
     return message.to_json()
 
 

@@ -48,6 +48,8 @@ class TranscriptMessage:
     file_name: str | None
     file_size: int | None
     sent_at: float
+    reply_to_message_id: int | None = None
+    """The message this one replies to, if any."""
 
     @property
     def buttons(self) -> list[list[dict[str, Any]]]:

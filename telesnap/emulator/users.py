@@ -74,10 +74,16 @@ def _delivered_in_privacy_mode(emulator: Emulator, chat: Chat, text: str) -> boo
 
 
 def send_text(
-    emulator: Emulator, chat_id: int, user_id: int, text: str, thread_id: int | None = None
+    emulator: Emulator,
+    chat_id: int,
+    user_id: int,
+    text: str,
+    thread_id: int | None = None,
+    reply_to: int | None = None,
 ) -> tuple[int, PendingUpdate | None]:
     """A user writes ``text``; return its message id and the update (``None`` if withheld).
 
+    ``reply_to`` is the id of a message of the same chat the user replies to.
     As with Telegram's privacy mode, a group bot that is not an administrator
     gets only commands addressed to it (or to no bot in particular).
     """
@@ -86,8 +92,14 @@ def send_text(
         raise ValueError(f"chat {chat_id} has no topic {thread_id}")
     if chat.bot_role in {"kicked", "left"}:
         raise ValueError(f"the bot is not in chat {chat_id}")
+    replied = None
+    if reply_to is not None:
+        replied = emulator.world.messages.get((chat.id, reply_to))
+        if replied is None or replied.deleted:
+            raise ValueError(f"chat {chat_id} has no message {reply_to} to reply to")
     message = emulator.world.add_message(chat, emulator.world.user(user_id), thread_id)
     message.text, message.entities = text, command_entities(text)
+    message.reply_to = replied
     if not _delivered_in_privacy_mode(emulator, chat, text):
         return message.message_id, None
     return message.message_id, emulator.updates.enqueue("message", message.to_json(), chat.id)

@@ -103,9 +103,13 @@ class StoredMessage:
     edit_date: int | None = None
     deleted: bool = False
     pinned: bool = False
+    reply_to: StoredMessage | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        """Return the Message object as Telegram sends it."""
+    def to_json(self, *, with_reply: bool = True) -> dict[str, Any]:
+        """Return the Message object as Telegram sends it.
+
+        A replied-to message is included without its own reply, as Telegram does.
+        """
         data: dict[str, Any] = {
             "message_id": self.message_id,
             "from": self.sender.to_json(),
@@ -127,6 +131,8 @@ class StoredMessage:
             data[entities_key] = self.entities
         if self.reply_markup is not None:
             data["reply_markup"] = self.reply_markup
+        if with_reply and self.reply_to is not None and not self.reply_to.deleted:
+            data["reply_to_message"] = self.reply_to.to_json(with_reply=False)
         return data
 
     def _file_json(self) -> Any:
@@ -154,6 +160,7 @@ class StoredMessage:
             file_name=(self.file or {}).get("file_name"),
             file_size=(self.file or {}).get("file_size"),
             sent_at=self.sent_at,
+            reply_to_message_id=self.reply_to.message_id if self.reply_to else None,
         )
 
 

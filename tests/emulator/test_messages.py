@@ -210,3 +210,31 @@ async def test_chat_action(api: RawBotApi, group: dict[str, Any]) -> None:
         400,
         "Bad Request: wrong parameter action in request",
     )
+
+
+async def test_replies_carry_the_message_replied_to(
+    api: RawBotApi, emulator: RunningEmulator
+) -> None:
+    client = emulator.client
+    alice = await client.create_user("Alice")
+    bob = await client.create_user("Bob")
+    chat = await client.create_chat("group", members=[alice["id"], bob["id"]])
+    board = await api.ok("sendMessage", chat_id=chat["id"], text="Board")
+    first = await client.send_command(chat["id"], alice["id"], "flip")
+    to_alice = await client.send_command(chat["id"], bob["id"], "stats", reply_to=first)
+    await client.send_command(chat["id"], bob["id"], "snap", reply_to=board["message_id"])
+    with pytest.raises(ValueError, match="no message 999 to reply to"):
+        await client.send_command(chat["id"], bob["id"], "stats", reply_to=999)
+
+    updates = {u["message"]["text"]: u["message"] for u in await api.ok("getUpdates", timeout=0)}
+    assert "reply_to_message" not in updates["/flip"]
+    replied = updates["/stats"]["reply_to_message"]
+    assert (replied["message_id"], replied["from"]["id"]) == (first, alice["id"])
+    assert updates["/snap"]["reply_to_message"]["from"]["is_bot"] is True
+    answer = await api.ok(
+        "sendMessage", chat_id=chat["id"], text="Stats", reply_parameters={"message_id": to_alice}
+    )
+    assert answer["reply_to_message"]["message_id"] == to_alice
+    assert "reply_to_message" not in answer["reply_to_message"], "one level, as Telegram does"
+    transcript = await client.transcript(chat["id"])
+    assert [m.reply_to_message_id for m in transcript] == [None, to_alice]
