@@ -87,9 +87,28 @@ class Table:
             await self.runner.stop()
             self.runner = None
 
-    async def command(self, player: str, command: str, args: str = "") -> int:
+    async def command(
+        self, player: str, command: str, args: str = "", *, reply_to: int | None = None
+    ) -> int:
         return await self.client.send_command(
-            self.chat_id, self.players[player], command, args, message_thread_id=self.thread_id
+            self.chat_id,
+            self.players[player],
+            command,
+            args,
+            message_thread_id=self.thread_id,
+            reply_to=reply_to,
+        )
+
+    async def say(self, player: str, text: str) -> int:
+        """A player writes in the chat (the bot, in privacy mode, does not see it)."""
+        return await self.client.send_text(
+            self.chat_id, self.players[player], text, message_thread_id=self.thread_id
+        )
+
+    async def reply_to(self, message_id: int, limit_s: float = 10.0) -> TranscriptMessage:
+        """Wait for the bot's reply to ``message_id``."""
+        return await self.client.wait_for_message(
+            self.chat_id, lambda m: m.reply_to_message_id == message_id, timeout=limit_s
         )
 
     async def messages(self) -> list[TranscriptMessage]:

@@ -1,0 +1,80 @@
+"""The lobby by commands, and the powers of the game's creator and of chat admins."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from telesnap.emulator.testing import RunningEmulator
+
+from .harness import database_file, table_with
+
+NOT_MANAGER = "Only the game's creator or a chat admin can do that."
+
+
+async def test_lobby_by_commands_and_a_kick_by_reply(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    names = ["Ann", "Bob", "Cid", "Dan"]
+    async with table_with(emulator, database_file(tmp_path), names) as table:
+        await table.command("Ann", "newgame")
+        lobby = await table.wait_for_text("A game of Snap is starting")
+        joined = {name: await table.command(name, "join") for name in ("Bob", "Cid", "Dan")}
+        await table.wait_for_text("Players (4/12)")
+        await table.command("Dan", "leave")
+        await table.wait_for_text("Players (3/12)")
+
+        refused = await table.command("Cid", "kick", reply_to=joined["Bob"])
+        assert (await table.reply_to(refused)).text == NOT_MANAGER
+        no_target = await table.command("Ann", "kick")
+        assert "Reply with /kick to a message" in (await table.reply_to(no_target)).text
+        gone = await table.command("Ann", "kick", reply_to=joined["Dan"])
+        assert (await table.reply_to(gone)).text == "That player is not in this game."
+
+        await table.command("Ann", "kick", reply_to=joined["Bob"])
+        shown = await table.wait_for_text("Players (2/12)")
+        assert shown.message_id == lobby.message_id, "the lobby message is edited"
+        assert "Bob" not in shown.text
+        assert "Ann" in shown.text
+        assert "Cid" in shown.text
+
+        await table.command("Ann", "startgame")
+        board = await table.next_board()
+        assert set(board.tops) == {"Ann", "Cid"}
+
+
+async def test_a_chat_admin_removes_a_player_and_ends_the_game(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    names = ["Ann", "Bob", "Cid", "Zed"]
+    async with table_with(emulator, database_file(tmp_path), names, admins=["Zed"]) as table:
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        refused = await table.command("Bob", "endgame")
+        assert (await table.reply_to(refused)).text == NOT_MANAGER
+
+        hello = await table.say("Cid", "brb, dinner")
+        await table.command("Zed", "kick", reply_to=hello)
+        board = await table.next_board()
+        assert "Cid was removed; their cards are shared out." in board.message.text
+        assert "Cid" not in board.tops
+        assert "Cid: left" in board.message.text.splitlines()
+
+        await table.command("Zed", "endgame")
+        final = await table.next_board()
+        assert "The game was stopped. Nobody wins." in final.message.text
+        assert final.message.buttons == [], "an ended game has no buttons left"
+
+
+async def test_stats_sent_as_a_reply_show_the_replied_to_player(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        bobs = await table.say("Bob", "hi all")
+        asked = await table.command("Ann", "stats", reply_to=bobs)
+        answer = await table.reply_to(asked)
+        assert "Stats of" in answer.text
+        assert "Bob" in answer.text
+        assert "Ann" not in answer.text
+        own = await table.command("Ann", "stats")
+        answer = await table.reply_to(own)
+        assert "Ann" in answer.text
+        assert "Bob" not in answer.text
