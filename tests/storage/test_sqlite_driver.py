@@ -72,9 +72,11 @@ async def test_errors_are_sqlalchemy_errors_and_the_connection_goes_on(
     assert rows == [(1, "A")], "the rolled back transaction left nothing behind"
 
 
-async def test_each_statement_costs_one_hand_off_to_the_connection_thread(
-    engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+async def test_a_transaction_costs_one_hand_off_per_statement_and_one_to_commit(
+    engine: AsyncEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    async with engine.connect() as connection:
+        await connection.execute(text("SELECT 1"))  # the connection is open and set up
     hand_offs: list[Any] = []
     run_in_thread = SQLiteConnection._in_thread
 
@@ -82,14 +84,21 @@ async def test_each_statement_costs_one_hand_off_to_the_connection_thread(
         hand_offs.append(function)
         return await run_in_thread(self, function)
 
-    async with engine.connect() as connection:
-        await connection.execute(text("SELECT 1"))  # open, set up, and BEGIN IMMEDIATE
-        monkeypatch.setattr(SQLiteConnection, "_in_thread", counted)
+    monkeypatch.setattr(SQLiteConnection, "_in_thread", counted)
+    async with engine.begin() as connection:
+        await connection.execute(text("INSERT INTO card (rank) VALUES ('A')"))
+        assert len(hand_offs) == 1, "BEGIN IMMEDIATE goes with the first statement"
+        other = sqlite3.connect(tmp_path / "driver.db", timeout=0)
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("INSERT INTO card (rank) VALUES ('K')")
+        other.close()
         rows = (await connection.execute(text("SELECT id, rank FROM card"))).all()
-        assert rows == []
-        assert len(hand_offs) == 1, "execute, fetch and close in one hand-off"
-        await connection.commit()
-        assert len(hand_offs) == 2, "and one for the commit"
+        assert rows == [(1, "A")]
+        assert len(hand_offs) == 2, "execute, fetch and close in one hand-off"
+    assert len(hand_offs) == 3, "then the commit; the pool's rollback costs nothing"
+    async with engine.begin():
+        pass
+    assert len(hand_offs) == 3, "a transaction with no statement costs nothing"
 
 
 async def test_sqlite_is_used_from_the_connection_thread_only(engine: AsyncEngine) -> None:
