@@ -205,9 +205,7 @@ class SQLiteConnection:
 
     @property
     def _conn(self) -> sqlite3.Connection:
-        if self._connection is None:
-            raise ValueError("no active connection")
-        return self._connection
+        return self._check_open()
 
     @property
     def isolation_level(self) -> str | None:
@@ -215,13 +213,17 @@ class SQLiteConnection:
         return self._conn.isolation_level
 
     async def run(self, function: Callable[..., _T], *args: Any) -> _T:
-        """Call ``function(sqlite3_connection, *args)`` on the connection's thread."""
+        """Call ``function(sqlite3_connection, *args)`` on the connection's thread.
+
+        A ``BEGIN`` held back is sent first.
+        """
+        begin, self._held_begin = self._held_begin, None
         self._in_transaction = True  # the function may open one
-        return await self._in_thread(partial(function, self._conn, *args))
+        return await self._in_thread(partial(_call_after, begin, function, self._conn, *args))
 
     def hold_begin(self, operation: str) -> None:
         """Keep a ``BEGIN`` statement to send with the next statement."""
-        self._conn  # noqa: B018 - a closed connection refuses here, as sqlite3 does
+        self._check_open()
         self._held_begin = operation
 
     async def run_statement(self, operation: str, parameters: Any, *, many: bool) -> _Result:
@@ -236,8 +238,13 @@ class SQLiteConnection:
 
     def cursor(self) -> SQLiteCursor:
         """A new cursor (no hand-off: it only runs statements when asked)."""
-        self._conn  # noqa: B018 - a closed connection refuses here, as sqlite3 does
+        self._check_open()
         return SQLiteCursor(self)
+
+    def _check_open(self) -> sqlite3.Connection:
+        if self._connection is None:
+            raise ValueError("no active connection")  # what aiosqlite says, and SQLAlchemy maps
+        return self._connection
 
     async def commit(self) -> None:
         """Commit the open transaction (nothing to do when none is open)."""
@@ -280,6 +287,14 @@ class SQLiteConnection:
 
 
 _Job = tuple["asyncio.Future[Any] | None", Callable[[], Any]]
+
+
+def _call_after(
+    begin: str | None, function: Callable[..., _T], connection: sqlite3.Connection, *args: Any
+) -> _T:
+    if begin is not None:
+        connection.execute(begin)
+    return function(connection, *args)
 
 
 def _serve(jobs: SimpleQueue[_Job | None]) -> None:
