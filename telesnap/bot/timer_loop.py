@@ -77,7 +77,11 @@ class TimerLoop:
     async def _tidy(self) -> None:
         if self._housekeeping is None:
             return
-        tidied = await self._housekeeping.tidy_if_due(self._timers.now())
+        try:
+            tidied = await self._housekeeping.tidy_if_due(self._timers.now())
+        except Exception:
+            logger.exception("forgetting old bookkeeping failed; trying again later")
+            return
         if tidied is not None and (tidied.processed_updates or tidied.fired_timers):
             logger.info(
                 "forgot %d processed-update marks and %d fired timers",
