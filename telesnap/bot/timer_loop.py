@@ -66,7 +66,6 @@ class TimerLoop:
             self._wake.clear()
             try:
                 await self.run_once()
-                await self._tidy()
                 wait = await self._seconds_to_next()
             except Exception:
                 logger.exception("firing timers failed; trying again shortly")
@@ -96,10 +95,11 @@ class TimerLoop:
         return max(0.0, (self._next_look - now).total_seconds())
 
     async def run_once(self) -> list[TimerOutcome]:
-        """Fire every due timer and show what each did."""
+        """Fire every due timer and show what each did; tidy when it is time to."""
         outcomes = await self._timers.fire_due()
         for outcome in outcomes:
             await self._show(outcome)
+        await self._tidy()
         return outcomes
 
     async def _show(self, outcome: TimerOutcome) -> None:

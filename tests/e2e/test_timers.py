@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -124,3 +126,34 @@ async def test_killing_the_bot_between_reminder_and_expiry_loses_no_timer(
         texts = [m.text for m in await table.messages()]
         assert sum("it is your turn" in text for text in texts) == 1
         assert sum("I flipped for them" in text for text in texts) == 1
+
+
+def count_rows(database: Path, table: str) -> int:
+    with closing(sqlite3.connect(database)) as connection:
+        return int(connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+async def test_bookkeeping_is_forgotten_two_days_on(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    clock = Clock()
+    clock.now = datetime.now(UTC)  # the marks are stamped with the real time
+    database = tmp_path / "e2e.db"
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob"], admins=["Ann"], clock=clock
+    ) as table:
+        await set_up(table, "lobby_expiry 10")
+        await table.command("Bob", "newgame")
+        await table.wait_for_text("A game of Snap is starting")
+        clock.advance(600)
+        await table.fire_timers()
+        await table.wait_for_text("the lobby is closed")
+        assert count_rows(database, "processed_updates") == 1, "the /newgame"
+        assert count_rows(database, "timers") == 1, "the lobby's expiry, fired"
+
+        clock.advance(2 * 24 * 3600 + 1)
+        await table.fire_timers()
+        assert count_rows(database, "processed_updates") == 0
+        assert count_rows(database, "timers") == 0
+        await table.command("Ann", "newgame")
+        await table.wait_for_text("Players (1/12)")
