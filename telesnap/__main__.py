@@ -60,6 +60,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--listen", default="127.0.0.1:8443", metavar="HOST:PORT", help="where to listen"
     )
     run.add_argument("--secret", help="secret token Telegram sends with every webhook POST")
+    run.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="start without deciding open races or posting running games again "
+        "(for a worker that joins others already running)",
+    )
     run.set_defaults(target="telesnap.app:run_command")
 
     database = commands.add_parser("db", help="manage the database")

@@ -72,8 +72,14 @@ class BotRunner:
         poll_interval: float = 0.0,
         clock: Callable[[], datetime] | None = None,
         run_timers: bool = True,
+        resume: bool = True,
     ) -> None:
-        """Prepare a bot; ``clock`` and ``run_timers=False`` let tests drive the timers."""
+        """Prepare a bot; ``clock`` and ``run_timers=False`` let tests drive the timers.
+
+        ``resume=False`` skips what a restart does (deciding the races a stop
+        interrupted, posting every running game again): for a worker that joins
+        others already running.
+        """
         if not settings.token:
             raise ValueError("TELESNAP_TOKEN is required to run the bot")
         self.settings = settings
@@ -83,6 +89,7 @@ class BotRunner:
         self._poll_interval = poll_interval
         self._clock = clock
         self._run_timers = run_timers
+        self._resume_games = resume
         self.timer_loop: TimerLoop | None = None
         self._engine: AsyncEngine | None = None
         self.application: BotApplication | None = None
@@ -121,7 +128,8 @@ class BotRunner:
         await self._initialize(application)
         await publish_commands(application)
         await application.start()
-        await self._resume(runtime)
+        if self._resume_games:
+            await self._resume(runtime)
         if self._run_timers:
             self.timer_loop.start()
         if self._webhook is None:
@@ -272,7 +280,13 @@ def run_command(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return _fail(str(error))
     _configure_logging(settings.log_level)
-    runner = BotRunner(settings, limits=limits, shuffle_seed=seed, webhook=webhook)
+    runner = BotRunner(
+        settings,
+        limits=limits,
+        shuffle_seed=seed,
+        webhook=webhook,
+        resume=not args.no_resume,
+    )
     try:
         asyncio.run(runner.run_until_stopped())
     except ConfigError as error:

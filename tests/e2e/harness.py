@@ -68,7 +68,7 @@ class Table:
     def client(self) -> EmulatorClient:
         return self.running.client
 
-    async def start_bot(self) -> BotRunner:
+    async def start_bot(self, *, resume: bool = True) -> BotRunner:
         settings = Settings(
             token=self.running.token, api_url=self.running.url, database_url=self.database_url
         )
@@ -78,6 +78,7 @@ class Table:
             shuffle_seed=self.shuffle_seed,
             clock=self.clock,
             run_timers=self.run_timers,
+            resume=resume,
         )
         await self.runner.start()
         return self.runner

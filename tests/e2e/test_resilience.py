@@ -259,3 +259,23 @@ async def test_sigterm_stops_a_bot_still_waiting_for_the_bot_api(tmp_path: Path)
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_a_worker_started_with_no_resume_leaves_the_running_games_alone(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        board = await table.open_and_start(["Ann", "Bob"])
+        await table.stop_bot()
+        await table.start_bot(resume=False)
+        assert board.turn is not None
+        await table.press(board.turn, board.message, "Flip")
+        await table.next_board()
+        texts = [m.text for m in await table.messages()]
+        assert not any("I am back" in text for text in texts), "nothing posted at start"
+
+        await table.stop_bot()
+        await table.start_bot()
+        await table.wait_for_text("I am back: the game goes on.")
+        resumed = await table.next_board()
+        assert resumed.turn is not None
