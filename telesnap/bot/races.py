@@ -77,7 +77,8 @@ class RaceReferee:
         race = self._races.get((place.chat_id, place.thread_id))
         if race is not None and not race.decided.is_set():
             try:
-                await asyncio.wait_for(race.decided.wait(), timeout_s)
+                async with asyncio.timeout(timeout_s):
+                    await race.decided.wait()
             except TimeoutError:
                 logger.warning("race in %s not decided after %.1f s", place, timeout_s)
 

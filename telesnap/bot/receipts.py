@@ -98,6 +98,7 @@ class ReceiptBook:
             if remaining <= 0:
                 return
             try:
-                await asyncio.wait_for(self._changed.wait(), remaining)
+                async with asyncio.timeout(remaining):
+                    await self._changed.wait()
             except TimeoutError:
                 return

@@ -159,7 +159,8 @@ class Runtime:
         """Stop the referee, let the outbox send what it holds (briefly), then stop."""
         await self.referee.close()
         try:
-            await asyncio.wait_for(self.outbox.flush(), 5.0)
+            async with asyncio.timeout(5.0):
+                await self.outbox.flush()
         except TimeoutError:
             logger.warning("stopping with messages unsent; the tables are posted again at start")
         await self.outbox.close()

@@ -42,6 +42,7 @@ class TimerLoop:
         self._housekeeping = housekeeping
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self._next_look: datetime | None = None
 
     def wake(self, due_at: datetime) -> None:
@@ -51,18 +52,24 @@ class TimerLoop:
 
     def start(self) -> None:
         """Start firing timers in the background."""
+        self._stopping = False
         self._task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
         """Stop firing timers (the ones not yet due stay in the database)."""
         if self._task is not None:
+            # The flag ends the loop even if the cancellation is lost on the way
+            # (SQLAlchemy's pool lost it on Python 3.11 before 2.1.7); wait() rather
+            # than "await task", so a cancellation of our caller is not taken for
+            # the loop's own and swallowed.
+            self._stopping = True
+            self._wake.set()
             self._task.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait([self._task])
             self._task = None
 
     async def _run(self) -> None:
-        while True:
+        while not self._stopping:
             self._wake.clear()
             try:
                 await self.run_once()
@@ -70,8 +77,11 @@ class TimerLoop:
             except Exception:
                 logger.exception("firing timers failed; trying again shortly")
                 wait = 5.0
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
+            # cancellation that comes as the event is set, and stop() would hang.
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+                async with asyncio.timeout(wait):
+                    await self._wake.wait()
 
     async def _tidy(self) -> None:
         if self._housekeeping is None:

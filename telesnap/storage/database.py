@@ -19,6 +19,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
+from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from ..config import normalize_database_url
 from . import sqlite_driver
@@ -55,6 +56,7 @@ def create_engine(url: str) -> AsyncEngine:
         engine = _create_async_engine(
             async_url,
             async_creator=partial(sqlite_driver.connect, *arguments, **options),
+            poolclass=AsyncAdaptedQueuePool,  # a pool of the one connection, never NullPool
             pool_size=1,
             max_overflow=0,
             pool_timeout=60,
