@@ -226,8 +226,14 @@ def test_the_install_compiled_the_catalogs(language: str) -> None:
     with mo_path.open("rb") as file:
         installed = gettext.GNUTranslations(file)
     expected = _compiled(language)
-    assert installed._catalog == expected._catalog, f"{mo_path} is out of date: {hint}"  # type: ignore[attr-defined]
+    assert _messages_of(installed) == _messages_of(expected), f"{mo_path} is out of date: {hint}"
     assert translator(language).gettext("Flip") == expected.gettext("Flip") != "Flip"
+
+
+def _messages_of(translations: gettext.GNUTranslations) -> dict[Any, str]:
+    """The translated messages, without the header (it names the Babel that compiled it)."""
+    catalog: dict[Any, str] = translations._catalog  # type: ignore[attr-defined]
+    return {key: text for key, text in catalog.items() if key != ""}
 
 
 def test_english_has_no_catalog_and_unknown_languages_fall_back() -> None:
