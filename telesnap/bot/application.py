@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable
 from typing import Any
-from weakref import WeakValueDictionary
 
 from telegram import InlineKeyboardMarkup, Update
 from telegram.constants import ParseMode
@@ -21,6 +19,7 @@ from telegram.ext import (
     filters,
 )
 
+from ..services.locks import KeyedLocks
 from .buttons import on_button, on_unknown_button
 from .callbacks import CALLBACK_PATTERN
 from .handlers import forget_receipt, on_command, on_unknown_command
@@ -117,8 +116,7 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
     def __init__(self, book: ReceiptBook, max_concurrent_updates: int = 256) -> None:
         super().__init__(max_concurrent_updates)
         self._book = book
-        # A topic's lock lives while an update holds or awaits it.
-        self._locks: WeakValueDictionary[tuple[int, int], asyncio.Lock] = WeakValueDictionary()
+        self._locks: KeyedLocks[tuple[int, int]] = KeyedLocks()
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """Run the update's handlers, after the earlier updates of its topic."""
@@ -126,10 +124,7 @@ class ChatOrderedProcessor(BaseUpdateProcessor):
         if key is None or (isinstance(update, Update) and self._book.is_call(update)):
             await coroutine
             return
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        async with lock:
+        async with self._locks.get(key):
             await coroutine
 
     async def initialize(self) -> None:

@@ -12,13 +12,13 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from weakref import WeakValueDictionary
 
 from ..game import EndReason, Game, Operation, operation_from_json, operation_to_json
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
 from ..storage.repositories import OperationRecord
 from ..storage.uow import UnitOfWork
+from .locks import KeyedLocks
 from .settings import GameSettings
 from .stats_recorder import record_game_result
 from .timers import TimerPlanner
@@ -74,8 +74,7 @@ class GameStore:
         self.planner = planner or TimerPlanner()
         self._shared = shared
         self._games: dict[int, LoadedGame] = {}
-        # A lock lives while someone holds or awaits it; idle topics keep none.
-        self._locks: WeakValueDictionary[tuple[int, int], asyncio.Lock] = WeakValueDictionary()
+        self._locks: KeyedLocks[tuple[int, int]] = KeyedLocks()
 
     def lock(self, place: Place) -> asyncio.Lock:
         """The lock of one chat topic: every change there runs under it.
@@ -83,11 +82,7 @@ class GameStore:
         Keep the returned lock only while using it: a topic's lock is forgotten
         once nobody holds or awaits it.
         """
-        key = (place.chat_id, place.thread_id)
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        return lock
+        return self._locks.get((place.chat_id, place.thread_id))
 
     def forget(self, game_id: int) -> None:
         """Drop a cached game (when it has ended)."""
