@@ -64,14 +64,8 @@ _NO_RESULT = _Result(None, [], -1, None, False)
 
 
 def _run_statement(
-    connection: sqlite3.Connection,
-    begin: str | None,
-    operation: str,
-    parameters: Any,
-    many: bool,
+    connection: sqlite3.Connection, operation: str, parameters: Any, many: bool
 ) -> _Result:
-    if begin is not None:
-        connection.execute(begin)
     cursor = connection.cursor()
     try:
         if many:
@@ -228,11 +222,7 @@ class SQLiteConnection:
 
     async def run_statement(self, operation: str, parameters: Any, *, many: bool) -> _Result:
         """Run one statement (after the ``BEGIN`` held back, if any) and fetch its rows."""
-        begin, self._held_begin = self._held_begin, None
-        self._in_transaction = True
-        result = await self._in_thread(
-            partial(_run_statement, self._conn, begin, operation, parameters, many)
-        )
+        result = await self.run(_run_statement, operation, parameters, many)
         self._in_transaction = result.in_transaction
         return result
 
