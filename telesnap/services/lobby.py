@@ -14,7 +14,7 @@ from ..storage.models import GameStatus
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .settings import GameSettings
-from .store import GameStore, LoadedGame, name_of, place_of
+from .store import GameStore, loaded_game, name_of
 from .types import Actor, Place, Reason, Receipt, Refused
 from .views import LobbyView, PlayOutcome, StartOutcome
 
@@ -138,16 +138,7 @@ class LobbyService(Service):
             row.seed = seed
             row.settings = settings.to_values()
             row.started_at = self._store.planner.now()
-            names = [await name_of(uow, player.user_id) for player in players]
-            loaded = LoadedGame(
-                game_id=row.id,
-                place=place_of(row),
-                game=game,
-                user_ids=[player.user_id for player in players],
-                names=names,
-                settings=settings,
-                stored_operations=0,
-            )
+            loaded = await loaded_game(uow, row, game, players, settings, 0)
             await self._store.save(
                 uow, row, loaded, tuple(game.history), actor=actor, receipt=receipt
             )

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from ..game import EndReason, Game, Operation, operation_from_json, operation_to_json
 from ..storage.models import Game as GameRow
-from ..storage.models import GameStatus
+from ..storage.models import GamePlayer, GameStatus
 from ..storage.repositories import OperationRecord
 from ..storage.uow import UnitOfWork
 from .locks import KeyedLocks
@@ -108,21 +108,13 @@ class GameStore:
         rows = await uow.history.load(row.id)
         game = Game.replay(operation_from_json(op.payload) for op in rows)
         players = await uow.games.list_players(row.id)
-        names = [await name_of(uow, player.user_id) for player in players]
-        loaded = LoadedGame(
-            game_id=row.id,
-            place=place_of(row),
-            game=game,
-            user_ids=[player.user_id for player in players],
-            names=names,
-            settings=GameSettings.from_values(row.settings),
-            stored_operations=len(rows),
-            shown_at_ns=cached.shown_at_ns if cached else {},
-            shown_messages=cached.shown_messages if cached else {},
-            afk_streaks={
-                seat: player.afk_streak for seat, player in enumerate(players) if player.afk_streak
-            },
-        )
+        settings = GameSettings.from_values(row.settings)
+        loaded = await loaded_game(uow, row, game, players, settings, len(rows))
+        if cached is not None:
+            loaded.shown_at_ns, loaded.shown_messages = cached.shown_at_ns, cached.shown_messages
+        loaded.afk_streaks = {
+            seat: player.afk_streak for seat, player in enumerate(players) if player.afk_streak
+        }
         self._games[row.id] = loaded
         return loaded
 
@@ -176,6 +168,26 @@ class GameStore:
             await record_game_result(uow, row, game.history, loaded.user_ids)
             self.forget(row.id)  # an ended game is never played again
         await self.planner.after_change(uow, row, loaded.settings, tuple(operations))
+
+
+async def loaded_game(
+    uow: UnitOfWork,
+    row: GameRow,
+    game: Game,
+    players: Sequence[GamePlayer],
+    settings: GameSettings,
+    stored_operations: int,
+) -> LoadedGame:
+    """A started game with its seats' users (in seat order) and their names."""
+    return LoadedGame(
+        game_id=row.id,
+        place=place_of(row),
+        game=game,
+        user_ids=[player.user_id for player in players],
+        names=[await name_of(uow, player.user_id) for player in players],
+        settings=settings,
+        stored_operations=stored_operations,
+    )
 
 
 def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:
