@@ -36,6 +36,7 @@ from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.lobby import LobbyService
 from .services.play import PlayService
+from .services.races import RaceService
 from .services.stats import StatsService
 from .services.store import GameStore
 from .services.timer_service import TimerService
@@ -113,6 +114,7 @@ class BotRunner:
             bot=application.bot,
             lobby=LobbyService(sessions, store, shuffle_seed=self._shuffle_seed),
             play=PlayService(sessions, store),
+            races=RaceService(sessions, store),
             settings=SettingsService(sessions, store),
             outbox=Outbox(application.bot, self._limits),
             book=book,
@@ -170,10 +172,12 @@ class BotRunner:
     async def _resume(self, runtime: Runtime) -> None:
         """Decide the races a stop interrupted and post every running game's table again."""
         raced = set()
-        for race in await runtime.play.open_races():
+        for race in await runtime.races.open_races():
             await runtime.remember_language(race.place)
             # Decide now: the stamps came from the clock of the process that stopped.
-            runtime.referee.call_joined(race.place, time.monotonic_ns(), None)
+            runtime.referee.call_joined(
+                race.place, race.race_id, race.game_id, time.monotonic_ns(), None
+            )
             await runtime.referee.wait_until_decided(race.place)
             raced.add(race.game_id)
         for place, outcome in await runtime.play.running_games():

@@ -148,13 +148,20 @@ async def flip_after_race(
     version: int | None,
     game_id: int | None,
 ) -> PlayOutcome:
-    """Flip; a flip that arrives while a race is collecting waits until it is decided."""
+    """Flip; a flip that arrives while a race is collecting waits until it is decided.
+
+    A Flip button pressed then was pressed on the board that was current, so once
+    the race is decided it acts on the board the race left behind (if nothing else
+    has changed the game since): the race does not make the press "old".
+    """
     try:
         return await runtime.play.flip(place, actor, receipt, version, game_id)
     except Refused as refused:
         if refused.reason is not Reason.RACE_OPEN:
             raise
-    await runtime.referee.wait_until_decided(place)
+    after_race = await runtime.referee.wait_until_decided(place)
+    if version is not None and after_race is not None:
+        version = after_race
     return await runtime.play.flip(place, actor, receipt, version, game_id)
 
 
@@ -162,13 +169,19 @@ def after_call(
     runtime: Runtime, place: Place, outcome: CallOutcome, query_id: str | None, actor: Actor
 ) -> None:
     """Enter a correct call in its race (the answer comes later); show a wrong call."""
-    if outcome.verdict is CallVerdict.PENDING and outcome.race_deadline_ns is not None:
+    if (
+        outcome.verdict is CallVerdict.PENDING
+        and outcome.race_id is not None
+        and outcome.race_deadline_ns is not None
+    ):
         waiter = (
             Waiter(query_id, actor.user_id, language_of(actor.language_code))
             if query_id is not None
             else None
         )
-        runtime.referee.call_joined(place, outcome.race_deadline_ns, waiter)
+        runtime.referee.call_joined(
+            place, outcome.race_id, outcome.play.table.game_id, outcome.race_deadline_ns, waiter
+        )
     if outcome.verdict is CallVerdict.WRONG:
         runtime.show_play(place, outcome.play)
 

@@ -1,10 +1,14 @@
-"""The referee: decides each Snap race when its tie window closes, and tells the callers.
+"""The referee: has each stored Snap race decided when its tie window closes, and tells the callers.
 
-A correct call opens a race whose window closes ``tie_window_ms`` after the
-earliest stamp. The referee sleeps until then, waits for any call stamped
-inside the window that is still on its way through the process, asks the
-play service to decide, answers every waiting caller's button press with
-their own result, and shows the new table.
+A correct call enters a race stored with the game (``services/races.py``),
+whose window closes ``tie_window_ms`` after the earliest stamp. The referee
+sleeps until then, waits for every call stamped inside the window that is
+still on its way through the process, and asks the race service to decide. A
+decision that fails is retried with backoff (and logged with its chat and
+game) until it succeeds or the race has ended otherwise. Then every waiting
+caller's press is answered, however the race ended: with their own result
+(also when another worker decided it), or with a toast saying the game ended
+first; and a race decided here shows the new table.
 """
 
 from __future__ import annotations
@@ -18,17 +22,23 @@ from dataclasses import dataclass, field
 from telegram import Bot
 from telegram.error import TelegramError
 
-from ..services.play import PlayService
+from ..services.races import RaceService
 from ..services.types import Place
-from ..services.views import RaceOutcome
+from ..services.views import RaceEnding, RaceOutcome
 from .i18n import translator
 from .receipts import ReceiptBook
-from .texts import verdict_toast
+from .texts import race_called_off_toast, race_delayed_toast, race_over_toast, verdict_toast
 
 logger = logging.getLogger(__name__)
 
 TopicKey = tuple[int, int]
 ShowRace = Callable[[Place, RaceOutcome], Awaitable[None]]
+
+FIRST_RETRY_S = 0.1
+LAST_RETRY_S = 30.0
+ANSWER_WITHIN_S = 8.0
+"""Callers still waiting this long after a first failed decision are told it is delayed
+(Telegram stops taking an answer to a press some 15 s after it was made)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,28 +53,39 @@ class Waiter:
 @dataclass(eq=False)
 class _Race:
     place: Place
+    race_id: int
+    game_id: int
     deadline_ns: int
     waiters: list[Waiter] = field(default_factory=list)
     decided: asyncio.Event = field(default_factory=asyncio.Event)
+    board_version: int | None = None
+    """The board the race left behind (see :attr:`RaceOutcome.board_version`)."""
 
 
 class RaceReferee:
     """Schedules and decides the open races, one per chat topic."""
 
-    def __init__(self, bot: Bot, play: PlayService, book: ReceiptBook, show: ShowRace) -> None:
+    def __init__(self, bot: Bot, races: RaceService, book: ReceiptBook, show: ShowRace) -> None:
         self._bot = bot
-        self._play = play
+        self._races_service = races
         self._book = book
         self._show = show
         self._races: dict[TopicKey, _Race] = {}
         self._deciding: set[asyncio.Task[None]] = set()
 
-    def call_joined(self, place: Place, deadline_ns: int, waiter: Waiter | None) -> None:
-        """A correct call joined the topic's race, which closes at ``deadline_ns``."""
+    def call_joined(
+        self,
+        place: Place,
+        race_id: int,
+        game_id: int,
+        deadline_ns: int,
+        waiter: Waiter | None,
+    ) -> None:
+        """A correct call joined the stored race ``race_id``, which closes at ``deadline_ns``."""
         key = (place.chat_id, place.thread_id)
         race = self._races.get(key)
-        if race is None or race.decided.is_set():
-            race = self._races[key] = _Race(place, deadline_ns)
+        if race is None or race.decided.is_set() or race.race_id != race_id:
+            race = self._races[key] = _Race(place, race_id, game_id, deadline_ns)
             task = asyncio.create_task(self._decide(key, race))
             self._deciding.add(task)
             task.add_done_callback(self._deciding.discard)
@@ -72,15 +93,28 @@ class RaceReferee:
         if waiter is not None:
             race.waiters.append(waiter)
 
-    async def wait_until_decided(self, place: Place, timeout_s: float = 5.0) -> None:
-        """Wait for the topic's open race (if any) to be decided."""
+    async def wait_until_decided(self, place: Place, timeout_s: float = 5.0) -> int | None:
+        """Wait for the topic's open race (if any) to end; return the board it left behind.
+
+        None when there is no race here, it took longer than ``timeout_s``, or the
+        game has moved on since (or ended).
+        """
         race = self._races.get((place.chat_id, place.thread_id))
-        if race is not None and not race.decided.is_set():
-            try:
-                async with asyncio.timeout(timeout_s):
-                    await race.decided.wait()
-            except TimeoutError:
-                logger.warning("race in %s not decided after %.1f s", place, timeout_s)
+        if race is None:
+            return None
+        try:
+            async with asyncio.timeout(timeout_s):
+                await race.decided.wait()
+        except TimeoutError:
+            logger.warning(
+                "race %d of game %d in %s not decided after %.1f s",
+                race.race_id,
+                race.game_id,
+                place,
+                timeout_s,
+            )
+            return None
+        return race.board_version
 
     async def _decide(self, key: TopicKey, race: _Race) -> None:
         try:
@@ -88,24 +122,55 @@ class RaceReferee:
             while (delay_ns := race.deadline_ns - time.monotonic_ns()) > 0:  # noqa: ASYNC110
                 await asyncio.sleep(min(delay_ns / 1e9, 0.05))
             await self._book.wait_for_calls(key, race.deadline_ns)
-            outcome = await self._play.resolve_race(race.place)
-        except Exception:
-            logger.exception("deciding the race in %s failed", race.place)
-            outcome = None
+            outcome = await self._decide_with_retries(race)
+            race.board_version = outcome.board_version
         finally:
             race.decided.set()
             if self._races.get(key) is race:
                 del self._races[key]  # a decided race needs no entry: nothing waits for it
-        if outcome is None:
-            return
+        await self._answer_waiters(race, outcome)
+        if outcome.play is not None:
+            await self._show(race.place, outcome)
+
+    async def _decide_with_retries(self, race: _Race) -> RaceOutcome:
+        """Decide the race; on failure log it, and try again with a growing delay."""
+        loop = asyncio.get_running_loop()
+        delay = FIRST_RETRY_S
+        answer_by: float | None = None
+        while True:
+            try:
+                return await self._races_service.decide(race.place, race.race_id)
+            except Exception:
+                logger.exception(
+                    "deciding race %d of game %d in chat %d topic %d failed; retrying in %.1f s",
+                    race.race_id,
+                    race.game_id,
+                    race.place.chat_id,
+                    race.place.thread_id,
+                    delay,
+                )
+            answer_by = loop.time() + ANSWER_WITHIN_S if answer_by is None else answer_by
+            if race.waiters and loop.time() >= answer_by:
+                waiters, race.waiters = race.waiters, []
+                for waiter in waiters:
+                    await self._answer(
+                        waiter.query_id, race_delayed_toast(translator(waiter.language))
+                    )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, LAST_RETRY_S)
+
+    async def _answer_waiters(self, race: _Race, outcome: RaceOutcome) -> None:
         results = {result.user_id: result for result in outcome.results}
         for waiter in race.waiters:
+            tr = translator(waiter.language)
             result = results.get(waiter.user_id)
-            if result is None:
-                continue
-            text = verdict_toast(result.verdict, result.behind_ms, translator(waiter.language))
+            if outcome.ending is RaceEnding.CALLED_OFF:
+                text = race_called_off_toast(tr)
+            elif result is None:
+                text = race_over_toast(tr)
+            else:
+                text = verdict_toast(result.verdict, result.behind_ms, tr)
             await self._answer(waiter.query_id, text)
-        await self._show(race.place, outcome)
 
     async def _answer(self, query_id: str, text: str) -> None:
         try:
@@ -115,6 +180,7 @@ class RaceReferee:
 
     async def close(self) -> None:
         """Cancel the races still waiting (they are decided again after a restart)."""
+        self._book.release_all()
         tasks = list(self._deciding)
         for task in tasks:
             task.cancel()

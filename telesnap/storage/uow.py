@@ -19,6 +19,7 @@ from .repositories import (
     GameRepository,
     HistoryRepository,
     ProcessedUpdateRepository,
+    RaceRepository,
     StatsRepository,
     TimerRepository,
     UserRepository,
@@ -43,6 +44,7 @@ class UnitOfWork:
     history: HistoryRepository
     updates: ProcessedUpdateRepository
     timers: TimerRepository
+    races: RaceRepository
     stats: StatsRepository
 
     def __init__(self, factory: async_sessionmaker[AsyncSession]) -> None:
@@ -66,6 +68,7 @@ class UnitOfWork:
         self.history = HistoryRepository(session)
         self.updates = ProcessedUpdateRepository(session)
         self.timers = TimerRepository(session)
+        self.races = RaceRepository(session)
         self.stats = StatsRepository(session)
         return self
 

@@ -4,6 +4,7 @@ from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .base import Base, UtcDateTime, utc_now
 from .games import ACTIVE_STATUSES, Game, GameOperation, GamePlayer, GameStatus
 from .infrastructure import ProcessedUpdate, Timer
+from .races import Race, RaceState
 from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "GameStatus",
     "PlayerStats",
     "ProcessedUpdate",
+    "Race",
+    "RaceState",
     "Timer",
     "User",
     "UtcDateTime",

@@ -4,6 +4,7 @@ from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
 from .bookkeeping import ProcessedUpdateRepository, TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
+from .races import RaceRepository
 from .stats import Ranking, StatsRepository
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "HistoryRepository",
     "OperationRecord",
     "ProcessedUpdateRepository",
+    "RaceRepository",
     "Ranking",
     "StatsRepository",
     "TimerRepository",
