@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import sys
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -174,12 +173,9 @@ class BotRunner:
         raced = set()
         for race in await runtime.races.open_races():
             await runtime.remember_language(race.place)
-            # Decide now: the stamps came from the clock of the process that stopped.
-            runtime.referee.call_joined(
-                race.place, race.race_id, race.game_id, time.monotonic_ns(), None
-            )
-            await runtime.referee.wait_until_decided(race.place)
-            raced.add(race.game_id)
+            runtime.referee.decide_now(race)
+            if await runtime.referee.wait_until_decided(race.place) is not None:
+                raced.add(race.game_id)
         for place, outcome in await runtime.play.running_games():
             if outcome.table.game_id in raced:
                 continue  # deciding its race showed the table

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from telegram import Bot
 from telegram.error import TelegramError
 
-from ..services.races import RaceService
+from ..services.races import OpenRace, RaceService
 from ..services.types import Place
 from ..services.views import RaceEnding, RaceOutcome
 from .i18n import translator
@@ -41,6 +41,20 @@ ANSWER_WITHIN_S = 8.0
 (Telegram stops taking an answer to a press some 15 s after it was made)."""
 
 
+SETTLED_KEPT_S = 60.0
+"""How long a decided race is remembered, for a Flip pressed during it and handled after it."""
+
+
+@dataclass(frozen=True, slots=True)
+class JoinedCall:
+    """A correct call in a stored race: which race, and the board it was made on."""
+
+    race_id: int
+    game_id: int
+    deadline_ns: int
+    board_version: int
+
+
 @dataclass(frozen=True, slots=True)
 class Waiter:
     """A caller whose button press is answered once the race is decided."""
@@ -56,9 +70,13 @@ class _Race:
     race_id: int
     game_id: int
     deadline_ns: int
+    board_before: int | None
+    """The board the race was run on (None: not known here)."""
     waiters: list[Waiter] = field(default_factory=list)
     decided: asyncio.Event = field(default_factory=asyncio.Event)
-    board_version: int | None = None
+    decided_ns: int | None = None
+    """When the decision was known here (monotonic, like the receipt stamps)."""
+    board_after: int | None = None
     """The board the race left behind (see :attr:`RaceOutcome.board_version`)."""
 
 
@@ -71,25 +89,18 @@ class RaceReferee:
         self._book = book
         self._show = show
         self._races: dict[TopicKey, _Race] = {}
+        self._settled: dict[TopicKey, _Race] = {}
+        self._forget_settled: dict[TopicKey, asyncio.TimerHandle] = {}
         self._deciding: set[asyncio.Task[None]] = set()
 
-    def call_joined(
-        self,
-        place: Place,
-        race_id: int,
-        game_id: int,
-        deadline_ns: int,
-        waiter: Waiter | None,
-    ) -> None:
-        """A correct call joined the stored race ``race_id``, which closes at ``deadline_ns``."""
+    def call_joined(self, place: Place, call: JoinedCall, waiter: Waiter | None) -> None:
+        """A correct call joined a stored race, which closes at ``call.deadline_ns``."""
         key = (place.chat_id, place.thread_id)
         race = self._races.get(key)
-        if race is None or race.decided.is_set() or race.race_id != race_id:
-            race = self._races[key] = _Race(place, race_id, game_id, deadline_ns)
-            task = asyncio.create_task(self._decide(key, race))
-            self._deciding.add(task)
-            task.add_done_callback(self._deciding.discard)
-        race.deadline_ns = min(race.deadline_ns, deadline_ns)
+        if race is None or race.decided.is_set() or race.race_id != call.race_id:
+            race = _Race(place, call.race_id, call.game_id, call.deadline_ns, call.board_version)
+            self._start(key, race)
+        race.deadline_ns = min(race.deadline_ns, call.deadline_ns)
         if waiter is not None:
             race.waiters.append(waiter)
 
@@ -114,7 +125,33 @@ class RaceReferee:
                 timeout_s,
             )
             return None
-        return race.board_version
+        return race.board_after
+
+    def decide_now(self, race: OpenRace) -> None:
+        """Have a stored race decided at once.
+
+        After a restart: its stamps came from the clock of the process that stopped.
+        """
+        key = (race.place.chat_id, race.place.thread_id)
+        self._start(key, _Race(race.place, race.race_id, race.game_id, time.monotonic_ns(), None))
+
+    def _start(self, key: TopicKey, race: _Race) -> None:
+        self._races[key] = race
+        task = asyncio.create_task(self._decide(key, race))
+        self._deciding.add(task)
+        task.add_done_callback(self._deciding.discard)
+
+    def board_after_race(self, place: Place, pressed_version: int, stamp_ns: int) -> int | None:
+        """The board left by the race that was being decided on ``pressed_version`` at ``stamp_ns``.
+
+        For a press made on the board of a race before that race was decided, but
+        handled after it: it acts on the board the race left behind, if nothing
+        else has changed the game since. None when no such race is known here.
+        """
+        race = self._settled.get((place.chat_id, place.thread_id))
+        if race is None or race.decided_ns is None or race.board_before != pressed_version:
+            return None
+        return race.board_after if stamp_ns <= race.decided_ns else None
 
     async def _decide(self, key: TopicKey, race: _Race) -> None:
         try:
@@ -123,14 +160,30 @@ class RaceReferee:
                 await asyncio.sleep(min(delay_ns / 1e9, 0.05))
             await self._book.wait_for_calls(key, race.deadline_ns)
             outcome = await self._decide_with_retries(race)
-            race.board_version = outcome.board_version
+            race.decided_ns = time.monotonic_ns()
+            race.board_after = outcome.board_version
+            self._settle(key, race)
         finally:
             race.decided.set()
             if self._races.get(key) is race:
-                del self._races[key]  # a decided race needs no entry: nothing waits for it
+                del self._races[key]  # nothing waits for a decided race
         await self._answer_waiters(race, outcome)
         if outcome.play is not None:
             await self._show(race.place, outcome)
+
+    def _settle(self, key: TopicKey, race: _Race) -> None:
+        """Remember the decided race for a while (see :meth:`board_after_race`)."""
+        self._settled[key] = race
+        if (handle := self._forget_settled.pop(key, None)) is not None:
+            handle.cancel()
+
+        def forget() -> None:
+            self._forget_settled.pop(key, None)
+            if self._settled.get(key) is race:
+                del self._settled[key]
+
+        loop = asyncio.get_running_loop()
+        self._forget_settled[key] = loop.call_later(SETTLED_KEPT_S, forget)
 
     async def _decide_with_retries(self, race: _Race) -> RaceOutcome:
         """Decide the race; on failure log it, and try again with a growing delay."""
@@ -181,6 +234,10 @@ class RaceReferee:
     async def close(self) -> None:
         """Cancel the races still waiting (they are decided again after a restart)."""
         self._book.release_all()
+        for handle in self._forget_settled.values():
+            handle.cancel()
+        self._forget_settled.clear()
+        self._settled.clear()
         tasks = list(self._deciding)
         for task in tasks:
             task.cancel()
