@@ -207,6 +207,14 @@ async def test_a_race_the_game_ended_before_its_decision_answers_its_caller(
         assert toast.text == "The game ended before the race was decided: nobody wins it."
 
 
+async def flip_after_race(table: Table) -> str:
+    """The text of the board that shows the flip made after Cid won the race."""
+    board = await table.next_board()
+    if "Cid wins the Snap" in board.message.text and " flips " not in board.message.text:
+        board = await table.next_board()  # the race and the flip came as two boards
+    return board.message.text
+
+
 async def test_a_flip_pressed_while_a_race_collects_acts_once_it_is_decided(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:
@@ -227,7 +235,37 @@ async def test_a_flip_pressed_while_a_race_collects_acts_once_it_is_decided(
         assert flip.text == ""
         snap_toast = await table.client.wait_for_toast(callback_query_id=snap)
         assert snap_toast.text == "⚡ You win!"
-        flipped = await table.next_board()
-        if "Cid wins the Snap" in flipped.message.text and "flips" not in flipped.message.text:
-            flipped = await table.next_board()  # the race and the flip came as two boards
-        assert f"{board.turn} flips" in flipped.message.text
+        assert f"{board.turn} flips" in await flip_after_race(table)
+
+
+async def test_a_flip_pressed_during_a_race_but_handled_after_it_still_acts(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Flip is stamped while the race collects, and its handler runs once it is decided."""
+    real_flip = PlayService.flip
+    held: dict[str, Any] = {}
+
+    async def flip_after_the_snap_is_answered(self: PlayService, *args: Any) -> Any:
+        if "snap" in held:
+            snap_query, client = held.pop("snap")
+            await client.wait_for_toast(callback_query_id=snap_query)
+        return await real_flip(self, *args)
+
+    monkeypatch.setattr(PlayService, "flip", flip_after_the_snap_is_answered)
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "tie_window 1000")
+        await table.wait_for_text("Saved.")
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        board = await flip_until_match(table, await table.latest_board())
+        assert board.turn is not None
+        snap = await table.client.press(
+            table.chat_id, board.message.message_id, table.players["Cid"], button_text="Snap!"
+        )
+        await table.client.wait_for(lambda: calls_stored(table.database_url), what="the call")
+        held["snap"] = (snap, table.client)
+        flip = await table.press(board.turn, board.message, "Flip")
+        assert "snap" not in held, "the flip was handled after the race was decided"
+        assert flip.text == ""
+        assert f"{board.turn} flips" in await flip_after_race(table)
