@@ -159,6 +159,11 @@ async def flip_after_race(
         return await runtime.play.flip(place, actor, receipt, version, game_id)
     except Refused as refused:
         if refused.reason is Reason.RACE_OPEN:
+            if not runtime.referee.is_deciding(place):
+                # Opened by another worker, which may have stopped before deciding it.
+                race = await runtime.races.open_race(place)
+                if race is not None:
+                    runtime.referee.adopt(race)
             after_race = await runtime.referee.wait_until_decided(place)
         elif refused.reason is Reason.OLD_BOARD and version is not None:
             after_race = runtime.referee.board_after_race(place, version, receipt.monotonic_ns)

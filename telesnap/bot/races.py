@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from telegram import Bot
 from telegram.error import TelegramError
@@ -83,8 +84,17 @@ class _Race:
 class RaceReferee:
     """Schedules and decides the open races, one per chat topic."""
 
-    def __init__(self, bot: Bot, races: RaceService, book: ReceiptBook, show: ShowRace) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        races: RaceService,
+        book: ReceiptBook,
+        show: ShowRace,
+        *,
+        answer_within_s: float = ANSWER_WITHIN_S,
+    ) -> None:
         self._bot = bot
+        self._answer_within_s = answer_within_s
         self._races_service = races
         self._book = book
         self._show = show
@@ -134,6 +144,24 @@ class RaceReferee:
         """
         key = (race.place.chat_id, race.place.thread_id)
         self._start(key, _Race(race.place, race.race_id, race.game_id, time.monotonic_ns(), None))
+
+    def is_deciding(self, place: Place) -> bool:
+        """Whether this referee has the topic's race in hand (it may be another worker's)."""
+        race = self._races.get((place.chat_id, place.thread_id))
+        return race is not None and not race.decided.is_set()
+
+    def adopt(self, race: OpenRace) -> None:
+        """Decide a race another worker opened (it may have stopped before deciding it).
+
+        Its window closes at its wall-clock deadline: the monotonic stamps of
+        another process are only comparable on the same host.
+        """
+        if self.is_deciding(race.place):
+            return
+        key = (race.place.chat_id, race.place.thread_id)
+        remaining_s = max(0.0, (race.deadline_at - datetime.now(UTC)).total_seconds())
+        deadline_ns = time.monotonic_ns() + int(remaining_s * 1e9)
+        self._start(key, _Race(race.place, race.race_id, race.game_id, deadline_ns, None))
 
     def _start(self, key: TopicKey, race: _Race) -> None:
         self._races[key] = race
@@ -202,7 +230,7 @@ class RaceReferee:
                     race.place.thread_id,
                     delay,
                 )
-            answer_by = loop.time() + ANSWER_WITHIN_S if answer_by is None else answer_by
+            answer_by = loop.time() + self._answer_within_s if answer_by is None else answer_by
             if race.waiters and loop.time() >= answer_by:
                 waiters, race.waiters = race.waiters, []
                 for waiter in waiters:

@@ -11,7 +11,7 @@ stored ``RaceResolved`` operation, so it can still tell its own callers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from ..game import RaceResolved, operation_from_json
 from ..game.race import NANOSECONDS_PER_MS
@@ -36,12 +36,17 @@ class RaceTicket:
 
 @dataclass(frozen=True, slots=True)
 class OpenRace:
-    """A race waiting to be decided: where, and the monotonic time its window closes."""
+    """A race waiting to be decided: where, and when its window closes (wall time)."""
 
     place: Place
     game_id: int
     race_id: int
-    deadline_ns: int
+    deadline_at: datetime
+
+    @classmethod
+    def of(cls, race: Race) -> OpenRace:
+        """The open race of a stored row."""
+        return cls(Place(race.chat_id, race.thread_id), race.game_id, race.id, race.deadline_at)
 
 
 async def enter_race(
@@ -133,11 +138,14 @@ class RaceService(Service):
     async def open_races(self) -> list[OpenRace]:
         """Every race not decided yet (after a restart they are decided at once)."""
         async with UnitOfWork(self._sessions) as uow:
-            races = await uow.races.list_open()
-        return [
-            OpenRace(Place(race.chat_id, race.thread_id), race.game_id, race.id, race.deadline_ns)
-            for race in races
-        ]
+            return [OpenRace.of(race) for race in await uow.races.list_open()]
+
+    async def open_race(self, place: Place) -> OpenRace | None:
+        """The open race of the topic's running game, if any (whichever worker opened it)."""
+        async with UnitOfWork(self._sessions) as uow:
+            row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+            race = None if row is None else await uow.races.find_open(row.id)
+            return None if race is None else OpenRace.of(race)
 
 
 def _results(resolved: RaceResolved, user_ids: list[int]) -> tuple[CallerResult, ...]:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from telesnap.bot.races import RaceReferee
 from telesnap.bot.receipts import ReceiptBook
 from telesnap.emulator.client import Press
 from telesnap.emulator.testing import RunningEmulator
@@ -267,5 +268,23 @@ async def test_a_flip_pressed_during_a_race_but_handled_after_it_still_acts(
         held["snap"] = (snap, table.client)
         flip = await table.press(board.turn, board.message, "Flip")
         assert "snap" not in held, "the flip was handled after the race was decided"
+        assert flip.text == ""
+        assert f"{board.turn} flips" in await flip_after_race(table)
+
+
+async def test_a_race_whose_worker_stopped_before_deciding_it_is_decided_by_the_next_flip(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker that took the only call never decides its race (as if it had stopped)."""
+    monkeypatch.setattr(RaceReferee, "call_joined", lambda *args, **kwargs: None)
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        board = await flip_until_match(table, await table.latest_board())
+        assert board.turn is not None
+        await table.client.press(
+            table.chat_id, board.message.message_id, table.players["Cid"], button_text="Snap!"
+        )
+        await table.client.wait_for(lambda: calls_stored(table.database_url), what="the call")
+        flip = await table.press(board.turn, board.message, "Flip")
         assert flip.text == ""
         assert f"{board.turn} flips" in await flip_after_race(table)

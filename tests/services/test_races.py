@@ -107,10 +107,12 @@ async def test_open_races_lists_what_a_restart_must_decide(
     restarted = RaceService(session_factory, GameStore())
     (open_race,) = await restarted.open_races()
     assert (open_race.race_id, open_race.place.chat_id) == (call.race_id, PLACE.chat_id)
+    assert await restarted.open_race(PLACE) == open_race
     outcome = await restarted.decide(open_race.place, open_race.race_id)
     assert outcome.ending is RaceEnding.DECIDED
     assert [(r.user_id, r.verdict) for r in outcome.results] == [(BOB.user_id, CallVerdict.WON)]
     assert await restarted.open_races() == []
+    assert await restarted.open_race(PLACE) is None
 
 
 async def test_a_call_whose_transaction_fails_leaves_no_race(
