@@ -8,7 +8,9 @@ decision that fails is retried with backoff (and logged with its chat and
 game) until it succeeds or the race has ended otherwise. Then every waiting
 caller's press is answered, however the race ended: with their own result
 (also when another worker decided it), or with a toast saying the game ended
-first; and a race decided here shows the new table.
+first; and a race decided here shows the new table. A race another worker
+opened and never decided (it stopped) is adopted by the next Flip that finds
+it open, and a race a restart interrupted is decided at start.
 """
 
 from __future__ import annotations
@@ -111,6 +113,8 @@ class RaceReferee:
             race = _Race(place, call.race_id, call.game_id, call.deadline_ns, call.board_version)
             self._start(key, race)
         race.deadline_ns = min(race.deadline_ns, call.deadline_ns)
+        if race.board_before is None:  # adopted, or decided at start: now we know its board
+            race.board_before = call.board_version
         if waiter is not None:
             race.waiters.append(waiter)
 
