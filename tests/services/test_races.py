@@ -18,6 +18,9 @@ from telesnap.storage.models import Race, RaceState
 from telesnap.storage.uow import UnitOfWork
 
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt, started_game
+from .test_timers import PLACE as TIMER_PLACE
+from .test_timers import Clock, start, turn_actor, world_with
+from .test_timers import receipt as timer_receipt
 
 
 async def stored_races(sessions: async_sessionmaker[AsyncSession]) -> list[Race]:
@@ -132,3 +135,29 @@ async def test_a_call_whose_transaction_fails_leaves_no_race(
     assert await stored_races(session_factory) == []
     call = await play.call(PLACE, ANN, CallKind.SNAP, receipt(1001.0), seen_version=version)
     assert [race.id for race in await stored_races(session_factory)] == [call.race_id]
+
+
+async def test_a_race_left_open_until_the_game_is_abandoned_as_idle_is_called_off(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """Its decision kept failing for as long as the game's idle limit: nobody wins it."""
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="off", idle_limit="60")
+    await start(world)
+    for _ in range(60):
+        table = (await world.play.table(TIMER_PLACE)).table
+        ranks = [player.top.rank for player in table.players if player.top]
+        if len(ranks) != len(set(ranks)):
+            break
+        await world.play.flip(TIMER_PLACE, await turn_actor(world), timer_receipt())
+    call = await world.play.call(
+        TIMER_PLACE, ANN, CallKind.SNAP, timer_receipt(), seen_version=table.board_version
+    )
+    assert call.verdict is CallVerdict.PENDING
+    assert call.race_id is not None
+    clock.advance(minutes=61)
+    (abandoned,) = await world.timers.fire_due()
+    assert abandoned.play is not None
+    assert abandoned.play.table.end_reason is EndReason.ABANDONED
+    races = RaceService(session_factory, GameStore())
+    assert (await races.decide(TIMER_PLACE, call.race_id)).ending is RaceEnding.CALLED_OFF
