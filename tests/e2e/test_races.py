@@ -143,7 +143,11 @@ async def test_a_race_whose_decision_fails_is_decided_on_a_retry(
         await real_save(self, uow, row, loaded, operations, **kwargs)
 
     monkeypatch.setattr(GameStore, "save", save_failing_the_first_decision)
-    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "tie_window 1000")  # a tie however slow we are
+        await table.wait_for_text("Saved.")
         await table.open_and_start(["Ann", "Bob", "Cid"])
         toasts = await race(table, "Ann", "Bob", gap_s=0.040)
         assert failed, "the first decision failed"
@@ -165,13 +169,17 @@ async def test_a_call_held_up_on_its_way_still_takes_part_in_its_race(
 
     async def slow_for_bob(self: PlayService, place: Any, actor: Any, *args: Any) -> Any:
         if actor.user_id in bob:
-            # Longer than the referee used to wait for calls on their way (2 s); the
-            # result must not depend on how long it is.
-            await asyncio.sleep(2.5)
+            # Longer than the referee used to wait for calls on their way (2 s after
+            # the window closed); the result must not depend on how long it is.
+            await asyncio.sleep(3.0)
         return await real_call(self, place, actor, *args)
 
     monkeypatch.setattr(PlayService, "call", slow_for_bob)
-    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "tie_window 500")
+        await table.wait_for_text("Saved.")
         await table.open_and_start(["Ann", "Bob", "Cid"])
         bob.append(table.players["Bob"])
         toasts = await race(table, "Ann", "Bob", gap_s=0.040)
@@ -222,7 +230,7 @@ async def test_a_flip_pressed_while_a_race_collects_acts_once_it_is_decided(
     async with table_with(
         emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
     ) as table:
-        await table.command("Ann", "settings", "tie_window 1000")
+        await table.command("Ann", "settings", "tie_window 2000")
         await table.wait_for_text("Saved.")
         await table.open_and_start(["Ann", "Bob", "Cid"])
         board = await flip_until_match(table, await table.latest_board())
@@ -256,7 +264,7 @@ async def test_a_flip_pressed_during_a_race_but_handled_after_it_still_acts(
     async with table_with(
         emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
     ) as table:
-        await table.command("Ann", "settings", "tie_window 1000")
+        await table.command("Ann", "settings", "tie_window 2000")
         await table.wait_for_text("Saved.")
         await table.open_and_start(["Ann", "Bob", "Cid"])
         board = await flip_until_match(table, await table.latest_board())
