@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from telegram import Bot
 from telegram.error import TelegramError
@@ -44,6 +44,8 @@ ANSWER_WITHIN_S = 8.0
 (Telegram stops taking an answer to a press some 15 s after it was made)."""
 
 
+ADOPT_GRACE_S = 1.0
+"""How long after its deadline a race opened by another worker is decided here."""
 SETTLED_KEPT_S = 60.0
 """How long a decided race is remembered, for a Flip pressed during it and handled after it."""
 
@@ -157,13 +159,16 @@ class RaceReferee:
     def adopt(self, race: OpenRace) -> None:
         """Decide a race another worker opened (it may have stopped before deciding it).
 
-        Its window closes at its wall-clock deadline: the monotonic stamps of
-        another process are only comparable on the same host.
+        It is decided ``ADOPT_GRACE_S`` after its wall-clock deadline (the monotonic
+        stamps of another process are only comparable on the same host), so a
+        worker still running, which waits for the calls on their way through it,
+        decides first.
         """
         if self.is_deciding(race.place):
             return
         key = (race.place.chat_id, race.place.thread_id)
-        remaining_s = max(0.0, (race.deadline_at - datetime.now(UTC)).total_seconds())
+        due = race.deadline_at + timedelta(seconds=ADOPT_GRACE_S)
+        remaining_s = max(0.0, (due - datetime.now(UTC)).total_seconds())
         deadline_ns = time.monotonic_ns() + int(remaining_s * 1e9)
         self._start(key, _Race(race.place, race.race_id, race.game_id, deadline_ns, None))
 
