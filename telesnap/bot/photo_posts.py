@@ -19,8 +19,9 @@ from .outbox import Post
 __all__ = ["PhotoEditPost", "PhotoPost"]
 
 
-def _upload(data: bytes, file_name: str) -> InputFile:
-    return InputFile(io.BytesIO(data), filename=file_name)
+def _upload(data: bytes, file_name: str, *, attach: bool = False) -> InputFile:
+    """The file to upload; ``attach``: sent as an ``attach://`` part of an InputMedia."""
+    return InputFile(io.BytesIO(data), filename=file_name, attach=attach)
 
 
 @dataclass(eq=False)
@@ -72,7 +73,9 @@ class PhotoEditPost:
     async def send(self, bot: Bot) -> Any:
         """Replace the message's photo, caption and keyboard."""
         media = InputMediaPhoto(
-            _upload(self.data, self.file_name), caption=self.caption, parse_mode=ParseMode.HTML
+            _upload(self.data, self.file_name, attach=True),
+            caption=self.caption,
+            parse_mode=ParseMode.HTML,
         )
         return await bot.edit_message_media(
             media, chat_id=self.chat_id, message_id=self.message_id, reply_markup=self.reply_markup

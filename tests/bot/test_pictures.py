@@ -17,20 +17,23 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from PIL import Image
+from telegram import Bot
 
 from telesnap.bot import chart_fonts
 from telesnap.bot.chart_fonts import chart_text, drawable, families_for
 from telesnap.bot.charts import leaderboard_figure, leaderboard_picture, stats_chart, stats_figure
 from telesnap.bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
 from telesnap.bot.leaderboard_posts import send_leaderboard
-from telesnap.bot.photo_posts import PhotoPost
+from telesnap.bot.photo_posts import PhotoEditPost, PhotoPost
 from telesnap.bot.stats_render import (
     PICTURE_MIN_ENTRIES,
     StatsButtonSigner,
+    leaderboard_keyboard,
     leaderboard_rows,
     leaderboard_title,
     render_leaderboard,
 )
+from telesnap.emulator.testing import running_emulator
 from telesnap.services.stats_views import BoardEntry, Figures, LeaderboardView, Ranking
 from telesnap.services.types import Place
 
@@ -227,3 +230,29 @@ async def test_fewer_players_get_the_text_alone() -> None:
     assert runtime.outbox.posts == []
     assert len(runtime.said) == 1
     assert runtime.said[0].startswith("🏆 <b>Leaderboard: Rating")
+
+
+async def test_the_photo_posts_are_valid_bot_api_calls() -> None:
+    """The picture goes out with its caption and buttons; a new picture replaces it."""
+    tr = translator("en")
+    view = _leaderboard(PICTURE_MIN_ENTRIES)
+    keyboard = leaderboard_keyboard(view, StatsButtonSigner(b"secret"), tr)
+    picture = leaderboard_picture(leaderboard_title(view, tr), leaderboard_rows(view, tr), tr)
+    caption = render_leaderboard(view, tr)
+    async with running_emulator() as running, Bot(running.token, base_url=running.base_url) as bot:
+        user = await running.client.create_user("Ann")
+        chat = await running.client.create_chat("group", title="Snap", members=[user["id"]])
+        chat_id = int(chat["id"])
+        sent = await PhotoPost(chat_id, 0, picture, "leaderboard.png", caption, keyboard).send(bot)
+        assert sent.caption is not None
+        assert sent.caption.startswith("🏆 Leaderboard: Rating")
+        assert sent.reply_markup == keyboard
+        edit = PhotoEditPost(
+            chat_id, sent.message_id, picture, "leaderboard.png", caption, keyboard
+        )
+        await edit.send(bot)
+        (message,) = await running.client.transcript(chat_id)
+        assert message.kind == "photo"
+        (call,) = await running.client.calls("editMessageMedia")
+        assert call.status == 200
+        assert await running.client.violations() == []
