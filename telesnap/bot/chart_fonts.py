@@ -75,7 +75,7 @@ def chart_text(text: str) -> str:
     return str(get_display(arabic_reshaper.reshape(text)))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=8192)
 def _covered(character: str, families: tuple[str, ...]) -> bool:
     code = ord(character)
     for family in families:

@@ -76,13 +76,11 @@ async def edit_leaderboard_picture(
     view: LeaderboardView,
     signer: StatsButtonSigner,
     tr: gettext.NullTranslations,
-) -> bool:
-    """Show ``view`` in a leaderboard sent as a picture; False if ``message`` has no picture.
+) -> None:
+    """Show ``view`` in ``message``, a leaderboard sent as a picture: new picture and caption.
 
-    A caption too long for Telegram is cut to its first lines (the picture shows every row).
+    A caption too long for Telegram loses rows from its end (the picture shows every row).
     """
-    if not message.photo:
-        return False
     text = directed(render_leaderboard(view, tr), tr)
     lines = text.split("\n")
     while len(lines) > 1 and not _fits_caption("\n".join(lines)):
@@ -95,4 +93,3 @@ async def edit_leaderboard_picture(
             place.chat_id, message.message_id, picture, FILE_NAME, "\n".join(lines), keyboard
         ),
     )
-    return True

@@ -227,8 +227,9 @@ async def on_stats_button(update: Update, context: Context) -> None:
         if board is not None:
             ranking, is_global = board
             view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
-            if await edit_leaderboard_picture(runtime, place, message, view, stats_bot.signer, tr):
+            if message.photo:  # a leaderboard sent as a picture: a new picture and caption
                 await query.answer()
+                await edit_leaderboard_picture(runtime, place, message, view, stats_bot.signer, tr)
                 return
             text = render_leaderboard(view, tr)
             keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, stats_bot.signer, tr)
