@@ -11,8 +11,9 @@ name in a Spanish chart).
 Arabic must be shaped (letters joined) and laid out right to left. matplotlib
 3.11 and later do both themselves (libraqm); on older releases the text is
 shaped with arabic-reshaper and reordered with python-bidi before drawing
-(:func:`chart_text`). Characters no registered font has (most emoji) are left
-out rather than drawn as the missing-glyph box (:func:`drawable`).
+(:func:`chart_text`; python-bidi's Python implementation, which also mirrors
+brackets, unlike its Rust one). Characters no registered font has (most emoji)
+are left out rather than drawn as the missing-glyph box (:func:`drawable`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import unicodedata
 import arabic_reshaper
 import fontpkg
 import matplotlib
-from bidi import get_display
+from bidi.algorithm import get_display
 from matplotlib import font_manager
 from matplotlib.font_manager import FontProperties
 

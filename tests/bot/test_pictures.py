@@ -117,6 +117,8 @@ def test_arabic_is_shaped_and_reordered_where_matplotlib_does_not(
     # Joined letters are presentation forms, in visual (left-to-right) order.
     assert all("\ufb50" <= char <= "\ufeff" or char == " " for char in shaped)
     assert shaped.split(" ")[0] != shaped.split(" ")[-1]
+    # Reordered right to left, brackets mirrored: "(ms)" still reads "(ms)".
+    assert chart_text("أزمنة رد الفعل (ms)").startswith("(ms) ")
     assert chart_text("Rating") == "Rating"
     figure = Figure()
     FigureCanvasAgg(figure)
