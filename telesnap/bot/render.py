@@ -140,7 +140,9 @@ def render_final(game_id: int, final: FinalView, tr: gettext.NullTranslations) -
 def _standing_line(row: StandingRow, tr: gettext.NullTranslations) -> str:
     if row.left_reason is LeaveReason.AFK:
         held = tr.gettext("removed as away")
-    elif row.left_reason is not None:
+    elif row.left_reason is LeaveReason.REMOVED:
+        held = tr.gettext("removed")
+    elif row.left_reason is LeaveReason.LEFT:
         held = tr.gettext("left")
     elif row.status is SeatStatus.OUT:
         held = tr.gettext("out")

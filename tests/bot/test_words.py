@@ -34,6 +34,7 @@ from telesnap.game import (
     CardFlipped,
     EndReason,
     GameStarted,
+    LeaveReason,
     RaceResolved,
     SeatStatus,
 )
@@ -502,3 +503,20 @@ def test_settings_show_only_allowed_values(language: str) -> None:
     assert f"<b>{off}</b>" not in language_line
     chosen = value_label(SPEC_BY_NAME["language"], "es", tr)
     assert chosen == "Español"
+
+
+def test_players_who_walked_away_are_shown_as_such() -> None:
+    tr = translator("en")
+    rows = tuple(
+        StandingRow(seat, name, seat + 1, 0, 0, 0, SeatStatus.LEFT, reason, False)
+        for seat, (name, reason) in enumerate(
+            [("Ann", LeaveReason.LEFT), ("Bob", LeaveReason.REMOVED), ("Cid", LeaveReason.AFK)]
+        )
+    )
+    lines = render_final(7, FinalView(EndReason.LIMIT, rows, None), tr).splitlines()
+    assert lines[1:4] == [
+        "1. <b>Ann</b> — left · 0 snaps won · 0 wrong calls",
+        "2. <b>Bob</b> — removed · 0 snaps won · 0 wrong calls",
+        "3. <b>Cid</b> — removed as away · 0 snaps won · 0 wrong calls",
+    ]
+    assert "Fastest" not in "\n".join(lines)
