@@ -110,8 +110,11 @@ def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
     turn = table.turn_player
     if turn is not None and grapheme_count(turn.name) <= TURN_LINE_NAME_LIMIT:
         lines.append(tr.gettext("Turn: {name}").format(name=f"<b>{_person(turn.name, tr)}</b>"))
-    elif turn is not None:
-        lines.append(tr.gettext("Turn: the player marked {marker}").format(marker=_turn_marker(tr)))
+    elif turn is not None:  # a long name is not repeated: the line points at the marker
+        # Translators: {marker} is the turn marker at the start of a player's line (▶, or ◀
+        # in a right-to-left language).
+        text = tr.gettext("Turn: the player marked {marker}")
+        lines.append(text.format(marker=_turn_marker(tr)))
     return directed("\n".join(lines), tr)
 
 

@@ -61,6 +61,8 @@ def value_label(spec: SettingSpec, value: Any, tr: gettext.NullTranslations) -> 
     """A setting's value, as players read it (only values the setting allows)."""
     if spec.name == "language":
         if value is None:
+            # Translators: the chat has no language yet; it takes the language of whoever
+            # opens its first game.
             return tr.gettext("automatic (the first opener's)")
         return LANGUAGE_NAMES.get(str(value), str(value))
     if value is None:
