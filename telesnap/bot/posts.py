@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gettext
 import io
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -15,6 +16,8 @@ from ..services.views import TableView
 from .callbacks import CallbackSigner
 from .outbox import Post
 from .render import board_keyboard, compose_board
+
+logger = logging.getLogger(__name__)
 
 BoardShown = Callable[[TableView, int], Awaitable[None]]
 
@@ -69,7 +72,17 @@ class BoardPost:
             )
             message_id = message.message_id
         if self.on_shown is not None:
-            await self.on_shown(self.table, message_id)
+            try:
+                await self.on_shown(self.table, message_id)
+            except Exception:
+                # The board is out: sending it again would show it twice, so only
+                # the moment it was shown (for reaction times) is lost, and logged.
+                logger.exception(
+                    "chat %s, game %s: noting board %s as shown failed",
+                    self.chat_id,
+                    self.table.game_id,
+                    self.table.board_version,
+                )
         return message_id
 
     def absorb(self, newer: Post) -> bool:
