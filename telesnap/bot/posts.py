@@ -14,6 +14,7 @@ from telegram.constants import ParseMode
 
 from ..services.views import TableView
 from .callbacks import CallbackSigner
+from .digest import BoardEvent, board_lines, fits_together
 from .outbox import Post
 from .render import board_keyboard, compose_board
 
@@ -43,7 +44,7 @@ class BoardPost:
 
     chat_id: int
     thread_id: int
-    events: list[str]
+    events: list[BoardEvent]
     table: TableView
     signer: CallbackSigner
     tr: gettext.NullTranslations
@@ -55,7 +56,7 @@ class BoardPost:
 
     async def send(self, bot: Bot) -> int:
         """Send the board; then report the message as shown (for reaction times)."""
-        text = compose_board(self.events, self.table, self.tr)
+        text = compose_board(board_lines(self.events, self.table, self.tr), self.table, self.tr)
         keyboard = board_keyboard(self.table, self.signer, self.tr)
         thread = self.thread_id or None
         if isinstance(bot, QuickSender):
@@ -86,8 +87,13 @@ class BoardPost:
         return message_id
 
     def absorb(self, newer: Post) -> bool:
-        """Take a newer board of the same game: its events are added, its table shown."""
+        """Take a newer board of the same game: its events are added, its table shown.
+
+        A board full even when summarised takes no more: the newer one goes out after it.
+        """
         if not isinstance(newer, BoardPost):
+            return False
+        if not fits_together([*self.events, *newer.events], newer.table, newer.tr):
             return False
         self.events.extend(newer.events)
         self.table = newer.table

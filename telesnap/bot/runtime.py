@@ -20,12 +20,13 @@ from ..services.play import PlayService
 from ..services.types import Place, Receipt
 from ..services.views import LobbyView, PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
+from .digest import BoardEvent, board_events
 from .i18n import DEFAULT_LANGUAGE, directed, language_of, translator
 from .outbox import Outbox
 from .posts import BoardPost, EditPost, TextPost
 from .races import RaceReferee
 from .receipts import ReceiptBook
-from .render import describe, lobby_keyboard, render_lobby
+from .render import lobby_keyboard, render_lobby
 
 logger = logging.getLogger(__name__)
 
@@ -80,12 +81,8 @@ class Runtime:
         ``note`` is a line shown before the events (why a timer acted, say).
         """
         tr = translator(self.language_for(place))
-        events = [] if note is None else [note]
-        events += [
-            line
-            for op in outcome.operations
-            if (line := describe(op, outcome.table, tr)) is not None
-        ]
+        events = [] if note is None else [BoardEvent(note)]
+        events += board_events(outcome.operations, outcome.table, tr)
         self.outbox.submit(
             place.chat_id,
             BoardPost(
