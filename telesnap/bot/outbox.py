@@ -26,6 +26,11 @@ post of its game, and a board whose send failed takes in the boards queued
 behind it, so boards never go out of order. So a fast game is shown in fewer
 messages, but every flip, snap and penalty still appears in one of them.
 
+**Spare posts.** A post submitted with :meth:`Outbox.submit_spare` (tidying,
+such as taking the buttons off an old board) goes out only when the chat has
+nothing else to send and its pace is back to a full burst, so it never costs a
+message the players need; it counts in the windows like any other.
+
 **Failures stay local.** A post Telegram refuses for good fails its own future
 (logged with the chat); a 403 (the bot was removed) fails the chat's lane and
 is reported to ``on_forbidden``; any other exception of a send is logged with
@@ -110,10 +115,13 @@ class _Lane:
     window: RollingWindow | None = None
     pace: Pace | None = None
     worker: asyncio.Task[None] | None = None
+    spare: deque[Post] = field(default_factory=deque)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    emptied: asyncio.Event = field(default_factory=asyncio.Event)
 
     def is_idle(self) -> bool:
         """Nothing to send, nothing sending, and no recent message to count."""
-        busy = self.items or (self.worker is not None and not self.worker.done())
+        busy = self.items or self.spare or (self.worker is not None and not self.worker.done())
         return not busy and (self.window is None or self.window.is_quiet())
 
     def newest_with_key(self, key: str) -> _Queued | None:
@@ -200,9 +208,20 @@ class Outbox:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_observed)
         lane.items.append(_Queued(post, future))
+        lane.emptied.clear()
+        lane.arrived.set()
+        self._start(chat_id, lane)
+        return future
+
+    def submit_spare(self, chat_id: int, post: Post) -> None:
+        """Queue a post that goes out only when the chat has room to spare (see above)."""
+        lane = self._lane(chat_id)
+        lane.spare.append(post)
+        self._start(chat_id, lane)
+
+    def _start(self, chat_id: int, lane: _Lane) -> None:
         if lane.worker is None or lane.worker.done():
             lane.worker = asyncio.create_task(self._drain(chat_id, lane))
-        return future
 
     def _sweep(self) -> None:
         """Drop the lanes of idle chats, so chats seen once do not stay for ever."""
@@ -212,20 +231,26 @@ class Outbox:
         self._last_sweep = self._clock()
 
     async def _wait_for_slot(self, lane: _Lane) -> None:
-        if not self._limits.enabled:
-            return
-        assert lane.window is not None
         # The windows only free up as time passes, so there is no event to wait for.
         while (delay := self._delay(lane)) > 0:
             await self._sleep(delay)
-        lane.window.begin()
-        self._bot_window.begin()
-        if lane.pace is not None:
-            lane.pace.take()
+        self._take_slot(lane)
 
-    def _delay(self, lane: _Lane) -> float:
+    def _take_slot(self, lane: _Lane) -> None:
+        if self._limits.enabled:
+            assert lane.window is not None
+            lane.window.begin()
+            self._bot_window.begin()
+            if lane.pace is not None:
+                lane.pace.take()
+
+    def _delay(self, lane: _Lane, *, spare: bool = False) -> float:
+        if not self._limits.enabled:
+            return 0.0
         assert lane.window is not None
-        pace = lane.pace.delay() if lane.pace is not None else 0.0
+        pace = 0.0
+        if lane.pace is not None:
+            pace = lane.pace.until_full() if spare else lane.pace.delay()
         return max(lane.window.delay(), self._bot_window.delay(), pace)
 
     def _sent(self, lane: _Lane) -> None:
@@ -236,7 +261,11 @@ class Outbox:
 
     async def _drain(self, chat_id: int, lane: _Lane) -> None:
         failures = 0
-        while lane.items:
+        while lane.items or lane.spare:
+            if not lane.items:
+                lane.emptied.set()
+                await self._send_spare(chat_id, lane)
+                continue
             item = lane.items[0]
             await self._wait_for_slot(lane)
             item.in_flight = True
@@ -288,6 +317,41 @@ class Outbox:
             failures = 0
             lane.items.popleft()
             item.settle(result)
+        lane.emptied.set()
+
+    async def _send_spare(self, chat_id: int, lane: _Lane) -> None:
+        """Send the first spare post if the chat has room to spare; else wait for it (or a post)."""
+        wait = self._delay(lane, spare=True)
+        if wait > 0:
+            lane.arrived.clear()
+            waits = [
+                asyncio.ensure_future(self._sleep(wait)),
+                asyncio.ensure_future(lane.arrived.wait()),
+            ]
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for pending in waits:
+                pending.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+            return
+        post = lane.spare.popleft()
+        self._take_slot(lane)
+        try:
+            try:
+                await post.send(self._bot)
+            finally:
+                self._sent(lane)
+        except BadRequest as error:
+            if "not modified" not in str(error).lower():
+                logger.warning(
+                    "chat %s: Telegram refused %s: %s", chat_id, type(post).__name__, error
+                )
+        except Forbidden as error:
+            logger.warning("chat %s: the bot cannot post here (%s)", chat_id, error)
+            lane.spare.clear()
+            self._report_forbidden(chat_id)
+        except Exception:
+            # Tidying is worth no retry that could hold up the chat's real messages.
+            logger.exception("chat %s: sending %s failed", chat_id, type(post).__name__)
 
     @staticmethod
     def _wait_again(lane: _Lane, item: _Queued) -> None:
@@ -306,15 +370,17 @@ class Outbox:
     def _fail_all(lane: _Lane, error: Exception) -> None:
         while lane.items:
             lane.items.popleft().settle(error=error)
+        lane.spare.clear()
+        lane.emptied.set()
 
     async def flush(self) -> None:
-        """Wait until every lane has sent what it holds."""
-        while True:
-            workers = [lane.worker for lane in self._lanes.values() if lane.worker]
-            pending = [worker for worker in workers if not worker.done()]
-            if not pending:
-                return
-            await asyncio.gather(*pending, return_exceptions=True)
+        """Wait until every lane has sent what it holds (spare posts may still wait)."""
+        while busy := [
+            lane
+            for lane in self._lanes.values()
+            if lane.items and lane.worker is not None and not lane.worker.done()
+        ]:
+            await asyncio.gather(*(lane.emptied.wait() for lane in busy))
 
     async def close(self) -> None:
         """Stop every lane now (what is still queued is dropped)."""

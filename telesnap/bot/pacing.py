@@ -99,6 +99,12 @@ class Pace:
         missing = 1.0 - self._tokens
         return 0.0 if missing <= 1e-9 else missing * self._interval_s
 
+    def until_full(self) -> float:
+        """Seconds until the whole burst is available again (0 if it is now)."""
+        self._refill()
+        missing = self._burst - self._tokens
+        return 0.0 if missing <= 1e-9 else missing * self._interval_s
+
     def take(self) -> None:
         """Spend a token."""
         self._refill()

@@ -191,3 +191,22 @@ class UploadPost:
     def absorb(self, newer: Post) -> bool:
         """Uploads never merge."""
         return False
+
+
+@dataclass(eq=False)
+class KeyboardRemovalPost:
+    """Take the buttons off a message (a board whose turn has passed)."""
+
+    chat_id: int
+    message_id: int
+    key: str | None = None
+
+    async def send(self, bot: Bot) -> Any:
+        """Remove the message's inline keyboard (already bare counts as done)."""
+        return await bot.edit_message_reply_markup(
+            chat_id=self.chat_id, message_id=self.message_id, reply_markup=None
+        )
+
+    def absorb(self, newer: Post) -> bool:
+        """Removals never merge."""
+        return False

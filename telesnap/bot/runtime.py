@@ -27,6 +27,7 @@ from .posts import BoardPost, EditPost, TextPost
 from .races import RaceReferee
 from .receipts import ReceiptBook
 from .render import lobby_keyboard, render_lobby
+from .tidy import BoardTidier
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +46,13 @@ class Runtime:
     book: ReceiptBook
     signer: CallbackSigner
     referee: RaceReferee = field(init=False)
+    tidier: BoardTidier = field(init=False)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _languages: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.referee = RaceReferee(self.bot, self.play, self.book, self.show_race)
+        self.tidier = BoardTidier(self.outbox)
 
     def language_for(self, place: Place) -> str:
         """The language the chat's messages are written in (as last looked up)."""
@@ -104,6 +107,7 @@ class Runtime:
         async def shown(table: TableView, message_id: int) -> None:
             receipt = Receipt(time.monotonic_ns(), datetime.now(UTC))
             self.play.record_board_shown(table.game_id, table.board_version, message_id, receipt)
+            self.tidier.board_shown(place.chat_id, table.game_id, message_id, is_over=table.is_over)
 
         return shown
 

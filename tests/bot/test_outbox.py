@@ -246,3 +246,33 @@ async def test_the_whole_bot_stays_under_its_window_across_many_chats() -> None:
         assert len(inside) <= limits.bot_messages
     assert max(times) <= 2 * limits.bot_window_s + 1e-9, "and no slower than the window needs"
     await outbox.close()
+
+
+class SpareSignal(Plain):
+    """A spare post that says when it went out."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.sent = asyncio.Event()
+
+    async def send(self, bot: Any) -> Any:
+        result = await super().send(bot)
+        self.sent.set()
+        return result
+
+
+async def test_a_spare_post_waits_for_room_and_never_delays_a_message() -> None:
+    limits = FloodLimits()
+    interval = limits.group_interval_s
+    outbox, bot, _ = paced_outbox(limits)
+    spare = SpareSignal("tidy")
+    for index in range(5):
+        outbox.submit(GROUP, Plain(f"message {index}"))
+    outbox.submit_spare(GROUP, spare)
+    await outbox.flush()
+    assert bot.times == pytest.approx([0, 0, 0, interval, 2 * interval])
+    await settled(asyncio.ensure_future(spare.sent.wait()))
+    assert bot.sent[-1] == "tidy"
+    # It went once the burst was whole again: the next messages go out at once.
+    assert bot.times[-1] == pytest.approx(2 * interval + limits.group_burst * interval)
+    await outbox.close()
