@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from ..game import CardFlipped, Operation
 from ..services.views import TableView
 from .i18n import directed, isolate
-from .render import MAX_TEXT, describe, name, render_table
+from .names import shorten
+from .render import BOARD_NAME_LIMIT, MAX_TEXT, describe, name, render_table
 
 _ROOM_FOR_LAYOUT = 128
 """Characters kept free beside the events and the table (compose_board needs 64)."""
@@ -69,7 +70,8 @@ def board_events(
         if line is None:
             continue
         if isinstance(op, CardFlipped):
-            who = f"<b>{isolate(name(table.name_of_seat(op.seat)), tr)}</b>"
+            shown = shorten(table.name_of_seat(op.seat), BOARD_NAME_LIMIT)  # as describe() shows it
+            who = f"<b>{isolate(name(shown), tr)}</b>"
             events.append(flip_event(line, op.seat, who, isolate(str(op.card), tr)))
         else:
             events.append(BoardEvent(line))

@@ -11,14 +11,15 @@ import pytest
 from telesnap.bot.callbacks import CallbackSigner
 from telesnap.bot.digest import BoardEvent, board_events, board_lines, summarised
 from telesnap.bot.i18n import translator
+from telesnap.bot.names import shorten
 from telesnap.bot.posts import BoardPost
-from telesnap.bot.render import MAX_TEXT, compose_board
+from telesnap.bot.render import BOARD_NAME_LIMIT, MAX_TEXT, compose_board
 from telesnap.game import CallKind, CardFlipped, Game, Operation, standard_deck
 from telesnap.services.views import TableView
 
 SIGNER = CallbackSigner.for_token("1:test")
 TR = translator("en")
-NAMES = ["Ann", "Bartholomew-Maximilian", "Cid"]
+NAMES = ["Ann", "Bartholomew-Maximilian-Jones", "Cid"]  # the long one is shortened on boards
 FLIP_LINE = re.compile(r"^(?P<name>\S+) (?:turns their pile over and )?flips (?P<card>\S+)$")
 SUMMARY_LINE = re.compile(r"^(?P<name>\S+) flips \d+ cards?: (?P<cards>.+)$")
 
@@ -90,7 +91,7 @@ def test_every_flip_and_every_other_event_is_shown_within_telegrams_limit(seed: 
     assert all(len(text) <= MAX_TEXT for text in texts)
     assert not any("earlier event" in text for text in texts)
     flipped = Counter(
-        (NAMES[op.seat], str(op.card))
+        (shorten(NAMES[op.seat], BOARD_NAME_LIMIT), str(op.card))
         for operations, _ in steps
         for op in operations
         if isinstance(op, CardFlipped)
