@@ -133,9 +133,12 @@ class _Lane:
         if key is None:
             return
         for later in [queued for queued in self.items if queued is not item]:
-            if later.post.key == key and item.post.absorb(later.post):
-                self.items.remove(later)
-                item.followers += [later.future, *later.followers]
+            if later.post.key != key:
+                continue
+            if not item.post.absorb(later.post):
+                return  # full: the rest must go out after ``later``, in their order
+            self.items.remove(later)
+            item.followers += [later.future, *later.followers]
 
 
 def _observed(future: asyncio.Future[Any]) -> None:
