@@ -331,10 +331,12 @@ class Outbox:
                 asyncio.ensure_future(self._sleep(wait)),
                 asyncio.ensure_future(lane.arrived.wait()),
             ]
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            for pending in waits:
-                pending.cancel()
-            await asyncio.gather(*waits, return_exceptions=True)
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # also when the lane is closed meanwhile
+                for pending in waits:
+                    pending.cancel()
+                await asyncio.gather(*waits, return_exceptions=True)
             return
         post = lane.spare.popleft()
         self._take_slot(lane)
