@@ -36,6 +36,7 @@ HANDLERS: dict[str, Handler] = {
     "sendphoto": message_methods.send_photo,
     "senddocument": message_methods.send_document,
     "sendchataction": message_methods.send_chat_action,
+    "getfile": message_methods.get_file,
     "pinchatmessage": message_methods.pin_chat_message,
     "unpinchatmessage": message_methods.unpin_chat_message,
 }

@@ -11,6 +11,7 @@ from the Bot API 10.1 spec of PaulSonOfLars/telegram-bot-api-spec, MIT licence).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -49,6 +50,7 @@ class UploadedFile:
     file_name: str
     size: int
     content_type: str
+    content: bytes = dataclasses.field(default=b"", repr=False, compare=False)
 
 
 @cache
