@@ -13,7 +13,8 @@ LATEST_BOARD_CHANGED = """([userId, key, text]) => {
   const boards = [...document.querySelectorAll(`.pane[data-user-id="${userId}"] .message`)]
     .filter((m) => /face-down| wins|Nobody wins/.test(m.innerText));
   const last = boards[boards.length - 1];
-  return Boolean(last) && (last.dataset.key !== key || last.querySelector(".body").innerText !== text);
+  if (!last) return false;
+  return last.dataset.key !== key || last.querySelector(".body").innerText !== text;
 }"""
 
 
@@ -51,9 +52,12 @@ async def open_game(page: Page, creator: int, joiners: list[int]) -> None:
     await lobby.wait_for()
     key = await lobby.get_attribute("data-key")
     for joiner in joiners:
-        await pane(page, joiner).locator(f'.message[data-key="{key}"]').get_by_role(
-            "button", name="Join"
-        ).click()
+        await (
+            pane(page, joiner)
+            .locator(f'.message[data-key="{key}"]')
+            .get_by_role("button", name="Join")
+            .click()
+        )
         await expect(pane(page, joiner).locator(".toast")).to_have_count(1)
     await lobby.get_by_role("button", name="Start").click()
     await message(pane(page, creator), BOARD).first.wait_for()

@@ -72,14 +72,19 @@ async def test_a_tie_into_the_snap_pot_is_shown_on_the_race_timeline(
         assert board.turn is not None, "the game ended without a match"
         if board.has_match:
             break
-        await people[board.turn].locator(f'.message[data-key="{key}"]').get_by_role(
-            "button", name="Flip"
-        ).click()
+        await (
+            people[board.turn]
+            .locator(f'.message[data-key="{key}"]')
+            .get_by_role("button", name="Flip")
+            .click()
+        )
         await wait_for_next_board(page, ANN, key, text)
     for person in (ann, bob):
-        await person.locator(f'.message[data-key="{key}"]').get_by_role(
-            "button", name="Snap!", exact=True
-        ).click()
+        await (
+            person.locator(f'.message[data-key="{key}"]')
+            .get_by_role("button", name="Snap!", exact=True)
+            .click()
+        )
     tie = page.locator('#races .race[data-outcome="tied"]')
     await expect(tie).to_contain_text("the piles go into the Snap Pot")
     await expect(tie).to_contain_text("Ann")
