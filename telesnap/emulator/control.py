@@ -129,6 +129,7 @@ async def _create_chat(emulator: Emulator, body: dict[str, Any]) -> Any:
 
 async def _create_topic(emulator: Emulator, body: dict[str, Any]) -> Any:
     thread_id = emulator.world.add_topic(int(body["chat_id"]), body["name"])
+    emulator.changes.notify()
     return {"message_thread_id": thread_id}
 
 

@@ -105,6 +105,7 @@ def send_text(
     message = emulator.world.add_message(chat, emulator.world.user(user_id), thread_id)
     message.text, message.entities = text, command_entities(text)
     message.reply_to = replied
+    emulator.changes.notify()  # the chat changed, whether or not the bot hears of it
     if not _delivered_in_privacy_mode(emulator, chat, text):
         return message.message_id, None
     payload = message.to_json()

@@ -4,7 +4,8 @@ A race starts with the first correct call (``SnapCalled`` with verdict
 ``pending``) and ends with its ``RaceResolved``. Each call is placed by its
 receipt stamp (the monotonic reading taken when its update entered the bot),
 relative to the race's first call; the tie window is the game's setting.
-Wrong and late calls made while the race was open are shown too.
+Wrong calls made while the race was open, and the calls that came after it
+was decided (too slow, too late) until the next flip, are shown too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from ..game import CallVerdict, RaceResolved, SnapCalled, operation_from_json
+from ..game import (
+    CallVerdict,
+    CardFlipped,
+    GameEnded,
+    RaceResolved,
+    SnapCalled,
+    TurnSkipped,
+    operation_from_json,
+)
 from ..game.errors import SnapError
 from ..services.settings import GameSettings
 from ..storage.models import Game, GameOperation, GamePlayer
@@ -89,6 +98,7 @@ async def _races_of(session: AsyncSession, game: Game) -> list[Race]:
     )
     races: list[Race] = []
     race: Race | None = None
+    decided: Race | None = None  # the race just decided, for calls that come after it
     first_stamp = 0
     for row in rows:
         try:
@@ -101,10 +111,12 @@ async def _races_of(session: AsyncSession, game: Game) -> list[Race]:
                 race = Race(game.id, game.chat_id, game.thread_id, operation.call.value, tie_window)
                 races.append(race)
                 first_stamp = operation.stamp_ns
-            if race is None:
+                decided = None
+            shown_in = race or decided
+            if shown_in is None:
                 continue
             user_id, name = names.get(operation.seat, (None, f"seat {operation.seat}"))
-            race.calls.append(
+            shown_in.calls.append(
                 TimelineCall(
                     user_id,
                     name,
@@ -115,7 +127,9 @@ async def _races_of(session: AsyncSession, game: Game) -> list[Race]:
             )
         elif isinstance(operation, RaceResolved) and race is not None:
             _close(race, operation, names)
-            race = None
+            race, decided = None, race
+        elif isinstance(operation, CardFlipped | TurnSkipped | GameEnded):
+            decided = None
     return races
 
 

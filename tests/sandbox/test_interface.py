@@ -1,0 +1,224 @@
+"""The sandbox interface without a browser: clock, races, robots, people, restarts, the CLI."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from telesnap.emulator.client import Press
+from telesnap.sandbox.app import Sandbox
+from telesnap.sandbox.cli import options_from
+from telesnap.sandbox.robots import read_board
+
+from .helpers import ANN, BOB, GROUP_ID, Players, running_sandbox
+
+
+async def sandbox_call(sandbox: Sandbox, method: str, path: str, **body: Any) -> tuple[int, Any]:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.request(
+            method, f"{sandbox.url.rstrip('/')}/_sandbox{path}", json=body or None
+        ) as response,
+    ):
+        return response.status, await response.json()
+
+
+@pytest.fixture
+async def sandbox(tmp_path: Path) -> Any:
+    async with running_sandbox(tmp_path) as running:
+        yield running
+
+
+@pytest.fixture
+async def players(sandbox: Sandbox) -> Any:
+    table = Players(sandbox)
+    yield table
+    await table.close()
+
+
+async def test_skipping_ahead_fires_the_reminder_and_then_the_auto_flip(
+    sandbox: Sandbox, players: Players
+) -> None:
+    board = await players.start_game(["Ann", "Bob"])
+    away = read_board(board.text).turn
+    status, overview = await sandbox_call(sandbox, "POST", "/clock/skip", seconds=300)
+    assert status == 200
+    assert overview["clock"]["skipped_seconds"] == 300
+    reminder = await players.wait_for("it is your turn", after=board.message_id)
+    assert f"{away}, it is your turn" in reminder.text
+    await sandbox_call(sandbox, "POST", "/clock/skip", seconds=300)
+    flipped = await players.wait_for("was away, so I flipped", after=reminder.message_id)
+    assert f"{away} was away, so I flipped for them." in flipped.text
+
+
+async def test_a_bad_skip_is_refused_and_moves_nothing(sandbox: Sandbox) -> None:
+    for seconds in (-60, 0, 10**9):
+        status, body = await sandbox_call(sandbox, "POST", "/clock/skip", seconds=seconds)
+        assert status == 400
+        assert "seconds" in body["error"]
+    _, overview = await sandbox_call(sandbox, "GET", "/")
+    assert overview["clock"]["skipped_seconds"] == 0
+
+
+async def flip_until_a_match(players: Players) -> Any:
+    board = await players.latest_board()
+    for _ in range(200):
+        reading = read_board(board.text)
+        if reading.has_match:
+            return board
+        assert reading.turn is not None, "the game ended without a match"
+        await players.press(reading.turn, board, "Flip")
+        board = await players.latest_board(after=board.message_id)
+    raise AssertionError("no match in 200 flips")
+
+
+async def test_the_timeline_places_each_call_by_its_receipt_stamp(
+    sandbox: Sandbox, players: Players
+) -> None:
+    sent = await players.command("Ann", "/settings tie_window 2000")
+    await players.wait_for("Tie window: 2000 ms", after=sent)
+    await players.start_game(["Ann", "Bob"])
+    board = await flip_until_a_match(players)
+    snap = next(b["callback_data"] for row in board.buttons for b in row if b["text"] == "Snap!")
+    await players.client.press_many(
+        [
+            Press(GROUP_ID, board.message_id, ANN, data=snap),
+            Press(GROUP_ID, board.message_id, BOB, data=snap, offset=0.05),
+        ]
+    )
+    await players.wait_for("called together", after=board.message_id)
+    status, races = await sandbox_call(sandbox, "GET", f"/races?chat_id={GROUP_ID}")
+    assert status == 200
+    race = races[-1]
+    assert race["outcome"] == "tied"
+    assert race["tie_window_ms"] == 2000
+    assert sorted(race["winners"]) == ["Ann", "Bob"]
+    first, second = race["calls"]
+    assert (first["name"], first["offset_ms"], first["verdict"]) == ("Ann", 0.0, "tied")
+    assert second["name"] == "Bob"
+    assert second["verdict"] == "tied"
+    assert 0 < second["offset_ms"] < 2000
+
+
+async def test_a_won_race_names_its_winner_and_the_slower_caller(
+    sandbox: Sandbox, players: Players
+) -> None:
+    sent = await players.command("Ann", "/settings tie_window 0")
+    await players.wait_for("Tie window: 0 ms", after=sent)
+    await players.start_game(["Ann", "Bob"])
+    board = await flip_until_a_match(players)
+    snap = next(b["callback_data"] for row in board.buttons for b in row if b["text"] == "Snap!")
+    await players.client.press_many(
+        [
+            Press(GROUP_ID, board.message_id, BOB, data=snap),
+            Press(GROUP_ID, board.message_id, ANN, data=snap, offset=0.05),
+        ]
+    )
+    await players.latest_board(after=board.message_id)
+    await players.client.wait_until_idle()
+    _, races = await sandbox_call(sandbox, "GET", f"/races?chat_id={GROUP_ID}")
+    race = races[-1]
+    assert race["outcome"] == "won"
+    assert race["winners"] == ["Bob"]
+    assert [(c["name"], c["verdict"]) for c in race["calls"]] == [
+        ("Bob", "won"),
+        ("Ann", "too_slow"),
+    ]
+
+
+async def test_a_robot_joins_and_plays_like_a_person(sandbox: Sandbox, players: Players) -> None:
+    status, robot = await sandbox_call(
+        sandbox, "POST", "/robots", first_name="Robo", reaction_ms=40, jitter_ms=10, wrong_rate=0
+    )
+    assert status == 200
+    robot_id = robot["user_id"]
+    sent = await players.command("Ann", "/newgame")
+    lobby = await players.wait_for("A game of Snap is starting", after=sent)
+    joined = await players.client.wait_for_message(
+        GROUP_ID, lambda m: m.message_id == lobby.message_id and "• Robo" in m.text
+    )
+    assert "• Ann" in joined.text
+    await players.press("Ann", lobby, "Start")
+    pressed = await players.client.wait_for_toast(
+        lambda toast: toast.user_id == robot_id and toast.is_answered and "Start" not in str(toast)
+    )
+    assert pressed.chat_id == GROUP_ID
+    updates = await players.client.updates()
+    robot_presses = [
+        u.payload["callback_query"]["from"]
+        for u in updates
+        if u.kind == "callback_query" and u.payload["callback_query"]["from"]["id"] == robot_id
+    ]
+    assert robot_presses
+    assert all(person["is_bot"] is False for person in robot_presses)
+
+
+async def test_a_robots_style_is_checked(sandbox: Sandbox) -> None:
+    for style in ({"reaction_ms": 5}, {"jitter_ms": 500}, {"wrong_rate": 2}):
+        status, body = await sandbox_call(sandbox, "POST", "/robots", **style)
+        assert status == 400, style
+        assert "error" in body
+    _, overview = await sandbox_call(sandbox, "GET", "/")
+    assert overview["robots"] == []
+    assert len(sandbox.emulator.world.users) == 3  # the bot, Ann and Bob: nobody was added
+
+
+async def test_a_new_person_is_in_every_group_and_has_a_private_chat(sandbox: Sandbox) -> None:
+    status, person = await sandbox_call(
+        sandbox, "POST", "/people", first_name="سارا", language_code="ar"
+    )
+    assert status == 200
+    world = sandbox.emulator.world
+    groups = [chat for chat in world.chats.values() if chat.type != "private"]
+    assert groups
+    assert all(chat.role_of(person["id"]) == "member" for chat in groups)
+    assert world.chats[person["id"]].type == "private"
+    assert world.users[person["id"]].language_code == "ar"
+
+
+async def test_a_restarted_sandbox_keeps_its_people_games_and_clock(tmp_path: Path) -> None:
+    async with running_sandbox(tmp_path, roster=True) as first:
+        table = Players(first)
+        try:
+            await sandbox_call(first, "POST", "/people", first_name="Cid")
+            await sandbox_call(first, "POST", "/clock/skip", seconds=60)
+            board = await table.start_game(["Ann", "Bob"])
+        finally:
+            await table.close()
+        last_id = first.emulator.world.chat(GROUP_ID).last_message_id
+    async with running_sandbox(tmp_path, roster=True) as second:
+        world = second.emulator.world
+        assert [u.first_name for u in world.users.values() if not u.is_bot] == ["Ann", "Bob", "Cid"]
+        assert second.clock.skipped_seconds == 60
+        table = Players(second)
+        try:
+            back = await table.wait_for("I am back: the game goes on.")
+            assert back.message_id > last_id >= board.message_id
+            again = await table.latest_board(after=back.message_id - 1)
+            assert read_board(again.text).turn == read_board(board.text).turn
+        finally:
+            await table.close()
+
+
+def test_fresh_removes_the_database_and_the_saved_chats(tmp_path: Path) -> None:
+    database = tmp_path / "games.db"
+    saved = tmp_path / "games.db.sandbox.json"
+    database.write_text("old")
+    saved.write_text("{}")
+    args = argparse.Namespace(
+        database_url=f"sqlite:///{database}",
+        fresh=True,
+        host="127.0.0.1",
+        port=8080,
+        no_flood_limits=False,
+    )
+    options = options_from(args)
+    assert not database.exists()
+    assert not saved.exists()
+    assert options.database_url == f"sqlite+aiosqlite:///{database}"
+    assert options.roster_file == saved
+    assert options.flood_limits is True
