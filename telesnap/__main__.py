@@ -97,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: this machine only)"
     )
-    sandbox.add_argument("--port", type=int, default=8080, help="port of the page (default 8080)")
+    sandbox.add_argument(
+        "--port", type=int, help="port of the page (default: TELESNAP_SANDBOX_PORT, else 8080)"
+    )
     sandbox.add_argument(
         "--database-url",
         help="where the games are kept (default: sqlite+aiosqlite:///telesnap-sandbox.db)",

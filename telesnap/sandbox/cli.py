@@ -12,9 +12,10 @@ import webbrowser
 
 from ..app import SHUFFLE_SEED_VARIABLE
 from ..config import ConfigError, normalize_database_url
-from .app import DEFAULT_DATABASE_FILE, Sandbox, SandboxOptions, sqlite_file
+from .app import DEFAULT_DATABASE_FILE, DEFAULT_PORT, Sandbox, SandboxOptions, sqlite_file
 
 logger = logging.getLogger(__name__)
+PORT_VARIABLE = "TELESNAP_SANDBOX_PORT"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -40,6 +41,12 @@ def options_from(args: argparse.Namespace) -> SandboxOptions:
         ):
             if path is not None and path.exists():
                 path.unlink()
+    port = args.port
+    if port is None:
+        port_text = os.environ.get(PORT_VARIABLE, "").strip() or str(DEFAULT_PORT)
+        if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+            raise ConfigError(f"{PORT_VARIABLE} must be a port number, not {port_text!r}")
+        port = int(port_text)
     seed_text = os.environ.get(SHUFFLE_SEED_VARIABLE, "").strip()
     try:
         seed = int(seed_text) if seed_text else None
@@ -48,7 +55,7 @@ def options_from(args: argparse.Namespace) -> SandboxOptions:
     return SandboxOptions(
         database_url=database_url,
         host=args.host,
-        port=args.port,
+        port=port,
         flood_limits=not args.no_flood_limits,
         shuffle_seed=seed,
         roster_file=roster_file,
