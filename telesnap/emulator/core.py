@@ -94,6 +94,9 @@ class Emulator:
         self.calls: dict[int, CallRecord] = {}
         """The latest ``config.log_limit`` calls by sequence number, oldest first."""
         self.violations: deque[Violation] = deque(maxlen=self.config.log_limit)
+        self.refusals: deque[int] = deque(maxlen=1000)
+        """The sequence numbers of the latest calls answered 429 (flood limits)."""
+        self.refusal_count = 0
         self.files = FileStore(self.config.file_store_bytes)
         self.network: dict[int, NetworkDelay] = {}
         """Each slow user's network delay (users not named here have none)."""
@@ -177,6 +180,9 @@ class Emulator:
         self, record: CallRecord, fault: Fault | None, body: dict[str, Any] | None
     ) -> None:
         status = 200 if body and body["ok"] else (body or {}).get("error_code")
+        if status == 429:
+            self.refusals.append(record.sequence)
+            self.refusal_count += 1
         if record.sequence not in self.calls:
             return  # forgotten already: a long poll outlived config.log_limit newer calls
         self.calls[record.sequence] = dataclasses.replace(

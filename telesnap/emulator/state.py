@@ -10,7 +10,7 @@ The format is documented in ``docs/sandbox.md``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 Item = TypeVar("Item")
 CALLS_SHOWN = 300
-"""How many of the latest Bot API calls a snapshot carries."""
+"""How many of the latest Bot API calls a snapshot carries (and every 429 besides)."""
 REPLY_PREVIEW_CHARS = 120
 
 
@@ -121,8 +121,11 @@ def call_json(emulator: Emulator, sequence: int) -> dict[str, Any]:
     }
 
 
-def _latest_calls(emulator: Emulator) -> Iterator[int]:
-    return islice(reversed(emulator.calls), CALLS_SHOWN)
+def _shown_calls(emulator: Emulator) -> list[int]:
+    """The latest calls, and every 429 still in the log however old."""
+    latest = set(islice(reversed(emulator.calls), CALLS_SHOWN))
+    refused = {sequence for sequence in emulator.refusals if sequence in emulator.calls}
+    return sorted(latest | refused)
 
 
 class StateFeed:
@@ -148,6 +151,7 @@ class StateFeed:
             "version": emulator.changes.version,
             "bot": emulator.bot.to_json(),
             "flood_limits": emulator.flood.limits.enabled,
+            "flood_refusals": emulator.refusal_count,
             "users": self._changed(
                 "user",
                 world.users.values(),
@@ -176,7 +180,7 @@ class StateFeed:
             ),
             "calls": self._changed(
                 "call",
-                sorted(_latest_calls(emulator)),
+                _shown_calls(emulator),
                 lambda sequence: sequence,
                 lambda sequence: call_json(emulator, sequence),
                 fingerprint=lambda sequence: emulator.calls[sequence].answered_at,

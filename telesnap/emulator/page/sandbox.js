@@ -5,7 +5,8 @@
 "use strict";
 
 const LANGUAGES = ["en", "mk", "sw", "es", "ar", "th", "de", "fr", "ru", "he", "fa"];
-const state = { bot: null, users: new Map(), chats: new Map(), messages: new Map(), toasts: new Map(), calls: new Map(), flood: true };
+const state = { bot: null, users: new Map(), chats: new Map(), messages: new Map(), toasts: new Map(), calls: new Map(), flood: true, refusals: 0 };
+const CALLS_KEPT = 400; // the log's latest calls, besides every 429
 const panes = new Map();   // user id -> pane
 let sandbox = null;        // the sandbox interface's overview, or null without one
 let firstState = true;
@@ -55,12 +56,14 @@ function apply(update) {
   if (first) { for (const map of [state.users, state.chats, state.messages, state.toasts, state.calls]) map.clear(); }
   state.bot = update.bot;
   state.flood = update.flood_limits;
+  state.refusals = update.flood_refusals;
   $("#flood-switch").checked = state.flood;
   for (const user of update.users) state.users.set(user.id, user);
   for (const chat of update.chats) state.chats.set(chat.id, chat);
   const touched = new Set();
   for (const message of update.messages) { state.messages.set(message.key, message); touched.add(message.chat_id); }
   for (const call of update.calls) state.calls.set(call.sequence, call);
+  forgetOldCalls();
   const fresh = [];
   for (const toast of update.toasts) {
     const before = state.toasts.get(toast.callback_query_id);
@@ -375,11 +378,17 @@ function entityNode(entity, content) {
   return el(tag, entity.type === "spoiler" ? { class: "spoiler" } : {});
 }
 
-// ---- the log of Bot API calls
+// ---- the log of Bot API calls: the latest, and every 429 (Map keeps them in arrival order)
+function forgetOldCalls() {
+  let excess = state.calls.size - CALLS_KEPT;
+  for (const [sequence, call] of state.calls) {
+    if (excess <= 0) break;
+    if (call.status !== 429) { state.calls.delete(sequence); excess -= 1; }
+  }
+}
 function renderLog() {
-  const calls = [...state.calls.values()].sort((a, b) => b.sequence - a.sequence).slice(0, 300);
-  const flood = [...state.calls.values()].filter((c) => c.status === 429).length;
-  $("#flood-count").textContent = flood ? `${flood} × 429` : "";
+  const calls = [...state.calls.values()].sort((a, b) => b.sequence - a.sequence);
+  $("#flood-count").textContent = state.refusals ? `${state.refusals} × 429` : "";
   $("#log").replaceChildren(...calls.map((c) => el("li", {
     class: c.status === 429 ? "flood" : c.status && c.status !== 200 ? "failed" : "",
     title: c.description || "",

@@ -1,0 +1,52 @@
+"""The page's controls in a real browser: the command menu, flood limits and the call log."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from playwright.async_api import Page, expect
+
+from telesnap.bot.i18n import translator
+from telesnap.bot.menu import command_descriptions
+from telesnap.sandbox.app import Sandbox
+from tests.sandbox.helpers import ANN
+
+from .page_helpers import message, pane, send
+
+
+async def test_typing_a_slash_shows_the_menu_the_bot_published_in_the_persons_language(
+    page: Page, sandbox: Sandbox
+) -> None:
+    ann = pane(page, ANN)
+    await ann.locator(".text").fill("/new")
+    menu = ann.locator(".command-menu")
+    await expect(menu).to_be_visible()
+    await expect(menu.locator("li")).to_have_text(["/newgameOpen a game here"])
+    await menu.locator("li").first.dispatch_event("mousedown")
+    await expect(ann.locator(".text")).to_have_value("/newgame ")
+    await ann.locator(".language").select_option("es")
+    await ann.locator(".text").fill("/")
+    await ann.locator(".text").focus()
+    spanish = command_descriptions(translator("es"))["newgame"]
+    assert spanish != "Open a game here"
+    await expect(menu.locator("li", has_text="/newgame")).to_have_text(f"/newgame{spanish}")
+
+
+async def test_with_flood_limits_on_a_refused_call_shows_in_the_log(
+    page: Page, sandbox: Sandbox
+) -> None:
+    flood = sandbox.emulator.flood
+    flood.limits = dataclasses.replace(flood.limits, group_per_minute=2)
+    switch = page.locator("#flood-switch")
+    await expect(switch).not_to_be_checked()
+    await switch.check()
+    await page.wait_for_function(
+        "() => fetch('/_emulator/state').then(r => r.json()).then(s => s.flood_limits)"
+    )
+    ann = pane(page, ANN)
+    for _ in range(3):
+        await send(ann, "/help")
+    await expect(page.locator("#log li.flood").first).to_contain_text("429")
+    await expect(page.locator("#flood-count")).to_have_text(re.compile(r"^\d+ × 429$"))
+    await expect(message(ann, "/help").first).to_be_visible()
