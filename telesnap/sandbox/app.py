@@ -7,9 +7,13 @@ run`` starts it (long polling), pointed at the emulator and given a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from ..app import BotRunner
 from ..bot.callbacks import CallbackSigner
 from ..bot.outbox import FloodLimits as BotFloodLimits
-from ..config import Settings
+from ..config import ConfigError, Settings
+from ..emulator.changes import ChangeSignal
 from ..emulator.config import EmulatorConfig, FloodLimits
 from ..emulator.server import EmulatorServer
 from ..emulator.world import User
@@ -30,7 +35,10 @@ from .interface import add_sandbox_routes
 from .races import Race, recent_races
 from .robots import Robots
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_PORT = 8080
+SAVE_EVERY_SECONDS = 2.0
 DEFAULT_DATABASE_FILE = "telesnap-sandbox.db"
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 EARLIEST = datetime.min.replace(tzinfo=UTC)
@@ -64,6 +72,10 @@ def sqlite_file(database_url: str) -> Path | None:
     return None
 
 
+def _newer(changes: ChangeSignal, version: int) -> bool:
+    return changes.version > version
+
+
 class Sandbox:
     """Starts and stops everything ``telesnap sandbox`` runs."""
 
@@ -78,6 +90,9 @@ class Sandbox:
         self.url = ""
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
+        self._saver: asyncio.Task[None] | None = None
+        self.saves = ChangeSignal()
+        """Bumped each time the chats are saved (tests wait on it)."""
 
     def _extend(self, app: web.Application) -> None:
         add_sandbox_routes(app, self)
@@ -85,7 +100,10 @@ class Sandbox:
     async def start(self) -> str:
         """Start the emulator, restore or create the chats, start the bot; return the page URL."""
         options = self.options
-        server_url = await self.server.start(options.host, options.port)
+        try:
+            server_url = await self.server.start(options.host, options.port)
+        except OSError as error:
+            raise ConfigError(f"cannot listen on {options.host}:{options.port}: {error}") from None
         port = server_url.rpartition(":")[2]
         self.url = f"http://{options.host}:{port}/"
         api_host = "127.0.0.1" if options.host in WILDCARD_HOSTS else options.host
@@ -111,14 +129,38 @@ class Sandbox:
         self._engine = create_engine(options.database_url)
         self._sessions = session_factory(self._engine)
         self.robots.start()
+        if options.roster_file is not None:
+            self._saver = asyncio.create_task(self._keep_saving(options.roster_file))
         return self.url
+
+    async def _keep_saving(self, path: Path) -> None:
+        """Save the chats after each change (at most every few seconds), so a crash loses little."""
+        changes = self.emulator.changes
+        saved_version = changes.version
+        while True:
+            await changes.wait_until(partial(_newer, changes, saved_version), 60.0)
+            if changes.version == saved_version:
+                continue
+            saved_version = changes.version
+            try:
+                self._save(path)
+            except OSError:
+                logger.exception("could not save the sandbox's chats to %s; trying again", path)
+            await asyncio.sleep(SAVE_EVERY_SECONDS)
+
+    def _save(self, path: Path) -> None:
+        roster.save(path, self.emulator, self.robots, self.clock.skipped_seconds)
+        self.saves.notify()
 
     async def stop(self) -> None:
         """Save the chats, stop the robots and the bot, close the emulator."""
+        if self._saver is not None:
+            self._saver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._saver
+            self._saver = None
         if self.options.roster_file is not None and self.emulator.world.chats:
-            roster.save(
-                self.options.roster_file, self.emulator, self.robots, self.clock.skipped_seconds
-            )
+            self._save(self.options.roster_file)
         await self.robots.stop()
         if self.runner is not None:
             await self.runner.stop()

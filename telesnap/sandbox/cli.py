@@ -68,6 +68,7 @@ async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    url = ""
     try:
         url = await sandbox.start()
         options = sandbox.options
@@ -85,11 +86,12 @@ async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
         await stop.wait()
     finally:
         await sandbox.stop()
-        print("telesnap sandbox: stopped", flush=True)
+        if url:
+            print("telesnap sandbox: stopped", flush=True)
 
 
 def main(args: argparse.Namespace) -> int:
-    """``telesnap sandbox``: run until interrupted; 2 on a bad option or a busy port."""
+    """``telesnap sandbox``: run until interrupted; 2 on a bad option or a port it cannot use."""
     logging.basicConfig(
         level=os.environ.get("TELESNAP_LOG_LEVEL", "WARNING").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import pytest
 
 from telesnap.emulator.client import Press
 from telesnap.sandbox.app import Sandbox
+from telesnap.sandbox.cli import main as sandbox_main
 from telesnap.sandbox.cli import options_from
 from telesnap.sandbox.robots import read_board
 
@@ -222,3 +225,35 @@ def test_fresh_removes_the_database_and_the_saved_chats(tmp_path: Path) -> None:
     assert options.database_url == f"sqlite+aiosqlite:///{database}"
     assert options.roster_file == saved
     assert options.flood_limits is True
+
+
+def test_a_port_in_use_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        args = argparse.Namespace(
+            database_url=f"sqlite:///{tmp_path / 'games.db'}",
+            fresh=False,
+            host="127.0.0.1",
+            port=port,
+            no_flood_limits=False,
+            open=False,
+        )
+        assert sandbox_main(args) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"telesnap sandbox: cannot listen on 127.0.0.1:{port}:")
+    assert len(error.strip().splitlines()) == 1
+
+
+async def test_the_chats_are_saved_while_it_runs(tmp_path: Path) -> None:
+    async with running_sandbox(tmp_path, roster=True) as sandbox:
+        saved = tmp_path / "sandbox.db.sandbox.json"
+        sandbox.add_person("Dee", "sw")
+        assert await sandbox.saves.wait_until(
+            lambda: saved.exists() and "Dee" in saved.read_text(encoding="utf-8"), 10.0
+        )
+        people = [user["first_name"] for user in json.loads(saved.read_text())["users"]]
+        assert people == ["Ann", "Bob", "Dee"]
