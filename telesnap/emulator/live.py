@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 PAGE_FILES = {
     "index.html": "text/html",
     "sandbox.css": "text/css",
+    "render.js": "text/javascript",
     "sandbox.js": "text/javascript",
 }
 KEEPALIVE_SECONDS = 25.0
