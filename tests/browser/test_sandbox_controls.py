@@ -50,3 +50,25 @@ async def test_with_flood_limits_on_a_refused_call_shows_in_the_log(
     await expect(page.locator("#log li.flood").first).to_contain_text("429")
     await expect(page.locator("#flood-count")).to_have_text(re.compile(r"^\d+ × 429$"))
     await expect(message(ann, "/help").first).to_be_visible()
+
+
+EDGES = "ps => ps.map(p => Math.round(p.getBoundingClientRect().{edge}))"
+
+
+async def test_four_people_fit_side_by_side_on_a_laptop_and_stack_on_a_phone(
+    page: Page, sandbox: Sandbox
+) -> None:
+    for name in ("Cid", "Dee"):
+        await page.fill("#add-person input[name=first_name]", name)
+        await page.click("#add-person button")
+    panes = page.locator(".pane")
+    await expect(panes).to_have_count(4)
+    await page.set_viewport_size({"width": 1366, "height": 768})
+    tops = await panes.evaluate_all(EDGES.format(edge="top"))
+    assert len(set(tops)) == 1, tops
+    await page.set_viewport_size({"width": 400, "height": 800})
+    lefts = await panes.evaluate_all(EDGES.format(edge="left"))
+    tops = await panes.evaluate_all(EDGES.format(edge="top"))
+    assert len(set(lefts)) == 1, lefts
+    assert tops == sorted(tops), tops
+    assert len(set(tops)) == 4, tops
