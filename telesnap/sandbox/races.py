@@ -62,9 +62,23 @@ class Race:
     winners: list[str] = field(default_factory=list)
     cards: int = 0
 
+    @property
+    def summary(self) -> str:
+        """One line for people: what was called and how it ended.
+
+        >>> Race(1, -1, 0, "snap_pot", 100, outcome="won", winners=["Ann"], cards=9).summary
+        'Snap Pot! Ann won 9 cards'
+        """
+        called = "Snap Pot!" if self.call == "snap_pot" else "Snap!"
+        if self.outcome == "tied":
+            return f"{called} A tie: {', '.join(self.winners)}; the piles go into the Snap Pot"
+        if self.outcome == "won":
+            return f"{called} {', '.join(self.winners)} won {self.cards} cards"
+        return f"{called} Deciding…"
+
     def to_json(self) -> dict[str, Any]:
-        """The race as the page reads it."""
-        return asdict(self)
+        """The race as the page reads it (with its ``summary``)."""
+        return {**asdict(self), "summary": self.summary}
 
 
 async def recent_races(

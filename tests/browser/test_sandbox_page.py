@@ -86,7 +86,7 @@ async def test_a_tie_into_the_snap_pot_is_shown_on_the_race_timeline(
             .click()
         )
     tie = page.locator('#races .race[data-outcome="tied"]')
-    await expect(tie).to_contain_text("the piles go into the Snap Pot")
+    await expect(tie).to_contain_text("A tie: Ann, Bob; the piles go into the Snap Pot")
     await expect(tie).to_contain_text("Ann")
     await expect(tie).to_contain_text("Bob")
     await expect(tie.locator(".call.tied")).to_have_count(2)

@@ -257,3 +257,30 @@ async def test_the_chats_are_saved_while_it_runs(tmp_path: Path) -> None:
         )
         people = [user["first_name"] for user in json.loads(saved.read_text())["users"]]
         assert people == ["Ann", "Bob", "Dee"]
+
+
+async def test_a_slow_phone_loses_a_race_it_pressed_at_the_same_moment(
+    sandbox: Sandbox, players: Players
+) -> None:
+    async with aiohttp.ClientSession() as session:
+        url = f"{sandbox.url}_emulator/users/{ANN}/network"
+        async with session.put(url, json={"delay_ms": 400, "jitter_ms": 0}) as response:
+            assert response.status == 200
+    await players.start_game(["Ann", "Bob"])
+    board = await flip_until_a_match(players)
+    snap = next(b["callback_data"] for row in board.buttons for b in row if b["text"] == "Snap!")
+    await players.client.press_many(
+        [
+            Press(GROUP_ID, board.message_id, ANN, data=snap),
+            Press(GROUP_ID, board.message_id, BOB, data=snap),
+        ]
+    )
+    won = await players.wait_for("wins the Snap", after=board.message_id)
+    assert "Bob" in won.text
+    await players.client.wait_until_idle()
+    _, races = await sandbox_call(sandbox, "GET", f"/races?chat_id={GROUP_ID}")
+    calls = races[-1]["calls"]
+    assert (calls[0]["name"], calls[0]["verdict"]) == ("Bob", "won")
+    (ann,) = [c for c in calls if c["name"] == "Ann"]
+    assert ann["verdict"] in {"too_slow", "too_late"}
+    assert ann["offset_ms"] >= 400

@@ -102,14 +102,11 @@ function renderLog() {
   }, el("span", { text: c.method }), el("span", { text: c.status ?? "…" }), el("span", { text: c.ms == null ? "" : `${c.ms} ms` }))));
 }
 
-// ---- the race timeline
+// ---- the race timeline: calls placed by their offset, the tie window shaded; the sandbox words the summary
 function renderRace(race) {
   const latest = Math.max(...race.calls.map((c) => c.offset_ms), 0);
   const span = Math.max(race.tie_window_ms * 1.5, latest * 1.15, 50);
   const percent = (ms) => `${Math.min(100, (ms / span) * 100)}%`;
-  const outcome = race.outcome === "tied"
-    ? `tie: ${race.winners.join(", ")} — the piles go into the Snap Pot`
-    : race.outcome === "won" ? `${race.winners.join(", ")} won ${race.cards} cards` : "deciding…";
   const lane = el("div", { class: "lane" });
   lane.append(el("div", { class: "window", style: `left:0;width:${percent(race.tie_window_ms)}`, title: `tie window ${race.tie_window_ms} ms` }));
   for (const c of race.calls) {
@@ -118,7 +115,7 @@ function renderRace(race) {
     lane.append(row);
   }
   return el("div", { class: `race ${race.outcome}`, "data-outcome": race.outcome },
-    el("div", { class: "outcome", text: `${race.call === "snap_pot" ? "Snap Pot!" : "Snap!"} ${outcome}` }),
+    el("div", { class: "outcome", text: race.summary, dir: "auto" }),
     lane,
     el("div", { class: "scale" }, el("span", { text: "0 ms" }), el("span", { text: `tie window ${race.tie_window_ms} ms` }), el("span", { text: `${Math.round(span)} ms` })));
 }
