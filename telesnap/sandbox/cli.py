@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import webbrowser
+from pathlib import Path
 
 from ..app import SHUFFLE_SEED_VARIABLE
 from ..config import ConfigError, normalize_database_url
@@ -16,6 +17,8 @@ from .app import DEFAULT_DATABASE_FILE, DEFAULT_PORT, Sandbox, SandboxOptions, s
 
 logger = logging.getLogger(__name__)
 PORT_VARIABLE = "TELESNAP_SANDBOX_PORT"
+ROSTER_FILE = "telesnap-sandbox.json"
+"""Where the chats are kept when the games are not in a SQLite file."""
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -26,7 +29,7 @@ def options_from(args: argparse.Namespace) -> SandboxOptions:
     )
     database_file = sqlite_file(database_url)
     roster_file = (
-        None
+        Path(ROSTER_FILE)
         if database_file is None
         else database_file.with_name(database_file.name + ".sandbox.json")
     )
@@ -39,7 +42,7 @@ def options_from(args: argparse.Namespace) -> SandboxOptions:
             database_file.with_name(database_file.name + "-shm"),
             roster_file,
         ):
-            if path is not None and path.exists():
+            if path.exists():
                 path.unlink()
     port = args.port
     if port is None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from ..emulator.errors import ApiError
 from .robots import RobotStyle
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def _endpoint(action: Endpoint) -> Callable[[web.Request], Awaitable[web.Respons
         body.update(request.match_info)
         try:
             result = await action(request.app[SANDBOX_KEY], body)
-        except (ValueError, KeyError, TypeError) as error:
+        except (ValueError, KeyError, TypeError, ApiError) as error:
             return web.json_response({"error": str(error)}, status=400)
         return web.json_response(result)
 

@@ -37,6 +37,7 @@ RACES_SHOWN = 20
 class TimelineCall:
     """One call of a race."""
 
+    seat: int
     user_id: int | None
     name: str
     offset_ms: float
@@ -132,6 +133,7 @@ async def _races_of(session: AsyncSession, game: Game) -> list[Race]:
             user_id, name = names.get(operation.seat, (None, f"seat {operation.seat}"))
             shown_in.calls.append(
                 TimelineCall(
+                    operation.seat,
                     user_id,
                     name,
                     (operation.stamp_ns - first_stamp) / 1_000_000,
@@ -150,8 +152,7 @@ async def _races_of(session: AsyncSession, game: Game) -> list[Race]:
 def _close(race: Race, resolved: RaceResolved, names: dict[int, tuple[int, str]]) -> None:
     results = {result.seat: result for result in resolved.results}
     for call in race.calls:
-        seat = next((s for s, (uid, _) in names.items() if uid == call.user_id), None)
-        result = results.get(seat) if seat is not None else None
+        result = results.get(call.seat)
         if result is not None and call.verdict == CallVerdict.PENDING.value:
             call.verdict = result.verdict.value
             call.behind_ms = result.behind_ms

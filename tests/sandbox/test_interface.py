@@ -284,3 +284,9 @@ async def test_a_slow_phone_loses_a_race_it_pressed_at_the_same_moment(
     (ann,) = [c for c in calls if c["name"] == "Ann"]
     assert ann["verdict"] in {"too_slow", "too_late"}
     assert ann["offset_ms"] >= 400
+
+
+async def test_the_races_of_an_unknown_chat_are_a_clear_refusal(sandbox: Sandbox) -> None:
+    status, body = await sandbox_call(sandbox, "GET", "/races?chat_id=-999")
+    assert status == 400
+    assert body == {"error": "Bad Request: chat not found"}
