@@ -10,7 +10,7 @@ from playwright.async_api import Page, expect
 from telesnap.bot.i18n import translator
 from telesnap.bot.menu import command_descriptions
 from telesnap.sandbox.app import Sandbox
-from tests.sandbox.helpers import ANN
+from tests.sandbox.helpers import ANN, BOB
 
 from .page_helpers import message, pane, send
 
@@ -72,3 +72,17 @@ async def test_four_people_fit_side_by_side_on_a_laptop_and_stack_on_a_phone(
     assert len(set(lefts)) == 1, lefts
     assert tops == sorted(tops), tops
     assert len(set(tops)) == 4, tops
+
+
+async def test_a_rename_shows_in_every_pane_and_reaches_the_bot(
+    page: Page, sandbox: Sandbox
+) -> None:
+    ann, bob = pane(page, ANN), pane(page, BOB)
+    await send(bob, "hi all")
+    await message(ann, "hi all").wait_for()
+    await bob.locator(".name").fill("Бобби ✨ ビ")
+    await bob.locator(".name").press("Enter")
+    await expect(message(ann, "hi all").locator(".sender")).to_have_text("Бобби ✨ ビ")
+    await send(ann, "/newgame")
+    await message(bob, "A game of Snap is starting").get_by_role("button", name="Join").click()
+    await expect(message(ann, "A game of Snap is starting")).to_contain_text("• Бобби ✨ ビ")

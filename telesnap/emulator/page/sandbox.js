@@ -58,7 +58,10 @@ function apply(update) {
   state.flood = update.flood_limits;
   state.refusals = update.flood_refusals;
   $("#flood-switch").checked = state.flood;
+  const newcomers = update.users.filter((user) => !state.users.has(user.id));
+  const renamed = !first && update.users.some((user) => state.users.has(user.id) && fullName(state.users.get(user.id)) !== fullName(user));
   for (const user of update.users) state.users.set(user.id, user);
+  if (!first && newcomers.length && sandbox) refreshSandbox(); // a robot added from another page
   for (const chat of update.chats) state.chats.set(chat.id, chat);
   const touched = new Set();
   for (const message of update.messages) { state.messages.set(message.key, message); touched.add(message.chat_id); }
@@ -72,7 +75,10 @@ function apply(update) {
   }
   if (first) firstState = false;
   syncPanes();
-  for (const pane of panes.values()) pane.render(first ? null : touched);
+  for (const pane of panes.values()) {
+    if (renamed) pane.redraw();
+    else pane.render(first ? null : touched);
+  }
   for (const toast of fresh) panes.get(toast.user_id)?.toast(toast);
   renderLog();
   renderRaceChats();
@@ -183,6 +189,12 @@ class Pane {
     this.setReply(null);
     this.commands = [];
     if (render) { this.renderTabs(); this.render(null); this.loadCommands(); }
+  }
+
+  redraw() {
+    this.shown.clear();
+    $(".messages", this.node).replaceChildren();
+    this.render(null);
   }
 
   inPlace(message) {
@@ -307,6 +319,13 @@ async function loadSandbox() {
   $("#clock-controls").hidden = false;
   $("#add-robot").hidden = false;
   $("#races-box").hidden = false;
+  showClock();
+  for (const pane of panes.values()) pane.update(pane.user);
+}
+async function refreshSandbox() {
+  const response = await fetch("/_sandbox/");
+  if (!response.ok) return;
+  sandbox = await response.json();
   showClock();
   for (const pane of panes.values()) pane.update(pane.user);
 }
