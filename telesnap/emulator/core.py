@@ -24,7 +24,7 @@ from .flood import FloodControl
 from .handlers import HANDLERS, not_emulated_result
 from .network import NetworkDelay
 from .records import CallRecord, Fault, Toast, Violation
-from .spec import UploadedFile, coerce_params, find_method
+from .spec import ATTACHED, UploadedFile, coerce_params, find_method
 from .updates import UpdateHub
 from .world import User, World
 
@@ -130,6 +130,9 @@ class Emulator:
         try:
             await self._apply_fault(fault)
             params = coerce_params(method, raw)
+            attached = {k: v for k, v in raw.items() if isinstance(v, UploadedFile)}
+            if attached:
+                params[ATTACHED] = attached  # for attach:// inside InputMedia
             handler = HANDLERS.get(method.name.lower())
             if handler is None:
                 self.not_emulated.add(method.name)

@@ -31,6 +31,7 @@ HANDLERS: dict[str, Handler] = {
     "sendmessage": message_methods.send_message,
     "editmessagetext": message_methods.edit_message_text,
     "editmessagereplymarkup": message_methods.edit_message_reply_markup,
+    "editmessagemedia": message_methods.edit_message_media,
     "deletemessage": message_methods.delete_message,
     "answercallbackquery": message_methods.answer_callback_query,
     "sendphoto": message_methods.send_photo,

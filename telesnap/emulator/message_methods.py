@@ -15,7 +15,7 @@ from .checks import (
 )
 from .errors import MESSAGE_NOT_MODIFIED, bad_request
 from .records import Revision
-from .spec import UploadedFile
+from .spec import ATTACHED, UploadedFile
 from .world import Chat, StoredMessage
 
 if TYPE_CHECKING:
@@ -173,6 +173,39 @@ async def edit_message_reply_markup(emulator: Emulator, params: dict[str, Any]) 
     return _apply_edit(
         emulator, message, message.text, message.entities, message.parse_mode, markup
     )
+
+
+EDITABLE_MEDIA = frozenset({"photo", "document"})
+
+
+async def edit_message_media(emulator: Emulator, params: dict[str, Any]) -> Any:
+    """editMessageMedia: a new photo or document (an upload or a file_id), caption, keyboard."""
+    message = _editable(emulator, params)
+    media = params["media"]
+    kind = media.get("type")
+    if kind not in EDITABLE_MEDIA:
+        raise bad_request(f"media type {kind!r} is not emulated (photo and document are)")
+    if message.kind == "text":
+        raise bad_request("there is no media in the message to edit")
+    source = media.get("media")
+    if isinstance(source, str) and source.startswith("attach://"):
+        source = params.get(ATTACHED, {}).get(source.removeprefix("attach://"))
+    if not isinstance(source, UploadedFile | str) or not source:
+        raise bad_request("wrong file identifier/HTTP URL specified")
+    caption, entities = render_text(
+        media.get("caption", ""), media.get("parse_mode"), media.get("caption_entities")
+    )
+    check_caption(caption)
+    markup = check_reply_markup(params.get("reply_markup"))
+    _admit(emulator, message.chat)
+    message.history.append(
+        Revision(message.text, message.parse_mode, message.reply_markup, emulator.clock())
+    )
+    message.kind, message.file = kind, _file_json(emulator, source, kind)
+    message.text, message.entities, message.parse_mode = caption, entities, media.get("parse_mode")
+    message.reply_markup = markup
+    message.edit_date = int(time.time())
+    return message.to_json()
 
 
 async def delete_message(emulator: Emulator, params: dict[str, Any]) -> Any:

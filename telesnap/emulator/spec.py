@@ -21,6 +21,9 @@ from typing import Any
 from .errors import ApiError, bad_request
 
 DATA_FILE = "botapi_methods.json"
+ATTACHED = "_attached"
+"""The key under which a handler finds every uploaded file part of its call, by field name
+(for ``attach://`` references inside JSON values, such as an InputMedia's ``media``)."""
 SCALAR_TYPES = frozenset({"String", "Integer", "Float", "Boolean"})
 
 

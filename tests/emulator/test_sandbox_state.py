@@ -241,3 +241,44 @@ async def test_the_page_is_served_from_the_package(emulator: RunningEmulator) ->
             assert "/_emulator/live" in await response.text()
         async with session.get(f"{emulator.url}/page/../core.py") as response:
             assert response.status == 404
+
+
+async def test_edit_message_media_replaces_a_photo_with_a_new_upload(
+    emulator: RunningEmulator,
+) -> None:
+    client = emulator.client
+    ann = await client.create_user("Ann")
+    chat = await client.create_chat("group", title="Snap", members=[ann["id"]])
+    base = f"{emulator.base_url}{emulator.token}"
+    async with aiohttp.ClientSession() as session:
+        form = aiohttp.FormData()
+        form.add_field("chat_id", str(chat["id"]))
+        form.add_field("caption", "first")
+        form.add_field("photo", b"first picture", filename="a.png", content_type="image/png")
+        async with session.post(f"{base}/sendPhoto", data=form) as response:
+            sent = (await response.json())["result"]
+        form = aiohttp.FormData()
+        form.add_field("chat_id", str(chat["id"]))
+        form.add_field("message_id", str(sent["message_id"]))
+        media = {"type": "photo", "media": "attach://picture", "caption": "<b>second</b>"}
+        form.add_field("media", json.dumps({**media, "parse_mode": "HTML"}))
+        form.add_field("picture", b"second picture", filename="b.png", content_type="image/png")
+        async with session.post(f"{base}/editMessageMedia", data=form) as response:
+            body = await response.json()
+        assert response.status == 200, body
+        edited = body["result"]
+        assert edited["caption"] == "second"
+        new_id = edited["photo"][0]["file_id"]
+        assert new_id != sent["photo"][0]["file_id"]
+        async with session.get(f"{emulator.url}/_emulator/files/{new_id}") as response:
+            assert await response.read() == b"second picture"
+        bad = aiohttp.FormData()
+        bad.add_field("chat_id", str(chat["id"]))
+        bad.add_field("message_id", str(sent["message_id"]))
+        bad.add_field("media", json.dumps({"type": "photo", "media": "attach://missing"}))
+        async with session.post(f"{base}/editMessageMedia", data=bad) as response:
+            assert response.status == 400
+    (photo,) = await client.transcript(chat["id"])
+    assert photo.text == "second"
+    assert [revision.text for revision in photo.history] == ["first"]
+    assert "editMessageMedia" not in await client.not_emulated()
