@@ -86,3 +86,24 @@ async def test_a_rename_shows_in_every_pane_and_reaches_the_bot(
     await send(ann, "/newgame")
     await message(bob, "A game of Snap is starting").get_by_role("button", name="Join").click()
     await expect(message(ann, "A game of Snap is starting")).to_contain_text("• Бобби ✨ ビ")
+
+
+async def test_forum_topics_are_tabs_and_each_person_has_a_private_chat(
+    page: Page, sandbox: Sandbox
+) -> None:
+    ann, bob = pane(page, ANN), pane(page, BOB)
+    await ann.get_by_role("tab", name="Snap forum › Table 1").click()
+    await bob.get_by_role("tab", name="Snap forum › Table 1").click()
+    await send(ann, "/newgame")
+    await expect(message(bob, "A game of Snap is starting")).to_be_visible()
+    await bob.get_by_role("tab", name="Snap forum › Table 2").click()
+    await expect(bob.locator(".message")).to_have_count(0)
+    await bob.get_by_role("tab", name="Snap club").click()
+    await expect(bob.locator(".message")).to_have_count(0)
+    await ann.get_by_role("tab", name="Telesnap Test").click()
+    await expect(ann.locator(".chat-title")).to_contain_text("private chat with @telesnap_test_bot")
+    await send(ann, "/help")
+    await expect(ann.locator(".message.mine")).to_have_text(re.compile("/help"))
+    await expect(ann.locator(".message:not(.mine)").first).to_be_visible()
+    await bob.get_by_role("tab", name="Telesnap Test").click()
+    await expect(bob.locator(".message")).to_have_count(0)
