@@ -11,6 +11,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from telesnap.__main__ import build_parser
+from telesnap.config import ConfigError
 from telesnap.emulator.client import Press
 from telesnap.sandbox.app import Sandbox
 from telesnap.sandbox.cli import main as sandbox_main
@@ -290,3 +292,20 @@ async def test_the_races_of_an_unknown_chat_are_a_clear_refusal(sandbox: Sandbox
     status, body = await sandbox_call(sandbox, "GET", "/races?chat_id=-999")
     assert status == 400
     assert body == {"error": "Bad Request: chat not found"}
+
+
+def test_the_port_comes_from_the_command_line_then_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = f"sqlite:///{tmp_path / 'games.db'}"
+    parsed = build_parser().parse_args(["sandbox", "--database-url", database])
+    assert parsed.target == "telesnap.sandbox.cli:main"
+    monkeypatch.delenv("TELESNAP_SANDBOX_PORT", raising=False)
+    assert options_from(parsed).port == 8080
+    monkeypatch.setenv("TELESNAP_SANDBOX_PORT", "9123")
+    assert options_from(parsed).port == 9123
+    with_port = build_parser().parse_args(["sandbox", "--port", "9000", "--database-url", database])
+    assert options_from(with_port).port == 9000
+    monkeypatch.setenv("TELESNAP_SANDBOX_PORT", "eighty")
+    with pytest.raises(ConfigError, match="TELESNAP_SANDBOX_PORT must be a port number"):
+        options_from(parsed)
