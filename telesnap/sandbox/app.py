@@ -91,6 +91,7 @@ class Sandbox:
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
         self._saver: asyncio.Task[None] | None = None
+        self._world_ready = False
         self.saves = ChangeSignal()
         """Bumped each time the chats are saved (tests wait on it)."""
 
@@ -104,19 +105,35 @@ class Sandbox:
             server_url = await self.server.start(options.host, options.port)
         except OSError as error:
             raise ConfigError(f"cannot listen on {options.host}:{options.port}: {error}") from None
+        try:
+            await self._start_the_rest(server_url)
+        except BaseException:
+            await self.stop()  # nothing half-started stays behind (the listening socket above all)
+            raise
+        return self.url
+
+    async def _start_the_rest(self, server_url: str) -> None:
+        options = self.options
         port = server_url.rpartition(":")[2]
-        self.url = f"http://{options.host}:{port}/"
-        api_host = "127.0.0.1" if options.host in WILDCARD_HOSTS else options.host
+        local_host = "127.0.0.1" if options.host in WILDCARD_HOSTS else options.host
+        shown_host = f"[{local_host}]" if ":" in local_host else local_host
+        self.url = f"http://{shown_host}:{port}/"
         skipped = None
         if options.roster_file is not None:
-            skipped = roster.restore(options.roster_file, self.emulator, self.robots)
+            try:
+                skipped = roster.restore(options.roster_file, self.emulator, self.robots)
+            except (ValueError, KeyError, TypeError) as error:
+                raise ConfigError(
+                    f"{options.roster_file} cannot be read ({error}); --fresh starts over"
+                ) from None
         if skipped is None:
             roster.create_first_world(self.emulator)
         elif skipped > 0:
             self.clock.skip(skipped)
+        self._world_ready = True  # from here on the chats may be saved over the file
         settings = Settings(
             token=self.emulator.config.token,
-            api_url=f"http://{api_host}:{port}",
+            api_url=f"http://{shown_host}:{port}",
             database_url=options.database_url,
         )
         self.runner = BotRunner(
@@ -131,7 +148,6 @@ class Sandbox:
         self.robots.start()
         if options.roster_file is not None:
             self._saver = asyncio.create_task(self._keep_saving(options.roster_file))
-        return self.url
 
     async def _keep_saving(self, path: Path) -> None:
         """Save the chats after each change (at most every few seconds), so a crash loses little."""
@@ -159,7 +175,7 @@ class Sandbox:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._saver
             self._saver = None
-        if self.options.roster_file is not None and self.emulator.world.chats:
+        if self.options.roster_file is not None and self._world_ready:
             self._save(self.options.roster_file)
         await self.robots.stop()
         if self.runner is not None:

@@ -309,3 +309,16 @@ def test_the_port_comes_from_the_command_line_then_the_environment(
     monkeypatch.setenv("TELESNAP_SANDBOX_PORT", "eighty")
     with pytest.raises(ConfigError, match="TELESNAP_SANDBOX_PORT must be a port number"):
         options_from(parsed)
+
+
+async def test_an_unreadable_saved_chats_file_is_a_clear_error(tmp_path: Path) -> None:
+    saved = tmp_path / "sandbox.db.sandbox.json"
+    saved.write_text('{"version": 1, "users": [{"id": 1001}]}', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"cannot be read .*; --fresh starts over"):
+        async with running_sandbox(tmp_path, roster=True):
+            pass
+    assert saved.read_text(encoding="utf-8") == '{"version": 1, "users": [{"id": 1001}]}'
+    saved.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"cannot be read"):
+        async with running_sandbox(tmp_path, roster=True):
+            pass
