@@ -106,7 +106,7 @@ async def test_the_timeline_places_each_call_by_its_receipt_stamp(
     assert (first["name"], first["offset_ms"], first["verdict"]) == ("Ann", 0.0, "tied")
     assert second["name"] == "Bob"
     assert second["verdict"] == "tied"
-    assert 0 < second["offset_ms"] < 2000
+    assert 0 <= second["offset_ms"] < 2000  # one getUpdates batch may carry both: one stamp
 
 
 async def test_a_won_race_names_its_winner_and_the_slower_caller(
