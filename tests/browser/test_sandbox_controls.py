@@ -107,3 +107,16 @@ async def test_forum_topics_are_tabs_and_each_person_has_a_private_chat(
     await expect(ann.locator(".message:not(.mine)").first).to_be_visible()
     await bob.get_by_role("tab", name="Telesnap Test").click()
     await expect(bob.locator(".message")).to_have_count(0)
+
+
+async def test_a_persons_network_delay_is_set_in_their_pane(page: Page, sandbox: Sandbox) -> None:
+    ann = pane(page, ANN)
+    await ann.locator(".network summary").click()
+    await ann.locator(".network .delay").fill("80")
+    await ann.locator(".network .jitter").fill("20")
+    await ann.locator(".network .jitter").press("Enter")
+    await ann.locator(".text").click()  # leaving the fields shows what the emulator holds
+    await expect(ann.locator(".network summary")).to_have_text("network +80 ± 20 ms")
+    link = sandbox.emulator.network[ANN]
+    assert (link.delay_ms, link.jitter_ms) == (80, 20)
+    await expect(pane(page, BOB).locator(".network summary")).to_have_text("network")
