@@ -177,9 +177,17 @@ async def flip_after_race(
 
 
 def after_call(
-    runtime: Runtime, place: Place, outcome: CallOutcome, query_id: str | None, actor: Actor
+    runtime: Runtime,
+    place: Place,
+    outcome: CallOutcome,
+    query_id: str | None,
+    actor: Actor,
+    received_ns: int | None = None,
 ) -> None:
-    """Enter a correct call in its race (the answer comes later); show a wrong call."""
+    """Enter a correct call in its race (the answer comes later); show a wrong call.
+
+    ``query_id`` and ``received_ns`` are the pressed button's query and receipt stamp.
+    """
     if (
         outcome.verdict is CallVerdict.PENDING
         and outcome.race_id is not None
@@ -190,7 +198,7 @@ def after_call(
             outcome.race_id, table.game_id, outcome.race_deadline_ns, table.board_version
         )
         waiter = (
-            Waiter(query_id, actor.user_id, language_of(actor.language_code))
+            Waiter(query_id, actor.user_id, language_of(actor.language_code), received_ns)
             if query_id is not None
             else None
         )

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from telegram import Bot
-from telegram.error import TelegramError
 
 from ..services.races import OpenRace, RaceService
 from ..services.types import Place
@@ -31,6 +30,7 @@ from ..services.views import RaceEnding, RaceOutcome
 from .i18n import translator
 from .receipts import ReceiptBook
 from .texts import race_called_off_toast, race_delayed_toast, race_over_toast, verdict_toast
+from .toasts import answer_toast
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ ShowRace = Callable[[Place, RaceOutcome], Awaitable[None]]
 
 FIRST_RETRY_S = 0.1
 LAST_RETRY_S = 30.0
-ANSWER_WITHIN_S = 8.0
+ANSWER_WITHIN_S = 5.0
 """Callers still waiting this long after a first failed decision are told it is delayed
 (Telegram stops taking an answer to a press some 15 s after it was made)."""
 
@@ -67,6 +67,8 @@ class Waiter:
     query_id: str
     user_id: int
     language: str
+    received_ns: int | None = None
+    """The press's receipt stamp: retries of the answer stop before the press expires."""
 
 
 @dataclass(eq=False)
@@ -243,9 +245,7 @@ class RaceReferee:
             if race.waiters and loop.time() >= answer_by:
                 waiters, race.waiters = race.waiters, []
                 for waiter in waiters:
-                    await self._answer(
-                        waiter.query_id, race_delayed_toast(translator(waiter.language))
-                    )
+                    await self._answer(waiter, race_delayed_toast(translator(waiter.language)))
             await asyncio.sleep(delay)
             delay = min(delay * 2, LAST_RETRY_S)
 
@@ -260,13 +260,10 @@ class RaceReferee:
                 text = race_over_toast(tr)
             else:
                 text = verdict_toast(result.verdict, result.behind_ms, tr)
-            await self._answer(waiter.query_id, text)
+            await self._answer(waiter, text)
 
-    async def _answer(self, query_id: str, text: str) -> None:
-        try:
-            await self._bot.answer_callback_query(query_id, text)
-        except TelegramError as error:
-            logger.warning("could not answer a press: %s", error)
+    async def _answer(self, waiter: Waiter, text: str) -> None:
+        await answer_toast(self._bot, waiter.query_id, text, received_ns=waiter.received_ns)
 
     async def close(self) -> None:
         """Cancel the races still waiting (they are decided again after a restart)."""
