@@ -106,7 +106,20 @@ class Runtime:
     def _board_shown(self, place: Place) -> Any:
         async def shown(table: TableView, message_id: int) -> None:
             receipt = Receipt(time.monotonic_ns(), datetime.now(UTC))
-            self.play.record_board_shown(table.game_id, table.board_version, message_id, receipt)
+            try:
+                await self.play.record_board_shown(
+                    table.game_id, table.board_version, message_id, receipt
+                )
+            except Exception:
+                # The board is out: sending it again would not help. Calls on it get no
+                # reaction time, and a Flip on it is taken as a press on the newest board.
+                logger.exception(
+                    "could not store that message %s shows board %s of game %s in chat %s",
+                    message_id,
+                    table.board_version,
+                    table.game_id,
+                    place.chat_id,
+                )
 
         return shown
 

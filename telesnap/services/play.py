@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..game import CallKind, SnapError
 from ..game.race import NANOSECONDS_PER_MS
@@ -37,7 +37,11 @@ class PlayService(Service):
         """Flip for ``actor`` if it is their turn.
 
         ``seen_version`` is the board version of the pressed button (None for a typed
-        command); a button on an older board is refused so one press cannot flip twice.
+        command). A button of the newest board that has reached the chat acts on the
+        game as it is now, even while newer boards wait for Telegram's flood limit, if
+        its presser is on turn and has not flipped since that board (so one press
+        cannot flip twice); a button of a board that a newer one has replaced in the
+        chat is refused as old.
         """
         async with self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
@@ -45,10 +49,12 @@ class PlayService(Service):
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             if seen_version is not None and seen_version != game.board_version:
-                raise Refused(Reason.OLD_BOARD)
+                newest = await uow.board_views.newest_version(loaded.game_id)
+                if newest is not None and seen_version < newest:
+                    raise Refused(Reason.OLD_BOARD)
             before = len(game.history)
             try:
-                game.flip(seat)
+                game.flip(seat, seen_version)
             except SnapError as error:
                 raise refusal_for(error) from None
             end_if_flip_limit(loaded)
@@ -77,9 +83,8 @@ class PlayService(Service):
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             version = game.board_version if seen_version is None else seen_version
-            reaction_ms = self._reaction_ms(
-                loaded, version, receipt, row.board_version, row.board_shown_at
-            )
+            shown_at = await uow.board_views.shown_at(loaded.game_id, version)
+            reaction_ms = reaction_ms_since(shown_at, receipt)
             before = len(game.history)
             try:
                 op = game.call(
@@ -120,21 +125,6 @@ class PlayService(Service):
         window_ns = loaded.settings.tie_window_ms * NANOSECONDS_PER_MS
         return min(call.stamp_ns for call in calls) + window_ns
 
-    @staticmethod
-    def _reaction_ms(
-        loaded: LoadedGame,
-        version: int,
-        receipt: Receipt,
-        stored_version: int,
-        stored_shown_at: datetime | None,
-    ) -> int | None:
-        shown_ns = loaded.shown_at_ns.get(version)
-        if shown_ns is not None:
-            return max(0, (receipt.monotonic_ns - shown_ns) // NANOSECONDS_PER_MS)
-        if stored_version == version and stored_shown_at is not None:
-            return max(0, int((receipt.wall - stored_shown_at).total_seconds() * 1000))
-        return None
-
     async def resolve_race(self, place: Place) -> RaceOutcome | None:
         """Decide the topic's open race; None when there is none (already decided)."""
         async with self._change(place, None) as uow:
@@ -155,18 +145,17 @@ class PlayService(Service):
             )
             return RaceOutcome(results, PlayOutcome(loaded.table(), operations))
 
-    def record_board_shown(
+    async def record_board_shown(
         self, game_id: int, version: int, message_id: int, shown: Receipt
     ) -> None:
-        """Remember when the message showing board ``version`` reached Telegram.
+        """Store that ``message_id``, showing board ``version``, reached Telegram.
 
-        Reaction times are measured from it. It is kept in memory, and written to
-        the game's row with the next change to the game (no extra transaction).
+        Reaction times are measured from it (``shown.wall``), so they hold after a
+        refusal, a restart and on any worker. It runs after the send, in a short
+        transaction of its own, outside the topic's lock.
         """
-        loaded = self._store.cached(game_id)
-        if loaded is not None:
-            loaded.shown_at_ns[version] = shown.monotonic_ns
-            loaded.shown_messages[version] = (message_id, shown.wall)
+        async with UnitOfWork(self._sessions) as uow:
+            await uow.board_views.record(game_id, version, message_id, shown.wall)
 
     async def open_races(self) -> list[OpenRace]:
         """Every running game with calls waiting (after a restart they are decided at once)."""
@@ -195,6 +184,23 @@ class PlayService(Service):
             row = await self._running_game(uow, place)
             loaded = await self._store.load(uow, row)
             return PlayOutcome(loaded.table(), ())
+
+
+def reaction_ms_since(shown_at: datetime | None, receipt: Receipt) -> int | None:
+    """Milliseconds from the board's showing to the call's receipt (None: never shown).
+
+    Wall clocks: the board may have been shown by another worker, or before a restart.
+
+    >>> from datetime import UTC, datetime, timedelta
+    >>> shown = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> reaction_ms_since(shown, Receipt(0, shown + timedelta(milliseconds=300)))
+    300
+    >>> reaction_ms_since(None, Receipt(0, shown)) is None
+    True
+    """
+    if shown_at is None:
+        return None
+    return max(0, (receipt.wall - shown_at) // timedelta(milliseconds=1))
 
 
 def end_if_flip_limit(loaded: LoadedGame) -> None:

@@ -14,6 +14,7 @@ from typing import Self
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from .repositories import (
+    BoardViewRepository,
     ChatRepository,
     ChatSettingsRepository,
     GameRepository,
@@ -41,6 +42,7 @@ class UnitOfWork:
     settings: ChatSettingsRepository
     games: GameRepository
     history: HistoryRepository
+    board_views: BoardViewRepository
     updates: ProcessedUpdateRepository
     timers: TimerRepository
     stats: StatsRepository
@@ -64,6 +66,7 @@ class UnitOfWork:
         self.settings = ChatSettingsRepository(session)
         self.games = GameRepository(session)
         self.history = HistoryRepository(session)
+        self.board_views = BoardViewRepository(session)
         self.updates = ProcessedUpdateRepository(session)
         self.timers = TimerRepository(session)
         self.stats = StatsRepository(session)

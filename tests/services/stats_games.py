@@ -11,7 +11,7 @@ import contextlib
 import itertools
 import random
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -23,6 +23,7 @@ from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt, Refused
 from telesnap.services.views import TableView
 
+START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 CHATS = (Place(-101, title="One"), Place(-102, title="Two"))
 PLAYERS = tuple(Actor(10 + i, name) for i, name in enumerate(["Ann", "Bob", "Cid", "Dee", "Eve"]))
 
@@ -42,7 +43,8 @@ class Driver:
 
     def receipt(self, advance_ms: int = 1) -> Receipt:
         self.clock_ms += advance_ms
-        return Receipt(self.clock_ms * 1_000_000, datetime.now(UTC), next(self.update_ids))
+        wall = START + timedelta(milliseconds=self.clock_ms)
+        return Receipt(self.clock_ms * 1_000_000, wall, next(self.update_ids))
 
     async def play_games(self, count: int) -> None:
         for place in CHATS:
@@ -102,7 +104,7 @@ class Driver:
                 await self.play.flip(place, actors[turn.user_id], self.receipt(30))
 
     async def shown(self, place: Place, table: TableView) -> None:
-        self.play.record_board_shown(table.game_id, table.board_version, 1, self.receipt(0))
+        await self.play.record_board_shown(table.game_id, table.board_version, 1, self.receipt(0))
 
     async def call(
         self, place: Place, actor: Actor, kind: CallKind, version: int, delay_ms: int

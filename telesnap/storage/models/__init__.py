@@ -2,7 +2,7 @@
 
 from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .base import Base, UtcDateTime, utc_now
-from .games import ACTIVE_STATUSES, Game, GameOperation, GamePlayer, GameStatus
+from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
 from .infrastructure import ProcessedUpdate, Timer
 from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats
 
@@ -12,6 +12,7 @@ __all__ = [
     "CHAT_TYPES",
     "WHOLE_CHAT",
     "Base",
+    "BoardView",
     "Chat",
     "ChatSettings",
     "Game",

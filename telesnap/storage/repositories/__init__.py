@@ -1,12 +1,14 @@
 """Repositories: small typed query objects, one per table group, over one session."""
 
 from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
+from .board_views import BoardViewRepository
 from .bookkeeping import ProcessedUpdateRepository, TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
 from .stats import Ranking, StatsRepository
 
 __all__ = [
+    "BoardViewRepository",
     "ChatRepository",
     "ChatSettingsRepository",
     "GameRepository",
