@@ -158,3 +158,44 @@ async def test_a_refusal_after_the_engine_moved_leaves_no_half_changed_game(
     assert turn is not None
     flipped = await play.flip(PLACE, actor_of(turn), at(10))
     assert flipped.table.flips == before.flips + 1
+
+
+async def test_ten_snap_presses_on_a_board_with_no_match_cost_one_card(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    play = await started(session_factory, GameStore())
+    table = (await play.table(PLACE)).table
+    assert not table.players[1].top  # nothing face up yet: no call is correct
+    bob_cards = table.players[1].face_down
+    first = await play.call(PLACE, BOB, CallKind.SNAP, at(0), table.board_version)
+    assert first.verdict is CallVerdict.WRONG
+    for press in range(1, 10):
+        with pytest.raises(Refused) as repeat:
+            await play.call(PLACE, BOB, CallKind.SNAP, at(press * 10), table.board_version)
+        assert repeat.value.reason is Reason.REPEATED_PRESS
+    after = (await play.table(PLACE)).table
+    assert after.players[1].face_down == bob_cards - 1
+    assert len(await stored_reaction_times(session_factory)) == 1
+
+
+async def test_the_game_cache_keeps_the_most_recently_used_games_and_reloads_the_others(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    store = GameStore(shared=False, capacity=2)
+    lobby = LobbyService(session_factory, store, shuffle_seed=5)
+    play = PlayService(session_factory, store)
+    places = [Place(chat_id=-310 - index, chat_type="group") for index in range(3)]
+    for place in places:
+        await lobby.open(place, ANN, at(0))
+        await lobby.join(place, BOB, at(0))
+        await lobby.start(place, ANN, is_admin=False, receipt=at(0))
+    assert len(store) == 2
+    first = (await play.table(places[0])).table  # rebuilt from its history
+    assert store.cached(first.game_id) is not None
+    assert len(store) == 2
+    turn = first.turn_player
+    assert turn is not None
+    flipped = await play.flip(places[0], actor_of(turn), at(10))
+    assert flipped.table.flips == 1
+    with pytest.raises(ValueError, match="at least one"):
+        GameStore(capacity=0)
