@@ -141,9 +141,8 @@ class Game(Board):
     def verify_flip(self, seat: int, seen_version: int | None = None) -> None:
         """Raise unless ``seat`` may flip now, pressing a button of board ``seen_version``.
 
-        A button of an older board flips if it is the presser's turn and their last
-        turn ended before that board was shown; a second press of it counts once
-        (:class:`RepeatedPressError`). ``seen_version`` None: a typed command.
+        An older board's button flips if the presser's last turn ended before that board
+        was shown, else :class:`RepeatedPressError`. None: a typed command.
         """
         self._verify_playing(seat)
         if self.is_race_open:
@@ -187,8 +186,7 @@ class Game(Board):
     def verify_call(self, seat: int, seen_version: int, kind: CallKind | None = None) -> None:
         """Raise unless ``seat`` may call now, pressing a button of board ``seen_version``.
 
-        A call of ``kind`` that ``seat`` already made from that board counts once: it is
-        refused with :class:`RepeatedPressError` (a bouncing finger is not a second call).
+        A repeat of a call of ``kind`` from that board raises :class:`RepeatedPressError`.
         """
         self._verify_playing(seat)
         if not 0 <= seen_version <= self.board_version:

@@ -159,8 +159,9 @@ class GameStore:
         return loaded
 
     def adopt(self, loaded: LoadedGame) -> None:
-        """Keep a newly started game in the cache."""
+        """Keep a newly started game (saved in the change still open) in the cache."""
         self._keep(loaded)
+        self._saved_uncommitted.add(loaded.game_id)
 
     def _keep(self, loaded: LoadedGame) -> None:
         self._games[loaded.game_id] = loaded
