@@ -21,8 +21,21 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
+_CARRY = "_board_views_carry"
+"""Holds the rows being moved while ``games`` is rebuilt: on SQLite, batch mode copies
+the table and drops the old one, which would delete rows that refer to it."""
+
+
 def upgrade() -> None:
     """Apply this revision."""
+    op.execute(
+        f"CREATE TABLE {_CARRY} AS SELECT id AS game_id, board_version AS version, "
+        "board_message_id AS message_id, board_shown_at AS shown_at FROM games "
+        "WHERE board_message_id IS NOT NULL AND board_shown_at IS NOT NULL"
+    )
+    with op.batch_alter_table("games") as batch:
+        batch.drop_column("board_shown_at")
+        batch.drop_column("board_message_id")
     op.create_table(
         "board_views",
         sa.Column("game_id", sa.Integer(), nullable=False),
@@ -39,24 +52,24 @@ def upgrade() -> None:
     )
     op.execute(
         "INSERT INTO board_views (game_id, version, message_id, shown_at) "
-        "SELECT id, board_version, board_message_id, board_shown_at FROM games "
-        "WHERE board_message_id IS NOT NULL AND board_shown_at IS NOT NULL"
+        f"SELECT game_id, version, message_id, shown_at FROM {_CARRY}"
     )
-    with op.batch_alter_table("games") as batch:
-        batch.drop_column("board_shown_at")
-        batch.drop_column("board_message_id")
+    op.drop_table(_CARRY)
 
 
 def downgrade() -> None:
-    """Revert this revision (the newest view of each game goes back to its row)."""
+    """Revert this revision (the view of each game's current board goes back to its row)."""
+    op.execute(
+        f"CREATE TABLE {_CARRY} AS SELECT v.game_id, v.message_id, v.shown_at "
+        "FROM board_views v JOIN games g ON g.id = v.game_id AND v.version = g.board_version"
+    )
+    op.drop_table("board_views")
     with op.batch_alter_table("games") as batch:
         batch.add_column(sa.Column("board_message_id", sa.BigInteger(), nullable=True))
         batch.add_column(sa.Column("board_shown_at", sa.DateTime(timezone=True), nullable=True))
     op.execute(
         "UPDATE games SET "
-        "board_message_id = (SELECT v.message_id FROM board_views v "
-        "WHERE v.game_id = games.id AND v.version = games.board_version), "
-        "board_shown_at = (SELECT v.shown_at FROM board_views v "
-        "WHERE v.game_id = games.id AND v.version = games.board_version)"
+        f"board_message_id = (SELECT c.message_id FROM {_CARRY} c WHERE c.game_id = games.id), "
+        f"board_shown_at = (SELECT c.shown_at FROM {_CARRY} c WHERE c.game_id = games.id)"
     )
-    op.drop_table("board_views")
+    op.drop_table(_CARRY)
