@@ -45,11 +45,19 @@ def test_the_last_shown_board_moves_to_board_views_and_back(tmp_path: Path) -> N
                 ),
                 {"id": game_id, "message": message_id, "shown": shown, "at": "2026-11-30 19:00"},
             )
+        connection.execute(
+            text(
+                "INSERT INTO game_operations (game_id, seq, kind, payload, recorded_at)"
+                " VALUES (1, 1, 'game_started', '{}', '2026-11-30 19:00:00')"
+            )
+        )
     command.upgrade(config, REVISION)
     with engine.connect() as connection:
         views = connection.execute(
             text("SELECT game_id, version, message_id, shown_at FROM board_views")
         ).all()
+        operations = connection.execute(text("SELECT count(*) FROM game_operations")).scalar()
+    assert operations == 1  # rebuilding the games table keeps the rows that refer to it
     assert [(v.game_id, v.version, v.message_id) for v in views] == [(1, 9, 77)]
     assert str(views[0].shown_at).startswith("2026-11-30 20:00:00.25")
     command.downgrade(config, BEFORE)
@@ -57,6 +65,8 @@ def test_the_last_shown_board_moves_to_board_views_and_back(tmp_path: Path) -> N
         games = connection.execute(
             text("SELECT id, board_message_id, board_shown_at FROM games ORDER BY id")
         ).all()
+        operations = connection.execute(text("SELECT count(*) FROM game_operations")).scalar()
     engine.dispose()
     assert [(g.id, g.board_message_id) for g in games] == [(1, 77), (2, None)]
     assert str(games[0].board_shown_at).startswith("2026-11-30 20:00:00.25")
+    assert operations == 1

@@ -10,6 +10,7 @@ Revises: 5c1d0e7a9b42
 Create Date: 2026-12-01 09:40:00+00:00
 """
 
+import sqlite3
 from collections.abc import Sequence
 
 import sqlalchemy as sa
@@ -21,21 +22,24 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
-_CARRY = "_board_views_carry"
-"""Holds the rows being moved while ``games`` is rebuilt: on SQLite, batch mode copies
-the table and drops the old one, which would delete rows that refer to it."""
+_MOVED_COLUMNS = ("board_shown_at", "board_message_id")
+
+
+def _drop_from_games(column: str) -> None:
+    """Drop a column of games in place.
+
+    Not with batch mode: on SQLite it rebuilds the table, and dropping the old
+    one deletes every row that refers to it (``ON DELETE CASCADE``: the history,
+    the seats, the timers). SQLite before 3.35 cannot drop a column in place; there
+    the column stays, unused.
+    """
+    if op.get_bind().dialect.name == "sqlite" and sqlite3.sqlite_version_info < (3, 35, 0):
+        return
+    op.execute(f"ALTER TABLE games DROP COLUMN {column}")
 
 
 def upgrade() -> None:
     """Apply this revision."""
-    op.execute(
-        f"CREATE TABLE {_CARRY} AS SELECT id AS game_id, board_version AS version, "
-        "board_message_id AS message_id, board_shown_at AS shown_at FROM games "
-        "WHERE board_message_id IS NOT NULL AND board_shown_at IS NOT NULL"
-    )
-    with op.batch_alter_table("games") as batch:
-        batch.drop_column("board_shown_at")
-        batch.drop_column("board_message_id")
     op.create_table(
         "board_views",
         sa.Column("game_id", sa.Integer(), nullable=False),
@@ -52,24 +56,27 @@ def upgrade() -> None:
     )
     op.execute(
         "INSERT INTO board_views (game_id, version, message_id, shown_at) "
-        f"SELECT game_id, version, message_id, shown_at FROM {_CARRY}"
+        "SELECT id, board_version, board_message_id, board_shown_at FROM games "
+        "WHERE board_message_id IS NOT NULL AND board_shown_at IS NOT NULL"
     )
-    op.drop_table(_CARRY)
+    for column in _MOVED_COLUMNS:
+        _drop_from_games(column)
 
 
 def downgrade() -> None:
     """Revert this revision (the view of each game's current board goes back to its row)."""
-    op.execute(
-        f"CREATE TABLE {_CARRY} AS SELECT v.game_id, v.message_id, v.shown_at "
-        "FROM board_views v JOIN games g ON g.id = v.game_id AND v.version = g.board_version"
-    )
-    op.drop_table("board_views")
-    with op.batch_alter_table("games") as batch:
-        batch.add_column(sa.Column("board_message_id", sa.BigInteger(), nullable=True))
-        batch.add_column(sa.Column("board_shown_at", sa.DateTime(timezone=True), nullable=True))
+    present = {column["name"] for column in sa.inspect(op.get_bind()).get_columns("games")}
+    if "board_message_id" not in present:
+        op.add_column("games", sa.Column("board_message_id", sa.BigInteger(), nullable=True))
+    if "board_shown_at" not in present:
+        op.add_column(
+            "games", sa.Column("board_shown_at", sa.DateTime(timezone=True), nullable=True)
+        )
     op.execute(
         "UPDATE games SET "
-        f"board_message_id = (SELECT c.message_id FROM {_CARRY} c WHERE c.game_id = games.id), "
-        f"board_shown_at = (SELECT c.shown_at FROM {_CARRY} c WHERE c.game_id = games.id)"
+        "board_message_id = (SELECT v.message_id FROM board_views v "
+        "WHERE v.game_id = games.id AND v.version = games.board_version), "
+        "board_shown_at = (SELECT v.shown_at FROM board_views v "
+        "WHERE v.game_id = games.id AND v.version = games.board_version)"
     )
-    op.drop_table(_CARRY)
+    op.drop_table("board_views")
