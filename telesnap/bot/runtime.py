@@ -105,7 +105,11 @@ class Runtime:
 
     def _board_shown(self, place: Place) -> Any:
         async def shown(table: TableView, message_id: int) -> None:
+            # Stored beside the chat's outbox lane, which goes on to the next message.
             receipt = Receipt(time.monotonic_ns(), datetime.now(UTC))
+            self.spawn(record(table, message_id, receipt))
+
+        async def record(table: TableView, message_id: int, receipt: Receipt) -> None:
             try:
                 await self.play.record_board_shown(
                     table.game_id, table.board_version, message_id, receipt

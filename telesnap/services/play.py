@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from ..game import CallKind, SnapError
 from ..game.race import NANOSECONDS_PER_MS
+from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
-from .store import LoadedGame
+from .board_views import ShownBoards
+from .store import GameStore, LoadedGame
 from .types import Actor, Place, Reason, Receipt, Refused
 from .views import CallerResult, CallOutcome, PlayOutcome, RaceOutcome
 
@@ -25,6 +29,11 @@ class OpenRace:
 
 class PlayService(Service):
     """Flip, call "Snap!" or "Snap Pot!", and decide races."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], store: GameStore) -> None:
+        """Play the games of ``store``; the boards shown are stored through ``sessions``."""
+        super().__init__(sessions, store)
+        self._shown = ShownBoards(sessions)
 
     async def flip(
         self,
@@ -49,7 +58,7 @@ class PlayService(Service):
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             if seen_version is not None and seen_version != game.board_version:
-                newest = await uow.board_views.newest_version(loaded.game_id)
+                newest = await self._shown.newest_version(uow, loaded.game_id)
                 if newest is not None and seen_version < newest:
                     raise Refused(Reason.OLD_BOARD)
             before = len(game.history)
@@ -83,7 +92,7 @@ class PlayService(Service):
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             version = game.board_version if seen_version is None else seen_version
-            shown_at = await uow.board_views.shown_at(loaded.game_id, version)
+            shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
             reaction_ms = reaction_ms_since(shown_at, receipt)
             before = len(game.history)
             try:
@@ -152,10 +161,10 @@ class PlayService(Service):
 
         Reaction times are measured from it (``shown.wall``), so they hold after a
         refusal, a restart and on any worker. It runs after the send, in a short
-        transaction of its own, outside the topic's lock.
+        transaction of its own (shared with the boards shown meanwhile), outside the
+        topic's lock.
         """
-        async with UnitOfWork(self._sessions) as uow:
-            await uow.board_views.record(game_id, version, message_id, shown.wall)
+        await self._shown.record(ShownBoard(game_id, version, message_id, shown.wall))
 
     async def open_races(self) -> list[OpenRace]:
         """Every running game with calls waiting (after a restart they are decided at once)."""

@@ -1,7 +1,7 @@
 """Repositories: small typed query objects, one per table group, over one session."""
 
 from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
-from .board_views import BoardViewRepository
+from .board_views import BoardViewRepository, ShownBoard
 from .bookkeeping import ProcessedUpdateRepository, TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
@@ -16,6 +16,7 @@ __all__ = [
     "OperationRecord",
     "ProcessedUpdateRepository",
     "Ranking",
+    "ShownBoard",
     "StatsRepository",
     "TimerRepository",
     "UserRepository",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select
@@ -10,7 +12,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..models import BoardView
 from ._dialect import upsert_insert
 
-__all__ = ["BoardViewRepository"]
+__all__ = ["BoardViewRepository", "ShownBoard"]
+
+
+@dataclass(frozen=True, slots=True)
+class ShownBoard:
+    """One board message that reached Telegram: the game, its board version, when."""
+
+    game_id: int
+    version: int
+    message_id: int
+    shown_at: datetime
 
 
 class BoardViewRepository:
@@ -19,16 +31,27 @@ class BoardViewRepository:
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
 
-    async def record(self, game_id: int, version: int, message_id: int, shown_at: datetime) -> None:
-        """Store that ``message_id`` showed board ``version`` from ``shown_at``.
+    async def record(self, views: Sequence[ShownBoard]) -> None:
+        """Store that each message showed its board version from its ``shown_at``.
 
         The first message to show a version is the one its reaction times start
         from: a later message showing the same version again (the table posted
         again after a restart) changes nothing.
         """
+        if not views:
+            return
+        rows = [
+            {
+                "game_id": view.game_id,
+                "version": view.version,
+                "message_id": view.message_id,
+                "shown_at": view.shown_at,
+            }
+            for view in views
+        ]
         statement = (
             upsert_insert(self._session, BoardView)
-            .values(game_id=game_id, version=version, message_id=message_id, shown_at=shown_at)
+            .values(rows)
             .on_conflict_do_nothing(index_elements=[BoardView.game_id, BoardView.version])
         )
         await self._session.execute(statement)
