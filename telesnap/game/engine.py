@@ -183,7 +183,7 @@ class Game(Board):
 
     # -- call ---------------------------------------------------------------------------
 
-    def verify_call(self, seat: int, seen_version: int, kind: CallKind | None = None) -> None:
+    def verify_call(self, seat: int, seen_version: int, kind: CallKind) -> None:
         """Raise unless ``seat`` may call now, pressing a button of board ``seen_version``.
 
         A repeat of a call of ``kind`` from that board raises :class:`RepeatedPressError`.
@@ -195,10 +195,10 @@ class Game(Board):
             seat in self.deferred_wrong_calls
         ):
             raise DuplicateCallError("You have already called; wait for the result.")
-        if kind is not None and self.called_from[kind][seat] == seen_version:
+        if self.called_from[kind][seat] == seen_version:
             raise RepeatedPressError("You pressed that button already; it counts once.")
 
-    def can_call(self, seat: int, seen_version: int, kind: CallKind | None = None) -> bool:
+    def can_call(self, seat: int, seen_version: int, kind: CallKind) -> bool:
         """Whether :meth:`call` would be accepted (whatever its verdict)."""
         return _allowed(lambda: self.verify_call(seat, seen_version, kind))
 

@@ -139,7 +139,7 @@ def test_r18_a_player_who_is_out_or_has_left_can_do_nothing(
             continue
         error = GameOverError if game.is_over else expected[player.status]
         assert not game.can_flip(seat)
-        assert not game.can_call(seat, game.board_version)
+        assert not game.can_call(seat, game.board_version, CallKind.SNAP)
         assert not game.can_remove(seat)
         with pytest.raises(error):
             game.flip(seat)
@@ -214,7 +214,7 @@ def test_r8_resolve_race_is_independent_of_the_order_calls_arrive(
         for seat, pot_call, stamp_ms, version_lag in [opener, *order]:
             kind = CallKind.SNAP_POT if pot_call else CallKind.SNAP
             seen = max(0, game.board_version - version_lag)
-            if game.can_call(seat, seen):
+            if game.can_call(seat, seen, kind):
                 game.call(seat, kind, stamp_ns=stamp_ms * MS, sequence=seat, seen_version=seen)
         resolved = game.resolve_race(tie_window_ms)
         state = state_without_history(game)
@@ -241,7 +241,7 @@ def test_r22_random_legal_play_always_ends_by_the_flip_limit(
             break
         for seat in game.active_seats():
             kind = rng.choice(list(CallKind))
-            if rng.random() < 0.2 and game.can_call(seat, game.board_version):
+            if rng.random() < 0.2 and game.can_call(seat, game.board_version, kind):
                 sequence += 1
                 game.call(
                     seat,
