@@ -141,15 +141,18 @@ class Game(Board):
     def verify_flip(self, seat: int, seen_version: int | None = None) -> None:
         """Raise unless ``seat`` may flip now, pressing a button of board ``seen_version``.
 
-        An older board's button flips if the presser's last turn ended before that board
-        was shown, else :class:`RepeatedPressError`. None: a typed command.
+        An older board's button (not a typed command's None) raises
+        :class:`RepeatedPressError` if it was shown before the presser's last turn ended.
         """
         self._verify_playing(seat)
         if self.is_race_open:
             raise RaceInProgressError("Wait: a Snap race is being decided.")
         if seat != self.turn:
             raise NotYourTurnError("It is not your turn to flip.")
-        if seen_version is not None and seen_version < self.turn_ended_at[seat]:
+        if (
+            seen_version is not None
+            and self.board_version != seen_version < self.turn_ended_at[seat]
+        ):
             raise RepeatedPressError("You have flipped since that board was shown.")
 
     def can_flip(self, seat: int, seen_version: int | None = None) -> bool:
