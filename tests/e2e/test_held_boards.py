@@ -81,3 +81,30 @@ def face_down(board: Board, name: str) -> int:
         if (player := PLAYER_LINE.match(line)) and player["name"] == name:
             return int(player["down"])
     raise AssertionError(f"{name} is not on the board")
+
+
+async def test_players_pressing_flip_on_the_newest_board_they_see_are_never_told_it_is_old(
+    tmp_path: Path,
+) -> None:
+    flood = TelegramFloodLimits(group_per_minute=4, group_window_seconds=2.0)
+    bot = BotFloodLimits(group_messages=4, group_window_s=2.1)
+    async with (
+        running_emulator(EmulatorConfig(flood=flood)) as emulator,
+        table_with(emulator, database_file(tmp_path), ["Ann", "Bob"], limits=bot) as table,
+    ):
+        await table.open_and_start(["Ann", "Bob"])
+        flips = 0
+        while flips < 12:
+            newest = await table.latest_board()
+            toasts = [
+                (await table.press_action(name, newest.message, "f")).text
+                for name in ("Ann", "Bob")
+            ]
+            assert OLD_MESSAGE not in toasts
+            flips += toasts.count("")
+            if "" not in toasts:  # both have played from this board: wait for the next
+                await table.next_board(limit_s=15)
+        texts = [m.text for m in await table.messages()]
+        assert OLD_MESSAGE not in [t.text for t in await emulator.client.toasts()]
+        assert [c for c in await emulator.client.calls() if c.status == 429] == []
+        assert sum(text.count(" flips ") for text in texts) <= flips

@@ -199,3 +199,29 @@ async def test_the_game_cache_keeps_the_most_recently_used_games_and_reloads_the
     assert flipped.table.flips == 1
     with pytest.raises(ValueError, match="at least one"):
         GameStore(capacity=0)
+
+
+@pytest.mark.parametrize(
+    ("after_ms", "flips"), [(300, True), (1_900, True), (2_100, False)], ids=str
+)
+async def test_flip_on_the_board_before_the_newest_acts_until_the_newest_can_have_been_seen(
+    session_factory: async_sessionmaker[AsyncSession], after_ms: int, flips: bool
+) -> None:
+    play = await started(session_factory, GameStore())
+    first = (await play.table(PLACE)).table
+    await play.record_board_shown(first.game_id, first.board_version, 50, at(0))
+    turn = first.turn_player
+    assert turn is not None
+    second = (await play.flip(PLACE, actor_of(turn), at(1_000), first.board_version)).table
+    await play.record_board_shown(second.game_id, second.board_version, 51, at(1_100))
+    following = second.turn_player
+    assert following is not None
+    press = at(1_100 + after_ms)
+    if flips:
+        flipped = await play.flip(PLACE, actor_of(following), press, first.board_version)
+        assert flipped.table.flips == 2
+    else:
+        with pytest.raises(Refused) as old:
+            await play.flip(PLACE, actor_of(following), press, first.board_version)
+        assert old.value.reason is Reason.OLD_BOARD
+        assert (await play.table(PLACE)).table == second
