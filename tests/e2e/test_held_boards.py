@@ -10,7 +10,7 @@ from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits
 from telesnap.emulator.testing import RunningEmulator, running_emulator
 
-from .harness import PLAYER_LINE, Board, database_file, table_with
+from .harness import PLAYER_LINE, Board, Table, database_file, table_with
 
 # Telegram's 20 messages a minute per group, scaled down to 4 every 5 seconds: the lobby,
 # its two edits and the first board use them up, so the boards after it are held back.
@@ -104,7 +104,14 @@ async def test_players_pressing_flip_on_the_newest_board_they_see_are_never_told
             flips += toasts.count("")
             if "" not in toasts:  # both have played from this board: wait for the next
                 await table.next_board(limit_s=15)
-        texts = [m.text for m in await table.messages()]
+        await emulator.client.wait_for(
+            lambda: _all_shown(table, flips), timeout=30, what=f"{flips} flips shown"
+        )
         assert OLD_MESSAGE not in [t.text for t in await emulator.client.toasts()]
         assert [c for c in await emulator.client.calls() if c.status == 429] == []
-        assert sum(text.count(" flips ") for text in texts) <= flips
+
+
+async def _all_shown(table: Table, flips: int) -> bool | None:
+    """True once every flip appears in some board (None until then)."""
+    texts = [m.text for m in await table.messages()]
+    return True if sum(text.count(" flips ") for text in texts) == flips else None
