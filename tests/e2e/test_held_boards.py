@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from telesnap.bot.outbox import FloodLimits as BotFloodLimits
@@ -114,4 +115,5 @@ async def test_players_pressing_flip_on_the_newest_board_they_see_are_never_told
 async def _all_shown(table: Table, flips: int) -> bool | None:
     """True once every flip appears in some board (None until then)."""
     texts = [m.text for m in await table.messages()]
-    return True if sum(text.count(" flips ") for text in texts) == flips else None
+    shown = sum(len(re.findall(r"^\w+ flips ", text, re.MULTILINE)) for text in texts)
+    return True if shown == flips else None
