@@ -87,12 +87,8 @@ class ShownBoards:
         waiting = self._waiting.get((game_id, version))
         return waiting[0].shown_at if waiting is not None else None
 
-    async def newest_version(self, uow: UnitOfWork, game_id: int, shown_by: datetime) -> int | None:
-        """The highest board version of the game shown by ``shown_by`` (None: none was)."""
-        stored = await uow.board_views.newest_version(game_id, shown_by)
-        waiting = [
-            version
-            for (game, version), (board, _) in self._waiting.items()
-            if game == game_id and board.shown_at <= shown_by
-        ]
+    async def newest_version(self, uow: UnitOfWork, game_id: int) -> int | None:
+        """The highest board version of the game shown so far (None before any)."""
+        stored = await uow.board_views.newest_version(game_id)
+        waiting = [version for (game, version) in self._waiting if game == game_id]
         return max([*waiting, *([] if stored is None else [stored])], default=None)

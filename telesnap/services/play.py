@@ -17,10 +17,6 @@ from .store import GameStore, LoadedGame
 from .types import Actor, Place, Reason, Receipt, Refused
 from .views import CallerResult, CallOutcome, PlayOutcome, RaceOutcome
 
-BOARD_REACHES_PLAYERS = timedelta(seconds=2)
-"""How long after Telegram accepts a board it counts as seen: a press on the board
-before it, made in that time, was made by someone who could not have seen it yet."""
-
 
 @dataclass(frozen=True, slots=True)
 class OpenRace:
@@ -50,12 +46,11 @@ class PlayService(Service):
         """Flip for ``actor`` if it is their turn.
 
         ``seen_version`` is the board version of the pressed button (None for a typed
-        command). A button of the newest board that has reached the players acts on
-        the game as it is now, even while newer boards wait for Telegram's flood
-        limit, if its presser is on turn and has not flipped since that board (so one
-        press cannot flip twice); a button of a board that a newer one replaced in the
-        chat (:data:`BOARD_REACHES_PLAYERS` before the press, or earlier) is refused
-        as old.
+        command). A button of the newest board that has reached the chat acts on the
+        game as it is now, even while newer boards wait for Telegram's flood limit, if
+        its presser is on turn and has not flipped since that board (so one press
+        cannot flip twice); a button of a board that a newer one has replaced in the
+        chat is refused as old.
         """
         async with self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
@@ -63,9 +58,7 @@ class PlayService(Service):
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             if seen_version is not None and seen_version != game.board_version:
-                newest = await self._shown.newest_version(
-                    uow, loaded.game_id, receipt.wall - BOARD_REACHES_PLAYERS
-                )
+                newest = await self._shown.newest_version(uow, loaded.game_id)
                 if newest is not None and seen_version < newest:
                     raise Refused(Reason.OLD_BOARD)
             before = len(game.history)

@@ -64,10 +64,8 @@ class BoardViewRepository:
         shown: datetime | None = await self._session.scalar(statement)
         return shown
 
-    async def newest_version(self, game_id: int, shown_by: datetime) -> int | None:
-        """The highest board version of the game shown by ``shown_by`` (None: none was)."""
-        statement = select(func.max(BoardView.version)).where(
-            BoardView.game_id == game_id, BoardView.shown_at <= shown_by
-        )
+    async def newest_version(self, game_id: int) -> int | None:
+        """The highest board version of the game shown so far (None before any)."""
+        statement = select(func.max(BoardView.version)).where(BoardView.game_id == game_id)
         newest: int | None = await self._session.scalar(statement)
         return newest
