@@ -60,8 +60,10 @@ def action_for(
             seat, call_kind, stamp_ns=clock_ns, sequence=sequence, seen_version=seen
         )
 
-    if kind <= 4:
+    if kind <= 3:
         return lambda: game.flip(game.turn)
+    if kind == 4:  # a Flip button of the current board or one of the last few
+        return lambda: game.flip(game.turn, seen_version=max(0, game.board_version - number % 3))
     if kind == 5:
         return lambda: game.flip(seat)
     if kind <= 8:  # what a watchful player does: call what shows, or wait for the race
