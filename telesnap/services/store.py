@@ -129,8 +129,11 @@ class GameStore:
 
     def committed(self, place: Place) -> None:
         """The topic's change is committed: what it saved is the stored truth now."""
-        for game_id in self._games_of(place):
-            self._saved_uncommitted.discard(game_id)
+        key = (place.chat_id, place.thread_id)
+        for game_id in list(self._saved_uncommitted):  # a few games, not the whole cache
+            loaded = self._games.get(game_id)
+            if loaded is None or (loaded.place.chat_id, loaded.place.thread_id) == key:
+                self._saved_uncommitted.discard(game_id)
 
     def refused(self, place: Place) -> None:
         """The topic's change was refused and rolled back: drop what it changed, keep the rest.
