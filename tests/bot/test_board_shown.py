@@ -34,7 +34,7 @@ async def test_a_board_whose_showing_cannot_be_stored_is_logged_and_not_sent_aga
     runtime = Runtime(nothing, nothing, cast(Any, play), nothing, nothing, nothing, nothing)
     shown = runtime._board_shown(Place(chat_id=-55))
     with caplog.at_level(logging.ERROR, logger="telesnap.bot.runtime"):
-        await shown(SimpleNamespace(game_id=7, board_version=3), 42)  # returns at once
+        await shown(SimpleNamespace(game_id=7, board_version=3, is_over=False), 42)
         await asyncio.gather(*list(runtime._tasks))
     assert play.attempts == [(7, 3, 42)]
     assert "could not store that message 42 shows board 3 of game 7 in chat -55" in caplog.text
