@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
@@ -106,25 +107,49 @@ class StampingBot(ExtBot[None]):
         return updates
 
 
+UNBOUNDED = 2**31 - 1
+"""The limit handed to python-telegram-bot's own slot (see ChatOrderedProcessor)."""
+
+
 class ChatOrderedProcessor(BaseUpdateProcessor):
     """Handles one chat topic's updates in arrival order, and different topics concurrently.
 
-    Snap calls skip the queue: they are decided by their stamps, and a flip
-    waiting for a race to be decided must not hold back the calls of that race.
+    An update first takes its topic's place in line, then one of the
+    ``max_concurrent_updates`` slots: updates queued behind a busy topic wait
+    without holding a slot, so one busy chat never stalls the others.
+
+    Snap calls skip the topic's line (they only take a slot): they are decided
+    by their stamps, and a flip waiting for a race to be decided must not hold
+    back the calls of that race.
     """
 
     def __init__(self, book: ReceiptBook, max_concurrent_updates: int = 256) -> None:
-        super().__init__(max_concurrent_updates)
+        # python-telegram-bot's BaseUpdateProcessor.process_update (final) takes a
+        # slot of its own semaphore, sized by the number given here, *before*
+        # do_process_update: that order is what let a busy topic hold every slot.
+        # So its semaphore is made too large to bind, and ours is taken after the
+        # topic's lock. tests/bot/test_update_processor.py checks this seam.
+        super().__init__(UNBOUNDED)
+        if max_concurrent_updates < 1:
+            raise ValueError("max_concurrent_updates must be a positive integer")
+        self._slot_count = max_concurrent_updates
+        self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._book = book
         self._locks: KeyedLocks[tuple[int, int]] = KeyedLocks()
+
+    @property
+    def slot_count(self) -> int:
+        """How many updates are handled at once, at most."""
+        return self._slot_count
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """Run the update's handlers, after the earlier updates of its topic."""
         key = topic_key(update) if isinstance(update, Update) else None
         if key is None or (isinstance(update, Update) and self._book.is_call(update)):
-            await coroutine
+            async with self._slots:
+                await coroutine
             return
-        async with self._locks.get(key):
+        async with self._locks.get(key), self._slots:
             await coroutine
 
     async def initialize(self) -> None:
