@@ -96,6 +96,11 @@ class BotRunner:
         self.runtime: Runtime | None = None
         self.webhook_server: WebhookServer | None = None
 
+    @property
+    def engine(self) -> AsyncEngine | None:
+        """The database engine while the bot runs (tests inject database faults on it)."""
+        return self._engine
+
     async def start(self) -> None:
         """Migrate the database, connect, resume the running games and start listening."""
         token = self.settings.token
@@ -114,7 +119,12 @@ class BotRunner:
             lobby=LobbyService(sessions, store, shuffle_seed=self._shuffle_seed),
             play=PlayService(sessions, store),
             settings=SettingsService(sessions, store),
-            outbox=Outbox(application.bot, self._limits),
+            # A 403 from any send means the bot was removed: the chat's games end.
+            outbox=Outbox(
+                application.bot,
+                self._limits,
+                on_forbidden=lambda chat_id: runtime.bot_removed(chat_id),
+            ),
             book=book,
             signer=signer,
         )

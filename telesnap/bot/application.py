@@ -13,6 +13,7 @@ from telegram.ext import (
     ApplicationBuilder,
     BaseUpdateProcessor,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
     ExtBot,
     MessageHandler,
@@ -23,7 +24,9 @@ from telegram.ext import (
 from ..services.locks import KeyedLocks
 from .buttons import on_button, on_unknown_button
 from .callbacks import CALLBACK_PATTERN
+from .errors import AnsweredPresses, on_error
 from .handlers import forget_receipt, on_command, on_unknown_command
+from .membership import on_my_chat_member
 from .receipts import ReceiptBook, topic_key
 from .stats_handlers import register_stats_handlers
 from .transport import AiohttpRequest
@@ -69,6 +72,15 @@ class StampingBot(ExtBot[None]):
         with self._unfrozen():
             self.receipt_book = book
             self.transports = transports
+            self.answered_presses = AnsweredPresses()
+
+    async def answer_callback_query(
+        self, callback_query_id: str, *args: Any, **kwargs: Any
+    ) -> bool:
+        """Answer a press, and remember it was answered (so it is never answered twice)."""
+        answered = await super().answer_callback_query(callback_query_id, *args, **kwargs)
+        self.answered_presses.add(callback_query_id)
+        return answered
 
     async def send_message_returning_id(
         self,
@@ -173,6 +185,8 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
     application.add_handler(CallbackQueryHandler(on_button, pattern=CALLBACK_PATTERN))
     application.add_handler(CallbackQueryHandler(on_unknown_button))
     application.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
+    application.add_handler(ChatMemberHandler(on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     # Runs after the handlers above, for every update: drop its receipt whatever happened.
     application.add_handler(TypeHandler(Update, forget_receipt), group=1)
+    application.add_error_handler(on_error)
     return application

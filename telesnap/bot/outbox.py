@@ -110,9 +110,15 @@ class Outbox:
     """The per-chat lanes that every message and edit of the bot goes through."""
 
     def __init__(
-        self, bot: Bot, limits: FloodLimits, clock: Callable[[], float] = time.monotonic
+        self,
+        bot: Bot,
+        limits: FloodLimits,
+        clock: Callable[[], float] = time.monotonic,
+        on_forbidden: Callable[[int], None] | None = None,
     ) -> None:
+        """``on_forbidden`` is called with the chat id when Telegram answers 403 there."""
         self._bot = bot
+        self._on_forbidden = on_forbidden
         self._limits = limits
         self._clock = clock
         self._lanes: dict[int, _Lane] = {}
@@ -193,6 +199,8 @@ class Outbox:
             except Forbidden as error:
                 logger.warning("chat %s: the bot cannot post here (%s)", chat_id, error)
                 self._fail_all(lane, error)
+                if self._on_forbidden is not None:
+                    self._on_forbidden(chat_id)
                 return
             except BadRequest as error:
                 if "not modified" in str(error).lower():
