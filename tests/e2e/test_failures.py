@@ -158,3 +158,18 @@ async def test_a_403_on_a_send_ends_the_chats_games(
         )
         assert rows == [("abandoned",)]
         assert table.runner.runtime.is_removed_from(table.chat_id)
+
+
+async def test_stats_messages_keep_the_chats_language_after_a_restart(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ana", "Bea"], languages={"Ana": "es", "Bea": "es"}
+    ) as table:
+        await table.command("Ana", "newgame")  # the opener's language becomes the chat's
+        await table.wait_for_text("Snap")
+        await table.stop_bot()
+        await table.start_bot()
+        asked = await table.command("Bea", "history")
+        reply = await table.reply_to(asked)
+        assert reply.text == "📜 Aún no ha terminado ninguna partida en este chat."
