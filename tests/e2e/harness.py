@@ -236,12 +236,19 @@ def database_file(tmp_path: Path) -> str:
     return f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
 
 
-async def another_chat(table: Table, names: Sequence[str], title: str = "Other club") -> Table:
+async def another_chat(
+    table: Table, names: Sequence[str], title: str = "Other club", admins: Sequence[str] = ()
+) -> Table:
     """A second group, with players of its own, served by the same running bot as ``table``."""
     client = table.client
     players = {name: int((await client.create_user(name))["id"]) for name in names}
-    chat = await client.create_chat("group", title=title, members=list(players.values()))
-    return Table(table.running, table.database_url, int(chat["id"]), players)
+    chat = await client.create_chat(
+        "group",
+        title=title,
+        members=list(players.values()),
+        admins=[players[name] for name in admins],
+    )
+    return Table(table.running, table.database_url, int(chat["id"]), players, runner=table.runner)
 
 
 class DatabaseOutage:
