@@ -127,7 +127,7 @@ class Runtime:
         if ended:
             logger.info("chat %s: ended game(s) %s", chat_id, ", ".join(map(str, ended)))
 
-    def _submit(self, chat_id: int, post: Any) -> asyncio.Future[Any]:
+    def submit(self, chat_id: int, post: Any) -> asyncio.Future[Any]:
         """Queue a post in the chat's lane (nothing goes to a chat that removed the bot).
 
         A post that fails for good is logged by the outbox; its future's exception
@@ -166,7 +166,7 @@ class Runtime:
             for op in outcome.operations
             if (line := describe(op, outcome.table, tr)) is not None
         ]
-        self._submit(
+        self.submit(
             place.chat_id,
             BoardPost(
                 place.chat_id,
@@ -200,7 +200,7 @@ class Runtime:
         """Post a message in the topic (set right to left in a right-to-left language)."""
         text = directed(text, translator(self.language_for(place)))
         post = TextPost(place.chat_id, place.thread_id, text, reply_markup, reply_to=reply_to)
-        self._submit(place.chat_id, post)
+        self.submit(place.chat_id, post)
 
     def edit(
         self,
@@ -211,7 +211,7 @@ class Runtime:
     ) -> None:
         """Give a message new text (set right to left in a right-to-left language)."""
         text = directed(text, translator(self.language_for(place)))
-        self._submit(place.chat_id, EditPost(place.chat_id, message_id, text, reply_markup))
+        self.submit(place.chat_id, EditPost(place.chat_id, message_id, text, reply_markup))
 
     def show_lobby(self, place: Place, lobby: LobbyView) -> None:
         """Edit the lobby message, or post a new one (and remember it) when there is none.
@@ -230,7 +230,7 @@ class Runtime:
             return
         self._pending_lobbies[lobby.game_id] = _PendingLobby(wanted, wanted)
         post = TextPost(place.chat_id, place.thread_id, *wanted)
-        future = self._submit(place.chat_id, post)
+        future = self.submit(place.chat_id, post)
         self.spawn(self._remember_lobby(place, lobby.game_id, future))
 
     async def _remember_lobby(

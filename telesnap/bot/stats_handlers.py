@@ -148,7 +148,7 @@ async def _send_stats(
     if len(text) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
         _say(runtime, place, text, message)
-    runtime.outbox.submit(
+    runtime.submit(
         place.chat_id,
         UploadPost(
             "photo",
@@ -185,7 +185,7 @@ async def _send_replay(
         )
         return
     caption = replay_caption(document.game, tr)
-    runtime.outbox.submit(
+    runtime.submit(
         place.chat_id,
         UploadPost(
             "document",
