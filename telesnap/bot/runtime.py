@@ -142,10 +142,14 @@ class Runtime:
         return future
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
-        """Run a coroutine in the background, keeping a reference until it ends."""
+        """Run a coroutine in the background, keeping a reference until it ends.
+
+        A background job that fails is logged; it stops nothing else.
+        """
         task = asyncio.create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(_log_failure)
 
     async def settle(self) -> None:
         """Wait until the background work started so far (and what it started) is done."""
@@ -269,6 +273,12 @@ class ChatGoneError(Exception):
     def __init__(self, chat_id: int) -> None:
         super().__init__(f"chat {chat_id} removed the bot")
         self.chat_id = chat_id
+
+
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    """Log a background job that raised (and take its exception, so it is not reported twice)."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        logger.error("background job %s failed: %r", task.get_coro(), error, exc_info=error)
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

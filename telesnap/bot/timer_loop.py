@@ -22,6 +22,16 @@ FIRST_RETRY_S = 5.0
 """After a failed round, wait this long before the next; it doubles up to MAX_SLEEP."""
 
 
+def wait_after_failures(failed_rounds: int) -> float:
+    """Seconds to wait after ``failed_rounds`` rounds in a row failed (backoff, capped).
+
+    >>> [wait_after_failures(n) for n in (1, 2, 3, 4, 5, 20)]
+    [5.0, 10.0, 20.0, 40.0, 60.0, 60.0]
+    """
+    doubled: float = FIRST_RETRY_S * 2 ** min(failed_rounds - 1, 10)
+    return min(MAX_SLEEP.total_seconds(), doubled)
+
+
 def mention(user_id: int, display_name: str) -> str:
     """An HTML mention that notifies the user."""
     return f'<a href="tg://user?id={user_id}">{name(display_name)}</a>'
@@ -81,7 +91,7 @@ class TimerLoop:
             except Exception:
                 # The database is down, say: wait longer after each failed round.
                 failed_rounds += 1
-                wait = min(MAX_SLEEP.total_seconds(), FIRST_RETRY_S * 2 ** (failed_rounds - 1))
+                wait = wait_after_failures(failed_rounds)
                 logger.exception("firing timers failed; trying again in %.0f s", wait)
             # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
             # cancellation that comes as the event is set, and stop() would hang.

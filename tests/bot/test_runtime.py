@@ -112,3 +112,22 @@ async def test_the_language_cache_keeps_the_chats_used_lately(monkeypatch: Any) 
     assert settings.lookups == lookups
     await runtime.remember_language(Place(chat_id=-1))
     assert settings.lookups == lookups + 1, "a chat pushed out is looked up again"
+
+
+async def test_a_background_job_that_fails_is_logged_and_stops_nothing(
+    caplog: Any,
+) -> None:
+    runtime = runtime_with(HeldOutbox())
+    done = asyncio.Event()
+
+    async def fails() -> None:
+        raise LookupError("the chat's settings are gone")
+
+    async def works() -> None:
+        done.set()
+
+    runtime.spawn(fails())
+    runtime.spawn(works())
+    await runtime.settle()
+    assert done.is_set()
+    assert any("the chat's settings are gone" in r.getMessage() for r in caplog.records)
