@@ -100,14 +100,18 @@ class TimerService(Service):
                     timer.timer_id, timer.kind, timer.place, timer.game_id, timer.payload, now
                 )
             except Exception as error:
-                await self._failed(timer, error, now)
+                if not await self._failed(timer, error, now):
+                    break  # the database is down: the rest wait for the next round
                 continue
             if outcome is not None:
                 outcomes.append(outcome)
         return outcomes
 
-    async def _failed(self, timer: _DueTimer, error: Exception, now: datetime) -> None:
-        """Log a timer that raised; try it again later, or set it aside after too many tries."""
+    async def _failed(self, timer: _DueTimer, error: Exception, now: datetime) -> bool:
+        """Log a timer that raised; try it again later, or set it aside after too many tries.
+
+        Returns False when even noting the failure failed (the database is down).
+        """
         failures = timer.failures + 1
         where = (
             f"timer {timer.timer_id} ({timer.kind.value}, chat {timer.place.chat_id}, "
@@ -122,7 +126,7 @@ class TimerService(Service):
         except Exception as storing:
             # The database may be what failed: the timer is still due, so it is tried again.
             logger.exception("%s failed (%r), and so did noting it: %r", where, error, storing)
-            return
+            return False
         if failures >= MAX_TIMER_FAILURES:
             self.set_aside_count += 1
             logger.error(
@@ -142,6 +146,7 @@ class TimerService(Service):
                 error,
                 exc_info=error,
             )
+        return True
 
     async def _fire(
         self,

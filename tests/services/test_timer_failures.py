@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+import logging
+
+import pytest
+from sqlalchemy import event, select, update
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.services.timer_service import MAX_TIMER_FAILURES, retry_delay
 from telesnap.services.timers import TimerKind
@@ -130,3 +134,38 @@ async def test_a_timer_that_failed_once_fires_normally_when_it_works_again(
     (reminder,) = await restarted.timers.fire_due()
     assert reminder.kind is TimerKind.TURN_REMINDER
     assert reminder.place.chat_id == BROKEN.chat_id
+
+
+async def test_when_the_database_is_down_the_round_stops_and_every_timer_fires_later(
+    engine: AsyncEngine,
+    session_factory: async_sessionmaker[AsyncSession],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    world = World(session_factory, clock)
+    first = await start_in(world, BROKEN, ANN, BOB)
+    second = await start_in(world, HEALTHY, CID, DAN)
+    clock.advance(seconds=60)
+    due_read = False
+
+    def fail_after_reading_the_due_timers(
+        _connection: object, _cursor: object, statement: str, *_: object
+    ) -> None:
+        nonlocal due_read
+        if due_read:  # the due timers were read; then the database went away
+            raise OperationalError("(injected)", None, ConnectionError("database unavailable"))
+        due_read = "FROM timers" in statement
+
+    event.listen(engine.sync_engine, "before_cursor_execute", fail_after_reading_the_due_timers)
+    try:
+        with caplog.at_level(logging.ERROR, logger="telesnap.services.timer_service"):
+            assert await world.timers.fire_due() == []
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", fail_after_reading_the_due_timers)
+    assert len(caplog.records) == 1, "one failure logged, not one per timer"
+    for game_id in (first, second):
+        timer = await timer_of(session_factory, game_id)
+        assert timer.fired_at is None
+        assert "failures" not in timer.payload, "a database outage is not the timer's fault"
+    outcomes = await world.timers.fire_due()
+    assert sorted(o.place.chat_id for o in outcomes) == sorted([BROKEN.chat_id, HEALTHY.chat_id])
