@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from dataclasses import dataclass
 from typing import Any
+
+from telegram.error import Forbidden
 
 from telesnap.bot import runtime as runtime_module
 from telesnap.bot.callbacks import CallbackSigner
@@ -131,3 +134,35 @@ async def test_a_background_job_that_fails_is_logged_and_stops_nothing(
     await runtime.settle()
     assert done.is_set()
     assert any("the chat's settings are gone" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_post_that_fails_for_good_leaves_no_unretrieved_exception() -> None:
+    outbox = HeldOutbox()
+    runtime = runtime_with(outbox)
+    reports: list[dict[str, Any]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda _loop, report: reports.append(report))
+    runtime.say(PLACE, "Hello")
+    _post, future = outbox.posts.pop()
+    future.set_exception(Forbidden("Forbidden: bot was kicked from the group chat"))
+    await asyncio.sleep(0)  # the future's callbacks run
+    del future
+    gc.collect()
+    assert reports == []
+
+
+async def test_nothing_is_posted_to_a_chat_that_removed_the_bot() -> None:
+    outbox = HeldOutbox()
+
+    class NoGames:
+        async def end_in_removed_chat(self, chat_id: int) -> list[int]:
+            return []
+
+    runtime = runtime_with(outbox, NoGames())
+    runtime.bot_removed(PLACE.chat_id)
+    runtime.say(PLACE, "Hello")
+    runtime.show_lobby(PLACE, lobby("Ann"))
+    await runtime.settle()
+    assert outbox.posts == []
+    runtime.bot_added(PLACE.chat_id)
+    runtime.say(PLACE, "Hello again")
+    assert len(outbox.posts) == 1
