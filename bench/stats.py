@@ -375,7 +375,7 @@ async def measure(url: str, args: argparse.Namespace) -> None:
         render_player_stats(view, tr)
         middle = time.perf_counter()
         if view.can_plot:
-            stats_chart(view.reactions_ms, view.ratings, view.chat_ratings, tr)
+            stats_chart(view.reaction_counts, view.ratings, view.chat_ratings, tr)
         done = time.perf_counter()
         stats_text.append(middle - began)
         stats_chart_s.append(done - middle)

@@ -24,12 +24,14 @@ _DPI = 80
 
 
 def stats_chart(
-    reactions_ms: Sequence[int],
+    reaction_counts: Sequence[tuple[int, int]],
     ratings: Sequence[float],
     chat_ratings: Sequence[float],
     tr: gettext.NullTranslations,
 ) -> bytes:
     """The chart as PNG bytes: a histogram of reaction times and the rating lines.
+
+    ``reaction_counts`` holds ``(reaction_ms, calls)`` pairs, as the stats keep them.
 
     matplotlib's bundled font has no Thai letters and does not join or reorder
     Arabic, so charts for those languages are labelled in English (the caption
@@ -42,9 +44,13 @@ def stats_chart(
     FigureCanvasAgg(figure)
     reaction_axes, rating_axes = figure.subplots(1, 2)
     figure.text(0.08, 0.93, tr.gettext("Reaction times (ms)"), fontsize=10)
-    if reactions_ms:
+    calls = sum(count for _, count in reaction_counts)
+    if calls:
         reaction_axes.hist(
-            list(reactions_ms), bins=min(20, max(5, len(reactions_ms) // 3)), histtype="stepfilled"
+            [ms for ms, _ in reaction_counts],
+            weights=[count for _, count in reaction_counts],
+            bins=min(20, max(5, calls // 3)),
+            histtype="stepfilled",
         )
         reaction_axes.set_ylabel(tr.gettext("calls"), fontsize=8)
     else:

@@ -138,7 +138,7 @@ async def _send_stats(
         _say(runtime, place, text, message)
         return
     chart = await asyncio.to_thread(
-        stats_chart, view.reactions_ms, view.ratings, view.chat_ratings, tr
+        stats_chart, view.reaction_counts, view.ratings, view.chat_ratings, tr
     )
     caption = text
     if len(text) > MAX_CAPTION:

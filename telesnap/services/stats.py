@@ -65,7 +65,7 @@ class StatsService:
             user = await uow.users.get(user_id)
             here = await uow.stats.player_stats(chat_id, user_id)
             everywhere = await uow.stats.player_stats(ALL_CHATS, user_id)
-            reactions = (await uow.stats.reaction_times([user_id]))[user_id]
+            reactions = await uow.stats.reaction_counts(ALL_CHATS, user_id)
             timeline = await uow.stats.rating_timeline(user_id)
             chat_timeline = await uow.stats.rating_timeline(user_id, chat_id)
         return PlayerStatsView(
@@ -73,7 +73,7 @@ class StatsService:
             name=_name_of(user, fallback_name),
             chat=Figures.of(here) if here else None,
             everywhere=Figures.of(everywhere) if everywhere else None,
-            reactions_ms=tuple(reactions),
+            reaction_counts=tuple(reactions),
             ratings=tuple(Rating(mu, sigma).ordinal for mu, sigma in timeline),
             chat_ratings=tuple(Rating(mu, sigma).ordinal for mu, sigma in chat_timeline),
             min_games_to_plot=MIN_GAMES_TO_PLOT,

@@ -7,13 +7,15 @@ openskill itself.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import pytest
+from alembic import command
 from openskill.models import PlackettLuce
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -27,12 +29,26 @@ from telesnap.services.stats_audit import (
     write_document,
 )
 from telesnap.services.stats_views import Ranking
+from telesnap.services.types import Place
+from telesnap.storage.database import create_engine
+from telesnap.storage.database import session_factory as make_session_factory
+from telesnap.storage.migrate import alembic_config, upgrade_database
 from telesnap.storage.models import Game, GameOperation, GamePlayer, GameResult
 from telesnap.storage.uow import UnitOfWork
 
-from .stats_games import CHATS, Driver
+from ..storage.test_migrations import table_names
+from .stats_games import CHATS, PLAYERS, Driver
 
 GAMES = 10
+BEFORE_REACTION_COUNTS = "5c1d0e7a9b42"
+"""The revision before reaction times were kept as counts."""
+UNTIMED: dict[str, Any] = {
+    "median_reaction_ms": None,
+    "best_reaction_ms": None,
+    "lower_median_ms": None,
+    "reaction_counts": [],
+}
+"""The reaction figures of a player with no timed call (the others are 0)."""
 
 
 @pytest.fixture
@@ -121,36 +137,58 @@ async def expected_figures(uow: UnitOfWork) -> tuple[dict[Any, dict[str, Any]], 
                 for key in keys:
                     figures[key]["rated_games"] += 1
     for key, times in reactions.items():
+        ranked = sorted(times)
+        lower_median = ranked[(len(ranked) - 1) // 2]
         figures[key]["timed_calls"] = len(times)
         figures[key]["median_reaction_ms"] = int(statistics.median(times))
         figures[key]["best_reaction_ms"] = min(times)
+        figures[key]["lower_median_ms"] = lower_median
+        figures[key]["calls_faster_than_lower_median"] = sum(t < lower_median for t in times)
+        figures[key]["reaction_counts"] = sorted(Counter(times).items())
     return figures, ratings
+
+
+async def assert_figures_match_the_history(sessions: async_sessionmaker[AsyncSession]) -> None:
+    """Every stored total, reaction count and rating equals its recomputation."""
+    async with UnitOfWork(sessions) as uow:
+        expected, ratings = await expected_figures(uow)
+        stored = await uow.stats.all_player_stats()
+        counts = {
+            (s.scope_id, s.user_id): await uow.stats.reaction_counts(s.scope_id, s.user_id)
+            for s in stored
+        }
+    assert {(s.scope_id, s.user_id) for s in stored} == set(expected)
+    assert any(s.timed_calls >= 3 for s in stored), "too few timed calls to test the median"
+    for stats in stored:
+        key = (stats.scope_id, stats.user_id)
+        want = expected[key]
+        got = {
+            **stats.figures(),
+            "lower_median_ms": stats.lower_median_ms,
+            "calls_faster_than_lower_median": stats.calls_faster_than_lower_median,
+            "reaction_counts": counts[key],
+        }
+        for name, value in got.items():
+            if name.startswith("rating_"):
+                continue
+            default = [] if name == "reaction_counts" else 0
+            if ("reaction" in name and name != "reaction_counts") or name == "lower_median_ms":
+                default = None
+            assert value == want.get(name, default), (*key, name)
+        rating = ratings.get(key)
+        if rating is not None:
+            assert stats.rating_mu == pytest.approx(rating.mu, abs=1e-9)
+            assert stats.rating_sigma == pytest.approx(rating.sigma, abs=1e-9)
 
 
 async def test_every_figure_matches_the_history(
     played: Driver, session_factory: async_sessionmaker[AsyncSession]
 ) -> None:
+    await assert_figures_match_the_history(session_factory)
     async with UnitOfWork(session_factory) as uow:
-        expected, ratings = await expected_figures(uow)
         stored = await uow.stats.all_player_stats()
         statuses = set(await uow.session.scalars(select(Game.status)))
     assert statuses == {"finished", "abandoned"}, "the games should end both ways"
-    assert {(s.scope_id, s.user_id) for s in stored} == set(expected)
-    for stats in stored:
-        want = expected[(stats.scope_id, stats.user_id)]
-        got = stats.figures()
-        for name in got:
-            if name.startswith("rating_"):
-                continue
-            assert got[name] == want.get(name, 0 if "reaction" not in name else None), (
-                stats.scope_id,
-                stats.user_id,
-                name,
-            )
-        rating = ratings.get((stats.scope_id, stats.user_id))
-        if rating is not None:
-            assert stats.rating_mu == pytest.approx(rating.mu, abs=1e-9)
-            assert stats.rating_sigma == pytest.approx(rating.sigma, abs=1e-9)
     assert any(s.afks for s in stored)
     assert any(s.ties for s in stored)
     # The service's own recomputation (telesnap replay's) gives exactly the stored ratings.
@@ -207,7 +245,75 @@ async def test_replays_boards_history_pages_and_exports(
         for game in (await service.history(chat, page)).games
     ]
     assert len(ids) == first.total == len(set(ids))
-    assert ids == sorted(ids, reverse=True) or True  # ended order, latest first
+    async with UnitOfWork(session_factory) as uow:
+        ended = [result.game_id for result in await uow.stats.results_in_end_order(chat)]
+    assert ids == list(reversed(ended))  # the game that ended last comes first
     exported = await service.export_chat(chat)
     assert [g["game_id"] for g in exported["games"]] == list(reversed(ids))
     assert {p["user_id"] for p in exported["players"]}
+
+
+async def test_the_history_lists_games_in_the_order_they_ended(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    driver = Driver(session_factory, random.Random(7))
+    chat = CHATS[0]
+    await driver.settings.change(chat, PLAYERS[0], "flip_limit", "40", is_admin=True)
+    early = Place(chat.chat_id, thread_id=1, chat_type="supergroup", is_forum=True)
+    late = Place(chat.chat_id, thread_id=2, chat_type="supergroup", is_forum=True)
+    first_started = await driver.start_one(early, [PLAYERS[0], PLAYERS[1]])
+    second_started = await driver.start_one(late, [PLAYERS[2], PLAYERS[3]])
+    await driver.finish_one(late, [PLAYERS[2], PLAYERS[3]])
+    await driver.finish_one(early, [PLAYERS[0], PLAYERS[1]])
+    page = await StatsService(session_factory).history(chat.chat_id)
+    assert first_started < second_started
+    assert [line.game_id for line in page.games] == [first_started, second_started]
+
+
+async def downgrade(url: str, revision: str) -> None:
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(
+                lambda sync: command.downgrade(alembic_config(connection=sync), revision)
+            )
+    finally:
+        await engine.dispose()
+
+
+async def test_an_upgraded_database_shows_the_figures_of_its_history(
+    migrated_database_url: str,
+) -> None:
+    """Games stored before the reaction counts existed get them, and exact medians, on upgrade."""
+    url = migrated_database_url
+    engine = create_engine(url)
+    try:
+        sessions = make_session_factory(engine)
+        driver = Driver(sessions, random.Random(5))
+        await driver.play_games(GAMES)
+        async with UnitOfWork(sessions) as uow:
+            before = {
+                (s.scope_id, s.user_id): s.figures() for s in await uow.stats.all_player_stats()
+            }
+    finally:
+        await engine.dispose()
+    await downgrade(url, BEFORE_REACTION_COUNTS)
+    assert "reaction_counts" not in await table_names(url)
+    await upgrade_database(url)
+    engine = create_engine(url)
+    try:
+        sessions = make_session_factory(engine)
+        async with UnitOfWork(sessions) as uow:
+            after = {
+                (s.scope_id, s.user_id): s.figures() for s in await uow.stats.all_player_stats()
+            }
+        assert after == before
+        await assert_figures_match_the_history(sessions)
+        # Games ended after the upgrade move the median on from the counts filled in.
+        later = Driver(
+            sessions, random.Random(6), clock_ms=10**9, update_ids=itertools.count(10**6)
+        )
+        await later.play_games(GAMES)
+        await assert_figures_match_the_history(sessions)
+    finally:
+        await engine.dispose()

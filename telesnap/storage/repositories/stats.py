@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select, tuple_
+from sqlalchemy import func, select, tuple_, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import (
@@ -15,8 +16,8 @@ from ..models import (
     GamePlayer,
     GamePlayerResult,
     GameResult,
-    GameStatus,
     PlayerStats,
+    ReactionCount,
     User,
 )
 from ._dialect import upsert_insert
@@ -76,6 +77,7 @@ class StatsRepository:
                 "cards_won": 0,
                 "afks": 0,
                 "timed_calls": 0,
+                "calls_faster_than_lower_median": 0,
                 "rated_games": 0,
                 "rating_mu": mu,
                 "rating_sigma": sigma,
@@ -103,39 +105,92 @@ class StatsRepository:
         self._session.add_all(list(players))
         await self._session.flush()
 
-    async def reaction_times(
-        self, user_ids: Sequence[int], chat_id: int | None = None
-    ) -> dict[int, list[int]]:
-        """Each user's reaction times (ms) of correct calls in finished games, oldest first.
+    async def game_reaction_times(self, game_id: int) -> dict[int, list[int]]:
+        """Each caller's reaction times (ms) of the game's correct calls, in the game's order.
 
-        Only the chat's games when ``chat_id`` is given, else every chat's.
+        Only the game's own rows are read (its primary key range), never the past.
         """
-        conditions = [
-            GameOperation.user_id.in_(list(user_ids)),
-            GameOperation.kind == "snap_called",
-            GameOperation.reaction_ms.is_not(None),
-            GameOperation.payload["verdict"].as_string() == "pending",
-            Game.status == GameStatus.FINISHED.value,
-        ]
-        if chat_id is not None:
-            conditions.append(Game.chat_id == chat_id)
         statement = (
             select(GameOperation.user_id, GameOperation.reaction_ms)
-            .join(Game, Game.id == GameOperation.game_id)
-            .where(*conditions)
-            .order_by(GameOperation.game_id, GameOperation.seq)
+            .where(
+                GameOperation.game_id == game_id,
+                GameOperation.kind == "snap_called",
+                GameOperation.reaction_ms.is_not(None),
+                GameOperation.user_id.is_not(None),
+                GameOperation.payload["verdict"].as_string() == "pending",
+            )
+            .order_by(GameOperation.seq)
         )
-        times: dict[int, list[int]] = {user_id: [] for user_id in user_ids}
+        times: dict[int, list[int]] = {}
         for user_id, reaction_ms in await self._session.execute(statement):
-            if user_id is not None and reaction_ms is not None:
-                times[user_id].append(reaction_ms)
+            if user_id is not None and reaction_ms is not None:  # as the query asks
+                times.setdefault(user_id, []).append(reaction_ms)
         return times
+
+    async def add_reaction_times(self, times: Mapping[tuple[int, int], Sequence[int]]) -> None:
+        """Count each ``(scope_id, user_id)``'s new reaction times into their ms buckets."""
+        rows = [
+            {"scope_id": scope_id, "user_id": user_id, "reaction_ms": ms, "calls": calls}
+            for (scope_id, user_id), new in sorted(times.items())
+            for ms, calls in sorted(Counter(new).items())
+        ]
+        if not rows:
+            return
+        insert = upsert_insert(self._session, ReactionCount).values(rows)
+        await self._session.execute(
+            insert.on_conflict_do_update(
+                index_elements=["scope_id", "user_id", "reaction_ms"],
+                set_={"calls": ReactionCount.calls + insert.excluded.calls},
+            )
+        )
+
+    async def reaction_window(
+        self, scope_id: int, user_id: int, anchor_ms: int, size: int
+    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """Up to ``size`` ms buckets from ``anchor_ms`` up, and up to ``size`` below it.
+
+        The buckets at or above come fastest first, those below slowest first (what
+        :func:`telesnap.services.stats_reactions.advance` takes). Both are index range
+        reads, bounded by ``size`` however many calls the player has made.
+        """
+        mine = (ReactionCount.scope_id == scope_id, ReactionCount.user_id == user_id)
+        columns = (ReactionCount.reaction_ms, ReactionCount.calls)
+        above = (
+            select(*columns)
+            .where(*mine, ReactionCount.reaction_ms >= anchor_ms)
+            .order_by(ReactionCount.reaction_ms)
+            .limit(size)
+            .subquery()
+        )
+        below = (
+            select(*columns)
+            .where(*mine, ReactionCount.reaction_ms < anchor_ms)
+            .order_by(ReactionCount.reaction_ms.desc())
+            .limit(size)
+            .subquery()
+        )
+        statement = union_all(
+            select(above.c.reaction_ms, above.c.calls), select(below.c.reaction_ms, below.c.calls)
+        )
+        rows = [(ms, calls) for ms, calls in await self._session.execute(statement)]
+        at_or_above = sorted(row for row in rows if row[0] >= anchor_ms)
+        under = sorted((row for row in rows if row[0] < anchor_ms), reverse=True)
+        return at_or_above, under
 
     # -- reading ------------------------------------------------------------------------
 
     async def player_stats(self, scope_id: int, user_id: int) -> PlayerStats | None:
         """The user's totals in a chat (or across every chat with :data:`ALL_CHATS`)."""
         return await self._session.get(PlayerStats, (scope_id, user_id))
+
+    async def reaction_counts(self, scope_id: int, user_id: int) -> list[tuple[int, int]]:
+        """The user's ``(reaction_ms, calls)`` buckets in a scope, the fastest first."""
+        statement = (
+            select(ReactionCount.reaction_ms, ReactionCount.calls)
+            .where(ReactionCount.scope_id == scope_id, ReactionCount.user_id == user_id)
+            .order_by(ReactionCount.reaction_ms)
+        )
+        return [(ms, calls) for ms, calls in await self._session.execute(statement)]
 
     async def rating_timeline(
         self, user_id: int, chat_id: int | None = None
