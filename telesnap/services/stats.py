@@ -61,7 +61,7 @@ class StatsService:
 
     async def player(self, chat_id: int, user_id: int, fallback_name: str) -> PlayerStatsView:
         """A player's figures in the chat and in every chat, with their chart's data."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             user = await uow.users.get(user_id)
             here = await uow.stats.player_stats(chat_id, user_id)
             everywhere = await uow.stats.player_stats(ALL_CHATS, user_id)
@@ -84,7 +84,7 @@ class StatsService:
     ) -> LeaderboardView:
         """The best players of the chat (or of every chat) by ``ranking``."""
         scope = ALL_CHATS if is_global else chat_id
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             rows = await uow.stats.top_players(
                 scope,
                 ranking,
@@ -109,7 +109,7 @@ class StatsService:
 
     async def history(self, chat_id: int, page: int = 0) -> HistoryPage:
         """One page of the chat's ended games, the latest first (page 0 is the newest)."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             total = await uow.stats.count_ended_games(chat_id)
             pages = max(1, math.ceil(total / self.page_size))
             page = min(max(page, 0), pages - 1)
@@ -122,7 +122,7 @@ class StatsService:
 
     async def replay(self, chat_id: int, game_id: int) -> ReplayDocument:
         """One of the chat's ended games: its summary and its whole history as a document."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             row = await uow.games.get(game_id, lock=False)
             result = await uow.stats.game_result(game_id)
             if row is None or row.chat_id != chat_id or result is None:
@@ -142,7 +142,7 @@ class StatsService:
 
     async def export_chat(self, chat_id: int) -> dict[str, Any]:
         """The chat's ended games and its players' figures, as JSON-ready data."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             results = await uow.stats.results_in_end_order(chat_id)
             names = await uow.stats.seated_names([result.game_id for result in results])
             games = []

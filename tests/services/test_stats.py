@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import sqlite3
 import statistics
 from collections import Counter, defaultdict
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 from alembic import command
 from openskill.models import PlackettLuce
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.services.stats import StatsService
 from telesnap.services.stats_audit import (
@@ -317,3 +318,34 @@ async def test_an_upgraded_database_shows_the_figures_of_its_history(
         await assert_figures_match_the_history(sessions)
     finally:
         await engine.dispose()
+
+
+async def test_stats_reads_never_wait_for_the_write_lock(
+    played: Driver, engine: AsyncEngine, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    """/stats, /leaderboard, /history, /replay, export and /settings while a writer holds SQLite."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's write lock")
+    assert engine.url.database
+    service = StatsService(session_factory)
+    chat = CHATS[0].chat_id
+    writer = sqlite3.connect(engine.url.database, timeout=0, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("DELETE FROM player_stats")  # uncommitted: the reads must not see it
+        view = await service.player(chat, PLAYERS[0].user_id, "Ann")
+        board = await service.leaderboard(chat, Ranking.RATING, is_global=True)
+        page = await service.history(chat)
+        replay = await service.replay(chat, page.games[0].game_id)
+        exported = await service.export_chat(chat)
+        shown = await played.settings.show(CHATS[0])
+        writer.execute("ROLLBACK")
+    finally:
+        writer.close()
+    assert view.everywhere is not None
+    assert view.everywhere.games >= 1
+    assert page.total >= 1
+    assert replay.text.startswith("# telesnap game")
+    assert exported["players"]
+    assert board.unlisted + len(board.entries) >= 1
+    assert shown.flip_limit == 40
