@@ -1,7 +1,7 @@
-"""Stats benchmark: a big database of games, then /stats and /leaderboard timed end to end.
+"""Stats benchmark: a big database of games, /stats and /leaderboard, and the cost of a game end.
 
 Run: .venv/bin/python bench/stats.py [--games 100000] [--chats 1000] [--players 20000]
-     [--database-url URL] [--keep]
+     [--past-games 10000] [--database-url URL] [--keep]
 
 It fills an empty database (default: a SQLite file in /tmp; pass a PostgreSQL URL
 with --database-url) with finished games played by the engine's simulated
@@ -11,6 +11,15 @@ totals with their OpenSkill ratings, applied in end order. Rows are bulk
 inserted. Then it times, for random players and chats, the work behind one
 /stats (the service's reads, the caption, the PNG chart) and one /leaderboard
 (reads, text, buttons), and prints the medians and the database size per game.
+
+The cost of ending a game as the history grows: the same database also holds
+players with 10 past games each and four players with ``--past-games`` past
+games each (all four in every one of those games). Games among each group are
+then ended one by one, and the game-end transaction is timed: what the bot
+runs when a game's last operation comes (lock the game row, append the
+operation, mark the game ended, record its stats: results, totals, reaction
+counts, median cursor, ratings) and the commit. The two medians should be
+within 20% of each other: no part of it reads a player's past games.
 """
 
 from __future__ import annotations
@@ -22,7 +31,8 @@ import random
 import statistics
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -38,7 +48,7 @@ from telesnap.bot.stats_render import (
     render_leaderboard,
     render_player_stats,
 )
-from telesnap.game import operation_to_json
+from telesnap.game import CallVerdict, Operation, SnapCalled, operation_to_json
 from telesnap.services.stats import StatsService
 from telesnap.services.stats_figures import (
     GameSummary,
@@ -48,7 +58,10 @@ from telesnap.services.stats_figures import (
     rate_game,
     summarize_game,
 )
+from telesnap.services.stats_reactions import ReactionCursor, advance, window
+from telesnap.services.stats_recorder import record_game_result
 from telesnap.services.stats_views import Ranking
+from telesnap.services.store import finish_row
 from telesnap.simulate import play_game
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.migrate import upgrade_database
@@ -60,14 +73,21 @@ from telesnap.storage.models import (
     GamePlayerResult,
     GameResult,
     PlayerStats,
+    ReactionCount,
     User,
 )
+from telesnap.storage.repositories import OperationRecord
+from telesnap.storage.uow import UnitOfWork
 
 TEMPLATES = 3000
 FLIP_LIMIT = 50
 BATCH_GAMES = 500
 TIMED_RUNS = 30
 GOAL_MS = 100.0
+STATS_GOAL_MS = 50.0
+GROWTH_RUNS = 25
+GROWTH_PLAYERS = 4
+FEW_PAST_GAMES = 10
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -77,8 +97,12 @@ class Template:
     def __init__(self, rng: random.Random) -> None:
         game = play_game(rng, rng.choice((2, 2, 3, 3, 4, 4, 5, 6)), 100, FLIP_LIMIT)
         self.players = len(game.seats)
+        self.history: list[Operation] = list(game.history)
         self.operations = [operation_to_json(op) for op in game.history]
         self.summary: GameSummary = summarize_game(game.history)
+        self.correct_calls = sum(
+            isinstance(op, SnapCalled) and op.verdict is CallVerdict.PENDING for op in self.history
+        )
 
 
 class Filler:
@@ -100,12 +124,20 @@ class Filler:
         self.reactions: dict[tuple[int, int], list[int]] = defaultdict(list)
         self.result_id = 0
 
-    def game_rows(self, game_id: int) -> dict[str, list[dict[str, Any]]]:
+    def game_rows(
+        self,
+        game_id: int,
+        chat: int | None = None,
+        users: Sequence[int] | None = None,
+        template: Template | None = None,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """The rows of one ended game: random, or at ``chat`` among ``users``."""
         rng = self.rng
-        chat = rng.choice(list(self.members))
-        template = rng.choice(self.templates)
+        chat = rng.choice(list(self.members)) if chat is None else chat
+        if template is None:
+            template = self.template_for(users)
         summary = template.summary
-        users = rng.sample(self.members[chat], template.players)
+        users = rng.sample(self.members[chat], template.players) if users is None else list(users)
         ended = START + timedelta(seconds=game_id * 30)
         started = ended - timedelta(seconds=rng.randint(60, 900))
         winners = [users[seat] for seat in summary.winners]
@@ -201,6 +233,17 @@ class Filler:
             )
         return rows
 
+    def template_for(self, users: Sequence[int] | None) -> Template:
+        """A random game (of ``len(users)`` players, counted, with correct calls if given)."""
+        if users is None:
+            return self.rng.choice(self.templates)
+        fitting = [
+            t
+            for t in self.templates
+            if t.players == len(users) and t.summary.rated and t.correct_calls
+        ]
+        return self.rng.choice(fitting)
+
     def apply(
         self, chat: int, users: list[int], summary: GameSummary, timed: dict[int, list[int]]
     ) -> dict[int, list[Rating]]:
@@ -230,6 +273,7 @@ class Filler:
         for key, totals in self.totals.items():
             rating = self.ratings.get(key, initial_rating())
             times = self.reactions[key]
+            cursor = cursor_of(times)
             rows.append(
                 {
                     "scope_id": key[0],
@@ -251,6 +295,8 @@ class Filler:
                     "timed_calls": len(times),
                     "median_reaction_ms": median_ms(times),
                     "best_reaction_ms": min(times) if times else None,
+                    "lower_median_ms": cursor.lower_median_ms,
+                    "calls_faster_than_lower_median": cursor.faster_calls,
                     "rating_mu": rating.mu,
                     "rating_sigma": rating.sigma,
                     "rating_ordinal": rating.ordinal,
@@ -259,6 +305,49 @@ class Filler:
                 }
             )
         return rows
+
+    def reaction_count_rows(self) -> list[dict[str, Any]]:
+        return [
+            {"scope_id": scope, "user_id": user, "reaction_ms": ms, "calls": calls}
+            for (scope, user), times in self.reactions.items()
+            for ms, calls in sorted(Counter(times).items())
+        ]
+
+
+def cursor_of(times: list[int]) -> ReactionCursor:
+    """The median cursor of a whole list of reaction times (what the recorder keeps)."""
+    if not times:
+        return ReactionCursor()
+    return advance(ReactionCursor(), times, *window(Counter(times), ReactionCursor(), times))
+
+
+class Growth:
+    """The players whose game ends are timed: newcomers (10 past games) and veterans."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        first_user = args.players + 1
+        self.veteran_chat = -(1000 + args.chats)
+        self.newcomer_chat = -(1000 + args.chats + 1)
+        self.veterans = list(range(first_user, first_user + GROWTH_PLAYERS))
+        first_newcomer = first_user + GROWTH_PLAYERS
+        self.newcomers = [
+            list(range(start, start + GROWTH_PLAYERS))
+            for start in range(
+                first_newcomer, first_newcomer + GROWTH_RUNS * GROWTH_PLAYERS, GROWTH_PLAYERS
+            )
+        ]
+        self.past_games = args.past_games
+
+    @property
+    def users(self) -> list[int]:
+        return self.veterans + [user for group in self.newcomers for user in group]
+
+    def past(self) -> list[tuple[int, list[int]]]:
+        """``(chat, users)`` of every past game of the timed players."""
+        games = [(self.veteran_chat, self.veterans)] * self.past_games
+        for group in self.newcomers:
+            games += [(self.newcomer_chat, group)] * FEW_PAST_GAMES
+        return games
 
 
 async def bulk(connection: AsyncConnection, table: Any, rows: list[dict[str, Any]]) -> None:
@@ -270,6 +359,7 @@ async def fill(url: str, args: argparse.Namespace) -> int:
     await upgrade_database(url)
     engine = create_engine(url)
     filler = Filler(args)
+    growth = Growth(args)
     began = time.perf_counter()
     operations = 0
     async with engine.begin() as connection:
@@ -283,7 +373,7 @@ async def fill(url: str, args: argparse.Namespace) -> int:
                     "created_at": START,
                     "updated_at": START,
                 }
-                for user in range(1, args.players + 1)
+                for user in [*range(1, args.players + 1), *growth.users]
             ],
         )
         await bulk(
@@ -297,13 +387,20 @@ async def fill(url: str, args: argparse.Namespace) -> int:
                     "is_forum": False,
                     "created_at": START,
                 }
-                for chat in filler.members
+                for chat in [*filler.members, growth.veteran_chat, growth.newcomer_chat]
             ],
         )
-    for first in range(1, args.games + 1, BATCH_GAMES):
+    past = growth.past()
+    total = args.games + len(past)
+    for first in range(1, total + 1, BATCH_GAMES):
         batch: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for game_id in range(first, min(args.games + 1, first + BATCH_GAMES)):
-            for name, rows in filler.game_rows(game_id).items():
+        for game_id in range(first, min(total + 1, first + BATCH_GAMES)):
+            if game_id <= args.games:
+                rows_of_game = filler.game_rows(game_id)
+            else:
+                chat, users = past[game_id - args.games - 1]
+                rows_of_game = filler.game_rows(game_id, chat, users)
+            for name, rows in rows_of_game.items():
                 batch[name].extend(rows)
         operations += len(batch["operations"])
         async with engine.begin() as connection:
@@ -320,17 +417,19 @@ async def fill(url: str, args: argparse.Namespace) -> int:
             )
     async with engine.begin() as connection:
         await bulk(connection, PlayerStats.__table__, filler.player_stats_rows())
+        await bulk(connection, ReactionCount.__table__, filler.reaction_count_rows())
         if engine.dialect.name == "postgresql":
             await connection.execute(
                 text("SELECT setval('game_results_id_seq', :n)"), {"n": filler.result_id}
             )
-            await connection.execute(text("SELECT setval('games_id_seq', :n)"), {"n": args.games})
+            await connection.execute(text("SELECT setval('games_id_seq', :n)"), {"n": total})
             await connection.execute(text("ANALYZE"))
         else:
             await connection.execute(text("ANALYZE"))
     await engine.dispose()
     print(
-        f"filled {args.games} games, {operations} operations in {time.perf_counter() - began:.0f} s"
+        f"filled {args.games} games (+{len(past)} of the timed players), "
+        f"{operations} operations in {time.perf_counter() - began:.0f} s"
     )
     return operations
 
@@ -397,11 +496,74 @@ async def measure(url: str, args: argparse.Namespace) -> None:
         f"database: {engine.dialect.name}, {args.games} games, {size / 1e6:.0f} MB, "
         f"{size / args.games / 1024:.1f} KiB per game"
     )
-    print(f"/stats reads + caption        {median_ms_of(stats_text)}")
+    print(
+        f"/stats reads + caption        {median_ms_of(stats_text)}   goal < {STATS_GOAL_MS:.0f} ms"
+    )
     print(f"/stats chart (PNG)            {median_ms_of(stats_chart_s)}")
     print(f"/stats end to end             {median_ms_of(stats_total)}   goal < {GOAL_MS:.0f} ms")
     print(f"/leaderboard (chat)           {median_ms_of(boards)}   goal < {GOAL_MS:.0f} ms")
     print(f"/leaderboard (all chats)      {median_ms_of(global_boards)}   goal < {GOAL_MS:.0f} ms")
+
+
+async def measure_growth(url: str, args: argparse.Namespace) -> None:
+    """Time the game-end transaction for newcomers and for veterans, alternately."""
+    engine = create_engine(url)
+    sessions = session_factory(engine)
+    filler = Filler(args)
+    growth = Growth(args)
+    async with engine.connect() as connection:
+        next_id = int(await connection.scalar(text("SELECT max(id) FROM games")) or 0) + 1
+    times: dict[str, list[float]] = {"newcomers": [], "veterans": []}
+    for run in range(GROWTH_RUNS):
+        for group, chat, users in (
+            ("newcomers", growth.newcomer_chat, growth.newcomers[run]),
+            ("veterans", growth.veteran_chat, growth.veterans),
+        ):
+            template = filler.template_for(users)
+            await start_ended_game(engine, filler, next_id, chat, users, template)
+            began = time.perf_counter()
+            await end_game(sessions, next_id, users, template)
+            times[group].append(time.perf_counter() - began)
+            next_id += 1
+    await engine.dispose()
+    few, many = statistics.median(times["newcomers"]), statistics.median(times["veterans"])
+    print(f"game end, {FEW_PAST_GAMES:>6} past games a player {median_ms_of(times['newcomers'])}")
+    print(
+        f"game end, {args.past_games:>6} past games a player {median_ms_of(times['veterans'])}"
+        f"   {100 * (many - few) / few:+.0f}% (goal: within 20%)"
+    )
+
+
+async def start_ended_game(
+    engine: Any, filler: Filler, game_id: int, chat: int, users: list[int], template: Template
+) -> None:
+    """Store a running game whose history lacks only its last operation."""
+    rows = filler.game_rows(game_id, chat, users, template)
+    game = rows["games"][0]
+    game.update(status="running", ended_at=None, end_reason=None, winner_ids=None)
+    game["history_length"] = len(template.history) - 1
+    async with engine.begin() as connection:
+        await bulk(connection, Game.__table__, [game])
+        await bulk(connection, GamePlayer.__table__, rows["players"])
+        await bulk(connection, GameOperation.__table__, rows["operations"][:-1])
+
+
+async def end_game(sessions: Any, game_id: int, users: list[int], template: Template) -> None:
+    """The game-end transaction, as :meth:`GameStore.save` runs it for the last operation."""
+    last = template.history[-1]
+    async with UnitOfWork(sessions) as uow:
+        row = await uow.games.get(game_id)
+        assert row is not None
+        await uow.history.append(
+            game_id,
+            [OperationRecord(last.kind, operation_to_json(last))],
+            after_seq=len(template.history) - 1,
+        )
+        row.history_length = len(template.history)
+        outcome = template.summary
+        finish_row(row, outcome.reason, [users[seat] for seat in outcome.winners])
+        row.ended_at = datetime.now(UTC)
+        await record_game_result(uow, row, template.history, users)
 
 
 def main() -> int:
@@ -410,6 +572,9 @@ def main() -> int:
     parser.add_argument("--chats", type=int, default=1000)
     parser.add_argument("--players", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--past-games", type=int, default=10_000, help="past games of the veterans timed"
+    )
     parser.add_argument("--database-url", help="default: a new SQLite file in /tmp")
     parser.add_argument("--keep", action="store_true", help="reuse a filled database")
     args = parser.parse_args()
@@ -422,6 +587,7 @@ def main() -> int:
     if not args.keep:
         asyncio.run(fill(url, args))
     asyncio.run(measure(url, args))
+    asyncio.run(measure_growth(url, args))
     return 0
 
 

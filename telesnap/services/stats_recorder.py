@@ -82,9 +82,7 @@ async def record_summary(
     }
     await uow.stats.add_reaction_times(new_times)
     # Every read before any total changes, so no autoflush writes a row twice.
-    cursors = {
-        key: await _moved_cursor(uow, totals[key], times) for key, times in new_times.items()
-    }
+    cursors = await _moved_cursors(uow, totals, new_times)
     for scope in (row.chat_id, ALL_CHATS):
         for seat, user in enumerate(user_ids):
             stats = totals[(scope, user)]
@@ -97,21 +95,29 @@ async def record_summary(
     await uow.flush()
 
 
-async def _moved_cursor(
-    uow: UnitOfWork, stats: PlayerStats, new_times: list[int]
-) -> ReactionCursor:
-    """The player's reaction figures with ``new_times`` (already counted) added."""
-    cursor = ReactionCursor(
+async def _moved_cursors(
+    uow: UnitOfWork,
+    totals: dict[tuple[int, int], PlayerStats],
+    new_times: dict[tuple[int, int], list[int]],
+) -> dict[tuple[int, int], ReactionCursor]:
+    """Each caller's reaction figures with their ``new_times`` (already counted) added."""
+    cursors = {key: _cursor_of(totals[key]) for key in new_times}
+    anchors = {
+        key: (anchor_of(cursors[key], times), window_size(len(times)))
+        for key, times in new_times.items()
+    }
+    windows = await uow.stats.reaction_windows(anchors)
+    return {key: advance(cursors[key], times, *windows[key]) for key, times in new_times.items()}
+
+
+def _cursor_of(stats: PlayerStats) -> ReactionCursor:
+    return ReactionCursor(
         calls=stats.timed_calls,
         lower_median_ms=stats.lower_median_ms,
         faster_calls=stats.calls_faster_than_lower_median,
         median_ms=stats.median_reaction_ms,
         best_ms=stats.best_reaction_ms,
     )
-    at_or_above, below = await uow.stats.reaction_window(
-        stats.scope_id, stats.user_id, anchor_of(cursor, new_times), window_size(len(new_times))
-    )
-    return advance(cursor, new_times, at_or_above, below)
 
 
 def _set_reaction_figures(stats: PlayerStats, cursor: ReactionCursor) -> None:

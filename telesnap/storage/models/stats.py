@@ -102,7 +102,9 @@ class PlayerStats(Base):
     best_reaction_ms: Mapped[int | None] = mapped_column(Integer)
     lower_median_ms: Mapped[int | None] = mapped_column(Integer)
     """The median cursor: the reaction time at rank ``(timed_calls - 1) // 2``."""
-    calls_faster_than_lower_median: Mapped[int] = mapped_column(Integer, default=0)
+    calls_faster_than_lower_median: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0"
+    )
     """The median cursor: how many timed calls were faster than ``lower_median_ms``."""
     rated_games: Mapped[int] = mapped_column(Integer, default=0)
     rating_mu: Mapped[float] = mapped_column(Float)

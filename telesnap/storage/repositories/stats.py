@@ -46,6 +46,14 @@ _ORDER: dict[Ranking, tuple[Any, ...]] = {
 }
 
 
+_BUCKET = (
+    ReactionCount.scope_id,
+    ReactionCount.user_id,
+    ReactionCount.reaction_ms,
+    ReactionCount.calls,
+)
+
+
 class StatsRepository:
     """Write a game's results and read figures, boards and the list of past games."""
 
@@ -144,38 +152,39 @@ class StatsRepository:
             )
         )
 
-    async def reaction_window(
-        self, scope_id: int, user_id: int, anchor_ms: int, size: int
-    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-        """Up to ``size`` ms buckets from ``anchor_ms`` up, and up to ``size`` below it.
+    async def reaction_windows(
+        self, anchors: Mapping[tuple[int, int], tuple[int, int]]
+    ) -> dict[tuple[int, int], tuple[list[tuple[int, int]], list[tuple[int, int]]]]:
+        """Around each ``(scope_id, user_id)``'s ``(anchor_ms, size)``: their ms buckets.
 
-        The buckets at or above come fastest first, those below slowest first (what
-        :func:`telesnap.services.stats_reactions.advance` takes). Both are index range
-        reads, bounded by ``size`` however many calls the player has made.
+        For each: up to ``size`` buckets from ``anchor_ms`` up (fastest first) and up
+        to ``size`` below it (slowest first), what
+        :func:`telesnap.services.stats_reactions.advance` takes. Each is an index
+        range read bounded by ``size``, however many calls the player has made; all
+        of them go in one statement.
         """
-        mine = (ReactionCount.scope_id == scope_id, ReactionCount.user_id == user_id)
-        columns = (ReactionCount.reaction_ms, ReactionCount.calls)
-        above = (
-            select(*columns)
-            .where(*mine, ReactionCount.reaction_ms >= anchor_ms)
-            .order_by(ReactionCount.reaction_ms)
-            .limit(size)
-            .subquery()
-        )
-        below = (
-            select(*columns)
-            .where(*mine, ReactionCount.reaction_ms < anchor_ms)
-            .order_by(ReactionCount.reaction_ms.desc())
-            .limit(size)
-            .subquery()
-        )
-        statement = union_all(
-            select(above.c.reaction_ms, above.c.calls), select(below.c.reaction_ms, below.c.calls)
-        )
-        rows = [(ms, calls) for ms, calls in await self._session.execute(statement)]
-        at_or_above = sorted(row for row in rows if row[0] >= anchor_ms)
-        under = sorted((row for row in rows if row[0] < anchor_ms), reverse=True)
-        return at_or_above, under
+        parts = []
+        for (scope_id, user_id), (anchor_ms, size) in sorted(anchors.items()):
+            mine = (ReactionCount.scope_id == scope_id, ReactionCount.user_id == user_id)
+            for side, order in (
+                (ReactionCount.reaction_ms >= anchor_ms, ReactionCount.reaction_ms),
+                (ReactionCount.reaction_ms < anchor_ms, ReactionCount.reaction_ms.desc()),
+            ):
+                part = select(*_BUCKET).where(*mine, side).order_by(order).limit(size).subquery()
+                parts.append(select(*part.c))
+        windows: dict[tuple[int, int], tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {
+            key: ([], []) for key in anchors
+        }
+        if not parts:
+            return windows
+        for scope_id, user_id, ms, calls in await self._session.execute(union_all(*parts)):
+            key = (scope_id, user_id)
+            at_or_above, below = windows[key]
+            (at_or_above if ms >= anchors[key][0] else below).append((ms, calls))
+        for at_or_above, below in windows.values():
+            at_or_above.sort()
+            below.sort(reverse=True)
+        return windows
 
     # -- reading ------------------------------------------------------------------------
 
