@@ -28,10 +28,15 @@ def stats_chart(
     ratings: Sequence[float],
     chat_ratings: Sequence[float],
     tr: gettext.NullTranslations,
+    *,
+    ratings_from: int = 1,
+    chat_ratings_from: int = 1,
 ) -> bytes:
     """The chart as PNG bytes: a histogram of reaction times and the rating lines.
 
-    ``reaction_counts`` holds ``(reaction_ms, calls)`` pairs, as the stats keep them.
+    ``reaction_counts`` holds ``(reaction_ms, calls)`` pairs, as the stats keep them;
+    ``ratings_from`` and ``chat_ratings_from`` number the rated games the rating lines
+    start at (a long career shows its last games only).
 
     matplotlib's bundled font has no Thai letters and does not join or reorder
     Arabic, so charts for those languages are labelled in English (the caption
@@ -59,10 +64,16 @@ def stats_chart(
         reaction_axes.set_yticks([])
     figure.text(0.56, 0.93, tr.gettext("Rating after each rated game"), fontsize=10)
     if ratings:
-        rating_axes.plot(range(1, len(ratings) + 1), list(ratings), label=tr.gettext("all chats"))
+        rating_axes.plot(
+            range(ratings_from, ratings_from + len(ratings)),
+            list(ratings),
+            label=tr.gettext("all chats"),
+        )
     if chat_ratings:
         rating_axes.plot(
-            range(1, len(chat_ratings) + 1), list(chat_ratings), label=tr.gettext("this chat")
+            range(chat_ratings_from, chat_ratings_from + len(chat_ratings)),
+            list(chat_ratings),
+            label=tr.gettext("this chat"),
         )
     if ratings or chat_ratings:
         rating_axes.legend(fontsize=8)

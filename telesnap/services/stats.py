@@ -39,6 +39,8 @@ MIN_TIMED_CALLS = 5
 BOARD_SIZE = 10
 HISTORY_PAGE_SIZE = 5
 MIN_GAMES_TO_PLOT = 2
+MAX_RATING_POINTS = 500
+"""The chart's rating lines show at most this many of a player's last rated games."""
 
 
 class StatsService:
@@ -52,12 +54,14 @@ class StatsService:
         min_timed_calls: int = MIN_TIMED_CALLS,
         board_size: int = BOARD_SIZE,
         page_size: int = HISTORY_PAGE_SIZE,
+        rating_points: int = MAX_RATING_POINTS,
     ) -> None:
         self._sessions = sessions
         self.min_games = min_games
         self.min_timed_calls = min_timed_calls
         self.board_size = board_size
         self.page_size = page_size
+        self.rating_points = rating_points
 
     async def player(self, chat_id: int, user_id: int, fallback_name: str) -> PlayerStatsView:
         """A player's figures in the chat and in every chat, with their chart's data."""
@@ -66,8 +70,10 @@ class StatsService:
             here = await uow.stats.player_stats(chat_id, user_id)
             everywhere = await uow.stats.player_stats(ALL_CHATS, user_id)
             reactions = await uow.stats.reaction_counts(ALL_CHATS, user_id)
-            timeline = await uow.stats.rating_timeline(user_id)
-            chat_timeline = await uow.stats.rating_timeline(user_id, chat_id)
+            timeline = await uow.stats.rating_timeline(user_id, last=self.rating_points)
+            chat_timeline = await uow.stats.rating_timeline(
+                user_id, chat_id, last=self.rating_points
+            )
         return PlayerStatsView(
             user_id=user_id,
             name=_name_of(user, fallback_name),
@@ -76,6 +82,8 @@ class StatsService:
             reaction_counts=tuple(reactions),
             ratings=tuple(Rating(mu, sigma).ordinal for mu, sigma in timeline),
             chat_ratings=tuple(Rating(mu, sigma).ordinal for mu, sigma in chat_timeline),
+            ratings_from=_first_shown(everywhere, len(timeline)),
+            chat_ratings_from=_first_shown(here, len(chat_timeline)),
             min_games_to_plot=MIN_GAMES_TO_PLOT,
         )
 
@@ -167,6 +175,11 @@ class StatsService:
                 for stats in totals
             ],
         }
+
+
+def _first_shown(stats: PlayerStats | None, shown: int) -> int:
+    """The number of the first rated game among the last ``shown`` (1 when all are)."""
+    return (stats.rated_games if stats else shown) - shown + 1
 
 
 def _figures_or_none(stats: PlayerStats | None) -> dict[str, Any] | None:

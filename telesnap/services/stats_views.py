@@ -86,6 +86,10 @@ class PlayerStatsView:
     chat_ratings: tuple[float, ...]
     """Their rating in this chat after each rated game here, in order."""
     min_games_to_plot: int
+    ratings_from: int = 1
+    """The number of the rated game ``ratings`` starts at (only the last ones are kept)."""
+    chat_ratings_from: int = 1
+    """The number of the rated game here ``chat_ratings`` starts at."""
 
     @property
     def can_plot(self) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 from openskill.models import PlackettLuce
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -41,8 +42,8 @@ from ..storage.test_migrations import table_names
 from .stats_games import CHATS, PLAYERS, Driver
 
 GAMES = 10
-BEFORE_REACTION_COUNTS = "5c1d0e7a9b42"
-"""The revision before reaction times were kept as counts."""
+REACTION_COUNTS = "73228d083249"
+"""The revision that keeps reaction times as counts per ms."""
 UNTIMED: dict[str, Any] = {
     "median_reaction_ms": None,
     "best_reaction_ms": None,
@@ -298,7 +299,10 @@ async def test_an_upgraded_database_shows_the_figures_of_its_history(
             }
     finally:
         await engine.dispose()
-    await downgrade(url, BEFORE_REACTION_COUNTS)
+    before_counts = ScriptDirectory.from_config(alembic_config()).get_revision(REACTION_COUNTS)
+    assert before_counts is not None
+    assert isinstance(before_counts.down_revision, str)
+    await downgrade(url, before_counts.down_revision)
     assert "reaction_counts" not in await table_names(url)
     await upgrade_database(url)
     engine = create_engine(url)
@@ -349,3 +353,22 @@ async def test_stats_reads_never_wait_for_the_write_lock(
     assert exported["players"]
     assert board.unlisted + len(board.entries) >= 1
     assert shown.flip_limit == 40
+
+
+async def test_the_rating_chart_of_a_long_career_shows_its_last_games(
+    played: Driver, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    chat = CHATS[0].chat_id
+    async with UnitOfWork(session_factory) as uow:
+        stored = await uow.stats.all_player_stats(0)
+    veteran = max(stored, key=lambda stats: stats.rated_games)
+    assert veteran.rated_games >= 4
+    whole = await StatsService(session_factory).player(chat, veteran.user_id, "?")
+    recent = await StatsService(session_factory, rating_points=3).player(chat, veteran.user_id, "?")
+    assert len(whole.ratings) == veteran.rated_games
+    assert whole.ratings_from == 1
+    assert whole.ratings[-1] == pytest.approx(veteran.rating_ordinal)
+    assert recent.ratings == whole.ratings[-3:]
+    assert recent.ratings_from == veteran.rated_games - 2
+    assert len(recent.chat_ratings) == min(3, len(whole.chat_ratings))
+    assert recent.chat_ratings == whole.chat_ratings[-3:]

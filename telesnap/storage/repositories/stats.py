@@ -202,11 +202,12 @@ class StatsRepository:
         return [(ms, calls) for ms, calls in await self._session.execute(statement)]
 
     async def rating_timeline(
-        self, user_id: int, chat_id: int | None = None
+        self, user_id: int, chat_id: int | None = None, *, last: int | None = None
     ) -> list[tuple[float, float]]:
         """The user's ``(mu, sigma)`` after each rated game, in the order games ended.
 
-        The chat's ratings when ``chat_id`` is given, else the ratings across every chat.
+        The chat's ratings when ``chat_id`` is given, else the ratings across every
+        chat; only the ``last`` rated games when given.
         """
         mu, sigma = (
             (GamePlayerResult.chat_mu, GamePlayerResult.chat_sigma)
@@ -217,12 +218,13 @@ class StatsRepository:
             select(mu, sigma)
             .join(GameResult, GameResult.game_id == GamePlayerResult.game_id)
             .where(GamePlayerResult.user_id == user_id, GameResult.rated.is_(True))
-            .order_by(GameResult.id)
+            .order_by(GameResult.id.desc())
+            .limit(last)
         )
         if chat_id is not None:
             statement = statement.where(GameResult.chat_id == chat_id)
-        rows = await self._session.execute(statement)
-        return [(m, s) for m, s in rows if m is not None and s is not None]
+        rows = list(await self._session.execute(statement))
+        return [(m, s) for m, s in reversed(rows) if m is not None and s is not None]
 
     async def top_players(
         self,
