@@ -1,7 +1,10 @@
-"""The /stats picture: a PNG of a player's reaction times and rating over time.
+"""The pictures: the /stats chart and the leaderboard table, PNGs in the chat's language.
 
 Drawn with matplotlib's object API on the Agg canvas (headless, no pyplot and
-no global state), so charts can be drawn in worker threads.
+no global state), so they can be drawn in worker threads. Every text goes
+through :mod:`.chart_fonts`: the language's own fonts, Arabic shaped and set
+right to left (titles and the table's columns then run from the right), and no
+character drawn as a missing-glyph box.
 """
 
 from __future__ import annotations
@@ -9,18 +12,57 @@ from __future__ import annotations
 import gettext
 import io
 from collections.abc import Sequence
+from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from .i18n import DEFAULT_LANGUAGE, language_of_translations, translator
+from .chart_fonts import chart_text, drawable, families_for
+from .i18n import is_rtl, language_of_translations
 
-__all__ = ["stats_chart"]
+__all__ = ["leaderboard_figure", "leaderboard_picture", "stats_chart", "stats_figure"]
 
-_SCRIPTS_WITHOUT_LAYOUT = ("ar", "th")
 _SIZE_INCHES = (8.0, 3.2)
 _DPI = 80
+_ROW_INCHES = 0.34
+_TABLE_WIDTH_INCHES = 6.4
+
+
+class _Writer:
+    """Puts texts on a figure in one language: its fonts, its direction, nothing undrawable."""
+
+    def __init__(self, figure: Figure, tr: gettext.NullTranslations) -> None:
+        self.figure = figure
+        self.language = language_of_translations(tr)
+        self.rtl = is_rtl(tr)
+        self.families = families_for(self.language)
+
+    def text(self, text: str) -> str:
+        """``text`` ready to hand to matplotlib."""
+        return chart_text(drawable(text, self.language))
+
+    def style(self, size: float, **extra: Any) -> dict[str, Any]:
+        """The keyword arguments of a text in this language (no mathtext: names may hold $)."""
+        return {"family": self.families, "fontsize": size, "parse_math": False, **extra}
+
+    def over(self, axes: Any, text: str) -> None:
+        """A title over ``axes``, from its left edge (its right edge, right to left)."""
+        box = axes.get_position()
+        x, align = (box.x1, "right") if self.rtl else (box.x0, "left")
+        self.figure.text(x, 0.93, self.text(text), ha=align, **self.style(10))
+
+    def title(self, x: float, y: float, text: str, size: float = 10) -> None:
+        """A title whose start is at ``x`` (its right end, in a right-to-left language)."""
+        x, align = (1 - x, "right") if self.rtl else (x, "left")
+        self.figure.text(x, y, self.text(text), ha=align, **self.style(size))
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
 
 
 def stats_chart(
@@ -32,23 +74,43 @@ def stats_chart(
     ratings_from: int = 1,
     chat_ratings_from: int = 1,
 ) -> bytes:
-    """The chart as PNG bytes: a histogram of reaction times and the rating lines.
+    """The chart as PNG bytes: a histogram of reaction times and the rating lines."""
+    return _png(
+        stats_figure(
+            reaction_counts,
+            ratings,
+            chat_ratings,
+            tr,
+            ratings_from=ratings_from,
+            chat_ratings_from=chat_ratings_from,
+        )
+    )
+
+
+def stats_figure(
+    reaction_counts: Sequence[tuple[int, int]],
+    ratings: Sequence[float],
+    chat_ratings: Sequence[float],
+    tr: gettext.NullTranslations,
+    *,
+    ratings_from: int = 1,
+    chat_ratings_from: int = 1,
+) -> Figure:
+    """The figure :func:`stats_chart` draws.
 
     ``reaction_counts`` holds ``(reaction_ms, calls)`` pairs, as the stats keep them;
     ``ratings_from`` and ``chat_ratings_from`` number the rated games the rating lines
     start at (a long career shows its last games only).
-
-    matplotlib's bundled font has no Thai letters and does not join or reorder
-    Arabic, so charts for those languages are labelled in English (the caption
-    sent with the picture is still in the chat's language).
     """
-    if language_of_translations(tr) in _SCRIPTS_WITHOUT_LAYOUT:
-        tr = translator(DEFAULT_LANGUAGE)
     figure = Figure(figsize=_SIZE_INCHES, dpi=_DPI)
     figure.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88, wspace=0.25)
     FigureCanvasAgg(figure)
+    write = _Writer(figure, tr)
     reaction_axes, rating_axes = figure.subplots(1, 2)
-    figure.text(0.08, 0.93, tr.gettext("Reaction times (ms)"), fontsize=10)
+    if write.rtl:  # the first chart goes on the right, where an Arabic reader starts
+        reaction_axes, rating_axes = rating_axes, reaction_axes
+    write.over(reaction_axes, tr.gettext("Reaction times (ms)"))
+    write.over(rating_axes, tr.gettext("Rating after each rated game"))
     calls = sum(count for _, count in reaction_counts)
     if calls:
         reaction_axes.hist(
@@ -57,31 +119,90 @@ def stats_chart(
             bins=min(20, max(5, calls // 3)),
             histtype="stepfilled",
         )
-        reaction_axes.set_ylabel(tr.gettext("calls"), fontsize=8)
+        reaction_axes.set_ylabel(write.text(tr.gettext("calls")), **write.style(8))
     else:
-        reaction_axes.text(0.5, 0.5, tr.gettext("no timed calls yet"), ha="center", va="center")
+        reaction_axes.text(
+            0.5,
+            0.5,
+            write.text(tr.gettext("no timed calls yet")),
+            ha="center",
+            va="center",
+            transform=reaction_axes.transAxes,
+            **write.style(10),
+        )
         reaction_axes.set_xticks([])
         reaction_axes.set_yticks([])
-    figure.text(0.56, 0.93, tr.gettext("Rating after each rated game"), fontsize=10)
     if ratings:
         rating_axes.plot(
             range(ratings_from, ratings_from + len(ratings)),
             list(ratings),
-            label=tr.gettext("all chats"),
+            label=write.text(tr.gettext("all chats")),
         )
     if chat_ratings:
         rating_axes.plot(
             range(chat_ratings_from, chat_ratings_from + len(chat_ratings)),
             list(chat_ratings),
-            label=tr.gettext("this chat"),
+            label=write.text(tr.gettext("this chat")),
         )
     if ratings or chat_ratings:
-        rating_axes.legend(fontsize=8)
-        rating_axes.set_xlabel(tr.gettext("rated games"), fontsize=8)
+        rating_axes.legend(prop={"family": write.families, "size": 8})
+        rating_axes.set_xlabel(write.text(tr.gettext("rated games")), **write.style(8))
     for axes in (reaction_axes, rating_axes):
         axes.tick_params(labelsize=8)
         axes.xaxis.set_major_locator(MaxNLocator(4, integer=True))
         axes.yaxis.set_major_locator(MaxNLocator(4))
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return figure
+
+
+def leaderboard_picture(
+    title: str, rows: Sequence[tuple[str, str, str]], tr: gettext.NullTranslations
+) -> bytes:
+    """A small table image as PNG bytes: a title, then one row per player."""
+    return _png(leaderboard_figure(title, rows, tr))
+
+
+def leaderboard_figure(
+    title: str, rows: Sequence[tuple[str, str, str]], tr: gettext.NullTranslations
+) -> Figure:
+    """The figure :func:`leaderboard_picture` draws: the title, then position, name, figure.
+
+    In a right-to-left language the columns run from the right.
+    """
+    height = _ROW_INCHES * (len(rows) + 1.6)
+    figure = Figure(figsize=(_TABLE_WIDTH_INCHES, height), dpi=100)
+    FigureCanvasAgg(figure)
+    write = _Writer(figure, tr)
+    row_height = _ROW_INCHES / height
+    write.title(0.03, 1 - 0.8 * row_height, title, size=12)
+
+    def x(fraction: float) -> float:
+        return 1 - fraction if write.rtl else fraction
+
+    align = "right" if write.rtl else "left"
+    for index, (position, name, figure_text) in enumerate(rows):
+        bottom = 1 - (index + 2.3) * row_height
+        if index % 2 == 0:
+            figure.patches.append(
+                Rectangle(
+                    (0.01, bottom),
+                    0.98,
+                    row_height,
+                    transform=figure.transFigure,
+                    facecolor="#eef1f6",
+                    edgecolor="none",
+                    figure=figure,
+                )
+            )
+        middle = bottom + row_height / 2
+        # One weight throughout: the packaged fonts are variable fonts matplotlib draws at 400.
+        cells = ((0.03, position, "#555555"), (0.1, name, "black"), (0.5, figure_text, "#333333"))
+        for at, text, colour in cells:
+            figure.text(
+                x(at),
+                middle,
+                write.text(text),
+                ha=align,
+                va="center",
+                **write.style(10, color=colour),
+            )
+    return figure

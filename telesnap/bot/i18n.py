@@ -11,13 +11,16 @@ falls back to English.
 >>> translator("en").gettext("Flip")
 'Flip'
 
-Right-to-left text: a user name or a card inside a translated line is wrapped
-in Unicode isolates, so "10♥" or a Latin name stays readable inside an Arabic
-line, and every line of an Arabic message starts with a right-to-left mark.
-English text is left exactly as written.
+Mixed directions: a user name or a card inside a line is wrapped in Unicode
+isolates only where its direction differs from the line's (a right-to-left name
+in a left-to-right line; a Latin name or "10♥" in an Arabic line), so it neither
+reorders its neighbours nor is reordered. Every line of an Arabic message starts
+with a right-to-left mark. Text whose direction matches its line is left as it is.
 
->>> isolate("Ann", translator("en"))
-'Ann'
+>>> isolate("Ann", translator("es")), isolate("10♥", translator("es"))
+('Ann', '10♥')
+>>> isolate("محمد", translator("es")) == FSI + "محمد" + PDI
+True
 >>> directed("one line", translator("en"))
 'one line'
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import gettext
+import unicodedata
 from pathlib import Path
 
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locales"
@@ -42,6 +46,13 @@ PDI = "\u2069"
 """POP DIRECTIONAL ISOLATE: ends the run :data:`FSI` started."""
 RLM = "\u200f"
 """RIGHT-TO-LEFT MARK: makes the line it starts a right-to-left line."""
+
+_EXPLICIT = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+"""Bidi classes of the explicit direction controls: a run holding one is always isolated."""
+_AGAINST_LTR = frozenset({"R", "AL"}) | _EXPLICIT
+"""Bidi classes that can reorder a left-to-right line (right-to-left letters, controls)."""
+_AGAINST_RTL = frozenset({"L", "EN"}) | _EXPLICIT
+"""Bidi classes that read differently in a right-to-left line (Latin letters, European digits)."""
 
 
 def language_of(code: str | None) -> str:
@@ -77,15 +88,17 @@ def is_rtl(tr: gettext.NullTranslations) -> bool:
 
 
 def isolate(text: str, tr: gettext.NullTranslations) -> str:
-    """``text`` (a name, a card) as a run of its own inside a translated line.
+    """``text`` (a name, a card) as a run of its own inside a line in ``tr``'s language.
 
-    In every translated language the text is wrapped in FSI ... PDI, so an Arabic
-    name in a Spanish line, or a Latin name or ``10♥`` in an Arabic line, neither
-    reorders its neighbours nor is reordered; English is left unchanged.
+    The run is wrapped in FSI ... PDI only when that changes how the line reads:
+    when it holds right-to-left letters in a left-to-right line, or Latin letters
+    or European digits (a card such as ``10♥``) in a right-to-left line, or any
+    explicit direction control (which the isolate keeps from leaking out).
     """
-    if language_of_translations(tr) == DEFAULT_LANGUAGE:
-        return text
-    return f"{FSI}{text}{PDI}"
+    against = _AGAINST_RTL if is_rtl(tr) else _AGAINST_LTR
+    if any(unicodedata.bidirectional(char) in against for char in text):
+        return f"{FSI}{text}{PDI}"
+    return text
 
 
 def directed(text: str, tr: gettext.NullTranslations) -> str:

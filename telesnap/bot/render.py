@@ -3,12 +3,16 @@
 The table format is fixed so players (and tests) can read it: one line per
 player with their name, face-up top card (``—`` when none), ``N face-down``
 and ``M face-up`` (or ``out``), then ``Snap Pot: 7♣ (K cards)`` while there
-is a pot, then whose turn it is.
+is a pot, then whose turn it is. Once the game is over the table gives way to
+the final standings (:func:`render_final`).
 
-In a translated language names and cards are isolated (Unicode FSI ... PDI),
-and in a right-to-left language (Arabic) every line is marked right-to-left and
-the turn marker points left, so a Latin name or ``10♥`` stays readable inside
-an Arabic line. English is left exactly as above.
+Boards cut names longer than :data:`BOARD_NAME_LIMIT` characters (the lobby
+and the final standings show them whole), and the ``Turn:`` line repeats only
+a short name: a longer one is pointed at by the turn marker alone.
+
+Names and cards whose direction differs from the line's are isolated (Unicode
+FSI ... PDI, see :func:`~.i18n.isolate`), and in a right-to-left language
+(Arabic) every line is marked right-to-left and the turn marker points left.
 """
 
 from __future__ import annotations
@@ -36,13 +40,19 @@ from ..game import (
     SnapCalled,
 )
 from ..game.engine import MAX_PLAYERS
+from ..services.standings import FinalView, StandingRow
 from ..services.views import LobbyView, TableView
 from .callbacks import Action, CallbackSigner
 from .i18n import directed, is_rtl, isolate
+from .names import grapheme_count, shorten
 
 MAX_TEXT = 4096
 _Who = Callable[[int], str]
 EMPTY_PILE = "—"
+BOARD_NAME_LIMIT = 20
+"""Boards show names up to this many characters; longer ones are cut, ending in "…"."""
+TURN_LINE_NAME_LIMIT = 12
+"""The ``Turn:`` line repeats a name only this short; the turn marker points at longer ones."""
 
 
 def name(text: str) -> str:
@@ -51,25 +61,44 @@ def name(text: str) -> str:
 
 
 def _person(text: str, tr: gettext.NullTranslations) -> str:
-    """A user's name, escaped, and isolated inside a translated line."""
+    """A user's name, whole, escaped, and isolated where its direction differs from the line's."""
     return isolate(name(text), tr)
 
 
+def _on_board(text: str, tr: gettext.NullTranslations) -> str:
+    """A name as boards show it: cut past :data:`BOARD_NAME_LIMIT`, then as :func:`_person`."""
+    return _person(shorten(text, BOARD_NAME_LIMIT), tr)
+
+
+def _turn_marker(tr: gettext.NullTranslations) -> str:
+    return "◀" if is_rtl(tr) else "▶"
+
+
+def pile_counts(face_down: int, face_up: int, tr: gettext.NullTranslations) -> str:
+    """``N face-down · M face-up``, each count with its plural form."""
+    down = tr.ngettext("{count} face-down", "{count} face-down", face_down)
+    up = tr.ngettext("{count} face-up", "{count} face-up", face_up)
+    return f"{down.format(count=face_down)} · {up.format(count=face_up)}"
+
+
 def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
-    """The table: one line per player, the pot, and whose turn it is."""
+    """The table: one line per player, the pot, and whose turn it is.
+
+    Once the game is over: the final standings instead (:func:`render_final`).
+    """
+    if table.final is not None:
+        return render_final(table.game_id, table.final, tr)
     lines = []
-    turn_marker = "◀ " if is_rtl(tr) else "▶ "
+    turn_marker = _turn_marker(tr) + " "
     for player in table.players:
         marker = turn_marker if player.is_turn else ""
         if player.status is SeatStatus.ACTIVE:
             top = isolate(str(player.top), tr) if player.top else EMPTY_PILE
-            counts = tr.gettext("{down} face-down · {up} face-up").format(
-                down=player.face_down, up=player.face_up
-            )
-            lines.append(f"{marker}<b>{_person(player.name, tr)}</b>: {top} · {counts}")
+            counts = pile_counts(player.face_down, player.face_up, tr)
+            lines.append(f"{marker}<b>{_on_board(player.name, tr)}</b>: {top} · {counts}")
         else:
             status = tr.gettext("out") if player.status is SeatStatus.OUT else tr.gettext("left")
-            lines.append(f"<s>{_person(player.name, tr)}</s>: {status}")
+            lines.append(f"<s>{_on_board(player.name, tr)}</s>: {status}")
     if table.pot_top is not None:
         lines.append(
             tr.ngettext(
@@ -79,25 +108,83 @@ def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
             ).format(card=isolate(str(table.pot_top), tr), count=table.pot_size)
         )
     turn = table.turn_player
-    if turn is not None:
+    if turn is not None and grapheme_count(turn.name) <= TURN_LINE_NAME_LIMIT:
         lines.append(tr.gettext("Turn: {name}").format(name=f"<b>{_person(turn.name, tr)}</b>"))
+    elif turn is not None:  # a long name is not repeated: the line points at the marker
+        # Translators: {marker} is the turn marker at the start of a player's line (▶, or ◀
+        # in a right-to-left language).
+        text = tr.gettext("Turn: the player marked {marker}")
+        lines.append(text.format(marker=_turn_marker(tr)))
     return directed("\n".join(lines), tr)
+
+
+def render_final(game_id: int, final: FinalView, tr: gettext.NullTranslations) -> str:
+    """The end of a game: every player's place, cards, snaps and wrong calls; the fastest call.
+
+    Names are shown whole. The last line gives the game's number for ``/replay``.
+    """
+    if final.reason is EndReason.ABANDONED:
+        title = tr.gettext("🛑 <b>Game #{id} was stopped</b>: nobody wins.")
+    else:
+        title = tr.gettext("🏁 <b>Game #{id}: final standings</b>")
+    lines = [title.format(id=game_id)]
+    lines += [_standing_line(row, tr) for row in final.rows]
+    if final.fastest is not None:
+        lines.append(
+            tr.gettext("⚡ Fastest correct call: {name}, {time}").format(
+                name=f"<b>{_person(final.fastest.name, tr)}</b>",
+                time=milliseconds(final.fastest.reaction_ms, tr),
+            )
+        )
+    lines.append(tr.gettext("/replay {id} sends the whole game, move by move.").format(id=game_id))
+    return directed("\n".join(lines), tr)
+
+
+def _standing_line(row: StandingRow, tr: gettext.NullTranslations) -> str:
+    if row.left_reason is LeaveReason.AFK:
+        held = tr.gettext("removed as away")
+    elif row.left_reason is LeaveReason.REMOVED:
+        held = tr.gettext("removed")
+    elif row.left_reason is LeaveReason.LEFT:
+        held = tr.gettext("left")
+    elif row.status is SeatStatus.OUT:
+        held = tr.gettext("out")
+    else:
+        held = tr.ngettext("{count} card", "{count} cards", row.cards).format(count=row.cards)
+    figures = [
+        held,
+        tr.ngettext("{count} snap won", "{count} snaps won", row.snaps_won).format(
+            count=row.snaps_won
+        ),
+        tr.ngettext("{count} wrong call", "{count} wrong calls", row.wrong_calls).format(
+            count=row.wrong_calls
+        ),
+    ]
+    trophy = "🏆 " if row.is_winner else ""
+    return f"{row.place}. {trophy}<b>{_person(row.name, tr)}</b> — {' · '.join(figures)}"
+
+
+def milliseconds(count: int, tr: gettext.NullTranslations) -> str:
+    """A duration in milliseconds: ``312 ms``."""
+    return tr.ngettext("{count} ms", "{count} ms", count).format(count=count)
 
 
 def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> str | None:
     """One line saying what an operation did, or None for operations players need not see."""
 
     def who(seat: int) -> str:
-        return f"<b>{_person(table.name_of_seat(seat), tr)}</b>"
+        return f"<b>{_on_board(table.name_of_seat(seat), tr)}</b>"
 
     def card(op: CardFlipped) -> str:
         return isolate(str(op.card), tr)
 
     if isinstance(op, GameStarted):
         first = (op.dealer + 1) % op.player_count
-        return tr.gettext("🃏 {dealer} deals {count} cards; {first} flips first.").format(
-            dealer=who(op.dealer), count=len(op.deck), first=who(first)
-        )
+        return tr.ngettext(
+            "🃏 {dealer} deals {count} card; {first} flips first.",
+            "🃏 {dealer} deals {count} cards; {first} flips first.",
+            len(op.deck),
+        ).format(dealer=who(op.dealer), count=len(op.deck), first=who(first))
     if isinstance(op, CardFlipped):
         if op.turned_over:
             return tr.gettext("{name} turns their pile over and flips {card}").format(

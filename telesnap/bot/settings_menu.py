@@ -15,6 +15,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from ..services.settings import SPECS, GameSettings, SettingSpec
 from .callbacks import Action, CallbackSigner
+from .render import milliseconds
 
 BACK = len(SPECS)  # the "setting" index of the back button
 OPEN = 0  # the "choice" of a button that opens a setting's choices
@@ -57,21 +58,25 @@ def _minutes(minutes: int, tr: gettext.NullTranslations) -> str:
 
 
 def value_label(spec: SettingSpec, value: Any, tr: gettext.NullTranslations) -> str:
-    """A setting's value, as players read it."""
+    """A setting's value, as players read it (only values the setting allows)."""
+    if spec.name == "language":
+        if value is None:
+            # Translators: the chat has no language yet; it takes the language of whoever
+            # opens its first game.
+            return tr.gettext("automatic (the first opener's)")
+        return LANGUAGE_NAMES.get(str(value), str(value))
     if value is None:
         return tr.gettext("off")
     if spec.kind == "switch":
         return tr.gettext("on") if value else tr.gettext("off")
     if spec.name == "tie_window":
-        return tr.gettext("{count} ms").format(count=value)
+        return milliseconds(int(value), tr)
     if spec.name == "turn_timer":
         if value % 60:
             return tr.ngettext("{count} second", "{count} seconds", value).format(count=value)
         return _minutes(value // 60, tr)
     if spec.name in ("time_limit", "lobby_expiry", "idle_limit"):
         return _minutes(int(value), tr)
-    if spec.name == "language":
-        return LANGUAGE_NAMES.get(str(value), str(value))
     choices = {
         "auto_flip": tr.gettext("flip for them"),
         "skip": tr.gettext("skip them"),

@@ -23,6 +23,7 @@ from ..services.types import Place, Refused
 from .charts import stats_chart
 from .context import command_arguments, place_of_update
 from .i18n import directed, language_of, translator
+from .leaderboard_posts import edit_leaderboard_picture, send_leaderboard
 from .posts import UploadPost
 from .runtime import Runtime, runtime_of
 from .stats_render import (
@@ -100,8 +101,7 @@ async def on_stats_command(update: Update, context: Context) -> None:
             await _send_stats(runtime, stats_bot, message, place, tr)
         elif command == "leaderboard":
             view = await stats_bot.service.leaderboard(place.chat_id)
-            keyboard = leaderboard_keyboard(view, stats_bot.signer, tr)
-            _say(runtime, place, render_leaderboard(view, tr), message, keyboard)
+            await send_leaderboard(runtime, place, view, stats_bot.signer, tr, message.message_id)
         elif command == "history":
             page = await stats_bot.service.history(place.chat_id)
             text = render_history(page, tr)
@@ -236,6 +236,10 @@ async def on_stats_button(update: Update, context: Context) -> None:
         if board is not None:
             ranking, is_global = board
             view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
+            if message.photo:  # a leaderboard sent as a picture: a new picture and caption
+                await query.answer()
+                await edit_leaderboard_picture(runtime, place, message, view, stats_bot.signer, tr)
+                return
             text = render_leaderboard(view, tr)
             keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, stats_bot.signer, tr)
         else:

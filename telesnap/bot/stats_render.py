@@ -17,6 +17,7 @@ from __future__ import annotations
 import gettext
 import re
 from dataclasses import dataclass
+from html import escape
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
@@ -30,7 +31,8 @@ from ..services.stats_views import (
 )
 from .callbacks import is_signed, key_for, tag
 from .i18n import isolate
-from .render import name
+from .names import shorten
+from .render import milliseconds, name
 
 __all__ = [
     "STATS_CALLBACK_PATTERN",
@@ -38,10 +40,13 @@ __all__ = [
     "StatsButtonSigner",
     "history_keyboard",
     "leaderboard_keyboard",
+    "leaderboard_rows",
+    "leaderboard_title",
     "render_game_line",
     "render_history",
     "render_leaderboard",
     "render_player_stats",
+    "wants_picture",
 ]
 
 STATS_CALLBACK_PATTERN = r"^T[BH]:[a-z]{1,2}:\d{1,6}:[A-Za-z0-9_-]{11}$"
@@ -109,36 +114,60 @@ def _percent(value: float) -> str:
     return f"{round(value * 100)}%"
 
 
+def _games(count: int, tr: gettext.NullTranslations) -> str:
+    return tr.ngettext("{count} game", "{count} games", count).format(count=count)
+
+
+def _wins(count: int, tr: gettext.NullTranslations) -> str:
+    return tr.ngettext("{count} win", "{count} wins", count).format(count=count)
+
+
+def _snaps_won(figures: Figures, tr: gettext.NullTranslations) -> tuple[str, str]:
+    return (
+        tr.ngettext("{count} snap won", "{count} snaps won", figures.snaps_won).format(
+            count=figures.snaps_won
+        ),
+        tr.ngettext("{count} Snap Pot won", "{count} Snap Pots won", figures.pots_won).format(
+            count=figures.pots_won
+        ),
+    )
+
+
 def _figures_lines(title: str, figures: Figures, tr: gettext.NullTranslations) -> list[str]:
-    games = tr.ngettext("{count} game", "{count} games", figures.games).format(count=figures.games)
+    snaps, pots = _snaps_won(figures, tr)
     lines = [
-        tr.gettext("<b>{title}</b>: {games} · {wins} wins ({rate}) · rating {rating}").format(
+        tr.gettext("<b>{title}</b>: {games} · {wins} ({rate}) · rating {rating}").format(
             title=title,
-            games=games,
-            wins=figures.wins,
+            games=_games(figures.games, tr),
+            wins=_wins(figures.wins, tr),
             rate=_percent(figures.win_rate),
             rating=f"{figures.rating:.1f}",
         ),
-        tr.gettext(
-            "Snaps won {snaps} · Snap Pots won {pots} · ties {ties} · wrong calls {wrong}"
-        ).format(
-            snaps=figures.snaps_won,
-            pots=figures.pots_won,
-            ties=figures.ties,
-            wrong=figures.wrong_calls,
+        " · ".join(
+            [
+                snaps,
+                pots,
+                tr.ngettext("{count} tie", "{count} ties", figures.ties).format(count=figures.ties),
+                tr.ngettext(
+                    "{count} wrong call", "{count} wrong calls", figures.wrong_calls
+                ).format(count=figures.wrong_calls),
+            ]
         ),
     ]
-    if figures.median_reaction_ms is None:
+    if figures.median_reaction_ms is None or figures.best_reaction_ms is None:
         reaction = tr.gettext("no timed calls")
     else:
-        reaction = tr.gettext("reaction: median {median} ms, best {best} ms").format(
-            median=figures.median_reaction_ms, best=figures.best_reaction_ms
+        reaction = tr.gettext("reaction: median {median}, best {best}").format(
+            median=milliseconds(figures.median_reaction_ms, tr),
+            best=milliseconds(figures.best_reaction_ms, tr),
         )
-    lines.append(
-        tr.gettext("Cards won {cards} · {reaction} · AFK {afks}").format(
-            cards=figures.cards_won, reaction=reaction, afks=figures.afks
-        )
+    cards = tr.ngettext("{count} card won", "{count} cards won", figures.cards_won).format(
+        count=figures.cards_won
     )
+    afks = tr.ngettext("{count} time away (AFK)", "{count} times away (AFK)", figures.afks).format(
+        count=figures.afks
+    )
+    lines.append(" · ".join([cards, reaction, afks]))
     return lines
 
 
@@ -156,20 +185,24 @@ def render_player_stats(view: PlayerStatsView, tr: gettext.NullTranslations) -> 
 
 def _board_value(view: LeaderboardView, figures: Figures, tr: gettext.NullTranslations) -> str:
     if view.ranking is Ranking.RATING:
-        return tr.gettext("{rating} ({games} rated games)").format(
-            rating=f"{figures.rating:.1f}", games=figures.rated_games
+        return tr.gettext("{rating} ({games})").format(
+            rating=f"{figures.rating:.1f}",
+            games=tr.ngettext(
+                "{count} rated game", "{count} rated games", figures.rated_games
+            ).format(count=figures.rated_games),
         )
     if view.ranking is Ranking.WINS:
-        return tr.gettext("{wins} wins in {games} games").format(
-            wins=figures.wins, games=figures.games
+        return tr.gettext("{wins} in {games}").format(
+            wins=_wins(figures.wins, tr), games=_games(figures.games, tr)
         )
     if view.ranking is Ranking.FASTEST:
-        return tr.gettext("median {median} ms over {calls} calls").format(
-            median=figures.median_reaction_ms, calls=figures.timed_calls
+        return tr.gettext("median {median} over {calls}").format(
+            median=milliseconds(figures.median_reaction_ms or 0, tr),
+            calls=tr.ngettext("{count} call", "{count} calls", figures.timed_calls).format(
+                count=figures.timed_calls
+            ),
         )
-    return tr.gettext("{snaps} snaps, {pots} Snap Pots").format(
-        snaps=figures.snaps_won, pots=figures.pots_won
-    )
+    return ", ".join(_snaps_won(figures, tr))
 
 
 def _ranking_label(ranking: Ranking, tr: gettext.NullTranslations) -> str:
@@ -181,14 +214,42 @@ def _ranking_label(ranking: Ranking, tr: gettext.NullTranslations) -> str:
     }[ranking]
 
 
+PICTURE_MIN_ENTRIES = 5
+"""A leaderboard listing at least this many players is also sent as a table picture."""
+PICTURE_NAME_LIMIT = 28
+"""The leaderboard picture cuts names past this many characters (the caption has them whole)."""
+
+
+def leaderboard_title(view: LeaderboardView, tr: gettext.NullTranslations) -> str:
+    """The leaderboard's title as plain text: its ranking and scope."""
+    scope = tr.gettext("all chats") if view.is_global else tr.gettext("this chat")
+    return tr.gettext("Leaderboard: {ranking} · {scope}").format(
+        ranking=_ranking_label(view.ranking, tr), scope=scope
+    )
+
+
+def leaderboard_rows(
+    view: LeaderboardView, tr: gettext.NullTranslations
+) -> list[tuple[str, str, str]]:
+    """The rows of the leaderboard picture: position, name (cut if long), figure."""
+    return [
+        (
+            f"{entry.position}.",
+            shorten(entry.name, PICTURE_NAME_LIMIT),
+            _board_value(view, entry.figures, tr),
+        )
+        for entry in view.entries
+    ]
+
+
+def wants_picture(view: LeaderboardView) -> bool:
+    """Whether the leaderboard is long enough to be sent as a picture too."""
+    return len(view.entries) >= PICTURE_MIN_ENTRIES
+
+
 def render_leaderboard(view: LeaderboardView, tr: gettext.NullTranslations) -> str:
     """A leaderboard: one line per listed player, and who can be listed."""
-    scope = tr.gettext("all chats") if view.is_global else tr.gettext("this chat")
-    lines = [
-        tr.gettext("🏆 <b>Leaderboard: {ranking}</b> · {scope}").format(
-            ranking=_ranking_label(view.ranking, tr), scope=scope
-        )
-    ]
+    lines = [f"🏆 <b>{escape(leaderboard_title(view, tr), quote=False)}</b>"]
     for entry in view.entries:
         value = _board_value(view, entry.figures, tr)
         lines.append(f"{entry.position}. <b>{isolate(name(entry.name), tr)}</b> — {value}")
@@ -261,8 +322,8 @@ def render_history(page: HistoryPage, tr: gettext.NullTranslations) -> str:
     if not page.total:
         return tr.gettext("📜 No game has ended in this chat yet.")
     lines = [
-        tr.gettext("📜 <b>Games played here</b> · page {page} of {pages} ({total} games)").format(
-            page=page.page + 1, pages=page.pages, total=page.total
+        tr.gettext("📜 <b>Games played here</b> · page {page} of {pages} ({games})").format(
+            page=page.page + 1, pages=page.pages, games=_games(page.total, tr)
         )
     ]
     lines += [render_game_line(game, tr) for game in page.games]

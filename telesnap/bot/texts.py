@@ -7,6 +7,7 @@ import gettext
 from ..game import CallVerdict
 from ..game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ..services.types import Reason, Refused
+from .render import milliseconds
 from .rules_text import full_rules
 
 
@@ -14,6 +15,8 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
     """A short answer saying why an action was refused."""
     reason = refused.reason
     details = refused.details
+    most = int(details.get("max", MAX_PLAYERS))
+    least = int(details.get("min", MIN_PLAYERS))
     texts = {
         Reason.PRIVATE_CHAT: tr.gettext(
             "Snap is played in groups: add me to a group and send /newgame there."
@@ -24,12 +27,12 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.ALREADY_JOINED: tr.gettext("You have already joined."),
         Reason.NOT_JOINED: tr.gettext("You have not joined this game."),
         Reason.TARGET_NOT_PLAYING: tr.gettext("That player is not in this game."),
-        Reason.LOBBY_FULL: tr.gettext("The game is full ({max} players).").format(
-            max=details.get("max", MAX_PLAYERS)
-        ),
-        Reason.TOO_FEW_PLAYERS: tr.gettext("Snap needs at least {min} players.").format(
-            min=details.get("min", MIN_PLAYERS)
-        ),
+        Reason.LOBBY_FULL: tr.ngettext(
+            "The game is full ({count} player).", "The game is full ({count} players).", most
+        ).format(count=most),
+        Reason.TOO_FEW_PLAYERS: tr.ngettext(
+            "Snap needs at least {count} player.", "Snap needs at least {count} players.", least
+        ).format(count=least),
         Reason.NOT_CREATOR: tr.gettext("Only the game's creator or a chat admin can do that."),
         Reason.NOT_ADMIN: tr.gettext("Only a chat admin can do that."),
         Reason.NOT_PLAYING: tr.gettext("You are not playing in this game."),
@@ -58,7 +61,7 @@ def verdict_toast(verdict: CallVerdict, behind_ms: int | None, tr: gettext.NullT
     if verdict is CallVerdict.TIED:
         return tr.gettext("🤝 A tie: the piles go into the Snap Pot.")
     if verdict is CallVerdict.TOO_SLOW:
-        return tr.gettext("🐢 Too slow by {ms} ms.").format(ms=behind_ms or 0)
+        return tr.gettext("🐢 Too slow by {time}.").format(time=milliseconds(behind_ms or 0, tr))
     if verdict is CallVerdict.TOO_LATE:
         return tr.gettext("⌛ Too late: the cards have changed since.")
     if verdict is CallVerdict.WRONG:

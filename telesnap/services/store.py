@@ -13,13 +13,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..game import EndReason, Game, Operation, operation_from_json, operation_to_json
+from ..game import (
+    EndReason,
+    Game,
+    Operation,
+    SnapCalled,
+    operation_from_json,
+    operation_to_json,
+)
 from ..storage.models import Game as GameRow
 from ..storage.models import GamePlayer, GameStatus
 from ..storage.repositories import OperationRecord
 from ..storage.uow import UnitOfWork
 from .locks import KeyedLocks
 from .settings import GameSettings
+from .standings import correct_call_reaction
 from .stats_recorder import record_game_result
 from .timers import TimerPlanner
 from .types import Actor, Place, Reason, Receipt, Refused
@@ -43,6 +51,13 @@ class LoadedGame:
     """The message id and wall time of the message showing each board version."""
     afk_streaks: dict[int, int] = field(default_factory=dict)
     """Absences in a row, by seat (only seats with some)."""
+    fastest_calls: dict[int, int] = field(default_factory=dict)
+    """The reaction time (ms) of each seat's fastest correct call, for the final standings."""
+
+    def note_call(self, seat: int, reaction_ms: int | None) -> None:
+        """Keep ``reaction_ms`` if it is the seat's fastest correct call so far."""
+        if reaction_ms is not None and reaction_ms < self.fastest_calls.get(seat, reaction_ms + 1):
+            self.fastest_calls[seat] = reaction_ms
 
     def seat_of(self, user_id: int) -> int:
         """The seat of ``user_id``, or ``Refused(NOT_PLAYING)``."""
@@ -53,7 +68,7 @@ class LoadedGame:
 
     def table(self) -> TableView:
         """The table as it stands."""
-        return TableView.of(self.game_id, self.game, self.user_ids, self.names)
+        return TableView.of(self.game_id, self.game, self.user_ids, self.names, self.fastest_calls)
 
 
 def place_of(row: GameRow) -> Place:
@@ -115,6 +130,10 @@ class GameStore:
         loaded.afk_streaks = {
             seat: player.afk_streak for seat, player in enumerate(players) if player.afk_streak
         }
+        for op in rows:
+            seat = op.payload.get("seat")
+            if isinstance(seat, int):
+                loaded.note_call(seat, correct_call_reaction(op.payload, op.reaction_ms))
         self._games[row.id] = loaded
         return loaded
 
@@ -152,6 +171,9 @@ class GameStore:
         ]
         if records:
             await uow.history.append(row.id, records, after_seq=loaded.stored_operations)
+        for op, record in zip(operations, records, strict=True):
+            if isinstance(op, SnapCalled):
+                loaded.note_call(op.seat, correct_call_reaction(record.payload, record.reaction_ms))
         loaded.stored_operations += len(records)
         row.history_length = loaded.stored_operations
         game = loaded.game

@@ -6,9 +6,11 @@ so the bot can render them without touching either.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..game import CallVerdict, Card, EndReason, Game, Operation, SeatStatus
+from .standings import FinalView, final_view
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,8 @@ class TableView:
     is_race_open: bool
     winners: tuple[int, ...] | None
     end_reason: EndReason | None
+    final: FinalView | None = None
+    """The final standings, once the game has ended."""
 
     @property
     def is_over(self) -> bool:
@@ -59,8 +63,18 @@ class TableView:
         return tuple(self.players[seat].name for seat in self.winners or ())
 
     @staticmethod
-    def of(game_id: int, game: Game, user_ids: list[int], names: list[str]) -> TableView:
-        """Build the view of ``game`` whose seats belong to ``user_ids`` called ``names``."""
+    def of(
+        game_id: int,
+        game: Game,
+        user_ids: list[int],
+        names: list[str],
+        fastest_calls: Mapping[int, int] | None = None,
+    ) -> TableView:
+        """Build the view of ``game`` whose seats belong to ``user_ids`` called ``names``.
+
+        ``fastest_calls`` (seat -> the ms of its fastest correct call) feeds the final
+        standings of an ended game.
+        """
         players = tuple(
             PlayerView(
                 seat=index,
@@ -85,6 +99,7 @@ class TableView:
             is_race_open=game.is_race_open,
             winners=outcome.winners if outcome else None,
             end_reason=outcome.reason if outcome else None,
+            final=final_view(game, names, fastest_calls or {}) if outcome else None,
         )
 
 

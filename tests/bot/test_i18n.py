@@ -298,16 +298,19 @@ def _first_strong(line: str) -> str | None:
     return None
 
 
-def test_the_english_table_is_unchanged() -> None:
+def test_the_english_table_isolates_only_the_arabic_name() -> None:
     text = render_table(_table(), translator("en"))
+    arabic = f"{FSI}محمد{PDI}"
     assert text.splitlines() == [
         "<b>Ann</b>: 10♥ · 12 face-down · 3 face-up",
-        "▶ <b>محمد</b>: Q♦ · 9 face-down · 1 face-up",
+        f"▶ <b>{arabic}</b>: Q♦ · 9 face-down · 1 face-up",
         "<s>Bob &lt;3</s>: out",
         "Snap Pot: 7♣ (4 cards)",
-        "Turn: <b>محمد</b>",
+        f"Turn: <b>{arabic}</b>",
     ]
-    assert not {FSI, PDI, RLM} & set(compose_board(["x"], _table(), translator("en")))
+    board = compose_board(["x"], _table(), translator("en"))
+    assert RLM not in board
+    assert board.count(FSI) == board.count(PDI) == 2
 
 
 def test_the_arabic_table_reads_right_to_left() -> None:
@@ -325,10 +328,12 @@ def test_the_arabic_table_reads_right_to_left() -> None:
         assert _first_strong(_visible(line[1:])) in ("R", "AL"), line
         assert "face-down" not in line
         assert "Turn" not in line
-    # Names and cards are isolated runs: "10♥" and "Ann" keep their own order.
-    for run in ("Ann", "محمد", "Bob &lt;3", "10♥", "Q♦", "7♣"):
+    # Latin names and cards are isolated runs: "10♥" and "Ann" keep their own order.
+    for run in ("Ann", "Bob &lt;3", "10♥", "Q♦", "7♣"):
         assert f"{FSI}{run}{PDI}" in text, run
-    assert text.count(f"{FSI}محمد{PDI}") == 2
+    # An Arabic name reads right in an Arabic line as it is.
+    assert f"{FSI}محمد" not in text
+    assert text.count("<b>محمد</b>") == 2
     assert "◀ " in text
     assert "▶" not in text
     # Nothing else changed: without the marks, it is the Arabic text of the same table.
@@ -354,7 +359,8 @@ def test_left_to_right_translations_isolate_names_only(language: str) -> None:
     assert "▶ " in text
     assert f"<b>{FSI}محمد{PDI}</b>" in text
     assert directed("a\nb", tr) == "a\nb"
-    assert isolate("x", tr) == f"{FSI}x{PDI}"
+    assert isolate("x", tr) == "x"
+    assert isolate("10♥", tr) == "10♥"
 
 
 # -- /rules and the menu --------------------------------------------------------------

@@ -1,0 +1,103 @@
+"""Fonts and text layout for the pictures, in every language, with no system fonts.
+
+matplotlib ships DejaVu Sans (Latin, Cyrillic, Swahili's letters), which has no
+Thai at all; Thai and Arabic come from the Noto Sans Thai and Noto Sans Arabic
+font packages on PyPI (``fontpkg-noto-sans-*``, SIL Open Font License), which
+:func:`register_fonts` adds to matplotlib's font manager when this module is
+first imported (the bot imports it at start). Every text is drawn with a list
+of families, so a glyph missing from the first is taken from the next (a Thai
+name in a Spanish chart).
+
+Arabic must be shaped (letters joined) and laid out right to left. matplotlib
+3.11 and later do both themselves (libraqm); on older releases the text is
+shaped with arabic-reshaper and reordered with python-bidi before drawing
+(:func:`chart_text`; python-bidi's Python implementation, which also mirrors
+brackets, unlike its Rust one). Characters no registered font has (most emoji)
+are left out rather than drawn as the missing-glyph box (:func:`drawable`).
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+
+import arabic_reshaper
+import fontpkg
+import matplotlib
+from bidi.algorithm import get_display
+from matplotlib import font_manager
+from matplotlib.font_manager import FontProperties
+
+__all__ = [
+    "BASE_FAMILY",
+    "LAYS_OUT_TEXT",
+    "PACKAGED_FAMILIES",
+    "chart_text",
+    "drawable",
+    "families_for",
+    "register_fonts",
+]
+
+BASE_FAMILY = "DejaVu Sans"
+"""matplotlib's own font: Latin, Cyrillic and the symbols of the cards."""
+PACKAGED_FAMILIES = ("Noto Sans Arabic", "Noto Sans Thai")
+"""The families installed as Python packages (see pyproject.toml)."""
+_FIRST_FAMILY = {"ar": "Noto Sans Arabic", "th": "Noto Sans Thai"}
+LAYS_OUT_TEXT = "text.language" in matplotlib.rcParams
+"""Whether this matplotlib shapes and orders complex text itself (3.11 and later, libraqm)."""
+
+
+@functools.cache
+def register_fonts() -> tuple[str, ...]:
+    """Add the packaged font files to matplotlib's font manager (once); return their families."""
+    for family in PACKAGED_FAMILIES:
+        for font in fontpkg.family(family).files:
+            font_manager.fontManager.addfont(str(font.path))
+    return PACKAGED_FAMILIES
+
+
+def families_for(language: str) -> list[str]:
+    """The font families to draw ``language``'s text with, the language's own script first."""
+    first = _FIRST_FAMILY.get(language, BASE_FAMILY)
+    return [first, *(f for f in (BASE_FAMILY, *PACKAGED_FAMILIES) if f != first)]
+
+
+def chart_text(text: str) -> str:
+    """``text`` as it must be handed to matplotlib: shaped and in visual order if it must be.
+
+    A matplotlib that lays text out itself gets the text as it is, and so does
+    text without right-to-left letters.
+
+    >>> chart_text("Rating") == "Rating"
+    True
+    """
+    if LAYS_OUT_TEXT or not any(unicodedata.bidirectional(c) in ("R", "AL") for c in text):
+        return text
+    return str(get_display(arabic_reshaper.reshape(text)))
+
+
+@functools.lru_cache(maxsize=8192)
+def _covered(character: str, families: tuple[str, ...]) -> bool:
+    code = ord(character)
+    for family in families:
+        path = font_manager.findfont(FontProperties(family=family), fallback_to_default=False)
+        if font_manager.get_font(path).get_char_index(code):
+            return True
+    return False
+
+
+def drawable(text: str, language: str) -> str:
+    """``text`` without the characters that none of the language's fonts can draw.
+
+    A name such as "Ann 🦊" is drawn as "Ann" (the caption keeps the whole name);
+    a text left with nothing drawable becomes "?".
+
+    >>> drawable("Ann 🦊", "es")
+    'Ann'
+    """
+    families = tuple(families_for(language))
+    kept = "".join(c for c in text if c.isspace() or _covered(c, families))
+    return " ".join(kept.split()) or "?"
+
+
+register_fonts()

@@ -1,0 +1,522 @@
+"""Words: plural forms in every message and language, isolation marks, long names, /settings."""
+
+from __future__ import annotations
+
+import gettext
+import re
+from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import read_po
+
+from telesnap.bot.i18n import FSI, LANGUAGES, LOCALE_DIR, PDI, RLM, translator
+from telesnap.bot.render import (
+    BOARD_NAME_LIMIT,
+    compose_board,
+    describe,
+    render_final,
+    render_lobby,
+    render_table,
+)
+from telesnap.bot.settings_menu import settings_text, value_label
+from telesnap.bot.stats_render import (
+    render_history,
+    render_leaderboard,
+    render_player_stats,
+)
+from telesnap.bot.texts import refusal_text, verdict_toast
+from telesnap.game import (
+    CallKind,
+    CallResult,
+    CallVerdict,
+    CardFlipped,
+    EndReason,
+    GameStarted,
+    LeaveReason,
+    RaceResolved,
+    SeatStatus,
+)
+from telesnap.game.cards import parse_card, standard_deck
+from telesnap.services.settings import SPEC_BY_NAME, SPECS, GameSettings
+from telesnap.services.standings import FastestCall, FinalView, StandingRow
+from telesnap.services.stats_views import (
+    BoardEntry,
+    Figures,
+    HistoryPage,
+    LeaderboardView,
+    PlayerStatsView,
+    Ranking,
+)
+from telesnap.services.types import Reason, Refused
+from telesnap.services.views import LobbyView, PlayerView, TableView
+
+from .test_i18n import PLURAL_RULES
+
+COUNTS = (0, 1, 2, 5, 11, 21)
+MARKS = re.compile(f"[{FSI}{PDI}{RLM}]")
+TAGS = re.compile(r"<[^>]+>")
+
+
+def _plain(text: str) -> str:
+    return TAGS.sub("", MARKS.sub("", text))
+
+
+def _catalog(language: str) -> Catalog:
+    with (LOCALE_DIR / language / "LC_MESSAGES" / "telesnap.po").open("rb") as file:
+        return read_po(file, locale=language)
+
+
+def _form(language: str, singular: str, plural: str, count: int) -> str:
+    """The form the catalog's plural rule picks for ``count`` (English: the code's own)."""
+    if language == "en":
+        return (singular if count == 1 else plural).replace("{count}", str(count))
+    message = _catalog(language).get(singular)
+    assert message is not None, (language, singular)
+    forms = list(message.string)
+    return forms[PLURAL_RULES[language][1](count)].replace("{count}", str(count))
+
+
+def _player(seat: int, name: str, **changes: object) -> PlayerView:
+    player = PlayerView(
+        seat=seat,
+        user_id=100 + seat,
+        name=name,
+        top=parse_card("10♥"),
+        face_down=12,
+        face_up=3,
+        status=SeatStatus.ACTIVE,
+        is_turn=seat == 0,
+    )
+    return replace(player, **changes)  # type: ignore[arg-type]
+
+
+def _table(*players: PlayerView, pot: int = 0, final: FinalView | None = None) -> TableView:
+    return TableView(
+        game_id=42,
+        board_version=3,
+        players=players,
+        pot_top=parse_card("7♣") if pot else None,
+        pot_size=pot,
+        flips=20,
+        is_race_open=False,
+        winners=(0,) if final else None,
+        end_reason=final.reason if final else None,
+        final=final,
+    )
+
+
+def _final(count: int, names: tuple[str, ...] = ("Ann", "Bob")) -> FinalView:
+    rows = tuple(
+        StandingRow(
+            seat=seat,
+            name=name,
+            place=seat + 1,
+            cards=count,
+            snaps_won=count,
+            wrong_calls=count,
+            status=SeatStatus.ACTIVE,
+            left_reason=None,
+            is_winner=seat == 0,
+        )
+        for seat, name in enumerate(names)
+    )
+    return FinalView(EndReason.LIMIT, rows, FastestCall(names[0], count))
+
+
+def _figures(count: int) -> Figures:
+    return Figures(
+        games=count or 1,  # a player with no game shows no figures
+        rated_games=count,
+        wins=count,
+        rating=3.5,
+        mu=25.0,
+        sigma=7.0,
+        snaps_won=count,
+        pots_won=count,
+        ties=count,
+        wrong_calls=count,
+        cards_won=count,
+        afks=count,
+        timed_calls=count,
+        median_reaction_ms=count,
+        best_reaction_ms=count,
+    )
+
+
+def _leaderboard(ranking: Ranking, count: int, tr: gettext.NullTranslations) -> str:
+    entry = BoardEntry(position=1, user_id=1, name="Ann", figures=_figures(count))
+    view = LeaderboardView(
+        chat_id=-1,
+        is_global=False,
+        ranking=ranking,
+        entries=(entry,),
+        min_games=count,
+        min_timed_calls=count,
+        unlisted=count,
+    )
+    return render_leaderboard(view, tr)
+
+
+Render = Callable[[int, gettext.NullTranslations], str]
+"""Renders a real message in which ``count`` is shown."""
+
+ANN_BOB = (_player(0, "Ann"), _player(1, "Bob", is_turn=False))
+PLURAL_MESSAGES: list[tuple[str, str, Render]] = [
+    (
+        "{count} face-down",
+        "{count} face-down",
+        lambda n, tr: render_table(_table(_player(0, "Ann", face_down=n)), tr),
+    ),
+    (
+        "{count} face-up",
+        "{count} face-up",
+        lambda n, tr: render_table(_table(_player(0, "Ann", face_up=n)), tr),
+    ),
+    (
+        "Snap Pot: {card} ({count} card)",
+        "Snap Pot: {card} ({count} cards)",
+        lambda n, tr: (
+            render_table(_table(*ANN_BOB, pot=n), tr).replace("7♣", "{card}") if n else ""
+        ),
+    ),
+    (
+        "🃏 {dealer} deals {count} card; {first} flips first.",
+        "🃏 {dealer} deals {count} cards; {first} flips first.",
+        lambda n, tr: (
+            (describe(GameStarted(2, 0, tuple(standard_deck()[:n])), _table(*ANN_BOB), tr) or "")
+            .replace("Ann", "{dealer}")
+            .replace("Bob", "{first}")
+        ),
+    ),
+    (
+        "⚡ {name} wins the Snap and takes {count} card!",
+        "⚡ {name} wins the Snap and takes {count} cards!",
+        lambda n, tr: (
+            describe(
+                RaceResolved(
+                    CallKind.SNAP, (0,), (0, 1), False, n, (CallResult(0, CallVerdict.WON),)
+                ),
+                _table(*ANN_BOB),
+                tr,
+            )
+            or ""
+        ).replace("Ann", "{name}"),
+    ),
+    ("{count} card", "{count} cards", lambda n, tr: render_final(42, _final(n), tr)),
+    ("{count} snap won", "{count} snaps won", lambda n, tr: render_final(42, _final(n), tr)),
+    ("{count} wrong call", "{count} wrong calls", lambda n, tr: render_final(42, _final(n), tr)),
+    ("{count} ms", "{count} ms", lambda n, tr: render_final(42, _final(n), tr)),
+    ("{count} ms", "{count} ms", lambda n, tr: verdict_toast(CallVerdict.TOO_SLOW, n, tr)),
+    (
+        "{count} ms",
+        "{count} ms",
+        lambda n, tr: value_label(SPEC_BY_NAME["tie_window"], n, tr),
+    ),
+    (
+        "{count} second",
+        "{count} seconds",
+        lambda n, tr: value_label(SPEC_BY_NAME["turn_timer"], n, tr) if n % 60 else "",
+    ),
+    (
+        "{count} minute",
+        "{count} minutes",
+        lambda n, tr: value_label(SPEC_BY_NAME["lobby_expiry"], n, tr) if n % 60 else "",
+    ),
+    (
+        "{count} game",
+        "{count} games",
+        lambda n, tr: render_player_stats(_stats(n), tr) if n else "",
+    ),
+    ("{count} win", "{count} wins", lambda n, tr: render_player_stats(_stats(n), tr)),
+    (
+        "{count} snap won",
+        "{count} snaps won",
+        lambda n, tr: render_player_stats(_stats(n), tr),
+    ),
+    (
+        "{count} Snap Pot won",
+        "{count} Snap Pots won",
+        lambda n, tr: render_player_stats(_stats(n), tr),
+    ),
+    ("{count} tie", "{count} ties", lambda n, tr: render_player_stats(_stats(n), tr)),
+    (
+        "{count} wrong call",
+        "{count} wrong calls",
+        lambda n, tr: render_player_stats(_stats(n), tr),
+    ),
+    ("{count} card won", "{count} cards won", lambda n, tr: render_player_stats(_stats(n), tr)),
+    (
+        "{count} time away (AFK)",
+        "{count} times away (AFK)",
+        lambda n, tr: render_player_stats(_stats(n), tr),
+    ),
+    ("{count} ms", "{count} ms", lambda n, tr: render_player_stats(_stats(n), tr)),
+    (
+        "{count} rated game",
+        "{count} rated games",
+        lambda n, tr: _leaderboard(Ranking.RATING, n, tr),
+    ),
+    (
+        "Listed after {count} rated game.",
+        "Listed after {count} rated games.",
+        lambda n, tr: _leaderboard(Ranking.WINS, n, tr),
+    ),
+    (
+        "{count} call",
+        "{count} calls",
+        lambda n, tr: _leaderboard(Ranking.FASTEST, n, tr),
+    ),
+    (
+        "Listed after {count} timed correct call.",
+        "Listed after {count} timed correct calls.",
+        lambda n, tr: _leaderboard(Ranking.FASTEST, n, tr),
+    ),
+    (
+        "{count} more player is not listed yet.",
+        "{count} more players are not listed yet.",
+        lambda n, tr: _leaderboard(Ranking.SNAPS, n, tr) if n else "",
+    ),
+    (
+        "{count} game",
+        "{count} games",
+        lambda n, tr: (
+            render_history(HistoryPage(chat_id=-1, games=(), page=0, pages=1, total=n), tr)
+            if n
+            else ""
+        ),
+    ),
+    (
+        "The game is full ({count} player).",
+        "The game is full ({count} players).",
+        lambda n, tr: refusal_text(Refused(Reason.LOBBY_FULL, {"max": n}), tr),
+    ),
+    (
+        "Snap needs at least {count} player.",
+        "Snap needs at least {count} players.",
+        lambda n, tr: refusal_text(Refused(Reason.TOO_FEW_PLAYERS, {"min": n}), tr),
+    ),
+]
+
+
+def _stats(count: int) -> PlayerStatsView:
+    return PlayerStatsView(
+        user_id=1,
+        name="Ann",
+        chat=_figures(count),
+        everywhere=None,
+        reaction_counts=(),
+        ratings=(),
+        chat_ratings=(),
+        min_games_to_plot=2,
+    )
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize(
+    ("singular", "plural", "render"),
+    PLURAL_MESSAGES,
+    ids=[f"{i}:{singular}" for i, (singular, _, _) in enumerate(PLURAL_MESSAGES)],
+)
+def test_every_count_takes_the_plural_form_of_the_language(
+    language: str, singular: str, plural: str, render: Render
+) -> None:
+    tr = translator(language)
+    for count in COUNTS:
+        text = render(count, tr)
+        if not text:
+            continue  # that count cannot be shown by this message
+        expected = _form(language, singular, plural, count)
+        assert _plain(expected) in _plain(text), (language, count, text)
+
+
+def test_english_says_one_win_not_one_wins() -> None:
+    tr = translator("en")
+    text = render_player_stats(_stats(1), tr)
+    assert "1 game · 1 win (100%)" in text
+    assert "1 snap won · 1 Snap Pot won · 1 tie · 1 wrong call" in text
+    assert "1 card won" in text
+    assert "1 time away (AFK)" in text
+    assert "2 wins" in render_player_stats(_stats(2), tr)
+
+
+COUNT_PLACEHOLDERS = re.compile(
+    r"\{(count|down|up|max|min|ms|snaps|pots|ties|wrong|cards|afks|total|flips)\}"
+)
+"""Placeholders that take a bare number (``{games}`` or ``{wins}`` take a counted phrase)."""
+NOT_A_COUNT = {
+    # "Players (3/12):" is a fraction under a heading: no noun agrees with either number.
+    "🃏 A game of Snap is starting! Players ({count}/{max}):",
+}
+
+
+def test_no_message_shows_a_count_without_plural_forms() -> None:
+    with (LOCALE_DIR / "telesnap.pot").open("rb") as file:
+        template = read_po(file)
+    singular_with_count = [
+        message.id
+        for message in template
+        if message.id
+        and isinstance(message.id, str)
+        and COUNT_PLACEHOLDERS.search(message.id)
+        and message.id not in NOT_A_COUNT
+    ]
+    assert singular_with_count == []
+
+
+# -- isolation marks -------------------------------------------------------------------
+
+LTR_NAMES = {
+    "es": ("Ana", "Bea", "Carlos"),
+    "mk": ("Јован", "Марија", "Ана"),
+    "sw": ("Amani", "Baraka", "Zawadi"),
+    "th": ("สมชาย", "สมหญิง", "Ann"),
+}
+
+
+def _full_board(names: tuple[str, ...], tr: gettext.NullTranslations) -> str:
+    players = tuple(_player(seat, name, is_turn=seat == 1) for seat, name in enumerate(names))
+    table = _table(*players, pot=3)
+    events = [
+        describe(CardFlipped(0, parse_card("10♥"), False), table, tr) or "",
+        describe(CardFlipped(2, parse_card("Q♠"), True), table, tr) or "",
+    ]
+    return compose_board(events, table, tr)
+
+
+@pytest.mark.parametrize("language", sorted(LTR_NAMES))
+def test_left_to_right_boards_with_left_to_right_names_carry_no_marks(language: str) -> None:
+    tr = translator(language)
+    names = LTR_NAMES[language]
+    board = _full_board(names, tr)
+    final = render_final(42, _final(3, names), tr)
+    for text in (board, final):
+        assert not {FSI, PDI, RLM} & set(text), text
+    assert all(name in board for name in names)
+    assert "10♥" in board
+
+
+def test_an_arabic_name_in_a_spanish_board_is_isolated() -> None:
+    tr = translator("es")
+    board = _full_board(("Ana", "محمد", "Carlos"), tr)
+    assert board.count(f"{FSI}محمد{PDI}") == board.count("محمد") == 2  # its line and Turn
+    assert f"{FSI}Ana" not in board
+    assert RLM not in board
+
+
+def test_latin_names_and_cards_in_an_arabic_board_are_isolated() -> None:
+    tr = translator("ar")
+    board = _full_board(("Ana", "محمد", "Carlos"), tr)
+    assert f"{FSI}Ana{PDI}" in board
+    assert f"{FSI}10♥{PDI}" in board
+    assert f"{FSI}محمد" not in board
+    assert all(line.startswith(RLM) for line in board.splitlines() if line)
+
+
+def test_a_name_holding_direction_controls_is_always_isolated() -> None:
+    tr = translator("es")
+    text = render_table(_table(_player(0, "Ann\u202eevil")), tr)
+    assert f"{FSI}Ann\u202eevil{PDI}" in text
+
+
+# -- long names ------------------------------------------------------------------------
+
+LONG = "Alexandria Catherine Montgomery-Smythe"
+
+
+def test_boards_shorten_long_names_and_the_turn_line_does_not_repeat_them() -> None:
+    tr = translator("en")
+    table = _table(_player(0, LONG), _player(1, "Bob", is_turn=False))
+    text = render_table(table, tr)
+    short = LONG[: BOARD_NAME_LIMIT - 1] + "…"
+    assert text.splitlines()[0].startswith(f"▶ <b>{short}</b>: 10♥")
+    assert LONG not in text
+    assert text.count(short) == 1
+    assert text.splitlines()[-1] == "Turn: the player marked ▶"
+    event = describe(CardFlipped(0, parse_card("3♦"), False), table, tr)
+    assert event == f"<b>{short}</b> flips 3♦"
+
+
+def test_a_short_name_is_repeated_on_the_turn_line() -> None:
+    tr = translator("en")
+    text = render_table(_table(_player(0, "Ann"), _player(1, "Bob", is_turn=False)), tr)
+    assert text.splitlines()[-1] == "Turn: <b>Ann</b>"
+
+
+def test_the_lobby_and_the_final_message_show_long_names_whole() -> None:
+    tr = translator("en")
+    lobby = LobbyView(game_id=1, creator_id=1, players=((1, LONG), (2, "Bob")), status="lobby")
+    assert f"• {LONG}" in render_lobby(lobby, tr)
+    assert f"<b>{LONG}</b>" in render_final(42, _final(3, (LONG, "Bob")), tr)
+
+
+def test_names_are_not_cut_inside_a_character() -> None:
+    tr = translator("th")
+    name = "นิ้" * 30  # a letter with a vowel and a tone mark above it, thirty times
+    text = render_table(_table(_player(0, name)), tr)
+    assert ("นิ้" * (BOARD_NAME_LIMIT - 1)) + "…" in text
+
+
+# -- the final message -----------------------------------------------------------------
+
+
+def test_the_final_message_gives_standings_fastest_call_and_replay_number() -> None:
+    tr = translator("en")
+    final = FinalView(
+        EndReason.ALL_CARDS,
+        (
+            StandingRow(0, "Ann", 1, 52, 4, 1, SeatStatus.ACTIVE, None, True),
+            StandingRow(1, "Bob", 2, 0, 1, 0, SeatStatus.OUT, None, False),
+        ),
+        FastestCall("Bob", 287),
+    )
+    assert render_final(42, final, tr).splitlines() == [
+        "🏁 <b>Game #42: final standings</b>",
+        "1. 🏆 <b>Ann</b> — 52 cards · 4 snaps won · 1 wrong call",
+        "2. <b>Bob</b> — out · 1 snap won · 0 wrong calls",
+        "⚡ Fastest correct call: <b>Bob</b>, 287 ms",
+        "/replay 42 sends the whole game, move by move.",
+    ]
+
+
+def test_an_ended_table_renders_as_the_final_standings() -> None:
+    tr = translator("en")
+    table = _table(*ANN_BOB, final=_final(2))
+    assert render_table(table, tr) == render_final(42, _final(2), tr)
+
+
+# -- /settings -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_settings_show_only_allowed_values(language: str) -> None:
+    tr = translator(language)
+    text = settings_text(GameSettings(), tr)
+    off = tr.gettext("off")
+    for spec in SPECS:
+        shown = value_label(spec, GameSettings().value_of(spec), tr)
+        if not spec.optional and spec.kind != "switch":
+            assert shown != off, spec.name
+    language_line = next(line for line in text.splitlines() if "<code>language</code>" in line)
+    assert tr.gettext("automatic (the first opener's)") in language_line
+    assert f"<b>{off}</b>" not in language_line
+    chosen = value_label(SPEC_BY_NAME["language"], "es", tr)
+    assert chosen == "Español"
+
+
+def test_players_who_walked_away_are_shown_as_such() -> None:
+    tr = translator("en")
+    rows = tuple(
+        StandingRow(seat, name, seat + 1, 0, 0, 0, SeatStatus.LEFT, reason, False)
+        for seat, (name, reason) in enumerate(
+            [("Ann", LeaveReason.LEFT), ("Bob", LeaveReason.REMOVED), ("Cid", LeaveReason.AFK)]
+        )
+    )
+    lines = render_final(7, FinalView(EndReason.LIMIT, rows, None), tr).splitlines()
+    assert lines[1:4] == [
+        "1. <b>Ann</b> — left · 0 snaps won · 0 wrong calls",
+        "2. <b>Bob</b> — removed · 0 snaps won · 0 wrong calls",
+        "3. <b>Cid</b> — removed as away · 0 snaps won · 0 wrong calls",
+    ]
+    assert "Fastest" not in "\n".join(lines)
