@@ -181,6 +181,7 @@ class Filler:
                 {
                     "game_id": game_id,
                     "user_id": user,
+                    "result_id": self.result_id,
                     "seat": seat,
                     "place": summary.places[seat],
                     "won": summary.won(seat),

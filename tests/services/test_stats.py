@@ -272,6 +272,18 @@ async def test_the_history_lists_games_in_the_order_they_ended(
     assert [line.game_id for line in page.games] == [first_started, second_started]
 
 
+async def figures_and_timelines(sessions: async_sessionmaker[AsyncSession]) -> dict[Any, Any]:
+    """Every stored total, and every player's rating timeline in each scope."""
+    async with UnitOfWork(sessions, read_only=True) as uow:
+        return {
+            (s.scope_id, s.user_id): (
+                s.figures(),
+                await uow.stats.rating_timeline(s.user_id, s.scope_id or None),
+            )
+            for s in await uow.stats.all_player_stats()
+        }
+
+
 async def downgrade(url: str, revision: str) -> None:
     engine = create_engine(url)
     try:
@@ -293,10 +305,8 @@ async def test_an_upgraded_database_shows_the_figures_of_its_history(
         sessions = make_session_factory(engine)
         driver = Driver(sessions, random.Random(5))
         await driver.play_games(GAMES)
-        async with UnitOfWork(sessions) as uow:
-            before = {
-                (s.scope_id, s.user_id): s.figures() for s in await uow.stats.all_player_stats()
-            }
+        before = await figures_and_timelines(sessions)
+        assert sum(bool(timeline) for _, timeline in before.values()) >= 4
     finally:
         await engine.dispose()
     before_counts = ScriptDirectory.from_config(alembic_config()).get_revision(REACTION_COUNTS)
@@ -308,11 +318,7 @@ async def test_an_upgraded_database_shows_the_figures_of_its_history(
     engine = create_engine(url)
     try:
         sessions = make_session_factory(engine)
-        async with UnitOfWork(sessions) as uow:
-            after = {
-                (s.scope_id, s.user_id): s.figures() for s in await uow.stats.all_player_stats()
-            }
-        assert after == before
+        assert await figures_and_timelines(sessions) == before
         await assert_figures_match_the_history(sessions)
         # Games ended after the upgrade move the median on from the counts filled in.
         later = Driver(

@@ -1,14 +1,16 @@
 """Keep reaction times as counts per millisecond, with a median cursor per player.
 
+Also number each player's game results in end order, for the rating timeline.
+
 ``reaction_counts``: per player and scope (a chat, or 0 for every chat), how
 many correct calls took each whole number of milliseconds.
 ``player_stats.lower_median_ms`` and ``calls_faster_than_lower_median``: where
 the median sits in those counts, so a game end moves it without reading the
 player's past calls.
 
-The upgrade fills both from the history already stored (the correct calls of
-finished games, as the figures have always counted them), and sets each
-player's reaction figures from the counts.
+The upgrade fills them from what is already stored (the counts from the
+correct calls of finished games, as the figures have always counted them),
+and sets each player's reaction figures from the counts.
 
 Revision ID: 73228d083249
 Revises: 5c1d0e7a9b42
@@ -84,14 +86,41 @@ def upgrade() -> None:
         )
     _count_past_reaction_times()
     _set_reaction_figures()
+    _number_player_results()
 
 
 def downgrade() -> None:
     """Revert this revision."""
+    with op.batch_alter_table("game_player_results") as batch:
+        batch.drop_index(batch.f("ix_game_player_results_user_id_result_id"))
+        batch.create_index(
+            batch.f("ix_game_player_results_user_id_game_id"), ["user_id", "game_id"], unique=False
+        )
+        batch.drop_column("result_id")
     with op.batch_alter_table("player_stats") as batch:
         batch.drop_column("calls_faster_than_lower_median")
         batch.drop_column("lower_median_ms")
     op.drop_table("reaction_counts")
+
+
+def _number_player_results() -> None:
+    """Give every player result its game's place in the end order, then index it."""
+    with op.batch_alter_table("game_player_results") as batch:
+        batch.add_column(sa.Column("result_id", sa.Integer(), nullable=True))
+    results = sa.table("game_results", sa.column("id"), sa.column("game_id"))
+    players = sa.table("game_player_results", sa.column("game_id"), sa.column("result_id"))
+    end_order = (
+        sa.select(results.c.id).where(results.c.game_id == players.c.game_id).scalar_subquery()
+    )
+    op.execute(players.update().values(result_id=end_order))
+    with op.batch_alter_table("game_player_results") as batch:
+        batch.alter_column("result_id", existing_type=sa.Integer(), nullable=False)
+        batch.drop_index(batch.f("ix_game_player_results_user_id_game_id"))
+        batch.create_index(
+            batch.f("ix_game_player_results_user_id_result_id"),
+            ["user_id", "result_id"],
+            unique=False,
+        )
 
 
 def _count_past_reaction_times() -> None:

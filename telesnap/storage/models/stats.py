@@ -58,12 +58,15 @@ class GamePlayerResult(Base):
     """One player's result in an ended game, and their ratings right after it."""
 
     __tablename__ = "game_player_results"
-    __table_args__ = (Index(None, "user_id", "game_id"),)
+    __table_args__ = (Index(None, "user_id", "result_id"),)
 
     game_id: Mapped[int] = mapped_column(
         Integer, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
     )
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    result_id: Mapped[int] = mapped_column(Integer)
+    """The game's place in the end order (its ``game_results.id``): a player's rating
+    timeline is read from the end of this index, however many games came before."""
     seat: Mapped[int] = mapped_column(Integer)
     place: Mapped[int] = mapped_column(Integer)
     """1 for the winners, then down the final standings (equal places share)."""

@@ -110,7 +110,10 @@ class StatsRepository:
         """Store an ended game's result (which gets its ``id``, the end order) and players'."""
         self._session.add(result)
         await self._session.flush()
-        self._session.add_all(list(players))
+        rows = list(players)
+        for row in rows:
+            row.result_id = result.id
+        self._session.add_all(rows)
         await self._session.flush()
 
     async def game_reaction_times(self, game_id: int) -> dict[int, list[int]]:
@@ -216,9 +219,9 @@ class StatsRepository:
         )
         statement = (
             select(mu, sigma)
-            .join(GameResult, GameResult.game_id == GamePlayerResult.game_id)
+            .join(GameResult, GameResult.id == GamePlayerResult.result_id)
             .where(GamePlayerResult.user_id == user_id, GameResult.rated.is_(True))
-            .order_by(GameResult.id.desc())
+            .order_by(GamePlayerResult.result_id.desc())
             .limit(last)
         )
         if chat_id is not None:
