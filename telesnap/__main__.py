@@ -88,6 +88,33 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--database-url", help="default: TELESNAP_DATABASE_URL")
     export.set_defaults(target="telesnap.replay_cli:export_command")
 
+    sandbox = commands.add_parser(
+        "sandbox",
+        help="try the bot without Telegram: a group chat in the browser, with the real bot",
+        description="Run the Bot API emulator, the real bot against it, and a web page "
+        "showing a Telegram group (several people at once, robots, the race timeline).",
+    )
+    sandbox.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: this machine only)"
+    )
+    sandbox.add_argument(
+        "--port", type=int, help="port of the page (default: TELESNAP_SANDBOX_PORT, else 8080)"
+    )
+    sandbox.add_argument(
+        "--database-url",
+        help="where the games are kept (default: sqlite+aiosqlite:///telesnap-sandbox.db)",
+    )
+    sandbox.add_argument(
+        "--fresh", action="store_true", help="start over: remove the sandbox's games and chats"
+    )
+    sandbox.add_argument("--open", action="store_true", help="open the page in a browser")
+    sandbox.add_argument(
+        "--no-flood-limits",
+        action="store_true",
+        help="start with Telegram's flood limits off (the page has a switch too)",
+    )
+    sandbox.set_defaults(target="telesnap.sandbox.cli:main")
+
     emulator = commands.add_parser("emulator", help="run the local Telegram Bot API emulator")
     emulator.add_argument("--host", default="127.0.0.1", help="address to listen on")
     emulator.add_argument("--port", type=int, default=8081, help="port to listen on")

@@ -15,7 +15,16 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "game": ("telesnap.storage", "telesnap.services", "telesnap.bot", "telesnap.emulator"),
     "storage": ("telesnap.services", "telesnap.bot", "telesnap.emulator", "telegram"),
     "services": ("telesnap.bot", "telesnap.emulator", "telegram"),
-    "bot": ("telesnap.emulator",),
+    "bot": ("telesnap.emulator", "telesnap.sandbox"),
+    # The emulator knows neither the bot nor the game (the sandbox wires them together).
+    "emulator": (
+        "telesnap.game",
+        "telesnap.storage",
+        "telesnap.services",
+        "telesnap.bot",
+        "telesnap.sandbox",
+        "telesnap.app",
+    ),
 }
 
 

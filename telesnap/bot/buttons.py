@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from telegram import CallbackQuery, Message, Update
-from telegram.error import BadRequest
 from telegram.ext import ContextTypes
 
 from ..game import CallKind, CallVerdict
@@ -17,17 +16,15 @@ from .i18n import language_of, translator
 from .runtime import Runtime, runtime_of
 from .settings_handlers import settings_button
 from .texts import refusal_text, verdict_toast, wrong_call_toast
+from .toasts import answer_toast
 
 logger = logging.getLogger(__name__)
 Context = ContextTypes.DEFAULT_TYPE
 
 
 async def answer_press(query: CallbackQuery, text: str) -> None:
-    """Answer a press with a toast; a press too old to answer is only logged."""
-    try:
-        await query.answer(text)
-    except BadRequest as error:
-        logger.warning("could not answer a press: %s", error)
+    """Answer a press with a toast, retried while it can be (see :mod:`.toasts`)."""
+    await answer_toast(query.get_bot(), query.id, text)
 
 
 async def on_button(update: Update, context: Context) -> None:

@@ -1,15 +1,41 @@
-"""Sending within Telegram's flood limits, and never losing a message.
+"""Sending within Telegram's flood limits, at a steady pace, and never losing a message.
 
-Every message and edit goes through one lane per chat. A lane sends in
-order, waits for a free slot in the chat's rolling window (about 20 per
+Every message, edit and deletion goes through one lane per chat. A lane sends
+in order, waits for a free slot in the chat's rolling window (about 20 per
 minute in a group, 1 per second in a private chat) and in the bot-wide one
 (30 per second), waits out a 429's ``retry_after``, and retries network
 failures and server errors with backoff.
 
-While a board message waits for its slot, newer boards of the same game are
-merged into it: the waiting message gains the new event lines and shows the
-newest table. So a fast game is shown in fewer messages, but every flip,
-snap and penalty still appears in one of them.
+**Pace.** A group gets a small burst (``group_burst`` messages) at once; after
+that its messages are spread evenly over the window, one every
+``group_window_s / (group_messages - group_burst)`` seconds (about 3.6 s), so a
+fast game shows a board every few seconds instead of 20 boards in a few
+seconds and then nothing for most of a minute. A token bucket of
+``group_burst`` tokens refilled at that rate can never exceed the window's
+count, whatever the traffic.
+
+**Margin.** A send counts in a window from the moment its answer came back (and
+while it is on its way, as taking a slot): Telegram counts it somewhere in
+between, so two sends the bot spaced a window apart are a window apart for
+Telegram too, however long each took on the wire.
+
+**Coalescing.** While a board message waits for its slot, newer boards of the
+same game are merged into it: the waiting message gains the new event lines
+and shows the newest table. A board always merges into the newest waiting
+post of its game, and a board whose send failed takes in the boards queued
+behind it, so boards never go out of order. So a fast game is shown in fewer
+messages, but every flip, snap and penalty still appears in one of them.
+
+**Spare posts.** A post submitted with :meth:`Outbox.submit_spare` (tidying,
+such as taking the buttons off an old board) goes out only when the chat has
+nothing else to send and its pace is back to a full burst, so it never costs a
+message the players need; it counts in the windows like any other.
+
+**Failures stay local.** A post Telegram refuses for good fails its own future
+(logged with the chat); a 403 (the bot was removed) fails the chat's lane and
+is reported to ``on_forbidden``; any other exception of a send is logged with
+the chat and the post and fails that post only. The lane goes on. Failed
+futures are marked retrieved, since the outbox logs every failure itself.
 """
 
 from __future__ import annotations
@@ -18,12 +44,14 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+
+from .pacing import Pace, RollingWindow
 
 logger = logging.getLogger(__name__)
 
@@ -36,42 +64,18 @@ class FloodLimits:
 
     group_messages: int = 20
     group_window_s: float = 61.0  # a second of margin over Telegram's minute
+    group_burst: int = 3
+    """Messages a quiet group gets at once; after them, one per even share of the window."""
     private_messages: int = 1
     private_window_s: float = 1.05
     bot_messages: int = 30
-    bot_window_s: float = 1.0
+    bot_window_s: float = 1.05  # Telegram's second, with a margin
     enabled: bool = True
 
-
-class RollingWindow:
-    """At most ``count`` events in any ``window_s`` seconds."""
-
-    def __init__(self, count: int, window_s: float, clock: Callable[[], float]) -> None:
-        self._count = count
-        self._window_s = window_s
-        self._clock = clock
-        self._times: deque[float] = deque()
-
-    def delay(self) -> float:
-        """Seconds to wait before the next event fits (0 if it fits now)."""
-        now = self._clock()
-        self._forget_before(now - self._window_s)
-        if len(self._times) < self._count:
-            return 0.0
-        return self._times[0] + self._window_s - now
-
-    def record(self) -> None:
-        """Count an event now."""
-        self._times.append(self._clock())
-
-    def is_quiet(self) -> bool:
-        """Whether no event is left in the window (forgetting it loses nothing)."""
-        self._forget_before(self._clock() - self._window_s)
-        return not self._times
-
-    def _forget_before(self, moment: float) -> None:
-        while self._times and self._times[0] <= moment:
-            self._times.popleft()
+    @property
+    def group_interval_s(self) -> float:
+        """The steady spacing of a busy group's messages, once its burst is spent."""
+        return self.group_window_s / max(1, self.group_messages - self.group_burst)
 
 
 class Post(Protocol):
@@ -92,29 +96,79 @@ class _Queued:
     post: Post
     future: asyncio.Future[Any]
     in_flight: bool = False
+    followers: list[asyncio.Future[Any]] = field(default_factory=list)
+    """Futures of posts folded into this one after it failed once: they share its result."""
+
+    def settle(self, result: Any = None, error: BaseException | None = None) -> None:
+        for future in (self.future, *self.followers):
+            if future.done():
+                continue
+            if error is None:
+                future.set_result(result)
+            else:
+                future.set_exception(error)
 
 
 @dataclass(eq=False)
 class _Lane:
     items: deque[_Queued] = field(default_factory=deque)
     window: RollingWindow | None = None
+    pace: Pace | None = None
     worker: asyncio.Task[None] | None = None
+    spare: deque[Post] = field(default_factory=deque)
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    emptied: asyncio.Event = field(default_factory=asyncio.Event)
 
     def is_idle(self) -> bool:
         """Nothing to send, nothing sending, and no recent message to count."""
-        busy = self.items or (self.worker is not None and not self.worker.done())
+        busy = self.items or self.spare or (self.worker is not None and not self.worker.done())
         return not busy and (self.window is None or self.window.is_quiet())
+
+    def newest_with_key(self, key: str) -> _Queued | None:
+        return next((item for item in reversed(self.items) if item.post.key == key), None)
+
+    def fold_into(self, item: _Queued) -> None:
+        """Merge the waiting posts with ``item``'s key into ``item`` (it failed and waits again)."""
+        key = item.post.key
+        if key is None:
+            return
+        for later in [queued for queued in self.items if queued is not item]:
+            if later.post.key != key:
+                continue
+            if not item.post.absorb(later.post):
+                return  # full: the rest must go out after ``later``, in their order
+            self.items.remove(later)
+            item.followers += [later.future, *later.followers]
+
+
+def _observed(future: asyncio.Future[Any]) -> None:
+    # The outbox logs every failure itself: a caller that does not wait for the
+    # result must not leave "Future exception was never retrieved" behind.
+    if not future.cancelled():
+        future.exception()
 
 
 class Outbox:
     """The per-chat lanes that every message and edit of the bot goes through."""
 
     def __init__(
-        self, bot: Bot, limits: FloodLimits, clock: Callable[[], float] = time.monotonic
+        self,
+        bot: Bot,
+        limits: FloodLimits,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        on_forbidden: Callable[[int], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        """Send through ``bot``; ``on_forbidden(chat_id)`` hears when a chat answers 403.
+
+        ``clock`` and ``sleep`` let tests move time by hand.
+        """
         self._bot = bot
         self._limits = limits
         self._clock = clock
+        self._sleep = sleep
+        self._on_forbidden = on_forbidden
         self._lanes: dict[int, _Lane] = {}
         self._last_sweep = clock()
         self._bot_window = RollingWindow(limits.bot_messages, limits.bot_window_s, clock)
@@ -136,27 +190,41 @@ class Outbox:
                     limits.group_messages if group else limits.private_messages,
                     limits.group_window_s if group else limits.private_window_s,
                     self._clock,
-                )
+                ),
+                pace=Pace(limits.group_burst, limits.group_interval_s, self._clock)
+                if group
+                else None,
             )
         return lane
 
     def submit(self, chat_id: int, post: Post) -> asyncio.Future[Any]:
-        """Queue a post for ``chat_id``; a waiting post with the same key may absorb it.
+        """Queue a post for ``chat_id``; the newest waiting post with its key may absorb it.
 
         The future resolves to the API result when the call has gone through
-        (or to the exception of a call Telegram refuses for good).
+        (or to the exception of a call that failed for good, already logged).
         """
         lane = self._lane(chat_id)
         if post.key is not None:
-            for waiting in lane.items:
-                same = waiting.post.key == post.key and not waiting.in_flight
-                if same and waiting.post.absorb(post):
-                    return waiting.future
+            newest = lane.newest_with_key(post.key)
+            if newest is not None and not newest.in_flight and newest.post.absorb(post):
+                return newest.future
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_observed)
         lane.items.append(_Queued(post, future))
+        lane.emptied.clear()
+        lane.arrived.set()
+        self._start(chat_id, lane)
+        return future
+
+    def submit_spare(self, chat_id: int, post: Post) -> None:
+        """Queue a post that goes out only when the chat has room to spare (see above)."""
+        lane = self._lane(chat_id)
+        lane.spare.append(post)
+        self._start(chat_id, lane)
+
+    def _start(self, chat_id: int, lane: _Lane) -> None:
         if lane.worker is None or lane.worker.done():
             lane.worker = asyncio.create_task(self._drain(chat_id, lane))
-        return future
 
     def _sweep(self) -> None:
         """Drop the lanes of idle chats, so chats seen once do not stay for ever."""
@@ -166,70 +234,158 @@ class Outbox:
         self._last_sweep = self._clock()
 
     async def _wait_for_slot(self, lane: _Lane) -> None:
-        if not self._limits.enabled:
-            return
-        assert lane.window is not None
         # The windows only free up as time passes, so there is no event to wait for.
-        while (delay := max(lane.window.delay(), self._bot_window.delay())) > 0:  # noqa: ASYNC110
-            await asyncio.sleep(delay)
-        lane.window.record()
-        self._bot_window.record()
+        while (delay := self._delay(lane)) > 0:
+            await self._sleep(delay)
+        self._take_slot(lane)
+
+    def _take_slot(self, lane: _Lane) -> None:
+        if self._limits.enabled:
+            assert lane.window is not None
+            lane.window.begin()
+            self._bot_window.begin()
+            if lane.pace is not None:
+                lane.pace.take()
+
+    def _delay(self, lane: _Lane, *, spare: bool = False) -> float:
+        if not self._limits.enabled:
+            return 0.0
+        assert lane.window is not None
+        pace = 0.0
+        if lane.pace is not None:
+            pace = lane.pace.until_full() if spare else lane.pace.delay()
+        return max(lane.window.delay(), self._bot_window.delay(), pace)
+
+    def _sent(self, lane: _Lane) -> None:
+        if self._limits.enabled:
+            assert lane.window is not None
+            lane.window.end()
+            self._bot_window.end()
 
     async def _drain(self, chat_id: int, lane: _Lane) -> None:
         failures = 0
-        while lane.items:
+        while lane.items or lane.spare:
+            if not lane.items:
+                lane.emptied.set()
+                await self._send_spare(chat_id, lane)
+                continue
             item = lane.items[0]
             await self._wait_for_slot(lane)
             item.in_flight = True
             try:
-                result = await item.post.send(self._bot)
+                try:
+                    result = await item.post.send(self._bot)
+                finally:
+                    self._sent(lane)
             except RetryAfter as error:
-                item.in_flight = False
                 delay = error.retry_after
                 seconds = delay if isinstance(delay, int | float) else delay.total_seconds()
                 logger.warning("chat %s: flood control, waiting %.1f s", chat_id, seconds)
-                await asyncio.sleep(seconds)
+                self._wait_again(lane, item)
+                await self._sleep(seconds)
                 continue
             except Forbidden as error:
                 logger.warning("chat %s: the bot cannot post here (%s)", chat_id, error)
                 self._fail_all(lane, error)
+                self._report_forbidden(chat_id)
                 return
             except BadRequest as error:
                 if "not modified" in str(error).lower():
                     result = True
                 else:
-                    logger.error("chat %s: Telegram refused a message: %s", chat_id, error)
+                    logger.error("chat %s: Telegram refused %s: %s", chat_id, _what(item), error)
                     lane.items.popleft()
-                    if not item.future.done():
-                        item.future.set_exception(error)
+                    item.settle(error=error)
                     continue
             except TelegramError as error:
-                item.in_flight = False
                 failures += 1
                 delay = min(_MAX_BACKOFF_S, 0.5 * 2 ** min(failures, 6))
-                logger.warning("chat %s: %s; retrying in %.1f s", chat_id, error, delay)
-                await asyncio.sleep(delay)
+                logger.warning(
+                    "chat %s: sending %s failed (%s); retrying in %.1f s",
+                    chat_id,
+                    _what(item),
+                    error,
+                    delay,
+                )
+                self._wait_again(lane, item)
+                await self._sleep(delay)
+                continue
+            except Exception as error:
+                # Not Telegram's answer but a fault of our own (say, building the text):
+                # sending it again would fail again, so it fails alone and the lane goes on.
+                logger.exception("chat %s: sending %s failed", chat_id, _what(item))
+                lane.items.popleft()
+                item.settle(error=error)
                 continue
             failures = 0
             lane.items.popleft()
-            if not item.future.done():
-                item.future.set_result(result)
+            item.settle(result)
+        lane.emptied.set()
+
+    async def _send_spare(self, chat_id: int, lane: _Lane) -> None:
+        """Send the first spare post if the chat has room to spare; else wait for it (or a post)."""
+        wait = self._delay(lane, spare=True)
+        if wait > 0:
+            lane.arrived.clear()
+            waits = [
+                asyncio.ensure_future(self._sleep(wait)),
+                asyncio.ensure_future(lane.arrived.wait()),
+            ]
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:  # also when the lane is closed meanwhile
+                for pending in waits:
+                    pending.cancel()
+                await asyncio.gather(*waits, return_exceptions=True)
+            return
+        post = lane.spare.popleft()
+        self._take_slot(lane)
+        try:
+            try:
+                await post.send(self._bot)
+            finally:
+                self._sent(lane)
+        except BadRequest as error:
+            if "not modified" not in str(error).lower():
+                logger.warning(
+                    "chat %s: Telegram refused %s: %s", chat_id, type(post).__name__, error
+                )
+        except Forbidden as error:
+            logger.warning("chat %s: the bot cannot post here (%s)", chat_id, error)
+            lane.spare.clear()
+            self._report_forbidden(chat_id)
+        except Exception:
+            # Tidying is worth no retry that could hold up the chat's real messages.
+            logger.exception("chat %s: sending %s failed", chat_id, type(post).__name__)
+
+    @staticmethod
+    def _wait_again(lane: _Lane, item: _Queued) -> None:
+        item.in_flight = False
+        lane.fold_into(item)
+
+    def _report_forbidden(self, chat_id: int) -> None:
+        if self._on_forbidden is None:
+            return
+        try:
+            self._on_forbidden(chat_id)
+        except Exception:
+            logger.exception("chat %s: handling the bot's removal failed", chat_id)
 
     @staticmethod
     def _fail_all(lane: _Lane, error: Exception) -> None:
         while lane.items:
-            item = lane.items.popleft()
-            if not item.future.done():
-                item.future.set_exception(error)
+            lane.items.popleft().settle(error=error)
+        lane.spare.clear()
+        lane.emptied.set()
 
     async def flush(self) -> None:
-        """Wait until every lane has sent what it holds."""
-        while True:
-            workers = [lane.worker for lane in self._lanes.values() if lane.worker]
-            pending = [worker for worker in workers if not worker.done()]
-            if not pending:
-                return
-            await asyncio.gather(*pending, return_exceptions=True)
+        """Wait until every lane has sent what it holds (spare posts may still wait)."""
+        while busy := [
+            lane
+            for lane in self._lanes.values()
+            if lane.items and lane.worker is not None and not lane.worker.done()
+        ]:
+            await asyncio.gather(*(lane.emptied.wait() for lane in busy))
 
     async def close(self) -> None:
         """Stop every lane now (what is still queued is dropped)."""
@@ -238,3 +394,8 @@ class Outbox:
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
         self._lanes.clear()
+
+
+def _what(item: _Queued) -> str:
+    """The post named in a log line: its key (``board:<game id>``) or its kind."""
+    return item.post.key or type(item.post).__name__

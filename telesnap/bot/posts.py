@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gettext
 import io
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -13,8 +14,11 @@ from telegram.constants import ParseMode
 
 from ..services.views import TableView
 from .callbacks import CallbackSigner
+from .digest import BoardEvent, board_lines, fits_together
 from .outbox import Post
 from .render import board_keyboard, compose_board
+
+logger = logging.getLogger(__name__)
 
 BoardShown = Callable[[TableView, int], Awaitable[None]]
 
@@ -40,7 +44,7 @@ class BoardPost:
 
     chat_id: int
     thread_id: int
-    events: list[str]
+    events: list[BoardEvent]
     table: TableView
     signer: CallbackSigner
     tr: gettext.NullTranslations
@@ -52,7 +56,7 @@ class BoardPost:
 
     async def send(self, bot: Bot) -> int:
         """Send the board; then report the message as shown (for reaction times)."""
-        text = compose_board(self.events, self.table, self.tr)
+        text = compose_board(board_lines(self.events, self.table, self.tr), self.table, self.tr)
         keyboard = board_keyboard(self.table, self.signer, self.tr)
         thread = self.thread_id or None
         if isinstance(bot, QuickSender):
@@ -69,12 +73,27 @@ class BoardPost:
             )
             message_id = message.message_id
         if self.on_shown is not None:
-            await self.on_shown(self.table, message_id)
+            try:
+                await self.on_shown(self.table, message_id)
+            except Exception:
+                # The board is out: sending it again would show it twice, so only
+                # the moment it was shown (for reaction times) is lost, and logged.
+                logger.exception(
+                    "chat %s, game %s: noting board %s as shown failed",
+                    self.chat_id,
+                    self.table.game_id,
+                    self.table.board_version,
+                )
         return message_id
 
     def absorb(self, newer: Post) -> bool:
-        """Take a newer board of the same game: its events are added, its table shown."""
+        """Take a newer board of the same game: its events are added, its table shown.
+
+        A board full even when summarised takes no more: the newer one goes out after it.
+        """
         if not isinstance(newer, BoardPost):
+            return False
+        if not fits_together([*self.events, *newer.events], newer.table, newer.tr):
             return False
         self.events.extend(newer.events)
         self.table = newer.table
@@ -171,4 +190,23 @@ class UploadPost:
 
     def absorb(self, newer: Post) -> bool:
         """Uploads never merge."""
+        return False
+
+
+@dataclass(eq=False)
+class KeyboardRemovalPost:
+    """Take the buttons off a message (a board whose turn has passed)."""
+
+    chat_id: int
+    message_id: int
+    key: str | None = None
+
+    async def send(self, bot: Bot) -> Any:
+        """Remove the message's inline keyboard (already bare counts as done)."""
+        return await bot.edit_message_reply_markup(
+            chat_id=self.chat_id, message_id=self.message_id, reply_markup=None
+        )
+
+    def absorb(self, newer: Post) -> bool:
+        """Removals never merge."""
         return False

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from telegram import Bot
-from telegram.error import TelegramError
 
 from ..services.play import PlayService
 from ..services.types import Place
@@ -24,6 +23,7 @@ from ..services.views import RaceOutcome
 from .i18n import translator
 from .receipts import ReceiptBook
 from .texts import verdict_toast
+from .toasts import answer_toast
 
 logger = logging.getLogger(__name__)
 
@@ -108,10 +108,7 @@ class RaceReferee:
         await self._show(race.place, outcome)
 
     async def _answer(self, query_id: str, text: str) -> None:
-        try:
-            await self._bot.answer_callback_query(query_id, text)
-        except TelegramError as error:
-            logger.warning("could not answer a press: %s", error)
+        await answer_toast(self._bot, query_id, text)
 
     async def close(self) -> None:
         """Cancel the races still waiting (they are decided again after a restart)."""

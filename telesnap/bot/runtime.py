@@ -20,12 +20,14 @@ from ..services.play import PlayService
 from ..services.types import Place, Receipt
 from ..services.views import LobbyView, PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
+from .digest import BoardEvent, board_events
 from .i18n import DEFAULT_LANGUAGE, directed, language_of, translator
 from .outbox import Outbox
 from .posts import BoardPost, EditPost, TextPost
 from .races import RaceReferee
 from .receipts import ReceiptBook
-from .render import describe, lobby_keyboard, render_lobby
+from .render import lobby_keyboard, render_lobby
+from .tidy import BoardTidier
 
 logger = logging.getLogger(__name__)
 
@@ -44,11 +46,13 @@ class Runtime:
     book: ReceiptBook
     signer: CallbackSigner
     referee: RaceReferee = field(init=False)
+    tidier: BoardTidier = field(init=False)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _languages: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.referee = RaceReferee(self.bot, self.play, self.book, self.show_race)
+        self.tidier = BoardTidier(self.outbox)
 
     def language_for(self, place: Place) -> str:
         """The language the chat's messages are written in (as last looked up)."""
@@ -80,12 +84,8 @@ class Runtime:
         ``note`` is a line shown before the events (why a timer acted, say).
         """
         tr = translator(self.language_for(place))
-        events = [] if note is None else [note]
-        events += [
-            line
-            for op in outcome.operations
-            if (line := describe(op, outcome.table, tr)) is not None
-        ]
+        events = [] if note is None else [BoardEvent(note)]
+        events += board_events(outcome.operations, outcome.table, tr)
         self.outbox.submit(
             place.chat_id,
             BoardPost(
@@ -107,6 +107,7 @@ class Runtime:
         async def shown(table: TableView, message_id: int) -> None:
             receipt = Receipt(time.monotonic_ns(), datetime.now(UTC))
             self.play.record_board_shown(table.game_id, table.board_version, message_id, receipt)
+            self.tidier.board_shown(place.chat_id, table.game_id, message_id, is_over=table.is_over)
 
         return shown
 

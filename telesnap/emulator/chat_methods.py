@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import bad_request
 from .updates import Webhook
-from .world import Chat, member_json
+from .world import Chat, User, member_json
 
 if TYPE_CHECKING:
     from .core import Emulator
@@ -115,6 +115,33 @@ async def delete_my_commands(emulator: Emulator, params: dict[str, Any]) -> Any:
     """deleteMyCommands: forget the commands of this scope and language."""
     emulator.commands.pop(_command_key(emulator, params), None)
     return True
+
+
+def commands_for(emulator: Emulator, chat: Chat, user: User) -> list[dict[str, Any]]:
+    """The command menu ``user``'s client shows in ``chat``, as Telegram picks it.
+
+    The narrowest scope that has commands wins; in each scope the user's
+    language first, then the commands set without a language.
+    """
+    admin = chat.role_of(user.id) in {"creator", "administrator"}
+    scopes: list[dict[str, Any]] = []
+    if chat.type == "private":
+        scopes += [{"type": "chat", "chat_id": chat.id}, {"type": "all_private_chats"}]
+    else:
+        scopes.append({"type": "chat_member", "chat_id": chat.id, "user_id": user.id})
+        if admin:
+            scopes.append({"type": "chat_administrators", "chat_id": chat.id})
+        scopes.append({"type": "chat", "chat_id": chat.id})
+        if admin:
+            scopes.append({"type": "all_chat_administrators"})
+        scopes.append({"type": "all_group_chats"})
+    scopes.append({"type": "default"})
+    for scope in scopes:
+        key = json.dumps(scope, sort_keys=True)
+        for language in (user.language_code or "", ""):
+            if (key, language) in emulator.commands:
+                return emulator.commands[(key, language)]
+    return []
 
 
 def _readable_chat(emulator: Emulator, chat_id: int | str) -> Chat:

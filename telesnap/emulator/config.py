@@ -40,6 +40,10 @@ class EmulatorConfig:
     webhook_retry_max: float = 2.0
     webhook_timeout: float = 10.0
     clock: Clock = time.monotonic
+    log_limit: int = 10_000
+    """How many calls, presses, violations and updates the logs keep (the oldest go first)."""
+    file_store_bytes: int = 64 * 1024 * 1024
+    """How many bytes of uploaded files are kept to serve (the oldest go first)."""
 
     @property
     def bot_id(self) -> int:

@@ -6,13 +6,16 @@ chat, a button that is not there) answer 400 with ``{"error": "..."}``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
 
+from .chat_methods import commands_for
 from .core import Emulator
 from .errors import ApiError
+from .network import NetworkDelay
 from .records import Fault, to_json
 from .users import Press, kick_bot, schedule_presses, send_text
 
@@ -50,6 +53,67 @@ async def _create_user(emulator: Emulator, body: dict[str, Any]) -> Any:
     return user.to_json()
 
 
+async def _update_user(emulator: Emulator, body: dict[str, Any]) -> Any:
+    user = emulator.world.user(int(body["user_id"]))
+    if user.is_bot:
+        raise ValueError("the bot cannot be changed")
+    if "first_name" in body:
+        first_name = str(body["first_name"]).strip()
+        if not 1 <= len(first_name) <= 64:
+            raise ValueError("first_name must be 1-64 characters")
+        user.first_name = first_name
+    if "last_name" in body:
+        user.last_name = str(body["last_name"]).strip()[:64] or None
+    if "language_code" in body:
+        user.language_code = str(body["language_code"] or "").strip()[:8] or None
+    emulator.changes.notify()
+    return user.to_json()
+
+
+async def _set_network(emulator: Emulator, body: dict[str, Any]) -> Any:
+    user = emulator.world.user(int(body["user_id"]))
+    link = NetworkDelay(float(body.get("delay_ms", 0)), float(body.get("jitter_ms", 0)))
+    if link.delay_ms == 0:
+        emulator.network.pop(user.id, None)
+    else:
+        emulator.network[user.id] = link
+    emulator.changes.notify()
+    return {"delay_ms": link.delay_ms, "jitter_ms": link.jitter_ms}
+
+
+async def _set_member(emulator: Emulator, body: dict[str, Any]) -> Any:
+    chat = emulator.world.chat(int(body["chat_id"]))
+    user = emulator.world.user(int(body["user_id"]))
+    role = body.get("role", "member")
+    if chat.type == "private" or user.is_bot:
+        raise ValueError("roles can be set only for people in groups")
+    if role not in {"member", "administrator", "left"}:
+        raise ValueError("role must be member, administrator or left")
+    if chat.role_of(user.id) == "creator":
+        raise ValueError("the creator's role cannot change")
+    if role == "left":
+        chat.roles.pop(user.id, None)
+    else:
+        chat.roles[user.id] = role
+    emulator.changes.notify()
+    return {"status": chat.role_of(user.id)}
+
+
+async def _set_flood(emulator: Emulator, body: dict[str, Any]) -> Any:
+    enabled = body["enabled"]
+    if not isinstance(enabled, bool):
+        raise ValueError("enabled must be true or false")
+    emulator.flood.limits = dataclasses.replace(emulator.flood.limits, enabled=enabled)
+    emulator.changes.notify()
+    return {"enabled": enabled}
+
+
+async def _commands(emulator: Emulator, body: dict[str, Any]) -> Any:
+    chat = emulator.world.chat(int(body["chat_id"]))
+    user = emulator.world.user(int(body["user_id"]))
+    return commands_for(emulator, chat, user)
+
+
 async def _create_chat(emulator: Emulator, body: dict[str, Any]) -> Any:
     chat = emulator.world.add_chat(
         body["type"],
@@ -65,6 +129,7 @@ async def _create_chat(emulator: Emulator, body: dict[str, Any]) -> Any:
 
 async def _create_topic(emulator: Emulator, body: dict[str, Any]) -> Any:
     thread_id = emulator.world.add_topic(int(body["chat_id"]), body["name"])
+    emulator.changes.notify()
     return {"message_thread_id": thread_id}
 
 
@@ -97,7 +162,7 @@ async def _toasts(emulator: Emulator, body: dict[str, Any]) -> Any:
 
 
 async def _calls(emulator: Emulator, body: dict[str, Any]) -> Any:
-    return [to_json(call) for call in emulator.calls]
+    return [to_json(call) for call in emulator.calls.values()]
 
 
 async def _violations(emulator: Emulator, body: dict[str, Any]) -> Any:
@@ -161,6 +226,11 @@ def add_control_routes(app: web.Application) -> None:
     routes: list[tuple[str, str, Endpoint]] = [
         ("GET", "/bot", _bot),
         ("POST", "/users", _create_user),
+        ("PATCH", "/users/{user_id}", _update_user),
+        ("PUT", "/users/{user_id}/network", _set_network),
+        ("PUT", "/chats/{chat_id}/members/{user_id}", _set_member),
+        ("PUT", "/flood", _set_flood),
+        ("GET", "/commands", _commands),
         ("POST", "/chats", _create_chat),
         ("POST", "/chats/{chat_id}/topics", _create_topic),
         ("POST", "/chats/{chat_id}/messages", _send),

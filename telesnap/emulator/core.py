@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import random
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
@@ -18,10 +19,12 @@ from typing import Any
 from .changes import ChangeSignal
 from .config import EmulatorConfig
 from .errors import QUERY_TOO_OLD, ApiError, bad_request
+from .files import FileStore
 from .flood import FloodControl
 from .handlers import HANDLERS, not_emulated_result
+from .network import NetworkDelay
 from .records import CallRecord, Fault, Toast, Violation
-from .spec import UploadedFile, coerce_params, find_method
+from .spec import ATTACHED, UploadedFile, coerce_params, find_method
 from .updates import UpdateHub
 from .world import User, World
 
@@ -88,8 +91,17 @@ class Emulator:
         self.flood = FloodControl(self.config.flood, self.clock)
         self.callback_queries: dict[str, CallbackQuery] = {}
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self.calls: list[CallRecord] = []
-        self.violations: list[Violation] = []
+        self.calls: dict[int, CallRecord] = {}
+        """The latest ``config.log_limit`` calls by sequence number, oldest first."""
+        self.violations: deque[Violation] = deque(maxlen=self.config.log_limit)
+        self.refusals: deque[int] = deque(maxlen=1000)
+        """The sequence numbers of the latest calls answered 429 (flood limits)."""
+        self.refusal_count = 0
+        self.files = FileStore(self.config.file_store_bytes)
+        self.network: dict[int, NetworkDelay] = {}
+        """Each slow user's network delay (users not named here have none)."""
+        self.random = random.Random()
+        self._next_sequence = 0
         self.faults: dict[str, deque[Fault]] = defaultdict(deque)
         self.not_emulated: set[str] = set()
         self.scheduled: set[asyncio.TimerHandle] = set()
@@ -118,6 +130,9 @@ class Emulator:
         try:
             await self._apply_fault(fault)
             params = coerce_params(method, raw)
+            attached = {k: v for k, v in raw.items() if isinstance(v, UploadedFile)}
+            if attached:
+                params[ATTACHED] = attached  # for attach:// inside InputMedia
             handler = HANDLERS.get(method.name.lower())
             if handler is None:
                 self.not_emulated.add(method.name)
@@ -146,7 +161,7 @@ class Emulator:
 
     def _record_call(self, method: str, raw: dict[str, Any]) -> CallRecord:
         record = CallRecord(
-            sequence=len(self.calls),
+            sequence=self._next_sequence,
             method=method,
             params={name: _json_safe(value) for name, value in raw.items()},
             received_at=self.clock(),
@@ -157,7 +172,10 @@ class Emulator:
             emulated=method.lower() in HANDLERS,
             fault=None,
         )
-        self.calls.append(record)
+        self._next_sequence += 1
+        self.calls[record.sequence] = record
+        while len(self.calls) > self.config.log_limit:
+            del self.calls[next(iter(self.calls))]
         self._touch()
         return record
 
@@ -165,6 +183,11 @@ class Emulator:
         self, record: CallRecord, fault: Fault | None, body: dict[str, Any] | None
     ) -> None:
         status = 200 if body and body["ok"] else (body or {}).get("error_code")
+        if status == 429:
+            self.refusals.append(record.sequence)
+            self.refusal_count += 1
+        if record.sequence not in self.calls:
+            return  # forgotten already: a long poll outlived config.log_limit newer calls
         self.calls[record.sequence] = dataclasses.replace(
             record,
             answered_at=self.clock() if body else None,
@@ -208,6 +231,17 @@ class Emulator:
             raise ValueError(f"unknown fault kind {fault.kind!r}")
         find_method(fault.method)
         self.faults[fault.method.lower()].append(fault)
+
+    def remember_press(self, query: CallbackQuery) -> None:
+        """Keep ``query`` until it is answered, forgetting the oldest past ``config.log_limit``."""
+        self.callback_queries[query.id] = query
+        while len(self.callback_queries) > self.config.log_limit:
+            del self.callback_queries[next(iter(self.callback_queries))]
+
+    def network_delay(self, user_id: int) -> float:
+        """Seconds the next update of ``user_id`` takes to arrive (0 without a slow network)."""
+        link = self.network.get(user_id)
+        return 0.0 if link is None else link.sample(self.random)
 
     def answer_callback(self, query_id: str, params: dict[str, Any]) -> None:
         """Record the bot's answer to a press, or refuse it if it is late or repeated."""

@@ -31,11 +31,13 @@ HANDLERS: dict[str, Handler] = {
     "sendmessage": message_methods.send_message,
     "editmessagetext": message_methods.edit_message_text,
     "editmessagereplymarkup": message_methods.edit_message_reply_markup,
+    "editmessagemedia": message_methods.edit_message_media,
     "deletemessage": message_methods.delete_message,
     "answercallbackquery": message_methods.answer_callback_query,
     "sendphoto": message_methods.send_photo,
     "senddocument": message_methods.send_document,
     "sendchataction": message_methods.send_chat_action,
+    "getfile": message_methods.get_file,
     "pinchatmessage": message_methods.pin_chat_message,
     "unpinchatmessage": message_methods.unpin_chat_message,
 }

@@ -15,7 +15,7 @@ from .checks import (
 )
 from .errors import MESSAGE_NOT_MODIFIED, bad_request
 from .records import Revision
-from .spec import UploadedFile
+from .spec import ATTACHED, UploadedFile
 from .world import Chat, StoredMessage
 
 if TYPE_CHECKING:
@@ -86,23 +86,30 @@ async def _send_file(emulator: Emulator, params: dict[str, Any], kind: str) -> A
     message = emulator.world.add_message(chat, emulator.bot, thread_id)
     message.kind, message.text, message.entities = kind, caption, entities
     message.parse_mode, message.reply_markup = params.get("parse_mode"), markup
-    message.file = _file_json(params[kind], kind)
+    message.file = _file_json(emulator, params[kind], kind)
     message.reply_to = replied
     return message.to_json()
 
 
-def _file_json(source: UploadedFile | str, kind: str) -> dict[str, Any]:
+def _file_json(emulator: Emulator, source: UploadedFile | str, kind: str) -> dict[str, Any]:
     if isinstance(source, UploadedFile):
-        digest = hashlib.sha1(f"{source.file_name}:{source.size}:{time.time()}".encode())
-        file_id = f"{kind}-{digest.hexdigest()[:16]}"
+        stored = emulator.files.keep(kind, source.file_name, source.content_type, source.content)
         data: dict[str, Any] = {
-            "file_id": file_id,
-            "file_unique_id": file_id[-12:],
+            "file_id": stored.file_id,
+            "file_unique_id": stored.file_unique_id,
             "file_size": source.size,
         }
         if kind == "document":
             data["file_name"] = source.file_name
             data["mime_type"] = source.content_type
+        return data
+    kept = emulator.files.get(source)
+    if kept is not None:
+        data = {"file_id": kept.file_id, "file_unique_id": kept.file_unique_id}
+        data["file_size"] = kept.size
+        if kind == "document":
+            data["file_name"] = kept.file_name
+            data["mime_type"] = kept.content_type
         return data
     return {"file_id": source, "file_unique_id": hashlib.sha1(source.encode()).hexdigest()[:12]}
 
@@ -168,6 +175,39 @@ async def edit_message_reply_markup(emulator: Emulator, params: dict[str, Any]) 
     )
 
 
+EDITABLE_MEDIA = frozenset({"photo", "document"})
+
+
+async def edit_message_media(emulator: Emulator, params: dict[str, Any]) -> Any:
+    """editMessageMedia: a new photo or document (an upload or a file_id), caption, keyboard."""
+    message = _editable(emulator, params)
+    media = params["media"]
+    kind = media.get("type")
+    if kind not in EDITABLE_MEDIA:
+        raise bad_request(f"media type {kind!r} is not emulated (photo and document are)")
+    if message.kind == "text":
+        raise bad_request("there is no media in the message to edit")
+    source = media.get("media")
+    if isinstance(source, str) and source.startswith("attach://"):
+        source = params.get(ATTACHED, {}).get(source.removeprefix("attach://"))
+    if not isinstance(source, UploadedFile | str) or not source:
+        raise bad_request("wrong file identifier/HTTP URL specified")
+    caption, entities = render_text(
+        media.get("caption", ""), media.get("parse_mode"), media.get("caption_entities")
+    )
+    check_caption(caption)
+    markup = check_reply_markup(params.get("reply_markup"))
+    _admit(emulator, message.chat)
+    message.history.append(
+        Revision(message.text, message.parse_mode, message.reply_markup, emulator.clock())
+    )
+    message.kind, message.file = kind, _file_json(emulator, source, kind)
+    message.text, message.entities, message.parse_mode = caption, entities, media.get("parse_mode")
+    message.reply_markup = markup
+    message.edit_date = int(time.time())
+    return message.to_json()
+
+
 async def delete_message(emulator: Emulator, params: dict[str, Any]) -> Any:
     """deleteMessage: the bot's own messages, or anyone's where it is an administrator."""
     message = emulator.world.message(params["chat_id"], params["message_id"], "delete")
@@ -221,3 +261,16 @@ async def unpin_chat_message(emulator: Emulator, params: dict[str, Any]) -> Any:
     if pinned:
         pinned[-1].pinned = False
     return True
+
+
+async def get_file(emulator: Emulator, params: dict[str, Any]) -> Any:
+    """getFile: the ``file_path`` of a kept upload, to download from ``/file/bot<token>/``."""
+    stored = emulator.files.get(str(params["file_id"]))
+    if stored is None:
+        raise bad_request("invalid file_id")
+    return {
+        "file_id": stored.file_id,
+        "file_unique_id": stored.file_unique_id,
+        "file_size": stored.size,
+        "file_path": stored.file_path,
+    }

@@ -1,4 +1,4 @@
-"""The HTTP server: ``/bot<token>/<method>`` for the bot, ``/_emulator/...`` for tests.
+"""The HTTP server: ``/bot<token>/<method>`` for the bot, ``/_emulator/...`` for tests and the page.
 
 Requests are read the way python-telegram-bot and other clients send them:
 query strings, form-encoded or multipart bodies (complex values JSON-encoded,
@@ -7,6 +7,7 @@ uploads as file parts or ``attach://`` references) and JSON bodies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -14,6 +15,7 @@ from aiohttp import web
 from .config import EmulatorConfig
 from .control import EMULATOR_KEY, add_control_routes
 from .core import DropConnectionError, Emulator
+from .live import add_live_routes
 from .spec import UploadedFile
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -33,7 +35,7 @@ async def read_params(request: web.Request) -> dict[str, Any]:
                 if isinstance(value, web.FileField):
                     content = value.file.read()
                     params[name] = UploadedFile(
-                        name, value.filename, len(content), value.content_type
+                        name, value.filename, len(content), value.content_type, content
                     )
                 else:
                     params[name] = value
@@ -60,27 +62,37 @@ async def handle_bot_call(request: web.Request) -> web.StreamResponse:
     return web.json_response(body, status=body.get("error_code", 200))
 
 
-def build_app(emulator: Emulator) -> web.Application:
-    """Return the aiohttp application serving ``emulator``."""
+AppExtension = Callable[[web.Application], None]
+"""Adds routes of its own to the emulator's application (the sandbox's, for one)."""
+
+
+def build_app(emulator: Emulator, extension: AppExtension | None = None) -> web.Application:
+    """Return the aiohttp application serving ``emulator`` (and what ``extension`` adds)."""
     app = web.Application(client_max_size=MAX_UPLOAD_BYTES)
     app[EMULATOR_KEY] = emulator
     app.router.add_route("*", "/bot{token}/{method}", handle_bot_call)
     add_control_routes(app)
+    add_live_routes(app)
+    if extension is not None:
+        extension(app)
     return app
 
 
 class EmulatorServer:
     """An emulator listening on a host and port, started and stopped in the running loop."""
 
-    def __init__(self, config: EmulatorConfig | None = None) -> None:
+    def __init__(
+        self, config: EmulatorConfig | None = None, *, extension: AppExtension | None = None
+    ) -> None:
         self.emulator = Emulator(config)
+        self._extension = extension
         self._runner: web.AppRunner | None = None
         self.url = ""
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Start listening (port 0 picks a free one) and return the base URL."""
         runner = web.AppRunner(
-            build_app(self.emulator),
+            build_app(self.emulator, self._extension),
             handler_cancellation=True,
             shutdown_timeout=1.0,
             access_log=None,

@@ -11,6 +11,7 @@ from the Bot API 10.1 spec of PaulSonOfLars/telegram-bot-api-spec, MIT licence).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -20,6 +21,9 @@ from typing import Any
 from .errors import ApiError, bad_request
 
 DATA_FILE = "botapi_methods.json"
+ATTACHED = "_attached"
+"""The key under which a handler finds every uploaded file part of its call, by field name
+(for ``attach://`` references inside JSON values, such as an InputMedia's ``media``)."""
 SCALAR_TYPES = frozenset({"String", "Integer", "Float", "Boolean"})
 
 
@@ -49,6 +53,7 @@ class UploadedFile:
     file_name: str
     size: int
     content_type: str
+    content: bytes = dataclasses.field(default=b"", repr=False, compare=False)
 
 
 @cache

@@ -73,7 +73,8 @@ class UpdateHub:
         self._config = config
         self._clock: Clock = config.clock
         self._on_change = on_change
-        self.history: list[PendingUpdate] = []
+        self.history: deque[PendingUpdate] = deque(maxlen=config.log_limit)
+        """The latest ``config.log_limit`` updates (and redeliveries), oldest first."""
         self.pending: deque[PendingUpdate] = deque()
         self.webhook: Webhook | None = None
         self.paused = False
@@ -94,11 +95,14 @@ class UpdateHub:
             self._clock(),
             time.time(),
         )
-        self.history.append(update)
+        self._remember(update)
         self.pending.append(update)
         self._changed()
         self._start_webhook_worker(chat_id)
         return update
+
+    def _remember(self, update: PendingUpdate) -> None:
+        self.history.append(update)
 
     def redeliver(self, update_id: int) -> PendingUpdate:
         """Hand an update over again, as Telegram does when it thinks it was not received."""
@@ -113,7 +117,7 @@ class UpdateHub:
             self._clock(),
             time.time(),
         )
-        self.history.append(again)
+        self._remember(again)
         self.pending.appendleft(again)
         self._changed()
         self._start_webhook_worker(original.chat_id)

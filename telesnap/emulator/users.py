@@ -11,7 +11,9 @@ import asyncio
 import itertools
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from .checks import find_button
@@ -85,7 +87,10 @@ def send_text(
 
     ``reply_to`` is the id of a message of the same chat the user replies to.
     As with Telegram's privacy mode, a group bot that is not an administrator
-    gets only commands addressed to it (or to no bot in particular).
+    gets only commands addressed to it (or to no bot in particular). A user
+    with a slow network (:attr:`Emulator.network`) gets the message into the
+    chat at once, but its update is enqueued only after their delay; the
+    update returned is then ``None``.
     """
     chat = _member_chat(emulator, chat_id, user_id)
     if thread_id is not None and thread_id not in chat.topics:
@@ -100,9 +105,15 @@ def send_text(
     message = emulator.world.add_message(chat, emulator.world.user(user_id), thread_id)
     message.text, message.entities = text, command_entities(text)
     message.reply_to = replied
+    emulator.changes.notify()  # the chat changed, whether or not the bot hears of it
     if not _delivered_in_privacy_mode(emulator, chat, text):
         return message.message_id, None
-    return message.message_id, emulator.updates.enqueue("message", message.to_json(), chat.id)
+    payload = message.to_json()
+    delay = emulator.network_delay(user_id)
+    if delay > 0:
+        _call_later(emulator, delay, lambda: emulator.updates.enqueue("message", payload, chat.id))
+        return message.message_id, None
+    return message.message_id, emulator.updates.enqueue("message", payload, chat.id)
 
 
 def prepare_press(emulator: Emulator, press: Press) -> CallbackQuery:
@@ -131,7 +142,7 @@ def fire_press(emulator: Emulator, query: CallbackQuery) -> PendingUpdate:
     """Enqueue the callback_query update of ``query``, carrying the message as it is now."""
     message = emulator.world.messages[(query.chat_id, query.message_id)]
     query.pressed_at = emulator.clock()
-    emulator.callback_queries[query.id] = query
+    emulator.remember_press(query)
     body = {
         "id": query.id,
         "from": emulator.world.user(query.user_id).to_json(),
@@ -145,24 +156,32 @@ def fire_press(emulator: Emulator, query: CallbackQuery) -> PendingUpdate:
 def schedule_presses(emulator: Emulator, presses: list[Press]) -> list[str]:
     """Validate every press, then enqueue each at its ``offset`` seconds from now.
 
-    Returns the callback query ids in the order of ``presses``.
+    A user with a slow network (:attr:`Emulator.network`) adds their delay to
+    the offset. Returns the callback query ids in the order of ``presses``.
     """
     queries = [prepare_press(emulator, press) for press in presses]
     start = asyncio.get_running_loop().time()
     for press, query in zip(presses, queries, strict=True):
-        if press.offset <= 0:
+        offset = press.offset + emulator.network_delay(press.user_id)
+        if offset <= 0:
             fire_press(emulator, query)
         else:
-            _fire_at(emulator, query, start + press.offset)
+            _call_at(emulator, start + offset, partial(fire_press, emulator, query))
     return [query.id for query in queries]
 
 
-def _fire_at(emulator: Emulator, query: CallbackQuery, when: float) -> None:
-    def fire() -> None:
-        emulator.scheduled.discard(handle)
-        fire_press(emulator, query)
+def _call_later(emulator: Emulator, delay: float, action: Callable[[], object]) -> None:
+    _call_at(emulator, asyncio.get_running_loop().time() + delay, action)
 
-    handle = asyncio.get_running_loop().call_at(when, fire)
+
+def _call_at(emulator: Emulator, when: float, action: Callable[[], object]) -> None:
+    """Run ``action`` at loop time ``when``; until then the emulator is not idle."""
+
+    def run() -> None:
+        emulator.scheduled.discard(handle)
+        action()
+
+    handle = asyncio.get_running_loop().call_at(when, run)
     emulator.scheduled.add(handle)
 
 

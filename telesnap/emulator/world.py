@@ -225,6 +225,18 @@ class World:
         self.chats[chat.id] = chat
         return chat
 
+    def restore_user(self, user: User) -> None:
+        """Put back a user saved from an earlier run, keeping its id (new ids follow it)."""
+        self.users[user.id] = user
+        self._user_ids = itertools.count(max(next(self._user_ids), user.id + 1))
+
+    def restore_chat(self, chat: Chat) -> None:
+        """Put back a chat saved from an earlier run (its topics and last message id too)."""
+        self.chats[chat.id] = chat
+        if chat.type != "private":
+            number = -chat.id if chat.type == "group" else -chat.id - 1_000_000_000_000
+            self._group_ids = itertools.count(max(next(self._group_ids), number + 1))
+
     def add_topic(self, chat_id: int, name: str) -> int:
         """Open a forum topic and return its ``message_thread_id``."""
         chat = self.chat(chat_id)

@@ -135,14 +135,14 @@ class Table:
         )
         return await self.client.wait_for_toast(callback_query_id=query_id)
 
-    async def open_and_start(self, names: Sequence[str]) -> Board:
+    async def open_and_start(self, names: Sequence[str], limit_s: float = 10.0) -> Board:
         first, *others = names
         await self.command(first, "newgame")
-        lobby = await self.wait_for_text("A game of Snap is starting")
+        lobby = await self.wait_for_text("A game of Snap is starting", limit_s)
         for other in others:
             await self.press(other, lobby, "Join")
         await self.press(first, lobby, "Start")
-        return await self.next_board()
+        return await self.next_board(limit_s)
 
     async def next_board(self, limit_s: float = 10.0) -> Board:
         """Wait for a board message not read before, and read it."""

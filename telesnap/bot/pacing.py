@@ -1,0 +1,116 @@
+"""The windows that keep the outbox within Telegram's flood limits, and its pace.
+
+A :class:`RollingWindow` counts sends from the moment each ended (and while it
+is on its way), so sends the bot spaced a window apart are at least that far
+apart when Telegram counts them. A :class:`Pace` spreads a busy chat's sends
+evenly once a small burst is spent.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+
+_IN_FLIGHT_POLL_S = 0.02
+"""How often to look again when every slot is taken by a send still on its way."""
+
+
+class RollingWindow:
+    """At most ``count`` sends in any ``window_s`` seconds, counted from when each ended.
+
+    A send takes a slot when it :meth:`begin` s and keeps it until ``window_s``
+    after it :meth:`end` s.
+
+    >>> now = [0.0]
+    >>> window = RollingWindow(1, 1.0, lambda: now[0])
+    >>> window.begin(); window.delay() > 0
+    True
+    >>> now[0] = 5.0; window.end(); window.delay()
+    1.0
+    >>> now[0] = 6.0; window.delay()
+    0.0
+    """
+
+    def __init__(self, count: int, window_s: float, clock: Callable[[], float]) -> None:
+        self._count = count
+        self._window_s = window_s
+        self._clock = clock
+        self._ended: list[float] = []  # sorted
+        self._open = 0
+
+    def delay(self) -> float:
+        """Seconds to wait before the next send fits (0 if it fits now)."""
+        now = self._clock()
+        self._forget_before(now - self._window_s)
+        excess = self._open + len(self._ended) - self._count
+        if excess < 0:
+            return 0.0
+        if excess < len(self._ended):
+            return max(self._ended[excess] + self._window_s - now, 1e-3)
+        return _IN_FLIGHT_POLL_S  # every slot is held by a send still on its way
+
+    def begin(self) -> None:
+        """A send starts: it holds a slot until it ends."""
+        self._open += 1
+
+    def end(self) -> None:
+        """The send that began first among those still open has ended now."""
+        self._open = max(0, self._open - 1)
+        bisect.insort(self._ended, self._clock())
+
+    def record(self) -> None:
+        """Count a send that began and ended now."""
+        self.begin()
+        self.end()
+
+    def is_quiet(self) -> bool:
+        """Whether no send is open or left in the window (forgetting it loses nothing)."""
+        self._forget_before(self._clock() - self._window_s)
+        return not self._ended and not self._open
+
+    def _forget_before(self, moment: float) -> None:
+        drop = bisect.bisect_right(self._ended, moment)
+        if drop:
+            del self._ended[:drop]
+
+
+class Pace:
+    """A token bucket: ``burst`` sends at once, then one per ``interval_s``.
+
+    >>> now = [0.0]
+    >>> pace = Pace(2, 3.0, lambda: now[0])
+    >>> pace.take(); pace.take(); pace.delay()
+    3.0
+    >>> now[0] = 1.5; pace.delay()
+    1.5
+    """
+
+    def __init__(self, burst: int, interval_s: float, clock: Callable[[], float]) -> None:
+        self._burst = float(max(1, burst))
+        self._interval_s = interval_s
+        self._clock = clock
+        self._tokens = self._burst
+        self._at = clock()
+
+    def delay(self) -> float:
+        """Seconds until a token is free (0 if one is free now)."""
+        self._refill()
+        # A hair of tolerance: refilling by exactly the delay must free the token.
+        missing = 1.0 - self._tokens
+        return 0.0 if missing <= 1e-9 else missing * self._interval_s
+
+    def until_full(self) -> float:
+        """Seconds until the whole burst is available again (0 if it is now)."""
+        self._refill()
+        missing = self._burst - self._tokens
+        return 0.0 if missing <= 1e-9 else missing * self._interval_s
+
+    def take(self) -> None:
+        """Spend a token."""
+        self._refill()
+        self._tokens -= 1.0
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._tokens = min(self._burst, self._tokens + (now - self._at) / self._interval_s)
+        self._at = now

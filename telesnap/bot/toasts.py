@@ -1,0 +1,79 @@
+"""Answering button presses (toasts), retried while the press can still be answered.
+
+Telegram refuses an answer to a press about 15 seconds after it was made
+("query is too old"), and until then the player's button spins. A toast lost to
+one server error, one 429 or one dropped connection would leave the player
+guessing, so every answer of the bot goes through :func:`answer_toast`: it
+retries those failures with a short backoff (or after the 429's
+``retry_after``), and gives up, logged, once a retry could no longer arrive
+``ANSWER_MARGIN_S`` before the press expires. A refusal (the query is too old
+or was answered already) is never retried.
+
+Answers are not counted against the flood limits: Telegram does not limit
+answerCallbackQuery, and a toast must not wait behind the chat's messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from telegram import Bot
+from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
+
+logger = logging.getLogger(__name__)
+
+QUERY_LIFETIME_S = 15.0
+"""How long after a press Telegram still takes its answer."""
+ANSWER_MARGIN_S = 3.0
+"""No retry is started later than this before the press expires."""
+ASSUMED_AGE_S = 3.0
+"""How old a press is taken to be when its receipt is not known (the bot answers
+within the tie window, at most 2 s, plus its own handling)."""
+_FIRST_BACKOFF_S = 0.2
+_MAX_BACKOFF_S = 2.0
+
+
+async def answer_toast(
+    bot: Bot,
+    query_id: str,
+    text: str | None,
+    *,
+    received_ns: int | None = None,
+    clock_ns: Callable[[], int] = time.monotonic_ns,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> bool:
+    """Answer press ``query_id`` with ``text``; return whether Telegram took the answer.
+
+    ``received_ns`` is the press's receipt stamp (monotonic ns), when known: the
+    retries stop in time for it. ``clock_ns`` and ``sleep`` let tests move time.
+    """
+    received = received_ns if received_ns is not None else clock_ns() - int(ASSUMED_AGE_S * 1e9)
+    last_try_ns = received + int((QUERY_LIFETIME_S - ANSWER_MARGIN_S) * 1e9)
+    backoff = _FIRST_BACKOFF_S
+    while True:
+        try:
+            await bot.answer_callback_query(query_id, text)
+            return True
+        except BadRequest as error:
+            # Too old, or answered already: another try gets the same answer.
+            logger.warning("press %s: Telegram refused the answer: %s", query_id, error)
+            return False
+        except RetryAfter as error:
+            delay = error.retry_after
+            wait = float(delay if isinstance(delay, int | float) else delay.total_seconds())
+            failure: TelegramError = error
+        except NetworkError as error:  # a 5xx, a timeout or a dropped connection
+            wait, backoff = backoff, min(_MAX_BACKOFF_S, backoff * 2)
+            failure = error
+        except TelegramError as error:
+            logger.warning("press %s: could not answer: %s", query_id, error)
+            return False
+        left_s = (last_try_ns - clock_ns()) / 1e9
+        if wait > left_s:
+            logger.error("press %s: gave up answering (%s): it expires first", query_id, failure)
+            return False
+        logger.warning("press %s: answer failed (%s); retrying in %.1f s", query_id, failure, wait)
+        await sleep(wait)

@@ -1,0 +1,405 @@
+// The sandbox page: a Telegram group as several people see it at once.
+// Everything shown comes from the emulator's state (/_emulator/state and the
+// /_emulator/live WebSocket); the race timeline and the clock come from the
+// sandbox interface (/_sandbox/) when it is there. Nothing here knows the game.
+"use strict";
+
+const LANGUAGES = ["en", "mk", "sw", "es", "ar", "th", "de", "fr", "ru", "he", "fa"];
+const state = { bot: null, users: new Map(), chats: new Map(), messages: new Map(), toasts: new Map(), calls: new Map(), flood: true, refusals: 0 };
+const CALLS_KEPT = 400; // the log's latest calls, besides every 429
+const panes = new Map();   // user id -> pane
+let sandbox = null;        // the sandbox interface's overview, or null without one
+let firstState = true;
+
+const $ = (selector, root = document) => root.querySelector(selector);
+const el = (tag, props = {}, ...children) => {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("data-") || key.startsWith("aria-") || key === "dir" || key === "href" || key === "role") node.setAttribute(key, value);
+    else node[key] = value;
+  }
+  for (const child of children) if (child != null) node.append(child);
+  return node;
+};
+
+// ---- talking to the emulator and the sandbox
+async function call(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: body === undefined ? {} : { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
+  if (!response.ok) {
+    showError(`${method} ${path}: ${data.error || response.status}`);
+    throw new Error(data.error || String(response.status));
+  }
+  $("#error").hidden = true;
+  return data;
+}
+function showError(text) { const box = $("#error"); box.textContent = text; box.hidden = false; }
+
+function connect() {
+  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/_emulator/live`);
+  socket.onopen = () => { $("#status").textContent = "live"; };
+  socket.onmessage = (event) => apply(JSON.parse(event.data));
+  socket.onclose = () => {
+    $("#status").textContent = "disconnected: reconnecting…";
+    setTimeout(connect, 1000);
+  };
+}
+
+function apply(update) {
+  const first = update.type === "state";
+  if (first) { for (const map of [state.users, state.chats, state.messages, state.toasts, state.calls]) map.clear(); }
+  state.bot = update.bot;
+  state.flood = update.flood_limits;
+  state.refusals = update.flood_refusals;
+  $("#flood-switch").checked = state.flood;
+  const newcomers = update.users.filter((user) => !state.users.has(user.id));
+  const renamed = !first && update.users.some((user) => state.users.has(user.id) && fullName(state.users.get(user.id)) !== fullName(user));
+  for (const user of update.users) state.users.set(user.id, user);
+  if (!first && newcomers.length && sandbox) refreshSandbox(); // a robot added from another page
+  for (const chat of update.chats) state.chats.set(chat.id, chat);
+  const touched = new Set();
+  for (const message of update.messages) { state.messages.set(message.key, message); touched.add(message.chat_id); }
+  for (const call of update.calls) state.calls.set(call.sequence, call);
+  forgetOldCalls();
+  const fresh = [];
+  for (const toast of update.toasts) {
+    const before = state.toasts.get(toast.callback_query_id);
+    state.toasts.set(toast.callback_query_id, toast);
+    if (!first && !firstState && toast.answered && !(before && before.answered)) fresh.push(toast);
+  }
+  if (first) firstState = false;
+  syncPanes();
+  for (const pane of panes.values()) {
+    if (renamed) pane.redraw();
+    else pane.render(first ? null : touched);
+  }
+  for (const toast of fresh) panes.get(toast.user_id)?.toast(toast);
+  renderLog();
+  renderRaceChats();
+  if (first || [...touched].some((chatId) => String(chatId) === $("#races-chat").value.split(":")[0])) scheduleRaces();
+}
+
+// ---- people
+function people() { return [...state.users.values()].filter((user) => !user.is_bot); }
+function fullName(user) { return user ? [user.first_name, user.last_name].filter(Boolean).join(" ") : "?"; }
+function isRobot(userId) { return Boolean(sandbox && sandbox.robots.some((robot) => robot.user_id === userId)); }
+
+function syncPanes() {
+  const container = $("#panes");
+  for (const user of people()) {
+    if (!panes.has(user.id)) {
+      const pane = new Pane(user.id);
+      panes.set(user.id, pane);
+      container.append(pane.node);
+    }
+    panes.get(user.id).update(user);
+  }
+}
+
+// The chats a user sees: groups (a forum: one tab per topic) and their private chat with the bot.
+function placesOf(userId) {
+  const places = [];
+  for (const chat of state.chats.values()) {
+    const role = chat.members[String(userId)];
+    if (!role || role === "left" || role === "kicked") continue;
+    if (chat.type === "private") {
+      if (chat.private_user_id === userId) places.push({ chat, thread: null, label: state.bot ? fullName(state.bot) : "Bot", title: `private chat with @${state.bot?.username}` });
+    } else if (chat.is_forum) {
+      for (const topic of chat.topics) places.push({ chat, thread: topic.message_thread_id, label: `${chat.title} › ${topic.name}`, title: `${chat.title}, topic ${topic.name}` });
+    } else {
+      places.push({ chat, thread: null, label: chat.title, title: `${chat.title} (${Object.values(chat.members).filter((r) => r !== "left").length} members)` });
+    }
+  }
+  return places.sort((a, b) => (a.chat.type === "private") - (b.chat.type === "private"));
+}
+const placeKey = (place) => `${place.chat.id}:${place.thread ?? ""}`;
+
+class Pane {
+  constructor(userId) {
+    this.userId = userId;
+    this.node = $("#pane-template").content.firstElementChild.cloneNode(true);
+    this.node.dataset.userId = userId;
+    this.place = null;
+    this.replyTo = null;
+    this.shown = new Map(); // message key -> element
+    this.commands = [];
+    const head = this.node;
+    const language = $(".language", head);
+    for (const code of LANGUAGES) language.append(el("option", { value: code, text: code }));
+    $(".name", head).addEventListener("change", (event) => this.rename(event.target.value));
+    language.addEventListener("change", (event) => this.patch({ language_code: event.target.value }).then(() => this.loadCommands()));
+    $(".admin", head).addEventListener("change", (event) => this.setAdmin(event.target.checked));
+    for (const input of [$(".delay", head), $(".jitter", head)]) input.addEventListener("change", () => this.setNetwork());
+    $(".composer", head).addEventListener("submit", (event) => { event.preventDefault(); this.send(); });
+    const text = $(".text", head);
+    text.addEventListener("input", () => this.showMenu());
+    text.addEventListener("focus", () => this.loadCommands());
+    text.addEventListener("keydown", (event) => { if (event.key === "Escape") $(".command-menu", head).hidden = true; });
+    $(".replying button", head).addEventListener("click", () => this.setReply(null));
+    $(".alert button", head).addEventListener("click", () => { $(".alert", head).hidden = true; });
+  }
+
+  get user() { return state.users.get(this.userId); }
+
+  update(user) {
+    const name = $(".name", this.node);
+    if (document.activeElement !== name) name.value = fullName(user);
+    $(".language", this.node).value = user.language_code || "en";
+    $(".robot-badge", this.node).hidden = !isRobot(user.id);
+    const network = $(".network", this.node);
+    const slow = user.network && user.network.delay_ms > 0;
+    network.classList.toggle("slow", Boolean(slow));
+    $("summary", network).textContent = slow ? `network +${user.network.delay_ms} ± ${user.network.jitter_ms} ms` : "network";
+    if (document.activeElement?.closest(".network") !== network) {
+      $(".delay", network).value = user.network?.delay_ms ?? 0;
+      $(".jitter", network).value = user.network?.jitter_ms ?? 0;
+    }
+    this.renderTabs();
+  }
+
+  renderTabs() {
+    const places = placesOf(this.userId);
+    if (!this.place || !places.some((p) => placeKey(p) === placeKey(this.place))) this.select(places[0] || null, false);
+    else this.place = places.find((p) => placeKey(p) === placeKey(this.place));
+    const tabs = $(".tabs", this.node);
+    tabs.replaceChildren(...places.map((place) => {
+      const button = el("button", { type: "button", role: "tab", text: place.label, "aria-selected": String(this.place && placeKey(place) === placeKey(this.place)), "data-place": placeKey(place) });
+      button.addEventListener("click", () => this.select(place, true));
+      return button;
+    }));
+    const chat = this.place?.chat;
+    const role = chat ? chat.members[String(this.userId)] : null;
+    const admin = $(".admin", this.node);
+    admin.checked = role === "administrator" || role === "creator";
+    admin.disabled = !chat || chat.type === "private" || role === "creator";
+    $(".admin-label", this.node).title = role === "creator" ? "the creator is always an admin" : "an admin of this chat";
+    $(".chat-title", this.node).textContent = this.place ? this.place.title : "no chat";
+  }
+
+  select(place, render) {
+    this.place = place;
+    this.shown.clear();
+    $(".messages", this.node).replaceChildren();
+    this.setReply(null);
+    this.commands = [];
+    if (render) { this.renderTabs(); this.render(null); this.loadCommands(); }
+  }
+
+  redraw() {
+    this.shown.clear();
+    $(".messages", this.node).replaceChildren();
+    this.render(null);
+  }
+
+  inPlace(message) {
+    const place = this.place;
+    if (!place || message.chat_id !== place.chat.id) return false;
+    if (place.chat.is_forum) return message.message_thread_id === place.thread;
+    return true;
+  }
+
+  render(touched) {
+    if (!this.place) return;
+    if (touched && !touched.has(this.place.chat.id)) return;
+    const box = $(".messages", this.node);
+    const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    let added = false;
+    for (const message of state.messages.values()) {
+      if (!this.inPlace(message)) continue;
+      const shown = this.shown.get(message.key);
+      if (message.deleted) { if (shown) { shown.node.remove(); this.shown.delete(message.key); } continue; }
+      const stamp = `${message.edits}:${message.pinned}:${message.reply_to ? 1 : 0}`;
+      if (shown && shown.stamp === stamp) continue;
+      const node = renderMessage(message, this);
+      if (shown) shown.node.replaceWith(node);
+      else { box.append(node); added = true; }
+      this.shown.set(message.key, { node, stamp });
+    }
+    if (added && atBottom) box.scrollTop = box.scrollHeight;
+  }
+
+  toast(toast) {
+    if (!toast.text) return;
+    if (toast.show_alert) {
+      const alert = $(".alert", this.node);
+      $("p", alert).textContent = toast.text;
+      alert.setAttribute("dir", "auto");
+      alert.hidden = false;
+      return;
+    }
+    const node = el("div", { class: "toast", text: toast.text, dir: "auto" });
+    $(".toasts", this.node).append(node);
+    setTimeout(() => node.remove(), 3300);
+  }
+
+  async press(message, button) {
+    await call("POST", "/_emulator/presses", { presses: [{ chat_id: message.chat_id, message_id: message.message_id, user_id: this.userId, data: button.callback_data }] });
+  }
+
+  async send() {
+    const input = $(".text", this.node);
+    const text = input.value.trim();
+    if (!text || !this.place) return;
+    const body = { user_id: this.userId, text };
+    if (this.place.thread != null) body.message_thread_id = this.place.thread;
+    if (this.replyTo) body.reply_to_message_id = this.replyTo.message_id;
+    input.value = "";
+    this.setReply(null);
+    $(".command-menu", this.node).hidden = true;
+    try {
+      await call("POST", `/_emulator/chats/${this.place.chat.id}/messages`, body);
+    } catch (error) {
+      if (!input.value) input.value = text; // give it back to correct and resend
+    }
+  }
+
+  setReply(message) {
+    this.replyTo = message;
+    const box = $(".replying", this.node);
+    box.hidden = !message;
+    if (message) $("span", box).textContent = `replying to ${fullName(state.users.get(message.sender_id))}: ${message.text.slice(0, 60)}`;
+  }
+
+  async loadCommands() {
+    if (!this.place) return;
+    this.commands = await call("GET", `/_emulator/commands?chat_id=${this.place.chat.id}&user_id=${this.userId}`);
+    this.showMenu();
+  }
+
+  showMenu() {
+    const input = $(".text", this.node);
+    const menu = $(".command-menu", this.node);
+    const typed = input.value;
+    if (!typed.startsWith("/") || typed.includes(" ")) { menu.hidden = true; return; }
+    const matching = this.commands.filter((command) => `/${command.command}`.startsWith(typed));
+    menu.replaceChildren(...matching.map((command) => {
+      const item = el("li", { dir: "auto" }, el("b", { text: `/${command.command}` }), command.description);
+      item.addEventListener("mousedown", (event) => {
+        event.preventDefault();
+        input.value = `/${command.command} `;
+        menu.hidden = true;
+        input.focus();
+      });
+      return item;
+    }));
+    menu.hidden = matching.length === 0;
+  }
+
+  async rename(name) {
+    const [first, ...rest] = name.trim().split(" ");
+    if (!first) return;
+    await this.patch({ first_name: first, last_name: rest.join(" ") });
+  }
+  patch(fields) { return call("PATCH", `/_emulator/users/${this.userId}`, fields); }
+  async setAdmin(admin) {
+    if (!this.place) return;
+    await call("PUT", `/_emulator/chats/${this.place.chat.id}/members/${this.userId}`, { role: admin ? "administrator" : "member" });
+    this.loadCommands();
+  }
+  async setNetwork() {
+    const delay = Number($(".delay", this.node).value) || 0;
+    const jitter = Math.min(Number($(".jitter", this.node).value) || 0, delay);
+    await call("PUT", `/_emulator/users/${this.userId}/network`, { delay_ms: delay, jitter_ms: jitter });
+  }
+}
+
+// ---- the sandbox side: clock, robots, races
+async function loadSandbox() {
+  try {
+    const response = await fetch("/_sandbox/");
+    if (!response.ok) return;
+    sandbox = await response.json();
+  } catch { return; }
+  $("#clock-controls").hidden = false;
+  $("#add-robot").hidden = false;
+  $("#races-box").hidden = false;
+  showClock();
+  for (const pane of panes.values()) pane.update(pane.user);
+}
+async function refreshSandbox() {
+  const response = await fetch("/_sandbox/");
+  if (!response.ok) return;
+  sandbox = await response.json();
+  showClock();
+  for (const pane of panes.values()) pane.update(pane.user);
+}
+function showClock() {
+  const minutes = Math.round(sandbox.clock.skipped_seconds / 60);
+  $("#clock-skipped").textContent = minutes >= 60 ? `+${Math.floor(minutes / 60)} h ${minutes % 60} min` : `+${minutes} min`;
+  $("#clock-skipped").title = `the bot's clock: ${sandbox.clock.now}`;
+}
+
+function renderRaceChats() {
+  const select = $("#races-chat");
+  const chosen = select.value;
+  const options = [];
+  for (const chat of state.chats.values()) {
+    if (chat.type === "private") continue;
+    if (chat.is_forum) for (const topic of chat.topics) options.push([`${chat.id}:${topic.message_thread_id}`, `${chat.title} › ${topic.name}`]);
+    else options.push([`${chat.id}:`, chat.title]);
+  }
+  const signature = options.map((o) => o.join("=")).join("|");
+  if (select.dataset.signature === signature) return;
+  select.dataset.signature = signature;
+  select.replaceChildren(...options.map(([value, label]) => el("option", { value, text: label })));
+  if (options.some(([value]) => value === chosen)) select.value = chosen;
+}
+
+let racesTimer = null;
+function scheduleRaces() {
+  if (!sandbox) return;
+  clearTimeout(racesTimer);
+  racesTimer = setTimeout(loadRaces, 120);
+}
+async function loadRaces() {
+  const [chatId, thread] = $("#races-chat").value.split(":");
+  if (!chatId) return;
+  const races = await call("GET", `/_sandbox/races?chat_id=${chatId}${thread ? `&message_thread_id=${thread}` : ""}`);
+  $("#races").replaceChildren(...races.reverse().map(renderRace));
+}
+
+// ---- the bar's controls
+function setUpBar() {
+  for (const button of document.querySelectorAll("[data-skip]")) {
+    button.addEventListener("click", async () => {
+      sandbox = await call("POST", "/_sandbox/clock/skip", { seconds: Number(button.dataset.skip) });
+      showClock();
+    });
+  }
+  $("#flood-switch").addEventListener("change", (event) => call("PUT", "/_emulator/flood", { enabled: event.target.checked }));
+  const language = $("#add-person select");
+  for (const code of LANGUAGES) language.append(el("option", { value: code, text: code }));
+  $("#add-person").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = new FormData(event.target);
+    if (sandbox) await call("POST", "/_sandbox/people", Object.fromEntries(form));
+    else await addPersonToEmulator(form.get("first_name"), form.get("language_code"));
+    event.target.reset();
+  });
+  $("#add-robot").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = Object.fromEntries(new FormData(event.target));
+    const robot = await call("POST", "/_sandbox/robots", { first_name: form.first_name, reaction_ms: Number(form.reaction_ms), jitter_ms: Number(form.jitter_ms), wrong_rate: Number(form.wrong_rate) });
+    sandbox.robots.push(robot);
+    panes.get(robot.user_id)?.update(state.users.get(robot.user_id));
+  });
+  $("#races-chat").addEventListener("change", loadRaces);
+}
+
+// Without the sandbox (a plain `telesnap emulator`): a user, a member of every group, with a private chat.
+async function addPersonToEmulator(firstName, languageCode) {
+  const user = await call("POST", "/_emulator/users", { first_name: firstName, language_code: languageCode });
+  for (const chat of state.chats.values()) {
+    if (chat.type !== "private") await call("PUT", `/_emulator/chats/${chat.id}/members/${user.id}`, { role: "member" });
+  }
+  await call("POST", "/_emulator/chats", { type: "private", member_ids: [user.id] });
+}
+
+setUpBar();
+loadSandbox().then(connect);

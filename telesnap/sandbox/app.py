@@ -1,0 +1,222 @@
+"""The sandbox: the emulator, the real bot against it, robots, and the page, in one process.
+
+The bot is started by :class:`~telesnap.app.BotRunner`, exactly as ``telesnap
+run`` starts it (long polling), pointed at the emulator and given a
+:class:`MovableClock` for its timers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from ..app import BotRunner
+from ..bot.callbacks import CallbackSigner
+from ..bot.outbox import FloodLimits as BotFloodLimits
+from ..config import ConfigError, Settings
+from ..emulator.changes import ChangeSignal
+from ..emulator.config import EmulatorConfig, FloodLimits
+from ..emulator.server import EmulatorServer
+from ..emulator.world import User
+from ..storage.database import create_engine, session_factory
+from . import roster
+from .clock import MovableClock
+from .interface import add_sandbox_routes
+from .races import Race, recent_races
+from .robots import Robots
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8080
+SAVE_EVERY_SECONDS = 2.0
+DEFAULT_DATABASE_FILE = "telesnap-sandbox.db"
+WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+"""Earlier than any look the timer loop has planned: wakes it at once."""
+
+
+@dataclass(frozen=True)
+class SandboxOptions:
+    """How to run the sandbox."""
+
+    database_url: str = f"sqlite+aiosqlite:///{DEFAULT_DATABASE_FILE}"
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    flood_limits: bool = True
+    """Telegram's flood limits in the emulator, and the bot's own pacing."""
+    shuffle_seed: int | None = None
+    roster_file: Path | None = None
+    """Where the people and chats are kept between runs (``None``: nowhere)."""
+
+
+def sqlite_file(database_url: str) -> Path | None:
+    """The file of a SQLite URL, or ``None`` for another database or an in-memory one.
+
+    >>> sqlite_file("sqlite+aiosqlite:///games/x.db"), sqlite_file("sqlite:///:memory:")
+    (PosixPath('games/x.db'), None)
+    """
+    for prefix in ("sqlite+aiosqlite:///", "sqlite:///"):
+        if database_url.startswith(prefix):
+            path = database_url.removeprefix(prefix)
+            return None if path in {"", ":memory:"} else Path(path)
+    return None
+
+
+def _newer(changes: ChangeSignal, version: int) -> bool:
+    return changes.version > version
+
+
+class Sandbox:
+    """Starts and stops everything ``telesnap sandbox`` runs."""
+
+    def __init__(self, options: SandboxOptions) -> None:
+        self.options = options
+        self.clock = MovableClock()
+        config = EmulatorConfig(flood=FloodLimits(enabled=options.flood_limits))
+        self.server = EmulatorServer(config, extension=self._extend)
+        self.emulator = self.server.emulator
+        self.robots = Robots(self.emulator, CallbackSigner.for_token(config.token), random.Random())
+        self.runner: BotRunner | None = None
+        self.url = ""
+        self._engine: AsyncEngine | None = None
+        self._sessions: async_sessionmaker[AsyncSession] | None = None
+        self._saver: asyncio.Task[None] | None = None
+        self._world_ready = False
+        self.saves = ChangeSignal()
+        """Bumped each time the chats are saved (tests wait on it)."""
+
+    def _extend(self, app: web.Application) -> None:
+        add_sandbox_routes(app, self)
+
+    async def start(self) -> str:
+        """Start the emulator, restore or create the chats, start the bot; return the page URL."""
+        options = self.options
+        try:
+            server_url = await self.server.start(options.host, options.port)
+        except OSError as error:
+            raise ConfigError(f"cannot listen on {options.host}:{options.port}: {error}") from None
+        try:
+            await self._start_the_rest(server_url)
+        except BaseException:
+            await self.stop()  # nothing half-started stays behind (the listening socket above all)
+            raise
+        return self.url
+
+    async def _start_the_rest(self, server_url: str) -> None:
+        options = self.options
+        port = server_url.rpartition(":")[2]
+        local_host = "127.0.0.1" if options.host in WILDCARD_HOSTS else options.host
+        shown_host = f"[{local_host}]" if ":" in local_host else local_host
+        self.url = f"http://{shown_host}:{port}/"
+        skipped = None
+        if options.roster_file is not None:
+            try:
+                skipped = roster.restore(options.roster_file, self.emulator, self.robots)
+            except (ValueError, KeyError, TypeError) as error:
+                raise ConfigError(
+                    f"{options.roster_file} cannot be read ({error}); --fresh starts over"
+                ) from None
+        if skipped is None:
+            roster.create_first_world(self.emulator)
+        elif skipped > 0:
+            self.clock.skip(skipped)
+        self._world_ready = True  # from here on the chats may be saved over the file
+        settings = Settings(
+            token=self.emulator.config.token,
+            api_url=f"http://{shown_host}:{port}",
+            database_url=options.database_url,
+        )
+        self.runner = BotRunner(
+            settings,
+            limits=BotFloodLimits() if options.flood_limits else BotFloodLimits(enabled=False),
+            shuffle_seed=options.shuffle_seed,
+            clock=self.clock,
+        )
+        await self.runner.start()
+        self._engine = create_engine(options.database_url)
+        self._sessions = session_factory(self._engine)
+        self.robots.start()
+        if options.roster_file is not None:
+            self._saver = asyncio.create_task(self._keep_saving(options.roster_file))
+
+    async def _keep_saving(self, path: Path) -> None:
+        """Save the chats after each change (at most every few seconds), so a crash loses little."""
+        changes = self.emulator.changes
+        saved_version = changes.version
+        while True:
+            await changes.wait_until(partial(_newer, changes, saved_version), 60.0)
+            if changes.version == saved_version:
+                continue
+            saved_version = changes.version
+            try:
+                self._save(path)
+            except OSError:
+                logger.exception("could not save the sandbox's chats to %s; trying again", path)
+            await asyncio.sleep(SAVE_EVERY_SECONDS)
+
+    def _save(self, path: Path) -> None:
+        roster.save(path, self.emulator, self.robots, self.clock.skipped_seconds)
+        self.saves.notify()
+
+    async def stop(self) -> None:
+        """Save the chats, stop the robots and the bot, close the emulator."""
+        if self._saver is not None:
+            self._saver.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._saver
+            self._saver = None
+        if self.options.roster_file is not None and self._world_ready:
+            self._save(self.options.roster_file)
+        await self.robots.stop()
+        if self.runner is not None:
+            await self.runner.stop()
+            self.runner = None
+        if self._engine is not None:
+            await self._engine.dispose()
+            self._engine = None
+        await self.server.stop()
+
+    def overview(self) -> dict[str, Any]:
+        """The clock and the robots, as ``GET /_sandbox/`` answers."""
+        return {
+            "clock": {
+                "skipped_seconds": self.clock.skipped_seconds,
+                "now": self.clock().isoformat(),
+            },
+            "robots": [robot.to_json() for robot in self.robots.robots.values()],
+        }
+
+    def skip(self, seconds: float) -> None:
+        """Move the bot's clock ahead and let the timers that came due fire."""
+        self.clock.skip(seconds)
+        if self.runner is not None and self.runner.timer_loop is not None:
+            self.runner.timer_loop.wake(EARLIEST)
+        self.emulator.changes.notify()
+
+    async def races(self, chat_id: int, thread_id: int | None) -> list[Race]:
+        """The latest races of a chat or topic, from the games' history."""
+        if self._sessions is None:
+            raise ValueError("the bot is not running yet")
+        self.emulator.world.chat(chat_id)
+        return await recent_races(self._sessions, chat_id, thread_id)
+
+    def add_person(self, first_name: str, language_code: str) -> User:
+        """A new user, a member of every group and forum, with a private chat with the bot."""
+        world = self.emulator.world
+        user = world.add_user(first_name, language_code=language_code)
+        for chat in list(world.chats.values()):
+            if chat.type != "private":
+                chat.roles[user.id] = "member"
+        world.add_chat("private", member_ids=[user.id])
+        self.emulator.changes.notify()
+        return user

@@ -1,0 +1,132 @@
+"""Every event is in some board message, however many pile up behind the flood limits."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+
+import pytest
+
+from telesnap.bot.callbacks import CallbackSigner
+from telesnap.bot.digest import BoardEvent, board_events, board_lines, summarised
+from telesnap.bot.i18n import translator
+from telesnap.bot.names import shorten
+from telesnap.bot.posts import BoardPost
+from telesnap.bot.render import BOARD_NAME_LIMIT, MAX_TEXT, compose_board
+from telesnap.game import CallKind, CardFlipped, Game, Operation, standard_deck
+from telesnap.services.views import TableView
+
+SIGNER = CallbackSigner.for_token("1:test")
+TR = translator("en")
+NAMES = ["Ann", "Bartholomew-Maximilian-Jones", "Cid"]  # the long one is shortened on boards
+FLIP_LINE = re.compile(r"^(?P<name>\S+) (?:turns their pile over and )?flips (?P<card>\S+)$")
+SUMMARY_LINE = re.compile(r"^(?P<name>\S+) flips \d+ cards?: (?P<cards>.+)$")
+
+
+def play(seed: int, actions: int) -> list[tuple[list[Operation], TableView]]:
+    """A fast game: flips, snaps on matches, a wrong call now and then; each action's ops."""
+    rng = random.Random(seed)
+    game = Game()
+    deck = standard_deck()
+    rng.shuffle(deck)
+    game.deal(len(NAMES), dealer=0, deck=deck)
+    steps: list[tuple[list[Operation], TableView]] = []
+    users = [100 + seat for seat in range(len(NAMES))]
+    for _ in range(actions):
+        if game.is_over:
+            break
+        before = len(game.history)
+        callers = [s for s in range(len(NAMES)) if game.can_call(s, game.board_version)]
+        if game.is_call_correct(CallKind.SNAP) and callers:
+            game.call(
+                rng.choice(callers),
+                CallKind.SNAP,
+                stamp_ns=before,
+                sequence=before,
+                seen_version=game.board_version,
+            )
+            game.resolve_race(0)
+        elif callers and rng.random() < 0.08:
+            game.call(
+                rng.choice(callers),
+                CallKind.SNAP,
+                stamp_ns=before,
+                sequence=before,
+                seen_version=game.board_version,
+            )
+        else:
+            game.flip(game.turn)
+        table = TableView.of(1, game, users, NAMES)
+        steps.append((list(game.history[before:]), table))
+    return steps
+
+
+def held_back_boards(steps: list[tuple[list[Operation], TableView]]) -> list[BoardPost]:
+    """The boards as the outbox makes them when none can go out meanwhile."""
+    posts: list[BoardPost] = []
+    for operations, table in steps:
+        post = BoardPost(-1, 0, board_events(operations, table, TR), table, SIGNER, TR)
+        if not posts or not posts[-1].absorb(post):
+            posts.append(post)
+    return posts
+
+
+def shown_flips(texts: list[str]) -> Counter[tuple[str, str]]:
+    shown: Counter[tuple[str, str]] = Counter()
+    for text in texts:
+        for line in re.sub(r"<[^>]+>", "", text).splitlines():
+            if found := SUMMARY_LINE.match(line):
+                shown.update((found["name"], card) for card in found["cards"].split())
+            elif found := FLIP_LINE.match(line):
+                shown[(found["name"], found["card"])] += 1
+    return shown
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_flip_and_every_other_event_is_shown_within_telegrams_limit(seed: int) -> None:
+    steps = play(seed, actions=900)
+    posts = held_back_boards(steps)
+    texts = [compose_board(board_lines(p.events, p.table, p.tr), p.table, p.tr) for p in posts]
+    assert all(len(text) <= MAX_TEXT for text in texts)
+    assert not any("earlier event" in text for text in texts)
+    flipped = Counter(
+        (shorten(NAMES[op.seat], BOARD_NAME_LIMIT), str(op.card))
+        for operations, _ in steps
+        for op in operations
+        if isinstance(op, CardFlipped)
+    )
+    assert shown_flips(texts) == flipped
+    others = [
+        line
+        for operations, table in steps
+        for event in board_events(operations, table, TR)
+        if event.flip is None
+        for line in [event.line]
+    ]
+    assert others, "the game had snaps and wrong calls"
+    joined = "\n".join(texts)
+    assert all(line in joined for line in others)
+    assert len(posts) < len(steps) / 10, "held boards are merged, not sent one by one"
+
+
+def test_a_board_that_fits_shows_each_event_on_its_own_line() -> None:
+    steps = play(4, actions=6)
+    (post,) = held_back_boards(steps)
+    lines = board_lines(post.events, post.table, post.tr)
+    assert lines == [event.line for event in post.events]
+
+
+def test_the_summary_is_plural_aware_in_each_language() -> None:
+    ((operations, table),) = play(5, actions=1)
+    one = [BoardEvent("a note"), *board_events(operations, table, TR)]
+    assert len(one) == 2
+    assert one[1].flip is not None
+    for language, singular, plural in [
+        ("en", "flips 1 card:", "flips 2 cards:"),
+        ("es", "voltea 1 carta:", "voltea 2 cartas:"),
+        ("mk", "превртува 1 карта:", "превртува 2 карти:"),
+    ]:
+        tr = translator(language)
+        assert singular in summarised([one[1]], tr)[0]
+        assert plural in summarised([one[1], one[1]], tr)[0]

@@ -1,0 +1,122 @@
+"""The page's controls in a real browser: the command menu, flood limits and the call log."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from playwright.async_api import Page, expect
+
+from telesnap.bot.i18n import translator
+from telesnap.bot.menu import command_descriptions
+from telesnap.sandbox.app import Sandbox
+from tests.sandbox.helpers import ANN, BOB
+
+from .page_helpers import message, pane, send
+
+
+async def test_typing_a_slash_shows_the_menu_the_bot_published_in_the_persons_language(
+    page: Page, sandbox: Sandbox
+) -> None:
+    ann = pane(page, ANN)
+    await ann.locator(".text").fill("/new")
+    menu = ann.locator(".command-menu")
+    await expect(menu).to_be_visible()
+    await expect(menu.locator("li")).to_have_text(["/newgameOpen a game here"])
+    await menu.locator("li").first.dispatch_event("mousedown")
+    await expect(ann.locator(".text")).to_have_value("/newgame ")
+    await ann.locator(".language").select_option("es")
+    await ann.locator(".text").fill("/")
+    await ann.locator(".text").focus()
+    spanish = command_descriptions(translator("es"))["newgame"]
+    assert spanish != "Open a game here"
+    await expect(menu.locator("li", has_text="/newgame")).to_have_text(f"/newgame{spanish}")
+
+
+async def test_with_flood_limits_on_a_refused_call_shows_in_the_log(
+    page: Page, sandbox: Sandbox
+) -> None:
+    flood = sandbox.emulator.flood
+    flood.limits = dataclasses.replace(flood.limits, group_per_minute=2)
+    switch = page.locator("#flood-switch")
+    await expect(switch).not_to_be_checked()
+    await switch.check()
+    await page.wait_for_function(
+        "() => fetch('/_emulator/state').then(r => r.json()).then(s => s.flood_limits)"
+    )
+    ann = pane(page, ANN)
+    for _ in range(3):
+        await send(ann, "/help")
+    await expect(page.locator("#log li.flood").first).to_contain_text("429")
+    await expect(page.locator("#flood-count")).to_have_text(re.compile(r"^\d+ × 429$"))
+    await expect(message(ann, "/help").first).to_be_visible()
+
+
+EDGES = "ps => ps.map(p => Math.round(p.getBoundingClientRect().{edge}))"
+
+
+async def test_four_people_fit_side_by_side_on_a_laptop_and_stack_on_a_phone(
+    page: Page, sandbox: Sandbox
+) -> None:
+    for name in ("Cid", "Dee"):
+        await page.fill("#add-person input[name=first_name]", name)
+        await page.click("#add-person button")
+    panes = page.locator(".pane")
+    await expect(panes).to_have_count(4)
+    await page.set_viewport_size({"width": 1366, "height": 768})
+    tops = await panes.evaluate_all(EDGES.format(edge="top"))
+    assert len(set(tops)) == 1, tops
+    await page.set_viewport_size({"width": 400, "height": 800})
+    lefts = await panes.evaluate_all(EDGES.format(edge="left"))
+    tops = await panes.evaluate_all(EDGES.format(edge="top"))
+    assert len(set(lefts)) == 1, lefts
+    assert tops == sorted(tops), tops
+    assert len(set(tops)) == 4, tops
+
+
+async def test_a_rename_shows_in_every_pane_and_reaches_the_bot(
+    page: Page, sandbox: Sandbox
+) -> None:
+    ann, bob = pane(page, ANN), pane(page, BOB)
+    await send(bob, "hi all")
+    await message(ann, "hi all").wait_for()
+    await bob.locator(".name").fill("Бобби ✨ ビ")
+    await bob.locator(".name").press("Enter")
+    await expect(message(ann, "hi all").locator(".sender")).to_have_text("Бобби ✨ ビ")
+    await send(ann, "/newgame")
+    await message(bob, "A game of Snap is starting").get_by_role("button", name="Join").click()
+    await expect(message(ann, "A game of Snap is starting")).to_contain_text("• Бобби ✨ ビ")
+
+
+async def test_forum_topics_are_tabs_and_each_person_has_a_private_chat(
+    page: Page, sandbox: Sandbox
+) -> None:
+    ann, bob = pane(page, ANN), pane(page, BOB)
+    await ann.get_by_role("tab", name="Snap forum › Table 1").click()
+    await bob.get_by_role("tab", name="Snap forum › Table 1").click()
+    await send(ann, "/newgame")
+    await expect(message(bob, "A game of Snap is starting")).to_be_visible()
+    await bob.get_by_role("tab", name="Snap forum › Table 2").click()
+    await expect(bob.locator(".message")).to_have_count(0)
+    await bob.get_by_role("tab", name="Snap club").click()
+    await expect(bob.locator(".message")).to_have_count(0)
+    await ann.get_by_role("tab", name="Telesnap Test").click()
+    await expect(ann.locator(".chat-title")).to_contain_text("private chat with @telesnap_test_bot")
+    await send(ann, "/help")
+    await expect(ann.locator(".message.mine")).to_have_text(re.compile("/help"))
+    await expect(ann.locator(".message:not(.mine)").first).to_be_visible()
+    await bob.get_by_role("tab", name="Telesnap Test").click()
+    await expect(bob.locator(".message")).to_have_count(0)
+
+
+async def test_a_persons_network_delay_is_set_in_their_pane(page: Page, sandbox: Sandbox) -> None:
+    ann = pane(page, ANN)
+    await ann.locator(".network summary").click()
+    await ann.locator(".network .delay").fill("80")
+    await ann.locator(".network .jitter").fill("20")
+    await ann.locator(".network .jitter").press("Enter")
+    await ann.locator(".text").click()  # leaving the fields shows what the emulator holds
+    await expect(ann.locator(".network summary")).to_have_text("network +80 ± 20 ms")
+    link = sandbox.emulator.network[ANN]
+    assert (link.delay_ms, link.jitter_ms) == (80, 20)
+    await expect(pane(page, BOB).locator(".network summary")).to_have_text("network")
