@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 
 from ..game import CallKind, SnapError
 from ..game.race import NANOSECONDS_PER_MS
+from ..storage.models import Game as GameRow
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .store import LoadedGame
 from .types import Actor, Place, Reason, Receipt, Refused
 from .views import CallerResult, CallOutcome, PlayOutcome, RaceOutcome
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +177,7 @@ class PlayService(Service):
         """Every running game with calls waiting (after a restart they are decided at once)."""
         races = []
         async with UnitOfWork(self._sessions) as uow:
-            rows = await uow.games.list_running()
-            for row in rows:
-                loaded = await self._store.load(uow, row)
+            async for row, loaded in self._each_loadable(uow, await uow.games.list_running()):
                 deadline = self._deadline(loaded)
                 if deadline is not None:
                     races.append(OpenRace(loaded.place, row.id, deadline))
@@ -184,10 +187,30 @@ class PlayService(Service):
         """Every running game and its table (to post them again after a restart)."""
         async with UnitOfWork(self._sessions) as uow:
             games = []
-            for row in await uow.games.list_running():
-                loaded = await self._store.load(uow, row)
+            async for _row, loaded in self._each_loadable(uow, await uow.games.list_running()):
                 games.append((loaded.place, PlayOutcome(loaded.table(), ())))
             return games
+
+    async def _each_loadable(
+        self, uow: UnitOfWork, rows: list[GameRow]
+    ) -> AsyncIterator[tuple[GameRow, LoadedGame]]:
+        """Each game that loads, with its row.
+
+        One that cannot (its history fails to replay) is logged and left out, so
+        the others still resume; its players' presses get an error answer.
+        """
+        for row in rows:
+            try:
+                loaded = await self._store.load(uow, row)
+            except SnapError:
+                logger.exception(
+                    "game %s (chat %s, topic %s) cannot be rebuilt from its history; left out",
+                    row.id,
+                    row.chat_id,
+                    row.thread_id,
+                )
+                continue
+            yield row, loaded
 
     async def table(self, place: Place) -> PlayOutcome:
         """The topic's running game as it stands (to show it again)."""
