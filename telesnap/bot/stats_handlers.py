@@ -12,6 +12,7 @@ import gettext
 import html
 import re
 from dataclasses import dataclass
+from functools import partial
 from html.parser import HTMLParser
 from typing import Any
 
@@ -142,7 +143,15 @@ async def _send_stats(
         _say(runtime, place, text, message)
         return
     chart = await asyncio.to_thread(
-        stats_chart, view.reactions_ms, view.ratings, view.chat_ratings, tr
+        partial(
+            stats_chart,
+            view.reaction_counts,
+            view.ratings,
+            view.chat_ratings,
+            tr,
+            ratings_from=view.ratings_from,
+            chat_ratings_from=view.chat_ratings_from,
+        )
     )
     caption = text
     if len(text) > MAX_CAPTION:

@@ -55,11 +55,20 @@ class Driver:
             await self.play_one(place, list(seated))
 
     async def play_one(self, place: Place, seated: list[Actor]) -> None:
+        await self.start_one(place, seated)
+        await self.finish_one(place, seated)
+
+    async def start_one(self, place: Place, seated: list[Actor]) -> int:
+        """Open, fill and start a game at ``place``; return its id."""
         self.lobby.shuffle_seed = self.rng.randrange(1 << 30)
         await self.lobby.open(place, seated[0], self.receipt())
         for actor in seated[1:]:
             await self.lobby.join(place, actor, self.receipt())
         await self.lobby.start(place, seated[0], is_admin=True, receipt=self.receipt())
+        return (await self.play.table(place)).table.game_id
+
+    async def finish_one(self, place: Place, seated: list[Actor]) -> None:
+        """Play the game at ``place`` until it ends."""
         for _ in range(500):
             try:
                 table = (await self.play.table(place)).table

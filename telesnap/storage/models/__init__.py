@@ -4,7 +4,7 @@ from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .base import Base, UtcDateTime, utc_now
 from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
 from .infrastructure import ProcessedUpdate, Timer
-from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats
+from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats, ReactionCount
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -23,6 +23,7 @@ __all__ = [
     "GameStatus",
     "PlayerStats",
     "ProcessedUpdate",
+    "ReactionCount",
     "Timer",
     "User",
     "UtcDateTime",
