@@ -12,7 +12,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
@@ -76,6 +76,8 @@ class BotRunner:
     ) -> None:
         """Prepare a bot; ``clock`` and ``run_timers=False`` let tests drive the timers.
 
+        ``limits`` and ``shuffle_seed`` default to what ``settings`` says.
+
         ``resume=False`` skips what a restart does (deciding the races a stop
         interrupted, posting every running game again): for a worker that joins
         others already running.
@@ -83,8 +85,8 @@ class BotRunner:
         if not settings.token:
             raise ValueError("TELESNAP_TOKEN is required to run the bot")
         self.settings = settings
-        self._limits = limits or FloodLimits()
-        self._shuffle_seed = shuffle_seed
+        self._limits = limits or FloodLimits(enabled=settings.flood_control)
+        self._shuffle_seed = shuffle_seed if shuffle_seed is not None else settings.shuffle_seed
         self._webhook = webhook
         self._poll_interval = poll_interval
         self._clock = clock
@@ -95,6 +97,21 @@ class BotRunner:
         self.application: BotApplication | None = None
         self.runtime: Runtime | None = None
         self.webhook_server: WebhookServer | None = None
+
+    @property
+    def shuffle_seed(self) -> int | None:
+        """The seed every game's shuffle is pinned to (None: a fresh one per game)."""
+        return self._shuffle_seed
+
+    @property
+    def limits(self) -> FloodLimits:
+        """The flood limits the outbox keeps to."""
+        return self._limits
+
+    @property
+    def engine(self) -> AsyncEngine | None:
+        """The database engine while the bot runs (tests inject database faults on it)."""
+        return self._engine
 
     async def start(self) -> None:
         """Migrate the database, connect, resume the running games and start listening."""
@@ -115,7 +132,12 @@ class BotRunner:
             play=PlayService(sessions, store),
             races=RaceService(sessions, store),
             settings=SettingsService(sessions, store),
-            outbox=Outbox(application.bot, self._limits),
+            # A 403 from any send means the bot was removed: the chat's games end.
+            outbox=Outbox(
+                application.bot,
+                self._limits,
+                on_forbidden=lambda chat_id: runtime.bot_removed(chat_id),
+            ),
             book=book,
             signer=signer,
         )
@@ -223,10 +245,6 @@ class BotRunner:
             await self.stop()
 
 
-SHUFFLE_SEED_VARIABLE = "TELESNAP_SHUFFLE_SEED"
-FLOOD_CONTROL_VARIABLE = "TELESNAP_FLOOD_CONTROL"
-
-
 def _fail(message: str) -> int:
     print(f"telesnap: {message}", file=sys.stderr)
     return 2
@@ -253,40 +271,15 @@ def _webhook_from(args: argparse.Namespace) -> Webhook | None:
     return Webhook(args.webhook_url, host, int(port), args.secret)
 
 
-def _shuffle_seed(environ: Mapping[str, str]) -> int | None:
-    text = environ.get(SHUFFLE_SEED_VARIABLE, "").strip()
-    if not text:
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(f"{SHUFFLE_SEED_VARIABLE} must be a whole number, not {text!r}") from None
-
-
-def _flood_limits(environ: Mapping[str, str]) -> FloodLimits:
-    text = environ.get(FLOOD_CONTROL_VARIABLE, "on").strip().lower()
-    if text not in ("on", "off"):
-        raise ConfigError(f"{FLOOD_CONTROL_VARIABLE} must be on or off, not {text!r}")
-    return FloodLimits(enabled=text == "on")
-
-
 def run_command(args: argparse.Namespace) -> int:
     """``telesnap run``: run the bot until interrupted."""
     try:
         settings = load_settings()
         webhook = _webhook_from(args)
-        seed = _shuffle_seed(os.environ)
-        limits = _flood_limits(os.environ)
     except ConfigError as error:
         return _fail(str(error))
     _configure_logging(settings.log_level)
-    runner = BotRunner(
-        settings,
-        limits=limits,
-        shuffle_seed=seed,
-        webhook=webhook,
-        resume=not args.no_resume,
-    )
+    runner = BotRunner(settings, webhook=webhook, resume=not args.no_resume)
     try:
         asyncio.run(runner.run_until_stopped())
     except ConfigError as error:

@@ -35,6 +35,8 @@ TOKEN_VARIABLE = "TELESNAP_TOKEN"
 API_URL_VARIABLE = "TELESNAP_API_URL"
 DATABASE_URL_VARIABLE = "TELESNAP_DATABASE_URL"
 LOG_LEVEL_VARIABLE = "TELESNAP_LOG_LEVEL"
+SHUFFLE_SEED_VARIABLE = "TELESNAP_SHUFFLE_SEED"
+FLOOD_CONTROL_VARIABLE = "TELESNAP_FLOOD_CONTROL"
 
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///telesnap.db"
@@ -65,13 +67,18 @@ class Settings:
 
     >>> Settings(token="42:abc", api_url=DEFAULT_API_URL, database_url=DEFAULT_DATABASE_URL)
     Settings(token='42:***', api_url='https://api.telegram.org', \
-database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO')
+database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO', shuffle_seed=None, \
+flood_control=True)
     """
 
     token: str | None
     api_url: str = DEFAULT_API_URL
     database_url: str = DEFAULT_DATABASE_URL
     log_level: str = DEFAULT_LOG_LEVEL
+    shuffle_seed: int | None = None
+    """Pins every game's shuffle and dealer (tests, demonstrations); None: a fresh seed."""
+    flood_control: bool = True
+    """Keep within Telegram's flood limits (off only against the emulator or a test server)."""
 
     @property
     def masked_token(self) -> str | None:
@@ -97,7 +104,8 @@ database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO')
     def __repr__(self) -> str:
         return (
             f"Settings(token={self.masked_token!r}, api_url={self.api_url!r}, "
-            f"database_url={self.database_url!r}, log_level={self.log_level!r})"
+            f"database_url={self.database_url!r}, log_level={self.log_level!r}, "
+            f"shuffle_seed={self.shuffle_seed!r}, flood_control={self.flood_control!r})"
         )
 
     __str__ = __repr__
@@ -155,6 +163,8 @@ def load_settings(
         api_url=_parse_api_url(values.get(API_URL_VARIABLE)),
         database_url=_parse_database_url(values.get(DATABASE_URL_VARIABLE)),
         log_level=_parse_log_level(values.get(LOG_LEVEL_VARIABLE)),
+        shuffle_seed=_parse_shuffle_seed(values.get(SHUFFLE_SEED_VARIABLE)),
+        flood_control=_parse_flood_control(values.get(FLOOD_CONTROL_VARIABLE)),
     )
 
 
@@ -216,6 +226,28 @@ def _parse_log_level(value: str | None) -> str:
             f"{LOG_LEVEL_VARIABLE} must be one of {', '.join(LOG_LEVELS)}, got {_shorten(value)!r}"
         )
     return level
+
+
+def _parse_shuffle_seed(value: str | None) -> int | None:
+    if _is_blank(value):
+        return None
+    assert value is not None
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ConfigError(
+            f"{SHUFFLE_SEED_VARIABLE} must be a whole number, got {_shorten(value)!r}"
+        ) from None
+
+
+def _parse_flood_control(value: str | None) -> bool:
+    if _is_blank(value):
+        return True
+    assert value is not None
+    text = value.strip().lower()
+    if text not in ("on", "off"):
+        raise ConfigError(f"{FLOOD_CONTROL_VARIABLE} must be on or off, got {_shorten(value)!r}")
+    return text == "on"
 
 
 def _shorten(text: str, limit: int = 60) -> str:

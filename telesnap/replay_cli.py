@@ -36,7 +36,7 @@ def _database_url(args: argparse.Namespace) -> str:
 async def _stored_from_database(url: str, game_id: int) -> StoredGame | None:
     engine = create_engine(url)
     try:
-        async with UnitOfWork(session_factory(engine)) as uow:
+        async with UnitOfWork(session_factory(engine), read_only=True) as uow:
             row = await uow.games.get(game_id, lock=False)
             return None if row is None else await stored_game(uow, row)
     finally:

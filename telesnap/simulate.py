@@ -111,7 +111,7 @@ def play_game(rng: random.Random, player_count: int, tie_window_ms: int, flip_li
             if game.is_over:
                 break
             sequence += 1
-            if game.can_call(seat, seen):
+            if game.can_call(seat, seen, kind):
                 op = game.call(seat, kind, stamp_ns=stamp_ns, sequence=sequence, seen_version=seen)
                 if op.verdict is CallVerdict.PENDING and deadline is None:
                     deadline = stamp_ns + window_ns

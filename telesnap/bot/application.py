@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
@@ -12,6 +13,7 @@ from telegram.ext import (
     ApplicationBuilder,
     BaseUpdateProcessor,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
     ExtBot,
     MessageHandler,
@@ -22,7 +24,9 @@ from telegram.ext import (
 from ..services.locks import KeyedLocks
 from .buttons import on_button, on_unknown_button
 from .callbacks import CALLBACK_PATTERN
+from .errors import AnsweredPresses, on_error
 from .handlers import forget_receipt, on_command, on_unknown_command
+from .membership import on_my_chat_member
 from .receipts import ReceiptBook, topic_key
 from .stats_handlers import register_stats_handlers
 from .transport import AiohttpRequest
@@ -68,6 +72,15 @@ class StampingBot(ExtBot[None]):
         with self._unfrozen():
             self.receipt_book = book
             self.transports = transports
+            self.answered_presses = AnsweredPresses()
+
+    async def answer_callback_query(
+        self, callback_query_id: str, *args: Any, **kwargs: Any
+    ) -> bool:
+        """Answer a press, and remember it was answered (so it is never answered twice)."""
+        answered = await super().answer_callback_query(callback_query_id, *args, **kwargs)
+        self.answered_presses.add(callback_query_id)
+        return answered
 
     async def send_message_returning_id(
         self,
@@ -106,25 +119,49 @@ class StampingBot(ExtBot[None]):
         return updates
 
 
+UNBOUNDED = 2**31 - 1
+"""The limit handed to python-telegram-bot's own slot (see ChatOrderedProcessor)."""
+
+
 class ChatOrderedProcessor(BaseUpdateProcessor):
     """Handles one chat topic's updates in arrival order, and different topics concurrently.
 
-    Snap calls skip the queue: they are decided by their stamps, and a flip
-    waiting for a race to be decided must not hold back the calls of that race.
+    An update first takes its topic's place in line, then one of the
+    ``max_concurrent_updates`` slots: updates queued behind a busy topic wait
+    without holding a slot, so one busy chat never stalls the others.
+
+    Snap calls skip the topic's line (they only take a slot): they are decided
+    by their stamps, and a flip waiting for a race to be decided must not hold
+    back the calls of that race.
     """
 
     def __init__(self, book: ReceiptBook, max_concurrent_updates: int = 256) -> None:
-        super().__init__(max_concurrent_updates)
+        # python-telegram-bot's BaseUpdateProcessor.process_update (final) takes a
+        # slot of its own semaphore, sized by the number given here, *before*
+        # do_process_update: that order is what let a busy topic hold every slot.
+        # So its semaphore is made too large to bind, and ours is taken after the
+        # topic's lock. tests/bot/test_update_processor.py checks this seam.
+        super().__init__(UNBOUNDED)
+        if max_concurrent_updates < 1:
+            raise ValueError("max_concurrent_updates must be a positive integer")
+        self._slot_count = max_concurrent_updates
+        self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._book = book
         self._locks: KeyedLocks[tuple[int, int]] = KeyedLocks()
+
+    @property
+    def slot_count(self) -> int:
+        """How many updates are handled at once, at most."""
+        return self._slot_count
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
         """Run the update's handlers, after the earlier updates of its topic."""
         key = topic_key(update) if isinstance(update, Update) else None
         if key is None or (isinstance(update, Update) and self._book.is_call(update)):
-            await coroutine
+            async with self._slots:
+                await coroutine
             return
-        async with self._locks.get(key):
+        async with self._locks.get(key), self._slots:
             await coroutine
 
     async def initialize(self) -> None:
@@ -148,6 +185,8 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
     application.add_handler(CallbackQueryHandler(on_button, pattern=CALLBACK_PATTERN))
     application.add_handler(CallbackQueryHandler(on_unknown_button))
     application.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
+    application.add_handler(ChatMemberHandler(on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     # Runs after the handlers above, for every update: drop its receipt whatever happened.
     application.add_handler(TypeHandler(Update, forget_receipt), group=1)
+    application.add_error_handler(on_error)
     return application

@@ -66,22 +66,42 @@ def _png(figure: Figure) -> bytes:
 
 
 def stats_chart(
-    reactions_ms: Sequence[int],
+    reaction_counts: Sequence[tuple[int, int]],
     ratings: Sequence[float],
     chat_ratings: Sequence[float],
     tr: gettext.NullTranslations,
+    *,
+    ratings_from: int = 1,
+    chat_ratings_from: int = 1,
 ) -> bytes:
     """The chart as PNG bytes: a histogram of reaction times and the rating lines."""
-    return _png(stats_figure(reactions_ms, ratings, chat_ratings, tr))
+    return _png(
+        stats_figure(
+            reaction_counts,
+            ratings,
+            chat_ratings,
+            tr,
+            ratings_from=ratings_from,
+            chat_ratings_from=chat_ratings_from,
+        )
+    )
 
 
 def stats_figure(
-    reactions_ms: Sequence[int],
+    reaction_counts: Sequence[tuple[int, int]],
     ratings: Sequence[float],
     chat_ratings: Sequence[float],
     tr: gettext.NullTranslations,
+    *,
+    ratings_from: int = 1,
+    chat_ratings_from: int = 1,
 ) -> Figure:
-    """The figure :func:`stats_chart` draws."""
+    """The figure :func:`stats_chart` draws.
+
+    ``reaction_counts`` holds ``(reaction_ms, calls)`` pairs, as the stats keep them;
+    ``ratings_from`` and ``chat_ratings_from`` number the rated games the rating lines
+    start at (a long career shows its last games only).
+    """
     figure = Figure(figsize=_SIZE_INCHES, dpi=_DPI)
     figure.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88, wspace=0.25)
     FigureCanvasAgg(figure)
@@ -91,9 +111,13 @@ def stats_figure(
         reaction_axes, rating_axes = rating_axes, reaction_axes
     write.over(reaction_axes, tr.gettext("Reaction times (ms)"))
     write.over(rating_axes, tr.gettext("Rating after each rated game"))
-    if reactions_ms:
+    calls = sum(count for _, count in reaction_counts)
+    if calls:
         reaction_axes.hist(
-            list(reactions_ms), bins=min(20, max(5, len(reactions_ms) // 3)), histtype="stepfilled"
+            [ms for ms, _ in reaction_counts],
+            weights=[count for _, count in reaction_counts],
+            bins=min(20, max(5, calls // 3)),
+            histtype="stepfilled",
         )
         reaction_axes.set_ylabel(write.text(tr.gettext("calls")), **write.style(8))
     else:
@@ -110,11 +134,13 @@ def stats_figure(
         reaction_axes.set_yticks([])
     if ratings:
         rating_axes.plot(
-            range(1, len(ratings) + 1), list(ratings), label=write.text(tr.gettext("all chats"))
+            range(ratings_from, ratings_from + len(ratings)),
+            list(ratings),
+            label=write.text(tr.gettext("all chats")),
         )
     if chat_ratings:
         rating_axes.plot(
-            range(1, len(chat_ratings) + 1),
+            range(chat_ratings_from, chat_ratings_from + len(chat_ratings)),
             list(chat_ratings),
             label=write.text(tr.gettext("this chat")),
         )

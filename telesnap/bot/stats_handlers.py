@@ -12,12 +12,15 @@ import gettext
 import html
 import re
 from dataclasses import dataclass
+from functools import partial
+from html.parser import HTMLParser
 from typing import Any
 
 from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from ..services.stats import StatsService
+from ..services.stats_views import GameLine
 from ..services.types import Place, Refused
 from .charts import stats_chart
 from .context import command_arguments, place_of_update
@@ -41,6 +44,8 @@ __all__ = [
     "StatsBot",
     "install_stats_service",
     "register_stats_handlers",
+    "replay_caption",
+    "within_length",
 ]
 
 Context = ContextTypes.DEFAULT_TYPE
@@ -94,7 +99,7 @@ async def on_stats_command(update: Update, context: Context) -> None:
         if message is None or message.text is None or place is None:
             return
         command = message.text.split()[0][1:].split("@")[0].lower()
-        tr = translator(runtime.language_for(place))
+        tr = translator(await runtime.remember_language(place))
         stats_bot = _stats_bot(context)
         if command == "stats":
             await _send_stats(runtime, stats_bot, message, place, tr)
@@ -138,13 +143,21 @@ async def _send_stats(
         _say(runtime, place, text, message)
         return
     chart = await asyncio.to_thread(
-        stats_chart, view.reactions_ms, view.ratings, view.chat_ratings, tr
+        partial(
+            stats_chart,
+            view.reaction_counts,
+            view.ratings,
+            view.chat_ratings,
+            tr,
+            ratings_from=view.ratings_from,
+            chat_ratings_from=view.chat_ratings_from,
+        )
     )
     caption = text
     if len(text) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
         _say(runtime, place, text, message)
-    runtime.outbox.submit(
+    runtime.submit(
         place.chat_id,
         UploadPost(
             "photo",
@@ -180,12 +193,8 @@ async def _send_replay(
             message,
         )
         return
-    caption = (
-        render_game_line(document.game, tr)
-        + "\n"
-        + tr.gettext("One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE")
-    )
-    runtime.outbox.submit(
+    caption = replay_caption(document.game, tr)
+    runtime.submit(
         place.chat_id,
         UploadPost(
             "document",
@@ -193,10 +202,82 @@ async def _send_replay(
             place.thread_id,
             document.text.encode(),
             document.file_name,
-            caption[:MAX_CAPTION],
+            caption,
             reply_to=message.message_id,
         ),
     )
+
+
+def replay_caption(game: GameLine, tr: gettext.NullTranslations) -> str:
+    """The caption of a /replay file: the game's line and how to check the file, cut to fit."""
+    caption = (
+        render_game_line(game, tr)
+        + "\n"
+        + tr.gettext("One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE")
+    )
+    return within_length(caption, MAX_CAPTION)
+
+
+def within_length(markup: str, limit: int) -> str:
+    """Cut HTML so that its text (as Telegram counts it) fits ``limit``; tags stay whole.
+
+    The text is cut, never a tag or a character reference, and every tag left
+    open is closed, so the result still parses.
+
+    >>> within_length("<b>Ann &amp; Bob</b> won", 6)
+    '<b>Ann &amp;…</b>'
+    >>> within_length("<b>short</b>", 100)
+    '<b>short</b>'
+    """
+    if _utf16_length(html.unescape(re.sub(r"<[^>]+>", "", markup))) <= limit:
+        return markup
+    cutter = _Cutter(limit)
+    cutter.feed(markup)
+    cutter.close()
+    return "".join(cutter.out) + "".join(f"</{tag}>" for tag in reversed(cutter.open_tags))
+
+
+def _utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+class _Cutter(HTMLParser):
+    """Copies HTML until its text reaches the limit (an ellipsis marks the cut)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(convert_charrefs=True)
+        self._room = limit - 1  # the text is known to be too long: keep room for the "…"
+        self._full = False
+        self.out: list[str] = []
+        self.open_tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self._full:
+            self.out.append(self.get_starttag_text() or f"<{tag}>")
+            self.open_tags.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self._full and tag in self.open_tags:
+            while self.open_tags:
+                last = self.open_tags.pop()
+                self.out.append(f"</{last}>")
+                if last == tag:
+                    break
+
+    def handle_data(self, data: str) -> None:
+        if self._full:
+            return
+        if _utf16_length(data) > self._room:
+            kept = ""
+            for character in data:
+                if _utf16_length(kept + character) > self._room:
+                    break
+                kept += character
+            data = kept + "…"
+            self._full = True
+        else:
+            self._room -= _utf16_length(data)
+        self.out.append(html.escape(data, quote=False))
 
 
 def _shows(message: Message, text: str, keyboard: InlineKeyboardMarkup | None) -> bool:
@@ -222,7 +303,7 @@ async def on_stats_button(update: Update, context: Context) -> None:
         if button is None or place is None or not isinstance(message, Message):
             await query.answer(toast_tr.gettext("This button is not valid."))
             return
-        tr = translator(runtime.language_for(place))
+        tr = translator(await runtime.remember_language(place))
         board = button.ranking()
         if board is not None:
             ranking, is_global = board

@@ -40,6 +40,9 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.NOT_YOUR_TURN: tr.gettext("It is not your turn to flip."),
         Reason.RACE_OPEN: tr.gettext("Wait: a Snap race is being decided."),
         Reason.ALREADY_CALLED: tr.gettext("You have already called; wait for the result."),
+        Reason.REPEATED_PRESS: tr.gettext(
+            "You pressed that already: each button counts once per board."
+        ),
         Reason.OLD_BOARD: tr.gettext("This is an old message: use the newest one."),
         Reason.GAME_OVER: tr.gettext("This game is over."),
         Reason.OTHER_GAME: tr.gettext(

@@ -18,6 +18,18 @@ logger = logging.getLogger(__name__)
 
 MAX_SLEEP = timedelta(seconds=60)
 """Look at the database at least this often (another worker may have set a timer)."""
+FIRST_RETRY_S = 5.0
+"""After a failed round, wait this long before the next; it doubles up to MAX_SLEEP."""
+
+
+def wait_after_failures(failed_rounds: int) -> float:
+    """Seconds to wait after ``failed_rounds`` rounds in a row failed (backoff, capped).
+
+    >>> [wait_after_failures(n) for n in (1, 2, 3, 4, 5, 20)]
+    [5.0, 10.0, 20.0, 40.0, 60.0, 60.0]
+    """
+    doubled: float = FIRST_RETRY_S * 2 ** min(failed_rounds - 1, 10)
+    return min(MAX_SLEEP.total_seconds(), doubled)
 
 
 def mention(user_id: int, display_name: str) -> str:
@@ -69,14 +81,18 @@ class TimerLoop:
             self._task = None
 
     async def _run(self) -> None:
+        failed_rounds = 0
         while not self._stopping:
             self._wake.clear()
             try:
                 await self.run_once()
                 wait = await self._seconds_to_next()
+                failed_rounds = 0
             except Exception:
-                logger.exception("firing timers failed; trying again shortly")
-                wait = 5.0
+                # The database is down, say: wait longer after each failed round.
+                failed_rounds += 1
+                wait = wait_after_failures(failed_rounds)
+                logger.exception("firing timers failed; trying again in %.0f s", wait)
             # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
             # cancellation that comes as the event is set, and stop() would hang.
             with suppress(TimeoutError):
@@ -105,17 +121,41 @@ class TimerLoop:
         return max(0.0, (self._next_look - now).total_seconds())
 
     async def run_once(self) -> list[TimerOutcome]:
-        """Fire every due timer and show what each did; tidy when it is time to."""
-        outcomes = await self._timers.fire_due()
+        """Fire every due timer and show what each did; tidy when it is time to.
+
+        Each job is its own boundary: a timer that fails (the service retries it),
+        an outcome that cannot be shown, or tidying that fails never stops the
+        others. Only a failure to fire any timer at all (the database is down)
+        is raised, after tidying has had its turn.
+        """
+        try:
+            outcomes = await self._timers.fire_due()
+        finally:
+            await self._tidy()
         for outcome in outcomes:
-            await self._show(outcome)
-        await self._tidy()
+            try:
+                await self._show(outcome)
+            except Exception:
+                place = outcome.place
+                game_id = outcome.play.table.game_id if outcome.play is not None else None
+                logger.exception(
+                    "showing what a %s timer did failed (chat %s, topic %s, game %s)",
+                    outcome.kind.value,
+                    place.chat_id,
+                    place.thread_id,
+                    game_id,
+                )
         return outcomes
 
     async def _show(self, outcome: TimerOutcome) -> None:
         runtime = self._runtime
         place = outcome.place
-        tr = translator(await runtime.remember_language(place))
+        try:
+            language = await runtime.remember_language(place)
+        except Exception as error:  # what the timer did is committed: show it anyway
+            logger.warning("chat %s: language unknown (%r); showing it as last known", place, error)
+            language = runtime.language_for(place)
+        tr = translator(language)
         absent = outcome.absent
         if outcome.kind is TimerKind.TURN_REMINDER and absent is not None:
             runtime.say(

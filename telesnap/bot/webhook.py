@@ -1,4 +1,8 @@
-"""Receiving updates by webhook: stamp on arrival, check the secret, queue for handling."""
+"""Receiving updates by webhook: stamp on arrival, check the secret, queue for handling.
+
+A body that is not an update (not JSON, not an object, nested too deeply) is
+logged and answered with 200, so Telegram does not redeliver it again and again.
+"""
 
 from __future__ import annotations
 
@@ -43,14 +47,32 @@ class WebhookServer:
         given = request.headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self._secret.encode()):
             return web.Response(status=403, text="forbidden")
-        try:
-            data = json.loads(await request.read())
-            update = Update.de_json(data, self._application.bot)
-        except (ValueError, TypeError, KeyError):
-            return web.Response(status=400, text="not an update")
+        body = await request.read()
+        update = self._parse(body)
+        if update is None:
+            # Answered with 200 all the same: Telegram would redeliver it with backoff,
+            # and hold up the chat's later updates behind it.
+            return web.Response(text="ignored: not an update")
         self._book.stamp([update])
         await self._application.update_queue.put(update)
         return web.Response(text="ok")
+
+    def _parse(self, body: bytes) -> Update | None:
+        """The update in a request body, or None (logged) if it holds none."""
+        try:
+            data = json.loads(body)
+            if not isinstance(data, dict) or type(data.get("update_id")) is not int:
+                raise ValueError("not an update object")
+            return Update.de_json(data, self._application.bot)
+        except Exception as error:  # anything in a body we cannot read: JSON, shape, depth
+            logger.warning(
+                "webhook: ignored a body that is not an update (%d bytes, %s: %s): %r",
+                len(body),
+                type(error).__name__,
+                str(error)[:200],
+                body[:200],
+            )
+            return None
 
     async def start(self) -> None:
         """Start listening."""

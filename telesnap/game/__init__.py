@@ -26,6 +26,7 @@ from .errors import (
     NotYourTurnError,
     PlayerOutError,
     RaceInProgressError,
+    RepeatedPressError,
     SetupError,
     SnapError,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "RaceDecision",
     "RaceInProgressError",
     "RaceResolved",
+    "RepeatedPressError",
     "Seat",
     "SeatStatus",
     "SetupError",

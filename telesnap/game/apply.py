@@ -28,7 +28,7 @@ from .operations import (
     SnapCalled,
     TurnSkipped,
 )
-from .race import Call
+from .race import Call, CallKind
 from .state import Board, Outcome, RaceMemory, Seat, SeatStatus
 
 
@@ -56,6 +56,8 @@ def apply_game_started(board: Board, op: GameStarted) -> None:
     _check(0 <= op.dealer < op.player_count, "the dealer is not one of the players")
     _check(len(set(op.deck)) == len(op.deck), "the deck holds a card twice")
     board.seats = [Seat() for _ in range(op.player_count)]
+    board.called_from = {kind: [None] * op.player_count for kind in CallKind}
+    board.turn_ended_at = [0] * op.player_count
     board.dealer = op.dealer
     board.match_mode = op.match_mode
     board.wrong_call_penalty = op.wrong_call_penalty
@@ -83,17 +85,21 @@ def apply_card_flipped(board: Board, op: CardFlipped) -> None:
     board.last_flipper = op.seat
     board.flips += 1
     board.board_version += 1
+    board.turn_ended_at[op.seat] = board.board_version
     _pass_turn(board, op.seat)
 
 
 def apply_turn_skipped(board: Board, op: TurnSkipped) -> None:
     """Pass the turn on without a flip."""
     _check(op.seat == board.turn and board.seats[op.seat].is_active, f"seat {op.seat} skipped")
+    # The board does not change, so only a board shown after this one follows the skip.
+    board.turn_ended_at[op.seat] = board.board_version + 1
     _pass_turn(board, op.seat)
 
 
 def apply_snap_called(board: Board, op: SnapCalled) -> None:
     """Queue a correct call for the race, or a wrong one for its penalty after the race."""
+    board.called_from[op.call][op.seat] = op.seen_version
     if op.verdict is CallVerdict.PENDING:
         board.pending_calls.append(Call(op.seat, op.call, op.stamp_ns, op.sequence))
     elif op.verdict is CallVerdict.WRONG and board.is_race_open and board.wrong_call_penalty:

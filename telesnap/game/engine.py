@@ -41,6 +41,7 @@ from .errors import (
     NotYourTurnError,
     PlayerOutError,
     RaceInProgressError,
+    RepeatedPressError,
     SetupError,
     SnapError,
 )
@@ -137,21 +138,30 @@ class Game(Board):
         if self.seats[seat].status is SeatStatus.OUT:
             raise PlayerOutError("You have no cards left, so you are out of this game.")
 
-    def verify_flip(self, seat: int) -> None:
-        """Raise unless ``seat`` may flip now."""
+    def verify_flip(self, seat: int, seen_version: int | None = None) -> None:
+        """Raise unless ``seat`` may flip now, pressing a button of board ``seen_version``.
+
+        An older board's button (not a typed command's None) raises
+        :class:`RepeatedPressError` if it was shown before the presser's last turn ended.
+        """
         self._verify_playing(seat)
         if self.is_race_open:
             raise RaceInProgressError("Wait: a Snap race is being decided.")
         if seat != self.turn:
             raise NotYourTurnError("It is not your turn to flip.")
+        if (
+            seen_version is not None
+            and self.board_version != seen_version < self.turn_ended_at[seat]
+        ):
+            raise RepeatedPressError("You have flipped since that board was shown.")
 
-    def can_flip(self, seat: int) -> bool:
+    def can_flip(self, seat: int, seen_version: int | None = None) -> bool:
         """Whether :meth:`flip` would succeed."""
-        return _allowed(lambda: self.verify_flip(seat))
+        return _allowed(lambda: self.verify_flip(seat, seen_version))
 
-    def flip(self, seat: int) -> CardFlipped:
+    def flip(self, seat: int, seen_version: int | None = None) -> CardFlipped:
         """Flip the top face-down card (turning the face-up pile over first if needed)."""
-        self.verify_flip(seat)
+        self.verify_flip(seat, seen_version)
         player = self.seats[seat]
         turned_over = not player.face_down
         card = player.face_down[0] if player.face_down else player.face_up[0]
@@ -176,8 +186,11 @@ class Game(Board):
 
     # -- call ---------------------------------------------------------------------------
 
-    def verify_call(self, seat: int, seen_version: int) -> None:
-        """Raise unless ``seat`` may call now, pressing a button of board ``seen_version``."""
+    def verify_call(self, seat: int, seen_version: int, kind: CallKind) -> None:
+        """Raise unless ``seat`` may call now, pressing a button of board ``seen_version``.
+
+        A repeat of a call of ``kind`` from that board raises :class:`RepeatedPressError`.
+        """
         self._verify_playing(seat)
         if not 0 <= seen_version <= self.board_version:
             raise SnapError("That button does not belong to this game's board.")
@@ -185,10 +198,12 @@ class Game(Board):
             seat in self.deferred_wrong_calls
         ):
             raise DuplicateCallError("You have already called; wait for the result.")
+        if self.called_from[kind][seat] == seen_version:
+            raise RepeatedPressError("You pressed that button already; it counts once.")
 
-    def can_call(self, seat: int, seen_version: int) -> bool:
+    def can_call(self, seat: int, seen_version: int, kind: CallKind) -> bool:
         """Whether :meth:`call` would be accepted (whatever its verdict)."""
-        return _allowed(lambda: self.verify_call(seat, seen_version))
+        return _allowed(lambda: self.verify_call(seat, seen_version, kind))
 
     def is_call_correct(self, kind: CallKind) -> bool:
         """Whether a call of ``kind`` is correct on the board as it is now."""
@@ -202,7 +217,7 @@ class Game(Board):
         A correct call joins the race; a wrong one is penalised (after the race, if one
         is open); one made on a board that has changed is too late or too slow.
         """
-        self.verify_call(seat, seen_version)
+        self.verify_call(seat, seen_version, kind)
         behind: int | None = None
         if self.is_call_correct(kind):
             verdict = CallVerdict.PENDING

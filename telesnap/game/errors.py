@@ -14,6 +14,7 @@ one family. The tree::
           ├── RaceInProgressError   a Snap race is collecting calls
           ├── NoRaceError           there is no race to resolve
           ├── DuplicateCallError    the player has already called in this race
+          │    └── RepeatedPressError  the same button of the same board, pressed again
           └── HistoryError          a history that does not replay (corrupt or edited)
 
 Messages are written for players: they can be shown as they are.
@@ -63,6 +64,10 @@ class NoRaceError(SnapError):
 
 class DuplicateCallError(SnapError):
     """A second call by the same player in one race."""
+
+
+class RepeatedPressError(DuplicateCallError):
+    """A button pressed again by the same player on the same board: it counts once."""
 
 
 class HistoryError(SnapError):

@@ -1,13 +1,27 @@
 """Operation records: what happened in a game, one frozen record per event.
 
 A game's history is the list of its operations; replaying it rebuilds the
-same state. Every operation serialises to a JSON-ready dict and back exactly:
+same state. Every operation serialises to a JSON-ready dict and back exactly,
+and says which version of the format it is written in:
 
 >>> from .cards import parse_card
 >>> op = CardFlipped(seat=2, card=parse_card("10♥"), turned_over=False)
 >>> operation_to_json(op)
-{'kind': 'card_flipped', 'seat': 2, 'card': '10♥', 'turned_over': False}
+{'kind': 'card_flipped', 'format': 2, 'seat': 2, 'card': '10♥', 'turned_over': False}
 >>> operation_from_json(operation_to_json(op)) == op
+True
+
+Every history written by an earlier version still reads: :data:`FORMAT_UPGRADES`
+brings an operation up to :data:`HISTORY_FORMAT` one version at a time before it
+is decoded. The versions:
+
+1. the first format, before operations said their version (no ``format`` key);
+2. the same fields, with ``"format": 2``.
+
+A change to an operation's fields gets the next version and an upgrade from
+the one before (say, a new field with the value the old histories imply).
+
+>>> operation_from_json({"kind": "player_out", "seat": 1}) == PlayerOut(1)  # format 1
 True
 """
 
@@ -185,6 +199,17 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
     )
 }
 
+HISTORY_FORMAT = 2
+"""The version of the format :func:`operation_to_json` writes."""
+
+FORMAT_KEY = "format"
+"""The key that holds an operation's format version (absent: version 1)."""
+
+FORMAT_UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: lambda data: data,  # version 2 only adds the version number itself
+}
+"""By version: how an operation of that version is rewritten in the next one."""
+
 _Codec: TypeAlias = tuple[Callable[[Any], Any], Callable[[Any], Any]]
 
 
@@ -287,18 +312,19 @@ _DECODERS: dict[str, tuple[type[Operation], tuple[tuple[str, Callable[[Any], Any
 
 
 def operation_to_json(operation: Operation) -> dict[str, Any]:
-    """The operation as a JSON-ready dict, with its ``kind`` first."""
-    data: dict[str, Any] = {"kind": operation.kind}
+    """The operation as a JSON-ready dict: its ``kind``, the format version, its fields."""
+    data: dict[str, Any] = {"kind": operation.kind, FORMAT_KEY: HISTORY_FORMAT}
     for name, encode in _ENCODERS[type(operation)]:
         data[name] = encode(getattr(operation, name))
     return data
 
 
 def operation_from_json(data: Mapping[str, Any]) -> Operation:
-    """Rebuild an operation from :func:`operation_to_json`'s dict.
+    """Rebuild an operation from :func:`operation_to_json`'s dict, in any format version.
 
     Anything malformed (not a dict, an unknown kind, a missing field, a value of the
-    wrong type) raises :class:`~telesnap.game.errors.SnapError`:
+    wrong type, a format newer than this code reads) raises
+    :class:`~telesnap.game.errors.SnapError`:
 
     >>> operation_from_json({"kind": "dealt"})
     Traceback (most recent call last):
@@ -308,9 +334,14 @@ def operation_from_json(data: Mapping[str, Any]) -> Operation:
     Traceback (most recent call last):
     ...
     telesnap.game.errors.SnapError: Malformed player_out operation: expected a whole number, got '2'
+    >>> operation_from_json({"kind": "player_out", "format": 9, "seat": 2})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    telesnap.game.errors.SnapError: This operation is in history format 9; ... reads 1 to 2.
     """
     if not isinstance(data, Mapping):
         raise SnapError(f"An operation is a JSON object, not {type(data).__name__}.")
+    data = _upgraded(data)
     kind = data.get("kind")
     known = _DECODERS.get(kind) if isinstance(kind, str) else None
     if known is None:
@@ -324,3 +355,21 @@ def operation_from_json(data: Mapping[str, Any]) -> Operation:
         return cls(**values)
     except (TypeError, ValueError) as error:
         raise SnapError(f"Malformed {kind} operation: {error}") from error
+
+
+def _upgraded(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The operation rewritten in :data:`HISTORY_FORMAT`, from whatever version it is in."""
+    version = data.get(FORMAT_KEY, 1)
+    if type(version) is not int or not 1 <= version <= HISTORY_FORMAT:
+        raise SnapError(
+            f"This operation is in history format {version!r}; "
+            f"this telesnap reads 1 to {HISTORY_FORMAT}."
+        )
+    if version == HISTORY_FORMAT:
+        return data
+    upgraded = dict(data)
+    while version < HISTORY_FORMAT:
+        upgraded = FORMAT_UPGRADES[version](upgraded)
+        version += 1
+    upgraded[FORMAT_KEY] = version
+    return upgraded

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from .cards import Card, MatchMode
 from .operations import EndReason, Operation
-from .race import Call
+from .race import Call, CallKind
 
 
 class SeatStatus(enum.Enum):
@@ -82,6 +82,10 @@ class Board:
     pending_calls: list[Call] = field(default_factory=list)
     deferred_wrong_calls: list[int] = field(default_factory=list)
     last_race: RaceMemory | None = None
+    called_from: dict[CallKind, list[int | None]] = field(default_factory=dict)
+    """By call kind, then seat: the board version of the button of their last such call."""
+    turn_ended_at: list[int] = field(default_factory=list)
+    """By seat: the first board version shown after their last turn ended (flip or skip)."""
     outcome: Outcome | None = None
     history: list[Operation] = field(default_factory=list)
 

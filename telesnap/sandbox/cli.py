@@ -11,8 +11,7 @@ import sys
 import webbrowser
 from pathlib import Path
 
-from ..app import SHUFFLE_SEED_VARIABLE
-from ..config import ConfigError, normalize_database_url
+from ..config import SHUFFLE_SEED_VARIABLE, ConfigError, normalize_database_url
 from .app import DEFAULT_DATABASE_FILE, DEFAULT_PORT, Sandbox, SandboxOptions, sqlite_file
 
 logger = logging.getLogger(__name__)

@@ -14,6 +14,7 @@ from ..game import (
     NotYourTurnError,
     PlayerOutError,
     RaceInProgressError,
+    RepeatedPressError,
     SnapError,
 )
 from ..storage.models import Game as GameRow
@@ -25,6 +26,7 @@ from .types import Actor, Place, Reason, Receipt, Refused
 _ENGINE_REASONS: tuple[tuple[type[SnapError], Reason], ...] = (
     (NotYourTurnError, Reason.NOT_YOUR_TURN),
     (RaceInProgressError, Reason.RACE_OPEN),
+    (RepeatedPressError, Reason.REPEATED_PRESS),  # before its base class, DuplicateCallError
     (DuplicateCallError, Reason.ALREADY_CALLED),
     (PlayerOutError, Reason.PLAYER_OUT),
     (NotInGameError, Reason.NOT_PLAYING),
@@ -52,7 +54,9 @@ class Service:
         """One change in one chat topic: its lock, one transaction, and the update's mark.
 
         A redelivered update raises ``Refused(DUPLICATE_UPDATE)`` and changes nothing.
-        Any failure rolls the transaction back and drops the topic's cached games.
+        Any failure rolls the transaction back. A refusal changes nothing: the cached
+        games it did not touch stay as they were (see :meth:`GameStore.refused`); any
+        other failure drops the topic's cached games.
         """
         async with self._store.lock(place):
             try:
@@ -63,9 +67,13 @@ class Service:
                     ):
                         raise Refused(Reason.DUPLICATE_UPDATE)
                     yield uow
+            except Refused:
+                self._store.refused(place)
+                raise
             except BaseException:
                 self._store.forget_place(place)
                 raise
+            self._store.committed(place)
         self._store.planner.notify()
 
     @staticmethod

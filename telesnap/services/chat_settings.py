@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..storage.uow import UnitOfWork
 from .base import Service
 from .settings import GameSettings, parse_setting
 from .types import Actor, Place, Reason, Refused
@@ -13,8 +14,8 @@ class SettingsService(Service):
     """A chat topic's settings: everyone may look, admins may change."""
 
     async def show(self, place: Place) -> GameSettings:
-        """The settings the next game in the topic will play by."""
-        async with self._change(place, None) as uow:
+        """The settings the next game in the topic will play by (a read-only transaction)."""
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
             return GameSettings.from_values(values)
 

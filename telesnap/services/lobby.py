@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import logging
 import random
 import secrets
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from ..game import MAX_PLAYERS, MIN_PLAYERS, Game, LeaveReason, SnapError, shuffled_deck
+from ..game import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    EndReason,
+    Game,
+    LeaveReason,
+    SnapError,
+    shuffled_deck,
+)
 from ..storage.errors import ActiveGameExistsError
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .settings import GameSettings
-from .store import GameStore, loaded_game, name_of
+from .store import GameStore, finish_row, loaded_game, name_of
 from .types import Actor, Place, Reason, Receipt, Refused
 from .views import LobbyView, PlayOutcome, StartOutcome
+
+logger = logging.getLogger(__name__)
 
 
 class LobbyService(Service):
@@ -205,6 +216,57 @@ class LobbyService(Service):
         if row.status != GameStatus.LOBBY.value:
             raise Refused(Reason.NOT_IN_LOBBY)
         return row
+
+    async def active_game_id(self, place: Place) -> int | None:
+        """The id of the topic's game in lobby or running, if any (a read, no change)."""
+        async with UnitOfWork(self._sessions) as uow:
+            row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+            return row.id if row is not None else None
+
+    async def end_in_removed_chat(self, chat_id: int) -> list[int]:
+        """The bot was removed from the chat: end its games in every topic; return their ids.
+
+        A lobby is cancelled, a running game abandoned (recorded in its history,
+        counting for nothing), and their timers are deleted. Each game ends in a
+        transaction of its own, under its topic's lock.
+        """
+        async with UnitOfWork(self._sessions) as uow:
+            active = [
+                (row.id, row.thread_id) for row in await uow.games.list_active_in_chat(chat_id)
+            ]
+        ended = []
+        for game_id, thread_id in active:
+            async with self._change(Place(chat_id, thread_id), None) as uow:
+                row = await uow.games.get(game_id)
+                if row is None or row.status not in (
+                    GameStatus.LOBBY.value,
+                    GameStatus.RUNNING.value,
+                ):
+                    continue
+                row.ended_at = self._store.planner.now()
+                if row.status == GameStatus.LOBBY.value:
+                    row.status = GameStatus.CANCELLED.value
+                else:
+                    await self._abandon_unattended(uow, row)
+                await uow.timers.cancel_for_game(row.id)
+                ended.append(game_id)
+        return ended
+
+    async def _abandon_unattended(self, uow: UnitOfWork, row: GameRow) -> None:
+        """Abandon a running game nobody can play any more (its history says so)."""
+        try:
+            loaded = await self._store.load(uow, row)
+        except SnapError:
+            # Its history cannot be replayed: end the row all the same, so nothing waits on it.
+            logger.exception("game %s cannot be rebuilt; marked abandoned without a record", row.id)
+            finish_row(row, EndReason.ABANDONED, [])
+            self._store.forget(row.id)
+            return
+        before = len(loaded.game.history)
+        loaded.game.abandon()
+        operations = tuple(loaded.game.history[before:])
+        await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        self._store.forget(row.id)
 
     async def set_lobby_message(self, place: Place, game_id: int, message_id: int) -> None:
         """Remember the message that shows the lobby, so later changes edit it."""

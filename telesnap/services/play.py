@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ..game import CallKind, CallVerdict, SnapError
-from ..game.race import NANOSECONDS_PER_MS
+from ..storage.models import Game as GameRow
+from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
+from .board_views import ShownBoards
 from .races import enter_race
-from .store import LoadedGame
+from .store import GameStore, LoadedGame
 from .types import Actor, Place, Reason, Receipt, Refused
 from .views import CallOutcome, PlayOutcome
+
+logger = logging.getLogger(__name__)
 
 
 class PlayService(Service):
     """Flip, and call "Snap!" or "Snap Pot!" (races are decided by :mod:`.races`)."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], store: GameStore) -> None:
+        """Play the games of ``store``; the boards shown are stored through ``sessions``."""
+        super().__init__(sessions, store)
+        self._shown = ShownBoards(sessions)
 
     async def flip(
         self,
@@ -28,7 +41,11 @@ class PlayService(Service):
         """Flip for ``actor`` if it is their turn.
 
         ``seen_version`` is the board version of the pressed button (None for a typed
-        command); a button on an older board is refused so one press cannot flip twice.
+        command). A button of the newest board that has reached the chat acts on the
+        game as it is now, even while newer boards wait for Telegram's flood limit, if
+        its presser is on turn and has not flipped since that board (so one press
+        cannot flip twice); a button of a board that a newer one has replaced in the
+        chat is refused as old.
         """
         async with self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
@@ -36,10 +53,12 @@ class PlayService(Service):
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             if seen_version is not None and seen_version != game.board_version:
-                raise Refused(Reason.OLD_BOARD)
+                newest = await self._shown.newest_version(uow, loaded.game_id)
+                if newest is not None and seen_version < newest:
+                    raise Refused(Reason.OLD_BOARD)
             before = len(game.history)
             try:
-                game.flip(seat)
+                game.flip(seat, seen_version)
             except SnapError as error:
                 raise refusal_for(error) from None
             end_if_flip_limit(loaded)
@@ -69,9 +88,8 @@ class PlayService(Service):
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             version = game.board_version if seen_version is None else seen_version
-            reaction_ms = self._reaction_ms(
-                loaded, version, receipt, row.board_version, row.board_shown_at
-            )
+            shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
+            reaction_ms = reaction_ms_since(shown_at, receipt)
             before = len(game.history)
             try:
                 op = game.call(
@@ -110,42 +128,46 @@ class PlayService(Service):
         if player is not None:
             player.afk_streak = 0
 
-    @staticmethod
-    def _reaction_ms(
-        loaded: LoadedGame,
-        version: int,
-        receipt: Receipt,
-        stored_version: int,
-        stored_shown_at: datetime | None,
-    ) -> int | None:
-        shown_ns = loaded.shown_at_ns.get(version)
-        if shown_ns is not None:
-            return max(0, (receipt.monotonic_ns - shown_ns) // NANOSECONDS_PER_MS)
-        if stored_version == version and stored_shown_at is not None:
-            return max(0, int((receipt.wall - stored_shown_at).total_seconds() * 1000))
-        return None
-
-    def record_board_shown(
+    async def record_board_shown(
         self, game_id: int, version: int, message_id: int, shown: Receipt
     ) -> None:
-        """Remember when the message showing board ``version`` reached Telegram.
+        """Store that ``message_id``, showing board ``version``, reached Telegram.
 
-        Reaction times are measured from it. It is kept in memory, and written to
-        the game's row with the next change to the game (no extra transaction).
+        Reaction times are measured from it (``shown.wall``), so they hold after a
+        refusal, a restart and on any worker. It runs after the send, in a short
+        transaction of its own (shared with the boards shown meanwhile), outside the
+        topic's lock.
         """
-        loaded = self._store.cached(game_id)
-        if loaded is not None:
-            loaded.shown_at_ns[version] = shown.monotonic_ns
-            loaded.shown_messages[version] = (message_id, shown.wall)
+        await self._shown.record(ShownBoard(game_id, version, message_id, shown.wall))
 
     async def running_games(self) -> list[tuple[Place, PlayOutcome]]:
         """Every running game and its table (to post them again after a restart)."""
         async with UnitOfWork(self._sessions) as uow:
             games = []
-            for row in await uow.games.list_running():
-                loaded = await self._store.load(uow, row)
+            async for _row, loaded in self._each_loadable(uow, await uow.games.list_running()):
                 games.append((loaded.place, PlayOutcome(loaded.table(), ())))
             return games
+
+    async def _each_loadable(
+        self, uow: UnitOfWork, rows: list[GameRow]
+    ) -> AsyncIterator[tuple[GameRow, LoadedGame]]:
+        """Each game that loads, with its row.
+
+        One that cannot (its history fails to replay) is logged and left out, so
+        the others still resume; its players' presses get an error answer.
+        """
+        for row in rows:
+            try:
+                loaded = await self._store.load(uow, row)
+            except SnapError:
+                logger.exception(
+                    "game %s (chat %s, topic %s) cannot be rebuilt from its history; left out",
+                    row.id,
+                    row.chat_id,
+                    row.thread_id,
+                )
+                continue
+            yield row, loaded
 
     async def table(self, place: Place) -> PlayOutcome:
         """The topic's running game as it stands (to show it again)."""
@@ -153,6 +175,23 @@ class PlayService(Service):
             row = await self._running_game(uow, place)
             loaded = await self._store.load(uow, row)
             return PlayOutcome(loaded.table(), ())
+
+
+def reaction_ms_since(shown_at: datetime | None, receipt: Receipt) -> int | None:
+    """Milliseconds from the board's showing to the call's receipt (None: never shown).
+
+    Wall clocks: the board may have been shown by another worker, or before a restart.
+
+    >>> from datetime import UTC, datetime, timedelta
+    >>> shown = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> reaction_ms_since(shown, Receipt(0, shown + timedelta(milliseconds=300)))
+    300
+    >>> reaction_ms_since(None, Receipt(0, shown)) is None
+    True
+    """
+    if shown_at is None:
+        return None
+    return max(0, (receipt.wall - shown_at) // timedelta(milliseconds=1))
 
 
 def end_if_flip_limit(loaded: LoadedGame) -> None:

@@ -39,6 +39,8 @@ MIN_TIMED_CALLS = 5
 BOARD_SIZE = 10
 HISTORY_PAGE_SIZE = 5
 MIN_GAMES_TO_PLOT = 2
+MAX_RATING_POINTS = 500
+"""The chart's rating lines show at most this many of a player's last rated games."""
 
 
 class StatsService:
@@ -52,30 +54,36 @@ class StatsService:
         min_timed_calls: int = MIN_TIMED_CALLS,
         board_size: int = BOARD_SIZE,
         page_size: int = HISTORY_PAGE_SIZE,
+        rating_points: int = MAX_RATING_POINTS,
     ) -> None:
         self._sessions = sessions
         self.min_games = min_games
         self.min_timed_calls = min_timed_calls
         self.board_size = board_size
         self.page_size = page_size
+        self.rating_points = rating_points
 
     async def player(self, chat_id: int, user_id: int, fallback_name: str) -> PlayerStatsView:
         """A player's figures in the chat and in every chat, with their chart's data."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             user = await uow.users.get(user_id)
             here = await uow.stats.player_stats(chat_id, user_id)
             everywhere = await uow.stats.player_stats(ALL_CHATS, user_id)
-            reactions = (await uow.stats.reaction_times([user_id]))[user_id]
-            timeline = await uow.stats.rating_timeline(user_id)
-            chat_timeline = await uow.stats.rating_timeline(user_id, chat_id)
+            reactions = await uow.stats.reaction_counts(ALL_CHATS, user_id)
+            timeline = await uow.stats.rating_timeline(user_id, last=self.rating_points)
+            chat_timeline = await uow.stats.rating_timeline(
+                user_id, chat_id, last=self.rating_points
+            )
         return PlayerStatsView(
             user_id=user_id,
             name=_name_of(user, fallback_name),
             chat=Figures.of(here) if here else None,
             everywhere=Figures.of(everywhere) if everywhere else None,
-            reactions_ms=tuple(reactions),
+            reaction_counts=tuple(reactions),
             ratings=tuple(Rating(mu, sigma).ordinal for mu, sigma in timeline),
             chat_ratings=tuple(Rating(mu, sigma).ordinal for mu, sigma in chat_timeline),
+            ratings_from=_first_shown(everywhere, len(timeline)),
+            chat_ratings_from=_first_shown(here, len(chat_timeline)),
             min_games_to_plot=MIN_GAMES_TO_PLOT,
         )
 
@@ -84,7 +92,7 @@ class StatsService:
     ) -> LeaderboardView:
         """The best players of the chat (or of every chat) by ``ranking``."""
         scope = ALL_CHATS if is_global else chat_id
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             rows = await uow.stats.top_players(
                 scope,
                 ranking,
@@ -109,7 +117,7 @@ class StatsService:
 
     async def history(self, chat_id: int, page: int = 0) -> HistoryPage:
         """One page of the chat's ended games, the latest first (page 0 is the newest)."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             total = await uow.stats.count_ended_games(chat_id)
             pages = max(1, math.ceil(total / self.page_size))
             page = min(max(page, 0), pages - 1)
@@ -122,7 +130,7 @@ class StatsService:
 
     async def replay(self, chat_id: int, game_id: int) -> ReplayDocument:
         """One of the chat's ended games: its summary and its whole history as a document."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             row = await uow.games.get(game_id, lock=False)
             result = await uow.stats.game_result(game_id)
             if row is None or row.chat_id != chat_id or result is None:
@@ -142,7 +150,7 @@ class StatsService:
 
     async def export_chat(self, chat_id: int) -> dict[str, Any]:
         """The chat's ended games and its players' figures, as JSON-ready data."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with UnitOfWork(self._sessions, read_only=True) as uow:
             results = await uow.stats.results_in_end_order(chat_id)
             names = await uow.stats.seated_names([result.game_id for result in results])
             games = []
@@ -167,6 +175,11 @@ class StatsService:
                 for stats in totals
             ],
         }
+
+
+def _first_shown(stats: PlayerStats | None, shown: int) -> int:
+    """The number of the first rated game among the last ``shown`` (1 when all are)."""
+    return (stats.rated_games if stats else shown) - shown + 1
 
 
 def _figures_or_none(stats: PlayerStats | None) -> dict[str, Any] | None:

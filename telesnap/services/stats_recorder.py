@@ -6,6 +6,11 @@ the players' totals in the chat and across every chat, and applies the rating
 change (Plackett-Luce over the final standings, see
 :mod:`telesnap.services.stats_figures`). Because it runs in the same unit of
 work as the history, the figures can never disagree with it.
+
+Its cost does not grow with the players' past: it reads the game's own
+history rows, the players' totals (one row per player and scope), and for the
+reaction times a few millisecond buckets around each caller's median (see
+:mod:`telesnap.services.stats_reactions`); it never reads a past game.
 """
 
 from __future__ import annotations
@@ -20,10 +25,10 @@ from .stats_figures import (
     GameSummary,
     Rating,
     initial_rating,
-    median_ms,
     rate_game,
     summarize_game,
 )
+from .stats_reactions import ReactionCursor, advance, anchor_of, window_size
 
 __all__ = ["record_game_result", "record_summary"]
 
@@ -68,21 +73,59 @@ async def record_summary(
     await uow.stats.add_result(result, _player_results(row, summary, user_ids, ratings))
     if not summary.counted:
         return
+    game_times = await uow.stats.game_reaction_times(row.id)
+    new_times = {
+        (scope, user): game_times[user]
+        for scope in (row.chat_id, ALL_CHATS)
+        for user in user_ids
+        if user in game_times
+    }
+    await uow.stats.add_reaction_times(new_times)
+    # Every read before any total changes, so no autoflush writes a row twice.
+    cursors = await _moved_cursors(uow, totals, new_times)
     for scope in (row.chat_id, ALL_CHATS):
-        reactions = await uow.stats.reaction_times(
-            user_ids, None if scope == ALL_CHATS else row.chat_id
-        )
         for seat, user in enumerate(user_ids):
             stats = totals[(scope, user)]
             _add_figures(stats, summary, seat)
-            times = reactions[user]
-            stats.timed_calls = len(times)
-            stats.median_reaction_ms = median_ms(times)
-            stats.best_reaction_ms = min(times) if times else None
+            if (scope, user) in cursors:
+                _set_reaction_figures(stats, cursors[(scope, user)])
             stats.last_game_id = row.id
             if scope in ratings:
                 _set_rating(stats, ratings[scope][seat])
     await uow.flush()
+
+
+async def _moved_cursors(
+    uow: UnitOfWork,
+    totals: dict[tuple[int, int], PlayerStats],
+    new_times: dict[tuple[int, int], list[int]],
+) -> dict[tuple[int, int], ReactionCursor]:
+    """Each caller's reaction figures with their ``new_times`` (already counted) added."""
+    cursors = {key: _cursor_of(totals[key]) for key in new_times}
+    anchors = {
+        key: (anchor_of(cursors[key], times), window_size(len(times)))
+        for key, times in new_times.items()
+    }
+    windows = await uow.stats.reaction_windows(anchors)
+    return {key: advance(cursors[key], times, *windows[key]) for key, times in new_times.items()}
+
+
+def _cursor_of(stats: PlayerStats) -> ReactionCursor:
+    return ReactionCursor(
+        calls=stats.timed_calls,
+        lower_median_ms=stats.lower_median_ms,
+        faster_calls=stats.calls_faster_than_lower_median,
+        median_ms=stats.median_reaction_ms,
+        best_ms=stats.best_reaction_ms,
+    )
+
+
+def _set_reaction_figures(stats: PlayerStats, cursor: ReactionCursor) -> None:
+    stats.timed_calls = cursor.calls
+    stats.lower_median_ms = cursor.lower_median_ms
+    stats.calls_faster_than_lower_median = cursor.faster_calls
+    stats.median_reaction_ms = cursor.median_ms
+    stats.best_reaction_ms = cursor.best_ms
 
 
 def _player_results(

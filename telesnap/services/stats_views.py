@@ -79,20 +79,24 @@ class PlayerStatsView:
     name: str
     chat: Figures | None
     everywhere: Figures | None
-    reactions_ms: tuple[int, ...]
-    """Reaction times of their correct calls in every chat, oldest first."""
+    reaction_counts: tuple[tuple[int, int], ...]
+    """Their correct calls in every chat as ``(reaction_ms, calls)``, the fastest first."""
     ratings: tuple[float, ...]
     """Their rating across every chat after each rated game, in order."""
     chat_ratings: tuple[float, ...]
     """Their rating in this chat after each rated game here, in order."""
     min_games_to_plot: int
+    ratings_from: int = 1
+    """The number of the rated game ``ratings`` starts at (only the last ones are kept)."""
+    chat_ratings_from: int = 1
+    """The number of the rated game here ``chat_ratings`` starts at."""
 
     @property
     def can_plot(self) -> bool:
         """Whether there is enough to draw a chart (else the figures go as text alone)."""
         played = self.everywhere.games if self.everywhere else 0
         return played >= self.min_games_to_plot and (
-            len(self.ratings) >= 2 or len(self.reactions_ms) >= 2
+            len(self.ratings) >= 2 or sum(calls for _, calls in self.reaction_counts) >= 2
         )
 
 

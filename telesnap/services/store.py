@@ -3,15 +3,22 @@
 A game's engine state is rebuilt from its history the first time it is
 needed and then kept; before every use the cached copy is checked against
 the number of stored operations, so another worker's changes (or a rolled
-back transaction) are never missed.
+back transaction) are never missed. The cache holds the most recently used
+games only (:data:`DEFAULT_CAPACITY`); a game it let go is rebuilt from its
+history when it is next played.
+
+A change that fails leaves no trace in the cache: a refused one drops the
+games it touched (a game whose engine state moved past its stored history,
+or that was saved in the transaction that rolled back), any other failure
+drops every game of the topic.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from ..game import (
     EndReason,
@@ -45,10 +52,8 @@ class LoadedGame:
     names: list[str]
     settings: GameSettings
     stored_operations: int
-    shown_at_ns: dict[int, int] = field(default_factory=dict)
-    """Monotonic time the bot got the reply to the message showing each board version."""
-    shown_messages: dict[int, tuple[int, datetime]] = field(default_factory=dict)
-    """The message id and wall time of the message showing each board version."""
+    stored_turn: int
+    """Whose turn it was when the game was last stored (to tell when the turn passed)."""
     afk_streaks: dict[int, int] = field(default_factory=dict)
     """Absences in a row, by seat (only seats with some)."""
     fastest_calls: dict[int, int] = field(default_factory=dict)
@@ -76,19 +81,33 @@ def place_of(row: GameRow) -> Place:
     return Place(chat_id=row.chat_id, thread_id=row.thread_id)
 
 
+DEFAULT_CAPACITY = 1000
+"""How many games a store keeps in memory at most (the least recently used go first)."""
+
+
 class GameStore:
     """The cache of engine games and the per-topic locks that serialise their changes."""
 
-    def __init__(self, planner: TimerPlanner | None = None, *, shared: bool = True) -> None:
-        """Keep games for one process.
+    def __init__(
+        self,
+        planner: TimerPlanner | None = None,
+        *,
+        shared: bool = True,
+        capacity: int = DEFAULT_CAPACITY,
+    ) -> None:
+        """Keep up to ``capacity`` games for one process.
 
         ``shared``: other processes may change the same games (several workers on
         PostgreSQL), so each use checks the cached game against the stored history.
         With SQLite the bot is one process, and the cache is the truth.
         """
+        if capacity < 1:
+            raise ValueError("a game store keeps at least one game")
         self.planner = planner or TimerPlanner()
         self._shared = shared
-        self._games: dict[int, LoadedGame] = {}
+        self._capacity = capacity
+        self._games: OrderedDict[int, LoadedGame] = OrderedDict()
+        self._saved_uncommitted: set[int] = set()
         self._locks: KeyedLocks[tuple[int, int]] = KeyedLocks()
 
     def lock(self, place: Place) -> asyncio.Lock:
@@ -101,32 +120,56 @@ class GameStore:
 
     def forget(self, game_id: int) -> None:
         """Drop a cached game (when it has ended)."""
-        self._games.pop(game_id, None)
+        self._drop(game_id)
 
     def forget_place(self, place: Place) -> None:
         """Drop the cached games of a chat topic (after a failed transaction)."""
-        for game_id, loaded in list(self._games.items()):
-            if (loaded.place.chat_id, loaded.place.thread_id) == (place.chat_id, place.thread_id):
-                del self._games[game_id]
+        for game_id in self._games_of(place):
+            self._drop(game_id)
+
+    def committed(self, place: Place) -> None:
+        """The topic's change is committed: what it saved is the stored truth now."""
+        key = (place.chat_id, place.thread_id)
+        for game_id in list(self._saved_uncommitted):  # a few games, not the whole cache
+            loaded = self._games.get(game_id)
+            if loaded is None or (loaded.place.chat_id, loaded.place.thread_id) == key:
+                self._saved_uncommitted.discard(game_id)
+
+    def refused(self, place: Place) -> None:
+        """The topic's change was refused and rolled back: drop what it changed, keep the rest.
+
+        A game that was saved in the rolled-back transaction, or whose engine state
+        holds operations that were never stored, no longer matches the database.
+        """
+        for game_id in self._games_of(place):
+            loaded = self._games[game_id]
+            if (
+                game_id in self._saved_uncommitted
+                or len(loaded.game.history) != loaded.stored_operations
+            ):
+                self._drop(game_id)
 
     def cached(self, game_id: int) -> LoadedGame | None:
         """The cached game, if any (it may be behind the database)."""
         return self._games.get(game_id)
 
+    def __len__(self) -> int:
+        """How many games are cached."""
+        return len(self._games)
+
     async def load(self, uow: UnitOfWork, row: GameRow) -> LoadedGame:
         """The engine game of a started game row, from the cache or rebuilt from its history."""
         cached = self._games.get(row.id)
-        if cached is not None and not self._shared:
-            return cached
-        if cached is not None and cached.stored_operations == row.history_length:
+        if cached is not None and (
+            not self._shared or cached.stored_operations == row.history_length
+        ):
+            self._games.move_to_end(row.id)
             return cached
         rows = await uow.history.load(row.id)
         game = Game.replay(operation_from_json(op.payload) for op in rows)
         players = await uow.games.list_players(row.id)
         settings = GameSettings.from_values(row.settings)
         loaded = await loaded_game(uow, row, game, players, settings, len(rows))
-        if cached is not None:
-            loaded.shown_at_ns, loaded.shown_messages = cached.shown_at_ns, cached.shown_messages
         loaded.afk_streaks = {
             seat: player.afk_streak for seat, player in enumerate(players) if player.afk_streak
         }
@@ -134,12 +177,32 @@ class GameStore:
             seat = op.payload.get("seat")
             if isinstance(seat, int):
                 loaded.note_call(seat, correct_call_reaction(op.payload, op.reaction_ms))
-        self._games[row.id] = loaded
+        self._keep(loaded)
         return loaded
 
     def adopt(self, loaded: LoadedGame) -> None:
-        """Keep a newly started game in the cache."""
+        """Keep a newly started game (saved in the change still open) in the cache."""
+        self._keep(loaded)
+        self._saved_uncommitted.add(loaded.game_id)
+
+    def _keep(self, loaded: LoadedGame) -> None:
         self._games[loaded.game_id] = loaded
+        self._games.move_to_end(loaded.game_id)
+        while len(self._games) > self._capacity:
+            # Safe even for a game a change is using: it is rebuilt from its history next time.
+            self._drop(next(iter(self._games)))
+
+    def _drop(self, game_id: int) -> None:
+        self._games.pop(game_id, None)
+        self._saved_uncommitted.discard(game_id)
+
+    def _games_of(self, place: Place) -> list[int]:
+        key = (place.chat_id, place.thread_id)
+        return [
+            game_id
+            for game_id, loaded in self._games.items()
+            if (loaded.place.chat_id, loaded.place.thread_id) == key
+        ]
 
     async def save(
         self,
@@ -175,13 +238,14 @@ class GameStore:
             if isinstance(op, SnapCalled):
                 loaded.note_call(op.seat, correct_call_reaction(record.payload, record.reaction_ms))
         loaded.stored_operations += len(records)
+        if loaded.game_id in self._games:
+            self._saved_uncommitted.add(loaded.game_id)
         row.history_length = loaded.stored_operations
         game = loaded.game
         now = self.planner.now()
         row.board_version = game.board_version
-        shown = loaded.shown_messages.get(game.board_version)
-        if shown is not None and row.board_message_id != shown[0]:
-            row.board_message_id, row.board_shown_at = shown
+        turn_passed = game.turn != loaded.stored_turn
+        loaded.stored_turn = game.turn
         if human:
             row.last_action_at = now
         if game.outcome is not None:
@@ -189,7 +253,9 @@ class GameStore:
             row.ended_at = now
             await record_game_result(uow, row, game.history, loaded.user_ids)
             self.forget(row.id)  # an ended game is never played again
-        await self.planner.after_change(uow, row, loaded.settings, tuple(operations))
+        await self.planner.after_change(
+            uow, row, loaded.settings, tuple(operations), turn_passed=turn_passed
+        )
 
 
 async def loaded_game(
@@ -209,6 +275,7 @@ async def loaded_game(
         names=[await name_of(uow, player.user_id) for player in players],
         settings=settings,
         stored_operations=stored_operations,
+        stored_turn=game.turn,
     )
 
 

@@ -1,21 +1,51 @@
-"""Firing due timers: each in its own transaction, which also marks it fired."""
+"""Firing due timers: each in its own transaction, which also marks it fired.
+
+Each timer is its own failure boundary: one that raises is logged (with its
+chat, game and id), rolled back and tried again later with backoff, counting
+its failures in its payload; after :data:`MAX_TIMER_FAILURES` it is set aside
+(marked fired, with its last error) and counted. The timers after it fire as
+usual, and what they did is returned to be shown.
+"""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from ..game import LeaveReason
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
+from ..storage.models import Timer as TimerRow
+from ..storage.repositories.bookkeeping import FAILURES_KEY, SET_ASIDE_KEY
 from ..storage.uow import UnitOfWork
 from .base import Service
 from .lobby import lobby_view
 from .play import end_if_flip_limit
-from .store import LoadedGame
+from .store import GameStore, LoadedGame
 from .timers import RETRY_DURING_RACE, AbsentPlayer, TimerKind
 from .types import Place
 from .views import LobbyView, PlayOutcome
+
+logger = logging.getLogger(__name__)
+
+MAX_TIMER_FAILURES = 5
+"""A timer that fails this many times in a row is set aside."""
+FIRST_RETRY = timedelta(seconds=5)
+"""The wait before trying a failed timer again; it doubles with each failure."""
+MAX_RETRY = timedelta(minutes=10)
+
+
+def retry_delay(failures: int) -> timedelta:
+    """How long to wait before firing a timer again after its ``failures``-th failure.
+
+    >>> [retry_delay(n).total_seconds() for n in (1, 2, 3, 9)]
+    [5.0, 10.0, 20.0, 600.0]
+    """
+    doubled: timedelta = FIRST_RETRY * 2 ** min(failures - 1, 20)
+    return min(MAX_RETRY, doubled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +59,25 @@ class TimerOutcome:
     absent: AbsentPlayer | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _DueTimer:
+    timer_id: int
+    kind: TimerKind
+    place: Place
+    game_id: int | None
+    payload: dict[str, str]
+    failures: int
+
+
 class TimerService(Service):
-    """Fires the timers that are due, on the planner's clock."""
+    """Fires the timers that are due, on the planner's clock.
+
+    ``set_aside_count`` counts the timers given up on since the start.
+    """
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], store: GameStore) -> None:
+        super().__init__(sessions, store)
+        self.set_aside_count = 0
 
     def now(self) -> datetime:
         """The current time on the timers' clock."""
@@ -45,14 +92,61 @@ class TimerService(Service):
         """Fire every timer due now; return what they did."""
         now = self._store.planner.now()
         async with UnitOfWork(self._sessions) as uow:
-            due = [(timer.id, timer.kind, Place(timer.chat_id, timer.thread_id), timer.game_id,
-                    dict(timer.payload)) for timer in await uow.timers.due(now)]  # fmt: skip
+            due = [_due_timer(timer) for timer in await uow.timers.due(now)]
         outcomes = []
-        for timer_id, kind, place, game_id, payload in due:
-            outcome = await self._fire(timer_id, TimerKind(kind), place, game_id, payload, now)
+        for timer in due:
+            try:
+                outcome = await self._fire(
+                    timer.timer_id, timer.kind, timer.place, timer.game_id, timer.payload, now
+                )
+            except Exception as error:
+                if not await self._failed(timer, error, now):
+                    break  # the database is down: the rest wait for the next round
+                continue
             if outcome is not None:
                 outcomes.append(outcome)
         return outcomes
+
+    async def _failed(self, timer: _DueTimer, error: Exception, now: datetime) -> bool:
+        """Log a timer that raised; try it again later, or set it aside after too many tries.
+
+        Returns False when even noting the failure failed (the database is down).
+        """
+        failures = timer.failures + 1
+        where = (
+            f"timer {timer.timer_id} ({timer.kind.value}, chat {timer.place.chat_id}, "
+            f"topic {timer.place.thread_id}, game {timer.game_id})"
+        )
+        try:
+            async with UnitOfWork(self._sessions) as uow:
+                if failures >= MAX_TIMER_FAILURES:
+                    await uow.timers.set_aside(timer.timer_id, now, failures, repr(error))
+                else:
+                    await uow.timers.postpone(timer.timer_id, now + retry_delay(failures), failures)
+        except Exception as storing:
+            # The database may be what failed: the timer is still due, so it is tried again.
+            logger.exception("%s failed (%r), and so did noting it: %r", where, error, storing)
+            return False
+        if failures >= MAX_TIMER_FAILURES:
+            self.set_aside_count += 1
+            logger.error(
+                "%s failed %d times; set aside (%d so far): %r",
+                where,
+                failures,
+                self.set_aside_count,
+                error,
+                exc_info=error,
+            )
+        else:
+            logger.warning(
+                "%s failed (failure %d); trying again in %s: %r",
+                where,
+                failures,
+                retry_delay(failures),
+                error,
+                exc_info=error,
+            )
+        return True
 
     async def _fire(
         self,
@@ -170,3 +264,17 @@ class TimerService(Service):
         row.status = GameStatus.CANCELLED.value
         row.ended_at = now
         return TimerOutcome(TimerKind.LOBBY_EXPIRY, place, lobby=await lobby_view(uow, row))
+
+
+def _due_timer(timer: TimerRow) -> _DueTimer:
+    payload = dict(timer.payload)
+    failures = int(payload.pop(FAILURES_KEY, 0))
+    payload.pop(SET_ASIDE_KEY, None)
+    return _DueTimer(
+        timer.id,
+        TimerKind(timer.kind),
+        Place(timer.chat_id, timer.thread_id),
+        timer.game_id,
+        payload,
+        failures,
+    )

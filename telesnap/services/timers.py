@@ -9,8 +9,10 @@ A turn timer runs twice: when it first runs out the player is reminded;
 when it runs out again the bot flips for them (or skips them, as the chat
 chose), and that counts as an absence. After ``afk_limit`` absences in a row
 the player is removed from the game. The turn is measured from
-``games.turn_started_at``, which every move sets with the game's row; the one
-timer row of a game is only re-armed when it fires.
+``games.turn_started_at``, which every move that starts a turn sets with the
+game's row (a flip, a skip, or the player on turn leaving or running out of
+cards; another seat leaving does not); the one timer row of a game is only
+re-armed when it fires.
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ from ..game import (
     GameEnded,
     GameStarted,
     Operation,
-    PlayerLeft,
-    PlayerOut,
     TurnSkipped,
 )
 from ..storage.models import Game as GameRow
@@ -36,7 +36,8 @@ from ..storage.uow import UnitOfWork
 from .settings import GameSettings
 
 RETRY_DURING_RACE = timedelta(seconds=2)
-_TURN_CHANGES = (GameStarted, CardFlipped, TurnSkipped, PlayerOut, PlayerLeft)
+_NEW_TURNS = (GameStarted, CardFlipped, TurnSkipped)
+"""Operations that always start a turn (even when the same player is on turn again)."""
 
 
 class TimerKind(enum.Enum):
@@ -101,8 +102,14 @@ class TimerPlanner:
         row: GameRow,
         settings: GameSettings,
         operations: tuple[Operation, ...],
+        *,
+        turn_passed: bool = False,
     ) -> None:
-        """Re-arm the game's timers after ``operations`` (clear them all once it ended)."""
+        """Re-arm the game's timers after ``operations`` (clear them all once it ended).
+
+        ``turn_passed``: the turn is another seat's than before (say, the player on
+        turn left); a change that leaves the same player on turn keeps their clock.
+        """
         if any(isinstance(op, GameEnded) for op in operations):
             await uow.timers.cancel_for_game(row.id)
             return
@@ -113,7 +120,7 @@ class TimerPlanner:
                 await self.add(
                     uow, TimerKind.TIME_LIMIT, timedelta(minutes=settings.time_limit_min), row
                 )
-        if not any(isinstance(op, _TURN_CHANGES) for op in operations):
+        if not turn_passed and not any(isinstance(op, _NEW_TURNS) for op in operations):
             return
         # The turn timer runs from here. Its timer row is not moved on every move: when
         # it fires for a turn that has moved on, it re-arms itself from this time.

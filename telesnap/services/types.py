@@ -92,6 +92,7 @@ class Reason(enum.Enum):
     NOT_YOUR_TURN = "not_your_turn"
     RACE_OPEN = "race_open"
     ALREADY_CALLED = "already_called"
+    REPEATED_PRESS = "repeated_press"
     OLD_BOARD = "old_board"
     GAME_OVER = "game_over"
     BAD_BUTTON = "bad_button"

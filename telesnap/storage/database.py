@@ -8,6 +8,11 @@ the sqlite3 driver (the recipe of the SQLAlchemy SQLite dialect
 documentation), so two write transactions serialise from their first statement
 instead of failing at their first write. On PostgreSQL, repositories
 lock rows with ``SELECT ... FOR UPDATE``.
+
+A read-only transaction (a connection with :func:`read_only_options`) starts
+with a plain, deferred ``BEGIN`` on SQLite: in WAL mode it reads a snapshot and
+never takes the write lock, so it neither waits for a writer nor holds one up.
+On PostgreSQL it is ``READ ONLY`` (SQLAlchemy's ``postgresql_readonly``).
 """
 
 from __future__ import annotations
@@ -24,8 +29,16 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool
 from ..config import normalize_database_url
 from . import sqlite_driver
 
-__all__ = ["SQLITE_BUSY_TIMEOUT_MS", "create_engine", "session_factory"]
+__all__ = [
+    "READ_ONLY_OPTION",
+    "SQLITE_BUSY_TIMEOUT_MS",
+    "create_engine",
+    "read_only_options",
+    "session_factory",
+]
 
+READ_ONLY_OPTION = "telesnap_read_only"
+"""The execution option that marks a connection's transactions as read-only."""
 SQLITE_BUSY_TIMEOUT_MS = 5000
 _SQLITE_PRAGMAS = (
     "PRAGMA journal_mode=WAL",
@@ -71,6 +84,13 @@ def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
+def read_only_options(dialect_name: str) -> dict[str, bool]:
+    """The execution options of a connection whose transactions only read."""
+    if dialect_name == "postgresql":
+        return {READ_ONLY_OPTION: True, "postgresql_readonly": True}
+    return {READ_ONLY_OPTION: True}
+
+
 def is_sqlite(engine: AsyncEngine) -> bool:
     """Whether ``engine`` talks to SQLite."""
     return engine.dialect.name == "sqlite"
@@ -78,7 +98,7 @@ def is_sqlite(engine: AsyncEngine) -> bool:
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
     event.listen(engine.sync_engine, "connect", _prepare_sqlite_connection)
-    event.listen(engine.sync_engine, "begin", _begin_immediate)
+    event.listen(engine.sync_engine, "begin", _begin)
 
 
 def _prepare_sqlite_connection(dbapi_connection: Any, _connection_record: Any) -> None:
@@ -92,5 +112,8 @@ def _prepare_sqlite_connection(dbapi_connection: Any, _connection_record: Any) -
         cursor.close()
 
 
-def _begin_immediate(connection: Connection) -> None:
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+def _begin(connection: Connection) -> None:
+    if connection.get_execution_options().get(READ_ONLY_OPTION):
+        connection.exec_driver_sql("BEGIN")  # deferred: a snapshot, never the write lock
+    else:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")

@@ -4,12 +4,13 @@
 
     StorageError
     ├── ActiveGameExistsError   a chat topic already has a game in lobby or running
-    └── PlayerAlreadySeatedError  the user already has a seat in that game
+    ├── PlayerAlreadySeatedError  the user already has a seat in that game
+    └── ReadOnlyError           a read-only unit of work was asked to change something
 """
 
 from __future__ import annotations
 
-__all__ = ["ActiveGameExistsError", "PlayerAlreadySeatedError", "StorageError"]
+__all__ = ["ActiveGameExistsError", "PlayerAlreadySeatedError", "ReadOnlyError", "StorageError"]
 
 
 class StorageError(Exception):
@@ -32,3 +33,7 @@ class PlayerAlreadySeatedError(StorageError):
         super().__init__(f"user {user_id} is already seated in game {game_id}")
         self.game_id = game_id
         self.user_id = user_id
+
+
+class ReadOnlyError(StorageError):
+    """A read-only unit of work was asked to write: a programming error, refused before SQL."""

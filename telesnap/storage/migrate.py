@@ -6,11 +6,17 @@ wheel, with or without an ``alembic.ini`` in the working directory.
 
 ``alembic -c alembic.ini upgrade head`` also works from a checkout; it takes the
 database URL from ``-x url=...``, else ``TELESNAP_DATABASE_URL`` (or ``.env``).
+
+Several workers may start at once: an upgrade takes a lock first (PostgreSQL:
+an advisory lock held by its transaction; SQLite: the write lock, which its
+transactions take at their first statement), so one worker migrates and the
+others wait, then find nothing left to do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from logging.config import fileConfig
 from typing import Any, Literal
 
@@ -20,6 +26,7 @@ from alembic.autogenerate.api import AutogenContext
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from ..config import load_settings
@@ -40,6 +47,13 @@ __all__ = [
 SCRIPT_LOCATION = "telesnap:migrations"
 _URL_ATTRIBUTE = "database_url"
 _CONNECTION_ATTRIBUTE = "connection"
+MIGRATION_LOCK_KEY = 0x7E1E5A4B
+"""The PostgreSQL advisory lock key that upgrades take (any fixed 64-bit number)."""
+# Alembic keeps the running migration's context in a module global: one upgrade at a
+# time per event loop (an asyncio lock, so that waiting never blocks the loop).
+_IN_PROCESS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
@@ -59,9 +73,10 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
 
 async def upgrade_database(url: str, revision: str = "head") -> None:
     """Run ``alembic upgrade <revision>`` on the database at ``url``, in one transaction."""
+    lock = _IN_PROCESS.setdefault(asyncio.get_running_loop(), asyncio.Lock())
     engine = create_engine(url)
     try:
-        async with engine.begin() as connection:
+        async with lock, engine.begin() as connection:
             await connection.run_sync(_upgrade_on_connection, revision)
     finally:
         await engine.dispose()
@@ -114,7 +129,17 @@ def run_environment() -> None:
 
 
 def _upgrade_on_connection(connection: Connection, revision: str) -> None:
+    _take_migration_lock(connection)
     command.upgrade(alembic_config(connection=connection), revision)
+
+
+def _take_migration_lock(connection: Connection) -> None:
+    """Wait for any other upgrade of the database to finish (the lock lasts the transaction)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+    else:
+        # SQLite: the first statement begins the transaction with BEGIN IMMEDIATE.
+        connection.execute(text("SELECT 1"))
 
 
 def _migration_options(dialect_name: str) -> dict[str, Any]:

@@ -4,16 +4,25 @@
 ...     async with UnitOfWork(factory) as uow:
 ...         await uow.users.upsert(42, "Ada")
 ...     # committed here; an exception inside the block would have rolled back
+>>> async def look(factory: async_sessionmaker[AsyncSession]) -> str | None:
+...     async with UnitOfWork(factory, read_only=True) as uow:
+...         user = await uow.users.get(42)  # never waits for, nor holds up, a writer
+...     return user.first_name if user else None
 """
 
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import ORMExecuteState, Session
 
+from .database import read_only_options
+from .errors import ReadOnlyError
 from .repositories import (
+    BoardViewRepository,
     ChatRepository,
     ChatSettingsRepository,
     GameRepository,
@@ -35,6 +44,12 @@ class UnitOfWork:
     statement, so units of work that touch the database run one at a time; on
     PostgreSQL the repositories' locked reads (``FOR UPDATE``) serialise the
     ones that change the same game.
+
+    ``read_only=True`` is for reads that change nothing (stats, boards, history,
+    settings shown, exports): on SQLite a deferred ``BEGIN`` that never takes the
+    write lock, on PostgreSQL a ``READ ONLY`` transaction. Any write asked of it
+    raises :class:`~.errors.ReadOnlyError` before reaching SQL. (It ends with a
+    commit all the same: a rollback would expire the objects it read.)
     """
 
     users: UserRepository
@@ -42,14 +57,18 @@ class UnitOfWork:
     settings: ChatSettingsRepository
     games: GameRepository
     history: HistoryRepository
+    board_views: BoardViewRepository
     updates: ProcessedUpdateRepository
     timers: TimerRepository
     races: RaceRepository
     stats: StatsRepository
 
-    def __init__(self, factory: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(
+        self, factory: async_sessionmaker[AsyncSession], *, read_only: bool = False
+    ) -> None:
         self._factory = factory
         self._session: AsyncSession | None = None
+        self.read_only = read_only
 
     @property
     def session(self) -> AsyncSession:
@@ -61,11 +80,17 @@ class UnitOfWork:
     async def __aenter__(self) -> Self:
         session = self._factory()
         self._session = session
+        if self.read_only:
+            _refuse_writes(session.sync_session)
+            dialect = session.get_bind().dialect.name
+            # The options apply to the transaction's connection, so it is taken now.
+            await session.connection(execution_options=read_only_options(dialect))
         self.users = UserRepository(session)
         self.chats = ChatRepository(session)
         self.settings = ChatSettingsRepository(session)
         self.games = GameRepository(session)
         self.history = HistoryRepository(session)
+        self.board_views = BoardViewRepository(session)
         self.updates = ProcessedUpdateRepository(session)
         self.timers = TimerRepository(session)
         self.races = RaceRepository(session)
@@ -91,3 +116,17 @@ class UnitOfWork:
     async def flush(self) -> None:
         """Send pending changes to the database without committing (to get ids, or fail early)."""
         await self.session.flush()
+
+
+def _refuse_writes(session: Session) -> None:
+    event.listen(session, "before_flush", _refuse_flush)
+    event.listen(session, "do_orm_execute", _refuse_write_statement)
+
+
+def _refuse_flush(session: Session, *_: Any) -> None:
+    raise ReadOnlyError("a read-only unit of work has changes to write")
+
+
+def _refuse_write_statement(state: ORMExecuteState) -> None:
+    if state.is_insert or state.is_update or state.is_delete:
+        raise ReadOnlyError(f"a read-only unit of work cannot run {state.statement}")

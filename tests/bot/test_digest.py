@@ -37,7 +37,9 @@ def play(seed: int, actions: int) -> list[tuple[list[Operation], TableView]]:
         if game.is_over:
             break
         before = len(game.history)
-        callers = [s for s in range(len(NAMES)) if game.can_call(s, game.board_version)]
+        callers = [
+            s for s in range(len(NAMES)) if game.can_call(s, game.board_version, CallKind.SNAP)
+        ]
         if game.is_call_correct(CallKind.SNAP) and callers:
             game.call(
                 rng.choice(callers),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gettext
 import io
 import unicodedata
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -37,7 +38,8 @@ from telesnap.emulator.testing import running_emulator
 from telesnap.services.stats_views import BoardEntry, Figures, LeaderboardView, Ranking
 from telesnap.services.types import Place
 
-REACTIONS = [180 + (index * 37) % 700 for index in range(40)]
+REACTIONS = sorted(Counter(180 + (index * 37) % 700 for index in range(40)).items())
+"""``(reaction_ms, calls)``, as the stats keep them."""
 RATINGS = [0.0, 1.5, 2.1, 3.3, 2.9, 4.2]
 CHART_TEXTS = (
     "Reaction times (ms)",

@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 
 from telesnap.bot.timer_loop import TimerLoop
+from telesnap.services.timer_service import TimerOutcome
+from telesnap.services.timers import AbsentPlayer, TimerKind
+from telesnap.services.types import Place
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
@@ -41,3 +44,69 @@ async def test_stop_wins_over_a_wake_up_that_comes_at_the_same_moment(yields: in
         await asyncio.sleep(0)  # let the wake-up travel part of the way
     async with asyncio.timeout(10):
         await loop.stop()
+
+
+class SayingRuntime:
+    """A runtime that records what is said, and fails to say anything in one chat."""
+
+    def __init__(self, broken_chat: int) -> None:
+        self.broken_chat = broken_chat
+        self.said: list[tuple[int, str]] = []
+
+    async def remember_language(self, place: Place) -> str:
+        return "en"
+
+    def language_for(self, place: Place) -> str:
+        return "en"
+
+    def say(self, place: Place, text: str) -> None:
+        if place.chat_id == self.broken_chat:
+            raise RuntimeError("this chat cannot be shown anything")
+        self.said.append((place.chat_id, text))
+
+
+class DueTimers(IdleTimers):
+    """Two reminders due at once, in two chats."""
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.fail = fail
+
+    async def fire_due(self) -> list[Any]:
+        if self.fail:
+            raise ConnectionError("the database is unavailable")
+        return [
+            TimerOutcome(
+                TimerKind.TURN_REMINDER, Place(chat_id), absent=AbsentPlayer(7, "Ann", "reminded")
+            )
+            for chat_id in (-1, -2)
+        ]
+
+
+class CountingHousekeeping:
+    def __init__(self) -> None:
+        self.rounds = 0
+
+    async def tidy_if_due(self, now: datetime) -> None:
+        self.rounds += 1
+
+
+async def test_an_outcome_that_cannot_be_shown_does_not_hide_the_next_one() -> None:
+    runtime = SayingRuntime(broken_chat=-1)
+    loop = TimerLoop(runtime=runtime, timers=DueTimers())  # type: ignore[arg-type]
+    outcomes = await loop.run_once()
+    assert len(outcomes) == 2
+    assert [chat for chat, _ in runtime.said] == [-2]
+    assert "it is your turn" in runtime.said[0][1]
+
+
+async def test_tidying_still_runs_when_no_timer_can_be_fired() -> None:
+    housekeeping = CountingHousekeeping()
+    loop = TimerLoop(
+        runtime=SayingRuntime(broken_chat=0),  # type: ignore[arg-type]
+        timers=DueTimers(fail=True),  # type: ignore[arg-type]
+        housekeeping=housekeeping,  # type: ignore[arg-type]
+    )
+    with pytest.raises(ConnectionError):
+        await loop.run_once()
+    assert housekeeping.rounds == 1

@@ -306,7 +306,7 @@ def _stats(count: int) -> PlayerStatsView:
         name="Ann",
         chat=_figures(count),
         everywhere=None,
-        reactions_ms=(),
+        reaction_counts=(),
         ratings=(),
         chat_ratings=(),
         min_games_to_plot=2,

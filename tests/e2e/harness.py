@@ -6,8 +6,12 @@ import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
 
 from telesnap.app import BotRunner
 from telesnap.bot.outbox import FloodLimits
@@ -230,3 +234,53 @@ async def table_with(
 
 def database_file(tmp_path: Path) -> str:
     return f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
+
+
+async def another_chat(
+    table: Table, names: Sequence[str], title: str = "Other club", admins: Sequence[str] = ()
+) -> Table:
+    """A second group, with players of its own, served by the same running bot as ``table``."""
+    client = table.client
+    players = {name: int((await client.create_user(name))["id"]) for name in names}
+    chat = await client.create_chat(
+        "group",
+        title=title,
+        members=list(players.values()),
+        admins=[players[name] for name in admins],
+    )
+    return Table(table.running, table.database_url, int(chat["id"]), players, runner=table.runner)
+
+
+class DatabaseOutage:
+    """Makes every statement on the bot's database fail while it is on.
+
+    It hooks SQLAlchemy's ``before_cursor_execute`` event, so the bot meets the
+    error a dropped database connection gives (``OperationalError``). With a
+    ``clock``, :meth:`for_seconds` switches it on until that clock has moved on
+    that far, so tests move a clock instead of waiting.
+    """
+
+    def __init__(self, engine: Any, clock: Callable[[], datetime] | None = None) -> None:
+        self._engine = engine.sync_engine
+        self._clock = clock
+        self._until: datetime | None = None
+        self.active = False
+        self.failures = 0
+        event.listen(self._engine, "before_cursor_execute", self._check)
+
+    def for_seconds(self, seconds: float) -> None:
+        assert self._clock is not None, "for_seconds needs a clock"
+        self._until = self._clock() + timedelta(seconds=seconds)
+
+    def is_down(self) -> bool:
+        if self._until is not None and self._clock is not None:
+            return self._clock() < self._until
+        return self.active
+
+    def _check(self, *args: Any) -> None:
+        if self.is_down():
+            self.failures += 1
+            raise OperationalError("(injected)", None, ConnectionError("database unavailable"))
+
+    def remove(self) -> None:
+        event.remove(self._engine, "before_cursor_execute", self._check)

@@ -60,8 +60,10 @@ def action_for(
             seat, call_kind, stamp_ns=clock_ns, sequence=sequence, seen_version=seen
         )
 
-    if kind <= 4:
+    if kind <= 3:
         return lambda: game.flip(game.turn)
+    if kind == 4:  # a Flip button of the current board or one of the last few
+        return lambda: game.flip(game.turn, seen_version=max(0, game.board_version - number % 3))
     if kind == 5:
         return lambda: game.flip(seat)
     if kind <= 8:  # what a watchful player does: call what shows, or wait for the race
@@ -139,7 +141,7 @@ def test_r18_a_player_who_is_out_or_has_left_can_do_nothing(
             continue
         error = GameOverError if game.is_over else expected[player.status]
         assert not game.can_flip(seat)
-        assert not game.can_call(seat, game.board_version)
+        assert not game.can_call(seat, game.board_version, CallKind.SNAP)
         assert not game.can_remove(seat)
         with pytest.raises(error):
             game.flip(seat)
@@ -214,7 +216,7 @@ def test_r8_resolve_race_is_independent_of_the_order_calls_arrive(
         for seat, pot_call, stamp_ms, version_lag in [opener, *order]:
             kind = CallKind.SNAP_POT if pot_call else CallKind.SNAP
             seen = max(0, game.board_version - version_lag)
-            if game.can_call(seat, seen):
+            if game.can_call(seat, seen, kind):
                 game.call(seat, kind, stamp_ns=stamp_ms * MS, sequence=seat, seen_version=seen)
         resolved = game.resolve_race(tie_window_ms)
         state = state_without_history(game)
@@ -241,7 +243,7 @@ def test_r22_random_legal_play_always_ends_by_the_flip_limit(
             break
         for seat in game.active_seats():
             kind = rng.choice(list(CallKind))
-            if rng.random() < 0.2 and game.can_call(seat, game.board_version):
+            if rng.random() < 0.2 and game.can_call(seat, game.board_version, kind):
                 sequence += 1
                 game.call(
                     seat,

@@ -142,7 +142,7 @@ def test_r8_the_game_decides_by_stamp_not_by_arrival() -> None:
 def test_r8_one_call_per_player_per_race() -> None:
     game = sevens_showing()
     call(game, 0, at_ms=0)
-    assert not game.can_call(0, game.board_version)
+    assert not game.can_call(0, game.board_version, CallKind.SNAP)
     with pytest.raises(DuplicateCallError, match="You have already called; wait for the result"):
         call(game, 0, at_ms=5)
 

@@ -11,7 +11,7 @@ import contextlib
 import itertools
 import random
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -26,6 +26,7 @@ from telesnap.services.views import TableView
 
 from .race_helpers import decide_open_race
 
+START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 CHATS = (Place(-101, title="One"), Place(-102, title="Two"))
 PLAYERS = tuple(Actor(10 + i, name) for i, name in enumerate(["Ann", "Bob", "Cid", "Dee", "Eve"]))
 
@@ -46,7 +47,8 @@ class Driver:
 
     def receipt(self, advance_ms: int = 1) -> Receipt:
         self.clock_ms += advance_ms
-        return Receipt(self.clock_ms * 1_000_000, datetime.now(UTC), next(self.update_ids))
+        wall = START + timedelta(milliseconds=self.clock_ms)
+        return Receipt(self.clock_ms * 1_000_000, wall, next(self.update_ids))
 
     async def play_games(self, count: int) -> None:
         for place in CHATS:
@@ -57,11 +59,20 @@ class Driver:
             await self.play_one(place, list(seated))
 
     async def play_one(self, place: Place, seated: list[Actor]) -> None:
+        await self.start_one(place, seated)
+        await self.finish_one(place, seated)
+
+    async def start_one(self, place: Place, seated: list[Actor]) -> int:
+        """Open, fill and start a game at ``place``; return its id."""
         self.lobby.shuffle_seed = self.rng.randrange(1 << 30)
         await self.lobby.open(place, seated[0], self.receipt())
         for actor in seated[1:]:
             await self.lobby.join(place, actor, self.receipt())
         await self.lobby.start(place, seated[0], is_admin=True, receipt=self.receipt())
+        return (await self.play.table(place)).table.game_id
+
+    async def finish_one(self, place: Place, seated: list[Actor]) -> None:
+        """Play the game at ``place`` until it ends."""
         for _ in range(500):
             try:
                 table = (await self.play.table(place)).table
@@ -106,7 +117,7 @@ class Driver:
                 await self.play.flip(place, actors[turn.user_id], self.receipt(30))
 
     async def shown(self, place: Place, table: TableView) -> None:
-        self.play.record_board_shown(table.game_id, table.board_version, 1, self.receipt(0))
+        await self.play.record_board_shown(table.game_id, table.board_version, 1, self.receipt(0))
 
     async def call(
         self, place: Place, actor: Actor, kind: CallKind, version: int, delay_ms: int

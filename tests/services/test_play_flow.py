@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -23,12 +23,13 @@ from .race_helpers import decide_open_race
 PLACE = Place(chat_id=-100, chat_type="group", title="Snap club")
 ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")
 _update_ids = itertools.count(1000)
+_CLOCK_ZERO = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 
 def receipt(stamp_ms: float = 0.0, update_id: int | None = None) -> Receipt:
     return Receipt(
         monotonic_ns=int(stamp_ms * 1_000_000),
-        wall=datetime.now(UTC),
+        wall=_CLOCK_ZERO + timedelta(milliseconds=stamp_ms),  # the two clocks agree
         update_id=next(_update_ids) if update_id is None else update_id,
     )
 

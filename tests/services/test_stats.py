@@ -7,16 +7,20 @@ openskill itself.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
+import sqlite3
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 import pytest
+from alembic import command
+from alembic.script import ScriptDirectory
 from openskill.models import PlackettLuce
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.services.stats import StatsService
 from telesnap.services.stats_audit import (
@@ -27,12 +31,26 @@ from telesnap.services.stats_audit import (
     write_document,
 )
 from telesnap.services.stats_views import Ranking
+from telesnap.services.types import Place
+from telesnap.storage.database import create_engine
+from telesnap.storage.database import session_factory as make_session_factory
+from telesnap.storage.migrate import alembic_config, upgrade_database
 from telesnap.storage.models import Game, GameOperation, GamePlayer, GameResult
 from telesnap.storage.uow import UnitOfWork
 
-from .stats_games import CHATS, Driver
+from ..storage.test_migrations import table_names
+from .stats_games import CHATS, PLAYERS, Driver
 
 GAMES = 10
+REACTION_COUNTS = "73228d083249"
+"""The revision that keeps reaction times as counts per ms."""
+UNTIMED: dict[str, Any] = {
+    "median_reaction_ms": None,
+    "best_reaction_ms": None,
+    "lower_median_ms": None,
+    "reaction_counts": [],
+}
+"""The reaction figures of a player with no timed call (the others are 0)."""
 
 
 @pytest.fixture
@@ -121,36 +139,58 @@ async def expected_figures(uow: UnitOfWork) -> tuple[dict[Any, dict[str, Any]], 
                 for key in keys:
                     figures[key]["rated_games"] += 1
     for key, times in reactions.items():
+        ranked = sorted(times)
+        lower_median = ranked[(len(ranked) - 1) // 2]
         figures[key]["timed_calls"] = len(times)
         figures[key]["median_reaction_ms"] = int(statistics.median(times))
         figures[key]["best_reaction_ms"] = min(times)
+        figures[key]["lower_median_ms"] = lower_median
+        figures[key]["calls_faster_than_lower_median"] = sum(t < lower_median for t in times)
+        figures[key]["reaction_counts"] = sorted(Counter(times).items())
     return figures, ratings
+
+
+async def assert_figures_match_the_history(sessions: async_sessionmaker[AsyncSession]) -> None:
+    """Every stored total, reaction count and rating equals its recomputation."""
+    async with UnitOfWork(sessions) as uow:
+        expected, ratings = await expected_figures(uow)
+        stored = await uow.stats.all_player_stats()
+        counts = {
+            (s.scope_id, s.user_id): await uow.stats.reaction_counts(s.scope_id, s.user_id)
+            for s in stored
+        }
+    assert {(s.scope_id, s.user_id) for s in stored} == set(expected)
+    assert any(s.timed_calls >= 3 for s in stored), "too few timed calls to test the median"
+    for stats in stored:
+        key = (stats.scope_id, stats.user_id)
+        want = expected[key]
+        got = {
+            **stats.figures(),
+            "lower_median_ms": stats.lower_median_ms,
+            "calls_faster_than_lower_median": stats.calls_faster_than_lower_median,
+            "reaction_counts": counts[key],
+        }
+        for name, value in got.items():
+            if name.startswith("rating_"):
+                continue
+            default = [] if name == "reaction_counts" else 0
+            if ("reaction" in name and name != "reaction_counts") or name == "lower_median_ms":
+                default = None
+            assert value == want.get(name, default), (*key, name)
+        rating = ratings.get(key)
+        if rating is not None:
+            assert stats.rating_mu == pytest.approx(rating.mu, abs=1e-9)
+            assert stats.rating_sigma == pytest.approx(rating.sigma, abs=1e-9)
 
 
 async def test_every_figure_matches_the_history(
     played: Driver, session_factory: async_sessionmaker[AsyncSession]
 ) -> None:
+    await assert_figures_match_the_history(session_factory)
     async with UnitOfWork(session_factory) as uow:
-        expected, ratings = await expected_figures(uow)
         stored = await uow.stats.all_player_stats()
         statuses = set(await uow.session.scalars(select(Game.status)))
     assert statuses == {"finished", "abandoned"}, "the games should end both ways"
-    assert {(s.scope_id, s.user_id) for s in stored} == set(expected)
-    for stats in stored:
-        want = expected[(stats.scope_id, stats.user_id)]
-        got = stats.figures()
-        for name in got:
-            if name.startswith("rating_"):
-                continue
-            assert got[name] == want.get(name, 0 if "reaction" not in name else None), (
-                stats.scope_id,
-                stats.user_id,
-                name,
-            )
-        rating = ratings.get((stats.scope_id, stats.user_id))
-        if rating is not None:
-            assert stats.rating_mu == pytest.approx(rating.mu, abs=1e-9)
-            assert stats.rating_sigma == pytest.approx(rating.sigma, abs=1e-9)
     assert any(s.afks for s in stored)
     assert any(s.ties for s in stored)
     # The service's own recomputation (telesnap replay's) gives exactly the stored ratings.
@@ -207,7 +247,134 @@ async def test_replays_boards_history_pages_and_exports(
         for game in (await service.history(chat, page)).games
     ]
     assert len(ids) == first.total == len(set(ids))
-    assert ids == sorted(ids, reverse=True) or True  # ended order, latest first
+    async with UnitOfWork(session_factory) as uow:
+        ended = [result.game_id for result in await uow.stats.results_in_end_order(chat)]
+    assert ids == list(reversed(ended))  # the game that ended last comes first
     exported = await service.export_chat(chat)
     assert [g["game_id"] for g in exported["games"]] == list(reversed(ids))
     assert {p["user_id"] for p in exported["players"]}
+
+
+async def test_the_history_lists_games_in_the_order_they_ended(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    driver = Driver(session_factory, random.Random(7))
+    chat = CHATS[0]
+    await driver.settings.change(chat, PLAYERS[0], "flip_limit", "40", is_admin=True)
+    early = Place(chat.chat_id, thread_id=1, chat_type="supergroup", is_forum=True)
+    late = Place(chat.chat_id, thread_id=2, chat_type="supergroup", is_forum=True)
+    first_started = await driver.start_one(early, [PLAYERS[0], PLAYERS[1]])
+    second_started = await driver.start_one(late, [PLAYERS[2], PLAYERS[3]])
+    await driver.finish_one(late, [PLAYERS[2], PLAYERS[3]])
+    await driver.finish_one(early, [PLAYERS[0], PLAYERS[1]])
+    page = await StatsService(session_factory).history(chat.chat_id)
+    assert first_started < second_started
+    assert [line.game_id for line in page.games] == [first_started, second_started]
+
+
+async def figures_and_timelines(sessions: async_sessionmaker[AsyncSession]) -> dict[Any, Any]:
+    """Every stored total, and every player's rating timeline in each scope."""
+    async with UnitOfWork(sessions, read_only=True) as uow:
+        return {
+            (s.scope_id, s.user_id): (
+                s.figures(),
+                await uow.stats.rating_timeline(s.user_id, s.scope_id or None),
+            )
+            for s in await uow.stats.all_player_stats()
+        }
+
+
+async def downgrade(url: str, revision: str) -> None:
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(
+                lambda sync: command.downgrade(alembic_config(connection=sync), revision)
+            )
+    finally:
+        await engine.dispose()
+
+
+async def test_an_upgraded_database_shows_the_figures_of_its_history(
+    migrated_database_url: str,
+) -> None:
+    """Games stored before the reaction counts existed get them, and exact medians, on upgrade."""
+    url = migrated_database_url
+    engine = create_engine(url)
+    try:
+        sessions = make_session_factory(engine)
+        driver = Driver(sessions, random.Random(5))
+        await driver.play_games(GAMES)
+        before = await figures_and_timelines(sessions)
+        assert sum(bool(timeline) for _, timeline in before.values()) >= 4
+    finally:
+        await engine.dispose()
+    before_counts = ScriptDirectory.from_config(alembic_config()).get_revision(REACTION_COUNTS)
+    assert before_counts is not None
+    assert isinstance(before_counts.down_revision, str)
+    await downgrade(url, before_counts.down_revision)
+    assert "reaction_counts" not in await table_names(url)
+    await upgrade_database(url)
+    engine = create_engine(url)
+    try:
+        sessions = make_session_factory(engine)
+        assert await figures_and_timelines(sessions) == before
+        await assert_figures_match_the_history(sessions)
+        # Games ended after the upgrade move the median on from the counts filled in.
+        later = Driver(
+            sessions, random.Random(6), clock_ms=10**9, update_ids=itertools.count(10**6)
+        )
+        await later.play_games(GAMES)
+        await assert_figures_match_the_history(sessions)
+    finally:
+        await engine.dispose()
+
+
+async def test_stats_reads_never_wait_for_the_write_lock(
+    played: Driver, engine: AsyncEngine, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    """/stats, /leaderboard, /history, /replay, export and /settings while a writer holds SQLite."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's write lock")
+    assert engine.url.database
+    service = StatsService(session_factory)
+    chat = CHATS[0].chat_id
+    writer = sqlite3.connect(engine.url.database, timeout=0, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("DELETE FROM player_stats")  # uncommitted: the reads must not see it
+        view = await service.player(chat, PLAYERS[0].user_id, "Ann")
+        board = await service.leaderboard(chat, Ranking.RATING, is_global=True)
+        page = await service.history(chat)
+        replay = await service.replay(chat, page.games[0].game_id)
+        exported = await service.export_chat(chat)
+        shown = await played.settings.show(CHATS[0])
+        writer.execute("ROLLBACK")
+    finally:
+        writer.close()
+    assert view.everywhere is not None
+    assert view.everywhere.games >= 1
+    assert page.total >= 1
+    assert replay.text.startswith("# telesnap game")
+    assert exported["players"]
+    assert board.unlisted + len(board.entries) >= 1
+    assert shown.flip_limit == 40
+
+
+async def test_the_rating_chart_of_a_long_career_shows_its_last_games(
+    played: Driver, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    chat = CHATS[0].chat_id
+    async with UnitOfWork(session_factory) as uow:
+        stored = await uow.stats.all_player_stats(0)
+    veteran = max(stored, key=lambda stats: stats.rated_games)
+    assert veteran.rated_games >= 4
+    whole = await StatsService(session_factory).player(chat, veteran.user_id, "?")
+    recent = await StatsService(session_factory, rating_points=3).player(chat, veteran.user_id, "?")
+    assert len(whole.ratings) == veteran.rated_games
+    assert whole.ratings_from == 1
+    assert whole.ratings[-1] == pytest.approx(veteran.rating_ordinal)
+    assert recent.ratings == whole.ratings[-3:]
+    assert recent.ratings_from == veteran.rated_games - 2
+    assert len(recent.chat_ratings) == min(3, len(whole.chat_ratings))
+    assert recent.chat_ratings == whole.chat_ratings[-3:]

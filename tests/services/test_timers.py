@@ -243,3 +243,37 @@ async def test_a_bad_timer_value_changes_nothing(
     assert refused.value.reason is Reason.BAD_SETTING_VALUE
     assert refused.value.details["allowed"] == "10-86400, off"
     assert (await world.settings.show(PLACE)).turn_timer_s == 300
+
+
+async def test_another_seat_leaving_keeps_the_turn_clock_of_the_player_on_turn(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="60")
+    await start(world, (ANN, BOB, CID, Actor(4, "Dee")))
+    on_turn = await turn_actor(world)
+    leaver = next(p for p in (ANN, BOB, CID) if p.user_id != on_turn.user_id)
+    clock.advance(seconds=50)
+    await world.lobby.leave(PLACE, leaver, receipt())
+    assert (await turn_actor(world)).user_id == on_turn.user_id
+    clock.advance(seconds=10)  # 60 s since the turn began, 10 s since the other seat left
+    (reminder,) = await world.timers.fire_due()
+    assert reminder.kind is TimerKind.TURN_REMINDER
+    assert reminder.absent.user_id == on_turn.user_id
+
+
+async def test_the_player_on_turn_leaving_starts_the_next_players_clock(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="60")
+    await start(world)
+    on_turn = await turn_actor(world)
+    clock.advance(seconds=50)
+    await world.lobby.leave(PLACE, on_turn, receipt())
+    following = await turn_actor(world)
+    clock.advance(seconds=59)
+    assert [o for o in await world.timers.fire_due() if o.absent is not None] == []
+    clock.advance(seconds=1)
+    (reminder,) = await world.timers.fire_due()
+    assert reminder.absent.user_id == following.user_id

@@ -127,3 +127,43 @@ def test_settings_are_frozen() -> None:
     settings = load(TELESNAP_TOKEN=TOKEN)
     with pytest.raises(AttributeError):
         settings.token = "1:other"  # type: ignore[misc]
+
+
+def test_shuffle_seed_and_flood_control_are_read_from_the_env_file(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        f"TELESNAP_TOKEN={TOKEN}\nTELESNAP_SHUFFLE_SEED=7\nTELESNAP_FLOOD_CONTROL=off\n"
+    )
+    settings = load_settings({}, env_file=env_file)
+    assert settings.shuffle_seed == 7
+    assert settings.flood_control is False
+    overridden = load_settings({"TELESNAP_FLOOD_CONTROL": "on"}, env_file=env_file)
+    assert overridden.flood_control is True, "the environment wins"
+
+
+def test_shuffle_seed_and_flood_control_defaults() -> None:
+    settings = load(TELESNAP_TOKEN=TOKEN)
+    assert settings.shuffle_seed is None
+    assert settings.flood_control is True
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("TELESNAP_SHUFFLE_SEED", "seven"), ("TELESNAP_FLOOD_CONTROL", "maybe")],
+)
+def test_a_bad_shuffle_seed_or_flood_control_is_one_line_naming_it(
+    variable: str, value: str
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        load(TELESNAP_TOKEN=TOKEN, **{variable: value})
+    message = str(error.value)
+    assert variable in message
+    assert "\n" not in message
+
+
+def test_the_runner_takes_its_shuffle_seed_and_flood_control_from_the_settings() -> None:
+    from telesnap.app import BotRunner
+
+    runner = BotRunner(Settings(token=TOKEN, shuffle_seed=5, flood_control=False))
+    assert runner.shuffle_seed == 5
+    assert runner.limits.enabled is False

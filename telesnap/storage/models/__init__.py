@@ -2,10 +2,10 @@
 
 from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .base import Base, UtcDateTime, utc_now
-from .games import ACTIVE_STATUSES, Game, GameOperation, GamePlayer, GameStatus
+from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
 from .infrastructure import ProcessedUpdate, Timer
 from .races import Race, RaceState
-from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats
+from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats, ReactionCount
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -13,6 +13,7 @@ __all__ = [
     "CHAT_TYPES",
     "WHOLE_CHAT",
     "Base",
+    "BoardView",
     "Chat",
     "ChatSettings",
     "Game",
@@ -25,6 +26,7 @@ __all__ = [
     "ProcessedUpdate",
     "Race",
     "RaceState",
+    "ReactionCount",
     "Timer",
     "User",
     "UtcDateTime",

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from .base import Base, UtcDateTime, utc_now
 
-__all__ = ["ACTIVE_STATUSES", "Game", "GameOperation", "GamePlayer", "GameStatus"]
+__all__ = ["ACTIVE_STATUSES", "BoardView", "Game", "GameOperation", "GamePlayer", "GameStatus"]
 
 
 class GameStatus(StrEnum):
@@ -67,14 +67,11 @@ class Game(Base):
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     seed: Mapped[int | None] = mapped_column(BigInteger)
     lobby_message_id: Mapped[int | None] = mapped_column(BigInteger)
-    board_message_id: Mapped[int | None] = mapped_column(BigInteger)
     board_version: Mapped[int] = mapped_column(Integer, default=0)
     history_length: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     """How many operations the history holds (the ``seq`` of the last one)."""
     turn_started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     """When the current turn began (the turn timer runs from it)."""
-    board_shown_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
-    """Wall time the bot got the reply to the sendMessage that showed the current board."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
@@ -124,3 +121,20 @@ class GameOperation(Base):
     receipt_wall_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     receipt_monotonic_ns: Mapped[int | None] = mapped_column(BigInteger)
     reaction_ms: Mapped[int | None] = mapped_column(Integer)
+
+
+class BoardView(Base):
+    """A board message that reached Telegram: which version of the game's board it shows.
+
+    Reaction times are measured from ``shown_at``, the wall time the bot got the
+    reply to the sendMessage, of the version the caller pressed.
+    """
+
+    __tablename__ = "board_views"
+
+    game_id: Mapped[int] = mapped_column(
+        Integer, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    message_id: Mapped[int] = mapped_column(BigInteger)
+    shown_at: Mapped[datetime] = mapped_column(UtcDateTime)

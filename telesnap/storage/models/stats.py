@@ -9,6 +9,10 @@ they always agree with the history (and can be recomputed from it).
   the final standings, their figures, and their ratings after the game.
 - ``player_stats``: running totals per player, per chat (``scope_id`` = chat id)
   and across every chat (``scope_id`` = :data:`ALL_CHATS`).
+- ``reaction_counts``: per player and scope, how many correct calls took each
+  whole number of milliseconds; with the median cursor kept in ``player_stats``
+  (see :mod:`telesnap.services.stats_reactions`) the median and best reaction
+  times stay exact and cost the same to update however many calls came before.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from .base import Base, UtcDateTime, utc_now
 
-__all__ = ["ALL_CHATS", "GamePlayerResult", "GameResult", "PlayerStats"]
+__all__ = ["ALL_CHATS", "GamePlayerResult", "GameResult", "PlayerStats", "ReactionCount"]
 
 ALL_CHATS = 0
 """The ``scope_id`` of the figures across every chat (chat ids are never 0)."""
@@ -54,12 +58,15 @@ class GamePlayerResult(Base):
     """One player's result in an ended game, and their ratings right after it."""
 
     __tablename__ = "game_player_results"
-    __table_args__ = (Index(None, "user_id", "game_id"),)
+    __table_args__ = (Index(None, "user_id", "result_id"),)
 
     game_id: Mapped[int] = mapped_column(
         Integer, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
     )
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    result_id: Mapped[int] = mapped_column(Integer)
+    """The game's place in the end order (its ``game_results.id``): a player's rating
+    timeline is read from the end of this index, however many games came before."""
     seat: Mapped[int] = mapped_column(Integer)
     place: Mapped[int] = mapped_column(Integer)
     """1 for the winners, then down the final standings (equal places share)."""
@@ -96,6 +103,12 @@ class PlayerStats(Base):
     timed_calls: Mapped[int] = mapped_column(Integer, default=0)
     median_reaction_ms: Mapped[int | None] = mapped_column(Integer)
     best_reaction_ms: Mapped[int | None] = mapped_column(Integer)
+    lower_median_ms: Mapped[int | None] = mapped_column(Integer)
+    """The median cursor: the reaction time at rank ``(timed_calls - 1) // 2``."""
+    calls_faster_than_lower_median: Mapped[int] = mapped_column(
+        Integer, default=0, server_default="0"
+    )
+    """The median cursor: how many timed calls were faster than ``lower_median_ms``."""
     rated_games: Mapped[int] = mapped_column(Integer, default=0)
     rating_mu: Mapped[float] = mapped_column(Float)
     rating_sigma: Mapped[float] = mapped_column(Float)
@@ -126,3 +139,15 @@ class PlayerStats(Base):
                 "rating_ordinal",
             )
         }
+
+
+class ReactionCount(Base):
+    """How many of a player's correct calls took exactly ``reaction_ms`` (in one scope)."""
+
+    __tablename__ = "reaction_counts"
+
+    scope_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    """A chat id, or :data:`ALL_CHATS`."""
+    user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    reaction_ms: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    calls: Mapped[int] = mapped_column(Integer)

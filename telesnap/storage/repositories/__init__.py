@@ -1,6 +1,7 @@
 """Repositories: small typed query objects, one per table group, over one session."""
 
 from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
+from .board_views import BoardViewRepository, ShownBoard
 from .bookkeeping import ProcessedUpdateRepository, TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
@@ -8,6 +9,7 @@ from .races import RaceRepository
 from .stats import Ranking, StatsRepository
 
 __all__ = [
+    "BoardViewRepository",
     "ChatRepository",
     "ChatSettingsRepository",
     "GameRepository",
@@ -16,6 +18,7 @@ __all__ = [
     "ProcessedUpdateRepository",
     "RaceRepository",
     "Ranking",
+    "ShownBoard",
     "StatsRepository",
     "TimerRepository",
     "UserRepository",

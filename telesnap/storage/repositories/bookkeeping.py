@@ -12,7 +12,12 @@ from ..models import ProcessedUpdate, Timer, utc_now
 from ..models.accounts import WHOLE_CHAT
 from ._dialect import upsert_insert
 
-__all__ = ["ProcessedUpdateRepository", "TimerRepository"]
+__all__ = ["FAILURES_KEY", "SET_ASIDE_KEY", "ProcessedUpdateRepository", "TimerRepository"]
+
+FAILURES_KEY = "failures"
+"""In a timer's payload: how many times firing it has failed."""
+SET_ASIDE_KEY = "set_aside"
+"""In a timer's payload: why it was given up on (its last error)."""
 
 
 class ProcessedUpdateRepository:
@@ -115,6 +120,28 @@ class TimerRepository:
             .execution_options(synchronize_session="fetch")
         )
         return await self._session.scalar(statement) is not None
+
+    async def postpone(self, timer_id: int, due_at: datetime, failures: int) -> None:
+        """Try an unfired timer again at ``due_at``, counting ``failures`` in its payload."""
+        timer = await self._session.get(Timer, timer_id)
+        if timer is None or timer.fired_at is not None:
+            return
+        timer.due_at = due_at
+        timer.payload = {**timer.payload, FAILURES_KEY: failures}
+        await self._session.flush()
+
+    async def set_aside(self, timer_id: int, at: datetime, failures: int, error: str) -> bool:
+        """Give up on a timer that keeps failing: mark it fired, noting why in its payload.
+
+        Returns False if it was fired already (or does not exist).
+        """
+        timer = await self._session.get(Timer, timer_id)
+        if timer is None or timer.fired_at is not None:
+            return False
+        timer.fired_at = at
+        timer.payload = {**timer.payload, FAILURES_KEY: failures, SET_ASIDE_KEY: error[:500]}
+        await self._session.flush()
+        return True
 
     async def forget_fired_before(self, moment: datetime, limit: int = 1000) -> int:
         """Delete up to ``limit`` timers fired before ``moment``; return how many went.

@@ -74,6 +74,18 @@ class GameRepository:
             raise
         return game
 
+    async def list_active_in_chat(self, chat_id: int) -> list[Game]:
+        """Return the chat's games in lobby or running, in every topic (not locked)."""
+        statement = (
+            select(Game)
+            .where(
+                Game.chat_id == chat_id,
+                Game.status.in_([status.value for status in ACTIVE_STATUSES]),
+            )
+            .order_by(Game.id)
+        )
+        return list(await self._session.scalars(statement))
+
     async def list_running(self) -> list[Game]:
         """Return every running game, oldest first (to resume them after a restart)."""
         statement = select(Game).where(Game.status == GameStatus.RUNNING.value).order_by(Game.id)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select, tuple_
+from sqlalchemy import func, select, tuple_, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import (
@@ -15,8 +16,8 @@ from ..models import (
     GamePlayer,
     GamePlayerResult,
     GameResult,
-    GameStatus,
     PlayerStats,
+    ReactionCount,
     User,
 )
 from ._dialect import upsert_insert
@@ -43,6 +44,14 @@ _ORDER: dict[Ranking, tuple[Any, ...]] = {
         PlayerStats.user_id,
     ),
 }
+
+
+_BUCKET = (
+    ReactionCount.scope_id,
+    ReactionCount.user_id,
+    ReactionCount.reaction_ms,
+    ReactionCount.calls,
+)
 
 
 class StatsRepository:
@@ -76,6 +85,7 @@ class StatsRepository:
                 "cards_won": 0,
                 "afks": 0,
                 "timed_calls": 0,
+                "calls_faster_than_lower_median": 0,
                 "rated_games": 0,
                 "rating_mu": mu,
                 "rating_sigma": sigma,
@@ -100,36 +110,84 @@ class StatsRepository:
         """Store an ended game's result (which gets its ``id``, the end order) and players'."""
         self._session.add(result)
         await self._session.flush()
-        self._session.add_all(list(players))
+        rows = list(players)
+        for row in rows:
+            row.result_id = result.id
+        self._session.add_all(rows)
         await self._session.flush()
 
-    async def reaction_times(
-        self, user_ids: Sequence[int], chat_id: int | None = None
-    ) -> dict[int, list[int]]:
-        """Each user's reaction times (ms) of correct calls in finished games, oldest first.
+    async def game_reaction_times(self, game_id: int) -> dict[int, list[int]]:
+        """Each caller's reaction times (ms) of the game's correct calls, in the game's order.
 
-        Only the chat's games when ``chat_id`` is given, else every chat's.
+        Only the game's own rows are read (its primary key range), never the past.
         """
-        conditions = [
-            GameOperation.user_id.in_(list(user_ids)),
-            GameOperation.kind == "snap_called",
-            GameOperation.reaction_ms.is_not(None),
-            GameOperation.payload["verdict"].as_string() == "pending",
-            Game.status == GameStatus.FINISHED.value,
-        ]
-        if chat_id is not None:
-            conditions.append(Game.chat_id == chat_id)
         statement = (
             select(GameOperation.user_id, GameOperation.reaction_ms)
-            .join(Game, Game.id == GameOperation.game_id)
-            .where(*conditions)
-            .order_by(GameOperation.game_id, GameOperation.seq)
+            .where(
+                GameOperation.game_id == game_id,
+                GameOperation.kind == "snap_called",
+                GameOperation.reaction_ms.is_not(None),
+                GameOperation.user_id.is_not(None),
+                GameOperation.payload["verdict"].as_string() == "pending",
+            )
+            .order_by(GameOperation.seq)
         )
-        times: dict[int, list[int]] = {user_id: [] for user_id in user_ids}
+        times: dict[int, list[int]] = {}
         for user_id, reaction_ms in await self._session.execute(statement):
-            if user_id is not None and reaction_ms is not None:
-                times[user_id].append(reaction_ms)
+            if user_id is not None and reaction_ms is not None:  # as the query asks
+                times.setdefault(user_id, []).append(reaction_ms)
         return times
+
+    async def add_reaction_times(self, times: Mapping[tuple[int, int], Sequence[int]]) -> None:
+        """Count each ``(scope_id, user_id)``'s new reaction times into their ms buckets."""
+        rows = [
+            {"scope_id": scope_id, "user_id": user_id, "reaction_ms": ms, "calls": calls}
+            for (scope_id, user_id), new in sorted(times.items())
+            for ms, calls in sorted(Counter(new).items())
+        ]
+        if not rows:
+            return
+        insert = upsert_insert(self._session, ReactionCount).values(rows)
+        await self._session.execute(
+            insert.on_conflict_do_update(
+                index_elements=["scope_id", "user_id", "reaction_ms"],
+                set_={"calls": ReactionCount.calls + insert.excluded.calls},
+            )
+        )
+
+    async def reaction_windows(
+        self, anchors: Mapping[tuple[int, int], tuple[int, int]]
+    ) -> dict[tuple[int, int], tuple[list[tuple[int, int]], list[tuple[int, int]]]]:
+        """Around each ``(scope_id, user_id)``'s ``(anchor_ms, size)``: their ms buckets.
+
+        For each: up to ``size`` buckets from ``anchor_ms`` up (fastest first) and up
+        to ``size`` below it (slowest first), what
+        :func:`telesnap.services.stats_reactions.advance` takes. Each is an index
+        range read bounded by ``size``, however many calls the player has made; all
+        of them go in one statement.
+        """
+        parts = []
+        for (scope_id, user_id), (anchor_ms, size) in sorted(anchors.items()):
+            mine = (ReactionCount.scope_id == scope_id, ReactionCount.user_id == user_id)
+            for side, order in (
+                (ReactionCount.reaction_ms >= anchor_ms, ReactionCount.reaction_ms),
+                (ReactionCount.reaction_ms < anchor_ms, ReactionCount.reaction_ms.desc()),
+            ):
+                part = select(*_BUCKET).where(*mine, side).order_by(order).limit(size).subquery()
+                parts.append(select(*part.c))
+        windows: dict[tuple[int, int], tuple[list[tuple[int, int]], list[tuple[int, int]]]] = {
+            key: ([], []) for key in anchors
+        }
+        if not parts:
+            return windows
+        for scope_id, user_id, ms, calls in await self._session.execute(union_all(*parts)):
+            key = (scope_id, user_id)
+            at_or_above, below = windows[key]
+            (at_or_above if ms >= anchors[key][0] else below).append((ms, calls))
+        for at_or_above, below in windows.values():
+            at_or_above.sort()
+            below.sort(reverse=True)
+        return windows
 
     # -- reading ------------------------------------------------------------------------
 
@@ -137,12 +195,22 @@ class StatsRepository:
         """The user's totals in a chat (or across every chat with :data:`ALL_CHATS`)."""
         return await self._session.get(PlayerStats, (scope_id, user_id))
 
+    async def reaction_counts(self, scope_id: int, user_id: int) -> list[tuple[int, int]]:
+        """The user's ``(reaction_ms, calls)`` buckets in a scope, the fastest first."""
+        statement = (
+            select(ReactionCount.reaction_ms, ReactionCount.calls)
+            .where(ReactionCount.scope_id == scope_id, ReactionCount.user_id == user_id)
+            .order_by(ReactionCount.reaction_ms)
+        )
+        return [(ms, calls) for ms, calls in await self._session.execute(statement)]
+
     async def rating_timeline(
-        self, user_id: int, chat_id: int | None = None
+        self, user_id: int, chat_id: int | None = None, *, last: int | None = None
     ) -> list[tuple[float, float]]:
         """The user's ``(mu, sigma)`` after each rated game, in the order games ended.
 
-        The chat's ratings when ``chat_id`` is given, else the ratings across every chat.
+        The chat's ratings when ``chat_id`` is given, else the ratings across every
+        chat; only the ``last`` rated games when given.
         """
         mu, sigma = (
             (GamePlayerResult.chat_mu, GamePlayerResult.chat_sigma)
@@ -151,14 +219,15 @@ class StatsRepository:
         )
         statement = (
             select(mu, sigma)
-            .join(GameResult, GameResult.game_id == GamePlayerResult.game_id)
+            .join(GameResult, GameResult.id == GamePlayerResult.result_id)
             .where(GamePlayerResult.user_id == user_id, GameResult.rated.is_(True))
-            .order_by(GameResult.id)
+            .order_by(GamePlayerResult.result_id.desc())
+            .limit(last)
         )
         if chat_id is not None:
             statement = statement.where(GameResult.chat_id == chat_id)
-        rows = await self._session.execute(statement)
-        return [(m, s) for m, s in rows if m is not None and s is not None]
+        rows = list(await self._session.execute(statement))
+        return [(m, s) for m, s in reversed(rows) if m is not None and s is not None]
 
     async def top_players(
         self,

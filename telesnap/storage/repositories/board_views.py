@@ -1,0 +1,71 @@
+"""The board messages shown for each game, by board version (reaction times start there)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..models import BoardView
+from ._dialect import upsert_insert
+
+__all__ = ["BoardViewRepository", "ShownBoard"]
+
+
+@dataclass(frozen=True, slots=True)
+class ShownBoard:
+    """One board message that reached Telegram: the game, its board version, when."""
+
+    game_id: int
+    version: int
+    message_id: int
+    shown_at: datetime
+
+
+class BoardViewRepository:
+    """When each version of a game's board reached Telegram, and in which message."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def record(self, views: Sequence[ShownBoard]) -> None:
+        """Store that each message showed its board version from its ``shown_at``.
+
+        The first message to show a version is the one its reaction times start
+        from: a later message showing the same version again (the table posted
+        again after a restart) changes nothing.
+        """
+        if not views:
+            return
+        rows = [
+            {
+                "game_id": view.game_id,
+                "version": view.version,
+                "message_id": view.message_id,
+                "shown_at": view.shown_at,
+            }
+            for view in views
+        ]
+        statement = (
+            upsert_insert(self._session, BoardView)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=[BoardView.game_id, BoardView.version])
+        )
+        await self._session.execute(statement)
+
+    async def shown_at(self, game_id: int, version: int) -> datetime | None:
+        """When board ``version`` of the game was first shown, or None if it never was."""
+        statement = select(BoardView.shown_at).where(
+            BoardView.game_id == game_id, BoardView.version == version
+        )
+        shown: datetime | None = await self._session.scalar(statement)
+        return shown
+
+    async def newest_version(self, game_id: int) -> int | None:
+        """The highest board version of the game shown so far (None before any)."""
+        statement = select(func.max(BoardView.version)).where(BoardView.game_id == game_id)
+        newest: int | None = await self._session.scalar(statement)
+        return newest

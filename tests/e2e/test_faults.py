@@ -1,0 +1,104 @@
+"""The "done when" run: faults at every boundary, while another chat plays on unaffected.
+
+One chat's stored history cannot be replayed (so its presses, commands and
+timers all fail), and then the database is unavailable for ten seconds on the
+test's clock. The other chat keeps playing, its timers keep firing, and every
+press in every chat is answered.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from telesnap.emulator.testing import RunningEmulator
+from telesnap.services.timer_service import MAX_TIMER_FAILURES, retry_delay
+
+from .harness import DatabaseOutage, Table, another_chat, database_file, table_with
+from .test_failures import PRESS_FAILED, break_history, flip_and_see, sql
+from .test_timers import Clock
+
+TURN_TIMER_S = 60
+
+
+async def set_turn_timer(table: Table, admin: str) -> None:
+    await table.command(admin, "settings", f"turn_timer {TURN_TIMER_S}")
+    await table.wait_for_text("Saved.")
+
+
+async def reminders_in(table: Table) -> int:
+    return sum("it is your turn" in m.text for m in await table.messages())
+
+
+async def test_faults_at_every_boundary_leave_the_other_chat_playing(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    clock = Clock()
+    database_url = database_file(tmp_path)
+    async with table_with(
+        emulator, database_url, ["Ann", "Bob"], admins=["Ann"], clock=clock
+    ) as broken:
+        healthy = await another_chat(broken, ["Cid", "Dan"], admins=["Cid"])
+        await set_turn_timer(broken, "Ann")
+        await set_turn_timer(healthy, "Cid")
+        broken_board = await broken.open_and_start(["Ann", "Bob"])
+        await healthy.open_and_start(["Cid", "Dan"])
+
+        # Fault 1: the broken chat's history cannot be replayed after a restart.
+        await broken.stop_bot()
+        await break_history(database_url, broken.chat_id)
+        healthy.runner = await broken.start_bot()
+        await healthy.wait_for_text("I am back")
+
+        # Fault 2: its turn timer raises; the healthy chat's timer after it still fires.
+        clock.advance(TURN_TIMER_S)
+        await healthy.fire_timers()
+        await healthy.client.wait_until_idle()
+        assert await reminders_in(healthy) == 1
+        assert await reminders_in(broken) == 0
+        assert broken_board.turn is not None
+        toast = await broken.press(broken_board.turn, broken_board.message, "Flip")
+        assert toast.text == PRESS_FAILED
+        await flip_and_see(healthy)
+
+        # Fault 3: the database is unavailable for 10 s (on the clock, not slept).
+        assert broken.runner is not None
+        outage = DatabaseOutage(broken.runner.engine, clock)
+        outage.for_seconds(10)
+        board = await healthy.latest_board()
+        assert board.turn is not None
+        toast = await healthy.press(board.turn, board.message, "Flip")
+        assert toast.text == PRESS_FAILED
+        asked = await healthy.command(board.turn, "flip")
+        assert "Something went wrong" in (await healthy.reply_to(asked)).text
+        with pytest.raises(OperationalError):
+            await healthy.fire_timers()  # the loop logs this and tries again with backoff
+        clock.advance(10)
+        assert not outage.is_down()
+        await flip_and_see(healthy)
+        await flip_and_see(healthy)
+        outage.remove()
+
+        # The broken chat's timer is retried with backoff, then set aside; the rest goes on.
+        for failures in range(1, MAX_TIMER_FAILURES):
+            clock.advance(retry_delay(failures).total_seconds())
+            await healthy.fire_timers()
+        rows = await sql(
+            database_url,
+            "SELECT payload FROM timers WHERE chat_id = :c AND kind = 'turn_reminder'",
+            c=broken.chat_id,
+        )
+        (payload,) = (json.loads(str(row[0])) for row in rows)
+        assert payload["failures"] == MAX_TIMER_FAILURES
+        assert "no_such_operation" in payload["set_aside"]
+        clock.advance(TURN_TIMER_S)
+        await healthy.fire_timers()
+        await healthy.client.wait_until_idle()
+        await flip_and_see(healthy)
+
+        toasts = await healthy.client.toasts()
+        assert toasts
+        assert all(toast.is_answered for toast in toasts), "every press in every chat answered"
