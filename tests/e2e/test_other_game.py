@@ -35,6 +35,7 @@ async def test_the_second_snap_of_the_race_that_ends_the_game_is_answered(
     async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
         board = await table.open_and_start(["Ann", "Bob"])
         late_toast = None
+        called: set[str] = set()
         for _ in range(600):
             if board.turn is None:
                 break
@@ -52,7 +53,8 @@ async def test_the_second_snap_of_the_race_that_ends_the_game_is_answered(
                 )
                 late_toast = (await table.client.wait_for_toast(callback_query_id=late)).text
                 assert late_toast, "every press is answered"
-            elif cards_held(board, "Bob") > 1:
+            elif cards_held(board, "Bob") > 1 and callback_data(board, "s") not in called:
+                called.add(callback_data(board, "s"))  # a button counts once per board
                 wrong = await table.press("Bob", board.message, "Snap!")
                 assert "Nothing matches" in wrong.text
             else:
