@@ -13,7 +13,7 @@ correct calls of finished games, as the figures have always counted them),
 and sets each player's reaction figures from the counts.
 
 Revision ID: 73228d083249
-Revises: 5c1d0e7a9b42
+Revises: b7e3c2a91d40
 Create Date: 2026-12-01 09:45:00+00:00
 """
 
@@ -25,7 +25,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "73228d083249"
-down_revision: str | Sequence[str] | None = "5c1d0e7a9b42"
+down_revision: str | Sequence[str] | None = "b7e3c2a91d40"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
