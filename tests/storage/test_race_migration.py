@@ -7,7 +7,7 @@ from sqlalchemy import text
 from telesnap.storage.database import create_engine
 from telesnap.storage.migrate import upgrade_database
 
-BEFORE_RACES = "5c1d0e7a9b42"
+BEFORE_RACES = "73228d083249"
 NOW = "'2026-11-30 12:00:00+00:00'"
 
 

@@ -5,10 +5,8 @@ row yet: every running game whose last operation is a call gets an open race
 due at once, and the bot decides it at start (a game whose calls turn out to
 need no race just closes the row).
 
-It follows both heads of its day (reaction counts, board views), joining them.
-
 Revision ID: 3f7a2c9d1e05
-Revises: 73228d083249, b7e3c2a91d40
+Revises: 73228d083249
 Create Date: 2026-12-01 09:40:00+00:00
 """
 
@@ -18,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "3f7a2c9d1e05"
-down_revision: str | Sequence[str] | None = ("73228d083249", "b7e3c2a91d40")
+down_revision: str | Sequence[str] | None = "73228d083249"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
