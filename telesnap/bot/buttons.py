@@ -64,11 +64,11 @@ def _handler(body: ButtonBody) -> UpdateHandler:
         query = update.callback_query
         if query is None:
             return
-        receipt = runtime.book.receipt_for(update)
+        arrival = runtime.book.arrival_for(update)
+        receipt, press = arrival.receipt, arrival.press
         actor = actor_of(query.from_user)
         tr = translator(language_of(query.from_user.language_code))
         place = place_of_update(update)
-        press = runtime.signer.decode(query.data)
         try:
             message = query.message
             if press is None or place is None or not isinstance(message, Message):

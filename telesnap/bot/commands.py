@@ -62,7 +62,7 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
         if message is None or user is None or message.text is None:
             return
         place = place_of_update(update)
-        receipt = runtime.book.receipt_for(update)
+        receipt = runtime.book.arrival_for(update).receipt
         tr = translator(language_of(user.language_code))
         try:
             if not takes_arguments and command_arguments(message):
