@@ -7,10 +7,12 @@ import importlib.util
 import re
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import inspect
 
+from telesnap.storage import migrate
 from telesnap.storage.database import create_engine
 from telesnap.storage.migrate import (
     current_revision,
@@ -75,6 +77,21 @@ def test_revision_files_are_named_by_date() -> None:
 def test_the_scripts_have_one_home_at_the_top_of_the_checkout() -> None:
     assert script_location() == MIGRATIONS
     assert not (ROOT / "telesnap" / "migrations" / "env.py").exists()
+
+
+def test_a_wheel_uses_the_copy_inside_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed = tmp_path / "site-packages" / "telesnap" / "migrations"
+    installed.mkdir(parents=True)
+    (installed / "env.py").write_text("", encoding="utf-8")
+    monkeypatch.setattr(migrate, "INSTALLED_SCRIPTS", installed)
+    assert script_location() == installed
+    monkeypatch.setattr(migrate, "CHECKOUT_SCRIPTS", tmp_path / "nowhere")
+    assert script_location() == installed
+    monkeypatch.setattr(migrate, "INSTALLED_SCRIPTS", tmp_path / "missing")
+    with pytest.raises(FileNotFoundError, match="the migration scripts are missing"):
+        script_location()
 
 
 def test_the_environment_script_does_nothing_when_merely_imported() -> None:
