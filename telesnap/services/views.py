@@ -6,6 +6,7 @@ so the bot can render them without touching either.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -129,13 +130,18 @@ class PlayOutcome:
 
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
-    """The result of a call: its verdict now, and when the race it opened must be decided."""
+    """The result of a call: its verdict now, and the race a correct call is in.
+
+    ``race_id`` and ``race_deadline_ns`` (when the race must be decided, on the
+    monotonic clock of the receipt stamps) are set for a correct call only.
+    """
 
     verdict: CallVerdict
     behind_ms: int | None
     reaction_ms: int | None
     race_deadline_ns: int | None
     play: PlayOutcome
+    race_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,12 +153,30 @@ class CallerResult:
     behind_ms: int | None
 
 
+class RaceEnding(enum.Enum):
+    """How a race came to an end."""
+
+    DECIDED = "decided"
+    """Decided here and now: the table after it is to be shown."""
+    DECIDED_ELSEWHERE = "decided_elsewhere"
+    """Decided already (by another worker, or before a restart), which showed the table."""
+    CALLED_OFF = "called_off"
+    """The game ended (``/endgame``, idle) before the race was decided: nobody won it."""
+
+
 @dataclass(frozen=True, slots=True)
 class RaceOutcome:
-    """A decided race: every caller's result and the table after it."""
+    """How a race ended: every caller's result, and the table to show after it.
 
-    results: tuple[CallerResult, ...]
-    play: PlayOutcome
+    ``play`` is set only when the race was decided now (``DECIDED``).
+    ``board_version`` is the board the race left behind, while nothing else has
+    changed the game since (a Flip pressed during the race acts on it); else None.
+    """
+
+    ending: RaceEnding
+    results: tuple[CallerResult, ...] = ()
+    play: PlayOutcome | None = None
+    board_version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
