@@ -87,3 +87,101 @@ def test_the_checker_sees_relative_absolute_and_dotted_imports() -> None:
     assert found == {"telesnap.storage", "telegram.ext", "telesnap.game"}
     assert _violates("telesnap.storage", "telesnap.storage")
     assert not _violates("telesnap.storagex", "telesnap.storage")
+
+
+# -- the seams inside the bot layer (ARCHITECTURE.md) ---------------------------------------
+# That services import nothing of the bot (the presenter included) is checked above.
+
+
+def parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def others_private_attributes(tree: ast.AST) -> list[str]:
+    """Every ``x._name`` in the code where ``x`` is not ``self`` or ``cls``."""
+    return [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+
+
+def attribute_names(tree: ast.AST) -> set[str]:
+    return {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+
+
+def called_names(tree: ast.AST) -> set[str]:
+    return {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+
+
+def test_the_bot_layer_never_reaches_the_game_store() -> None:
+    """The cache and the topic locks are the services' business: bot/ sees only their answers."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} imports {module}"
+        for path in layer_files("bot")
+        for module in modules_of(path)
+        if _violates(module, "telesnap.services.store")
+    ]
+    for path in layer_files("bot"):
+        tree = parsed(path)
+        offences += [f"{path.name} uses {use}" for use in others_private_attributes(tree)]
+        if "cached" in attribute_names(tree):
+            offences.append(f"{path.name} looks a game up in the store's cache")
+    assert layer_files("bot"), "the bot layer has no modules"
+    assert offences == []
+
+
+PRESENTER_NEVER_IMPORTS = (
+    "telesnap.services.store",
+    "telesnap.storage",
+    "telesnap.game",
+    "telegram.ext",
+    "telesnap.bot.runtime",
+    "telesnap.bot.commands",
+    "telesnap.bot.buttons",
+    "telesnap.bot.actions",
+)
+"""The presenter shows services' views: it knows no store, no handler, no runtime."""
+
+
+def test_the_presenter_knows_neither_the_stores_nor_the_handlers() -> None:
+    offences = [
+        f"presenter imports {module}"
+        for module in modules_of(PACKAGE / "bot" / "presenter.py")
+        for prefix in PRESENTER_NEVER_IMPORTS
+        if _violates(module, prefix)
+    ]
+    assert offences == []
+
+
+def test_the_wiring_builds_the_runtimes_parts() -> None:
+    """app.py builds the courier, presenter and referee; the runtime only holds them."""
+    parts = {"Courier", "Presenter", "RaceReferee", "BoardTidier", "Outbox"}
+    assert parts & called_names(parsed(PACKAGE / "bot" / "runtime.py")) == set()
+    assert parts <= called_names(parsed(PACKAGE / "app.py"))
+
+
+@pytest.mark.parametrize("handlers", ["commands.py", "buttons.py", "actions.py"])
+def test_the_handlers_show_things_only_through_the_presenter(handlers: str) -> None:
+    path = PACKAGE / "bot" / handlers
+    sending = {"telesnap.bot.outbox", "telesnap.bot.courier", "telesnap.bot.posts"}
+    offences = [f"imports {module}" for module in modules_of(path) if module in sending]
+    offences += [
+        f"uses .{name}"
+        for name in sorted(attribute_names(parsed(path)) & {"courier", "outbox", "submit"})
+    ]
+    assert offences == []
+
+
+def test_the_seam_checkers_see_what_they_look_for() -> None:
+    tree = ast.parse("store._games.clear()\nself._own = 1\nx.cached(3)\nRaceReferee(bot)\n")
+    assert others_private_attributes(tree) == ["store._games"]
+    assert "cached" in attribute_names(tree)
+    assert called_names(tree) == {"RaceReferee"}
