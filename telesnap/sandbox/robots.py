@@ -26,6 +26,7 @@ from ..emulator.changes import ChangeSignal
 from ..emulator.core import Emulator
 from ..emulator.users import Press, schedule_presses
 from ..emulator.world import StoredMessage
+from ..services.types import display_name
 
 logger = logging.getLogger(__name__)
 
@@ -200,7 +201,7 @@ class Robots:
             robot.seen = {mark}
         buttons = self._buttons(message)
         me = self._emulator.world.user(robot.user_id)
-        my_name = " ".join(part for part in (me.first_name, me.last_name) if part)
+        my_name = display_name(me.first_name, me.last_name)
         if Action.JOIN in buttons:
             if f"• {my_name}" not in BIDI_CONTROLS.sub("", message.text):
                 self._press(robot, message, buttons[Action.JOIN], robot.style.reaction(self._rng))
