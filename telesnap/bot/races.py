@@ -98,9 +98,8 @@ class RaceReferee:
                 del self._races[key]  # a decided race needs no entry: nothing waits for it
         if outcome is None:
             return
-        results = {result.user_id: result for result in outcome.results}
         for waiter in race.waiters:
-            result = results.get(waiter.user_id)
+            result = outcome.result_of(waiter.user_id)
             if result is None:
                 continue
             text = verdict_toast(result.verdict, result.behind_ms, translator(waiter.language))

@@ -18,7 +18,7 @@ from .base import Service, refusal_for
 from .board_views import ShownBoards
 from .store import GameStore, LoadedGame
 from .types import Actor, Place, Reason, Receipt, Refused
-from .views import CallerResult, CallOutcome, PlayOutcome, RaceOutcome
+from .views import CallOutcome, PlayOutcome, RaceOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -153,11 +153,7 @@ class PlayService(Service):
             race = game.resolve_race(loaded.settings.tie_window_ms)
             operations = tuple(game.history[before:])
             await self._store.save(uow, row, loaded, operations, actor=None, receipt=None)
-            results = tuple(
-                CallerResult(loaded.user_ids[result.seat], result.verdict, result.behind_ms)
-                for result in race.results
-            )
-            return RaceOutcome(results, PlayOutcome(loaded.table(), operations))
+            return RaceOutcome(race.results, PlayOutcome(loaded.table(), operations))
 
     async def record_board_shown(
         self, game_id: int, version: int, message_id: int, shown: Receipt

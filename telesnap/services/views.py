@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..game import CallVerdict, Card, EndReason, Game, Operation, SeatStatus
+from ..game import CallResult, CallVerdict, Card, EndReason, Game, Operation, SeatStatus
 from .standings import FinalView, final_view
 
 
@@ -139,20 +139,16 @@ class CallOutcome:
 
 
 @dataclass(frozen=True, slots=True)
-class CallerResult:
-    """What one caller is told once a race is decided."""
-
-    user_id: int
-    verdict: CallVerdict
-    behind_ms: int | None
-
-
-@dataclass(frozen=True, slots=True)
 class RaceOutcome:
-    """A decided race: every caller's result and the table after it."""
+    """A decided race: every caller's result (the engine's, by seat) and the table after it."""
 
-    results: tuple[CallerResult, ...]
+    results: tuple[CallResult, ...]
     play: PlayOutcome
+
+    def result_of(self, user_id: int) -> CallResult | None:
+        """What ``user_id`` is told about their call (None: they made none in this race)."""
+        seats = {player.seat for player in self.play.table.players if player.user_id == user_id}
+        return next((result for result in self.results if result.seat in seats), None)
 
 
 @dataclass(frozen=True, slots=True)
