@@ -1,8 +1,10 @@
-"""What the emulator records, as the test-side client reads it back.
+"""What the emulator records, as it keeps it and as the test-side client reads it back.
 
-The server builds these and sends them as JSON; :func:`from_json` rebuilds them
-in the client. Times named ``*_at`` are the emulator clock's monotonic seconds;
-``*_wall`` are Unix times.
+A record is one type on both sides: the emulator keeps a :class:`Toast` for each
+press and an :class:`UpdateRecord` for each update (and changes them as the bot
+answers and confirms), the server sends them as JSON with :func:`to_json`, and
+:func:`from_json` rebuilds the same type in the client. Times named ``*_at`` are
+the emulator clock's monotonic seconds; ``*_wall`` are Unix times.
 
 >>> toast = Toast("q1", -5, 7, 42, "flip", 1.0, "Too late!", False, None, 1.5, 0.0)
 >>> from_json(Toast, to_json(toast)) == toast
@@ -12,7 +14,7 @@ True
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 Record = TypeVar("Record")
@@ -65,7 +67,7 @@ class TranscriptMessage:
         return [button["text"] for row in self.buttons for button in row]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Toast:
     """A button press (callback query) and the bot's answer to it, if any yet."""
 
@@ -75,11 +77,11 @@ class Toast:
     user_id: int
     data: str | None
     pressed_at: float
-    text: str | None
-    show_alert: bool
-    url: str | None
-    answered_at: float | None
-    answered_wall: float | None
+    text: str | None = None
+    show_alert: bool = False
+    url: str | None = None
+    answered_at: float | None = None
+    answered_wall: float | None = None
 
     @property
     def is_answered(self) -> bool:
@@ -124,9 +126,12 @@ class Delivery:
     via: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class UpdateRecord:
-    """An update the emulator produced, and every time it was handed to the bot."""
+    """An update the emulator produced, and every time it was handed to the bot.
+
+    Until the bot confirms it (``confirmed``), it is handed over again.
+    """
 
     update_id: int
     kind: str
@@ -134,8 +139,8 @@ class UpdateRecord:
     payload: dict[str, Any]
     enqueued_at: float
     enqueued_wall: float
-    deliveries: list[Delivery]
-    confirmed: bool
+    deliveries: list[Delivery] = field(default_factory=list)
+    confirmed: bool = False
 
     @property
     def first_delivery(self) -> Delivery | None:

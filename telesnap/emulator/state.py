@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .world import Chat, StoredMessage, User
 
 if TYPE_CHECKING:
-    from .core import CallbackQuery, Emulator
+    from .core import Emulator
+    from .records import Toast
 
 Item = TypeVar("Item")
 CALLS_SHOWN = 300
@@ -93,10 +94,10 @@ def message_json(emulator: Emulator, message: StoredMessage) -> dict[str, Any]:
     }
 
 
-def toast_json(query: CallbackQuery) -> dict[str, Any]:
+def toast_json(query: Toast) -> dict[str, Any]:
     """A button press and the bot's answer (``answered`` false while it waits)."""
     return {
-        "callback_query_id": query.id,
+        "callback_query_id": query.callback_query_id,
         "chat_id": query.chat_id,
         "message_id": query.message_id,
         "user_id": query.user_id,
@@ -174,7 +175,7 @@ class StateFeed:
             "toasts": self._changed(
                 "toast",
                 emulator.callback_queries.values(),
-                lambda query: query.id,
+                lambda query: query.callback_query_id,
                 toast_json,
                 fingerprint=lambda query: query.answered_at,
             ),
