@@ -30,28 +30,48 @@ class Revision:
     replaced_at: float
 
 
-@dataclass(frozen=True)
+@dataclass
 class TranscriptMessage:
-    """A message of a chat as it is now, with its history of edits."""
+    """A message of a chat as it is now, with its history of edits.
+
+    The emulator keeps each message as one of these (and changes it as the bot
+    edits, deletes or pins it); the chat and the sender are named by id, so that
+    the record reads the same on the client side.
+    """
 
     chat_id: int
     message_id: int
-    message_thread_id: int | None
     sender_id: int
     is_from_bot: bool
-    kind: str
-    text: str
-    parse_mode: str | None
-    entities: list[dict[str, Any]]
-    reply_markup: dict[str, Any] | None
-    history: list[Revision]
-    deleted: bool
-    pinned: bool
-    file_name: str | None
-    file_size: int | None
+    date: int
+    """The Unix time Telegram stamps on the message."""
     sent_at: float
+    message_thread_id: int | None = None
+    kind: str = "text"
+    """``text``, or the kind of file it carries (``photo``, ``document``); then ``text``
+    is the caption."""
+    text: str = ""
+    parse_mode: str | None = None
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    reply_markup: dict[str, Any] | None = None
+    file: dict[str, Any] | None = None
+    """The file as Telegram describes it (``file_id``, ``file_size``, ...)."""
+    history: list[Revision] = field(default_factory=list)
+    edit_date: int | None = None
+    deleted: bool = False
+    pinned: bool = False
     reply_to_message_id: int | None = None
     """The message this one replies to, if any."""
+
+    @property
+    def file_name(self) -> str | None:
+        """The name of the document it carries, if any."""
+        return (self.file or {}).get("file_name")
+
+    @property
+    def file_size(self) -> int | None:
+        """The size in bytes of the file it carries, when known."""
+        return (self.file or {}).get("file_size")
 
     @property
     def buttons(self) -> list[list[dict[str, Any]]]:

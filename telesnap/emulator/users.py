@@ -104,11 +104,11 @@ def send_text(
             raise ValueError(f"chat {chat_id} has no message {reply_to} to reply to")
     message = emulator.world.add_message(chat, emulator.world.user(user_id), thread_id)
     message.text, message.entities = text, command_entities(text)
-    message.reply_to = replied
+    message.reply_to_message_id = replied.message_id if replied else None
     emulator.changes.notify()  # the chat changed, whether or not the bot hears of it
     if not _delivered_in_privacy_mode(emulator, chat, text):
         return message.message_id, None
-    payload = message.to_json()
+    payload = emulator.world.telegram_message(message)
     delay = emulator.network_delay(user_id)
     if delay > 0:
         _call_later(emulator, delay, lambda: emulator.updates.enqueue("message", payload, chat.id))
@@ -120,7 +120,7 @@ def prepare_press(emulator: Emulator, press: Press) -> Toast:
     """Check that ``press`` hits a button of a live bot message; return its query."""
     chat = _member_chat(emulator, press.chat_id, press.user_id)
     message = emulator.world.messages.get((chat.id, press.message_id))
-    if message is None or message.deleted or not message.sender.is_bot:
+    if message is None or message.deleted or not message.is_from_bot:
         raise ValueError(f"no bot message {press.message_id} in chat {press.chat_id}")
     button = find_button(message.reply_markup, data=press.data, text=press.button_text)
     if press.forged and press.data:
@@ -146,7 +146,7 @@ def fire_press(emulator: Emulator, query: Toast) -> UpdateRecord:
     body = {
         "id": query.callback_query_id,
         "from": emulator.world.user(query.user_id).to_json(),
-        "message": message.to_json(),
+        "message": emulator.world.telegram_message(message),
         "chat_instance": str(abs(query.chat_id) * 7919 % 10**18),
         "data": query.data,
     }
