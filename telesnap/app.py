@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +35,7 @@ from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.lobby import LobbyService
 from .services.play import PlayService
+from .services.races import RaceService
 from .services.stats import StatsService
 from .services.store import GameStore
 from .services.timer_service import TimerService
@@ -130,6 +130,7 @@ class BotRunner:
             bot=application.bot,
             lobby=LobbyService(sessions, store, shuffle_seed=self._shuffle_seed),
             play=PlayService(sessions, store),
+            races=RaceService(sessions, store),
             settings=SettingsService(sessions, store),
             # A 403 from any send means the bot was removed: the chat's games end.
             outbox=Outbox(
@@ -192,12 +193,11 @@ class BotRunner:
     async def _resume(self, runtime: Runtime) -> None:
         """Decide the races a stop interrupted and post every running game's table again."""
         raced = set()
-        for race in await runtime.play.open_races():
+        for race in await runtime.races.open_races():
             await runtime.remember_language(race.place)
-            # Decide now: the stamps came from the clock of the process that stopped.
-            runtime.referee.call_joined(race.place, time.monotonic_ns(), None)
-            await runtime.referee.wait_until_decided(race.place)
-            raced.add(race.game_id)
+            runtime.referee.decide_now(race)
+            if await runtime.referee.wait_until_decided(race.place) is not None:
+                raced.add(race.game_id)
         for place, outcome in await runtime.play.running_games():
             if outcome.table.game_id in raced:
                 continue  # deciding its race showed the table

@@ -91,7 +91,7 @@ async def _run_button(
         return ""
     kind = CallKind.SNAP if press.action is Action.SNAP else CallKind.SNAP_POT
     called = await runtime.play.call(place, actor, kind, receipt, press.version, game_id)
-    after_call(runtime, place, called, query_id, actor)
+    after_call(runtime, place, called, query_id, actor, receipt.monotonic_ns)
     if called.verdict is CallVerdict.PENDING:
         return None
     if called.verdict is CallVerdict.WRONG:

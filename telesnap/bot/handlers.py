@@ -12,7 +12,7 @@ from ..services.types import Actor, Place, Reason, Receipt, Refused
 from ..services.views import CallOutcome, LobbyView, PlayOutcome
 from .context import actor_of, as_manager, command_arguments, place_of_update
 from .i18n import language_of, translator
-from .races import Waiter
+from .races import JoinedCall, Waiter
 from .render import name
 from .runtime import Runtime, runtime_of
 from .settings_handlers import settings_command
@@ -148,27 +148,61 @@ async def flip_after_race(
     version: int | None,
     game_id: int | None,
 ) -> PlayOutcome:
-    """Flip; a flip that arrives while a race is collecting waits until it is decided."""
+    """Flip; a flip that arrives while a race is collecting waits until it is decided.
+
+    A Flip button pressed during a race was pressed on the board that was current,
+    so it acts on the board the race left behind (if nothing else has changed the
+    game since), also when it is handled only after the race was decided: the race
+    does not make the press "old".
+    """
     try:
         return await runtime.play.flip(place, actor, receipt, version, game_id)
     except Refused as refused:
-        if refused.reason is not Reason.RACE_OPEN:
+        if refused.reason is Reason.RACE_OPEN:
+            if not runtime.referee.is_deciding(place):
+                # Opened by another worker, which may have stopped before deciding it.
+                race = await runtime.races.open_race(place)
+                if race is not None:
+                    runtime.referee.adopt(race)
+            after_race = await runtime.referee.wait_until_decided(place)
+        elif refused.reason is Reason.OLD_BOARD and version is not None:
+            after_race = runtime.referee.board_after_race(place, version, receipt.monotonic_ns)
+            if after_race is None:
+                raise
+        else:
             raise
-    await runtime.referee.wait_until_decided(place)
+    if version is not None and after_race is not None:
+        version = after_race
     return await runtime.play.flip(place, actor, receipt, version, game_id)
 
 
 def after_call(
-    runtime: Runtime, place: Place, outcome: CallOutcome, query_id: str | None, actor: Actor
+    runtime: Runtime,
+    place: Place,
+    outcome: CallOutcome,
+    query_id: str | None,
+    actor: Actor,
+    received_ns: int | None = None,
 ) -> None:
-    """Enter a correct call in its race (the answer comes later); show a wrong call."""
-    if outcome.verdict is CallVerdict.PENDING and outcome.race_deadline_ns is not None:
+    """Enter a correct call in its race (the answer comes later); show a wrong call.
+
+    ``query_id`` and ``received_ns`` are the pressed button's query and receipt stamp.
+    """
+    if (
+        outcome.verdict is CallVerdict.PENDING
+        and outcome.race_id is not None
+        and outcome.race_deadline_ns is not None
+    ):
+        table = outcome.play.table
+        call = JoinedCall(
+            outcome.race_id, table.game_id, outcome.race_deadline_ns, table.board_version
+        )
         waiter = (
-            Waiter(query_id, actor.user_id, language_of(actor.language_code))
+            Waiter(query_id, actor.user_id, language_of(actor.language_code), received_ns)
             if query_id is not None
             else None
         )
-        runtime.referee.call_joined(place, outcome.race_deadline_ns, waiter)
+        runtime.referee.call_joined(place, call, waiter)
     if outcome.verdict is CallVerdict.WRONG:
         runtime.show_play(place, outcome.play)
 

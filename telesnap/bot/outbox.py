@@ -56,6 +56,8 @@ from .pacing import Pace, RollingWindow
 logger = logging.getLogger(__name__)
 
 _MAX_BACKOFF_S = 30.0
+OWN_FAULT_ATTEMPTS = 3
+"""How often a post whose sending raises an error of our own is tried before it is set aside."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,8 @@ class _Queued:
     post: Post
     future: asyncio.Future[Any]
     in_flight: bool = False
+    own_faults: int = 0
+    """How often sending it raised an error that is not Telegram's."""
     followers: list[asyncio.Future[Any]] = field(default_factory=list)
     """Futures of posts folded into this one after it failed once: they share its result."""
 
@@ -311,9 +315,27 @@ class Outbox:
                 await self._sleep(delay)
                 continue
             except Exception as error:
-                # Not Telegram's answer but a fault of our own (say, building the text):
-                # sending it again would fail again, so it fails alone and the lane goes on.
-                logger.exception("chat %s: sending %s failed", chat_id, _what(item))
+                # Not Telegram's answer but a fault of our own (building the text, the
+                # transport): tried again a few times in case it passes, then it fails
+                # alone, and the lane goes on.
+                item.own_faults += 1
+                if item.own_faults < OWN_FAULT_ATTEMPTS:
+                    delay = 0.5 * 2**item.own_faults
+                    logger.exception(
+                        "chat %s: sending %s failed; retrying in %.1f s",
+                        chat_id,
+                        _what(item),
+                        delay,
+                    )
+                    self._wait_again(lane, item)
+                    await self._sleep(delay)
+                    continue
+                logger.exception(
+                    "chat %s: sending %s failed %d times; set aside",
+                    chat_id,
+                    _what(item),
+                    item.own_faults,
+                )
                 lane.items.popleft()
                 item.settle(error=error)
                 continue

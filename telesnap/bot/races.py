@@ -1,10 +1,16 @@
-"""The referee: decides each Snap race when its tie window closes, and tells the callers.
+"""The referee: has each stored Snap race decided when its tie window closes, and tells the callers.
 
-A correct call opens a race whose window closes ``tie_window_ms`` after the
-earliest stamp. The referee sleeps until then, waits for any call stamped
-inside the window that is still on its way through the process, asks the
-play service to decide, answers every waiting caller's button press with
-their own result, and shows the new table.
+A correct call enters a race stored with the game (``services/races.py``),
+whose window closes ``tie_window_ms`` after the earliest stamp. The referee
+sleeps until then, waits for every call stamped inside the window that is
+still on its way through the process, and asks the race service to decide. A
+decision that fails is retried with backoff (and logged with its chat and
+game) until it succeeds or the race has ended otherwise. Then every waiting
+caller's press is answered, however the race ended: with their own result
+(also when another worker decided it), or with a toast saying the game ended
+first; and a race decided here shows the new table. A race another worker
+opened and never decided (it stopped) is adopted by the next Flip that finds
+it open, and a race a restart interrupted is decided at start.
 """
 
 from __future__ import annotations
@@ -14,21 +20,44 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from telegram import Bot
 
-from ..services.play import PlayService
+from ..services.races import OpenRace, RaceService
 from ..services.types import Place
-from ..services.views import RaceOutcome
+from ..services.views import RaceEnding, RaceOutcome
 from .i18n import translator
 from .receipts import ReceiptBook
-from .texts import verdict_toast
+from .texts import race_called_off_toast, race_delayed_toast, race_over_toast, verdict_toast
 from .toasts import answer_toast
 
 logger = logging.getLogger(__name__)
 
 TopicKey = tuple[int, int]
 ShowRace = Callable[[Place, RaceOutcome], Awaitable[None]]
+
+FIRST_RETRY_S = 0.1
+LAST_RETRY_S = 30.0
+ANSWER_WITHIN_S = 5.0
+"""Callers still waiting this long after a first failed decision are told it is delayed
+(Telegram stops taking an answer to a press some 15 s after it was made)."""
+
+
+ADOPT_GRACE_S = 1.0
+"""How long after its deadline a race opened by another worker is decided here."""
+SETTLED_KEPT_S = 60.0
+"""How long a decided race is remembered, for a Flip pressed during it and handled after it."""
+
+
+@dataclass(frozen=True, slots=True)
+class JoinedCall:
+    """A correct call in a stored race: which race, and the board it was made on."""
+
+    race_id: int
+    game_id: int
+    deadline_ns: int
+    board_version: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,49 +67,130 @@ class Waiter:
     query_id: str
     user_id: int
     language: str
+    received_ns: int | None = None
+    """The press's receipt stamp: retries of the answer stop before the press expires."""
 
 
 @dataclass(eq=False)
 class _Race:
     place: Place
+    race_id: int
+    game_id: int
     deadline_ns: int
+    board_before: int | None
+    """The board the race was run on (None: not known here)."""
     waiters: list[Waiter] = field(default_factory=list)
     decided: asyncio.Event = field(default_factory=asyncio.Event)
+    decided_ns: int | None = None
+    """When the decision was known here (monotonic, like the receipt stamps)."""
+    board_after: int | None = None
+    """The board the race left behind (see :attr:`RaceOutcome.board_version`)."""
 
 
 class RaceReferee:
     """Schedules and decides the open races, one per chat topic."""
 
-    def __init__(self, bot: Bot, play: PlayService, book: ReceiptBook, show: ShowRace) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        races: RaceService,
+        book: ReceiptBook,
+        show: ShowRace,
+        *,
+        answer_within_s: float = ANSWER_WITHIN_S,
+    ) -> None:
         self._bot = bot
-        self._play = play
+        self._answer_within_s = answer_within_s
+        self._races_service = races
         self._book = book
         self._show = show
         self._races: dict[TopicKey, _Race] = {}
+        self._settled: dict[TopicKey, _Race] = {}
+        self._forget_settled: dict[TopicKey, asyncio.TimerHandle] = {}
         self._deciding: set[asyncio.Task[None]] = set()
 
-    def call_joined(self, place: Place, deadline_ns: int, waiter: Waiter | None) -> None:
-        """A correct call joined the topic's race, which closes at ``deadline_ns``."""
+    def call_joined(self, place: Place, call: JoinedCall, waiter: Waiter | None) -> None:
+        """A correct call joined a stored race, which closes at ``call.deadline_ns``."""
         key = (place.chat_id, place.thread_id)
         race = self._races.get(key)
-        if race is None or race.decided.is_set():
-            race = self._races[key] = _Race(place, deadline_ns)
-            task = asyncio.create_task(self._decide(key, race))
-            self._deciding.add(task)
-            task.add_done_callback(self._deciding.discard)
-        race.deadline_ns = min(race.deadline_ns, deadline_ns)
+        if race is None or race.decided.is_set() or race.race_id != call.race_id:
+            race = _Race(place, call.race_id, call.game_id, call.deadline_ns, call.board_version)
+            self._start(key, race)
+        race.deadline_ns = min(race.deadline_ns, call.deadline_ns)
+        if race.board_before is None:  # adopted, or decided at start: now we know its board
+            race.board_before = call.board_version
         if waiter is not None:
             race.waiters.append(waiter)
 
-    async def wait_until_decided(self, place: Place, timeout_s: float = 5.0) -> None:
-        """Wait for the topic's open race (if any) to be decided."""
+    async def wait_until_decided(self, place: Place, timeout_s: float = 5.0) -> int | None:
+        """Wait for the topic's open race (if any) to end; return the board it left behind.
+
+        None when there is no race here, it took longer than ``timeout_s``, or the
+        game has moved on since (or ended).
+        """
         race = self._races.get((place.chat_id, place.thread_id))
-        if race is not None and not race.decided.is_set():
-            try:
-                async with asyncio.timeout(timeout_s):
-                    await race.decided.wait()
-            except TimeoutError:
-                logger.warning("race in %s not decided after %.1f s", place, timeout_s)
+        if race is None:
+            return None
+        try:
+            async with asyncio.timeout(timeout_s):
+                await race.decided.wait()
+        except TimeoutError:
+            logger.warning(
+                "race %d of game %d in %s not decided after %.1f s",
+                race.race_id,
+                race.game_id,
+                place,
+                timeout_s,
+            )
+            return None
+        return race.board_after
+
+    def decide_now(self, race: OpenRace) -> None:
+        """Have a stored race decided at once.
+
+        After a restart: its stamps came from the clock of the process that stopped.
+        """
+        key = (race.place.chat_id, race.place.thread_id)
+        self._start(key, _Race(race.place, race.race_id, race.game_id, time.monotonic_ns(), None))
+
+    def is_deciding(self, place: Place) -> bool:
+        """Whether this referee has the topic's race in hand (it may be another worker's)."""
+        race = self._races.get((place.chat_id, place.thread_id))
+        return race is not None and not race.decided.is_set()
+
+    def adopt(self, race: OpenRace) -> None:
+        """Decide a race another worker opened (it may have stopped before deciding it).
+
+        It is decided ``ADOPT_GRACE_S`` after its wall-clock deadline (the monotonic
+        stamps of another process are only comparable on the same host), so a
+        worker still running, which waits for the calls on their way through it,
+        decides first.
+        """
+        if self.is_deciding(race.place):
+            return
+        key = (race.place.chat_id, race.place.thread_id)
+        due = race.deadline_at + timedelta(seconds=ADOPT_GRACE_S)
+        remaining_s = max(0.0, (due - datetime.now(UTC)).total_seconds())
+        deadline_ns = time.monotonic_ns() + int(remaining_s * 1e9)
+        self._start(key, _Race(race.place, race.race_id, race.game_id, deadline_ns, None))
+
+    def _start(self, key: TopicKey, race: _Race) -> None:
+        self._races[key] = race
+        task = asyncio.create_task(self._decide(key, race))
+        self._deciding.add(task)
+        task.add_done_callback(self._deciding.discard)
+
+    def board_after_race(self, place: Place, pressed_version: int, stamp_ns: int) -> int | None:
+        """The board left by the race that was being decided on ``pressed_version`` at ``stamp_ns``.
+
+        For a press made on the board of a race before that race was decided, but
+        handled after it: it acts on the board the race left behind, if nothing
+        else has changed the game since. None when no such race is known here.
+        """
+        race = self._settled.get((place.chat_id, place.thread_id))
+        if race is None or race.decided_ns is None or race.board_before != pressed_version:
+            return None
+        return race.board_after if stamp_ns <= race.decided_ns else None
 
     async def _decide(self, key: TopicKey, race: _Race) -> None:
         try:
@@ -88,29 +198,80 @@ class RaceReferee:
             while (delay_ns := race.deadline_ns - time.monotonic_ns()) > 0:  # noqa: ASYNC110
                 await asyncio.sleep(min(delay_ns / 1e9, 0.05))
             await self._book.wait_for_calls(key, race.deadline_ns)
-            outcome = await self._play.resolve_race(race.place)
-        except Exception:
-            logger.exception("deciding the race in %s failed", race.place)
-            outcome = None
+            outcome = await self._decide_with_retries(race)
+            race.decided_ns = time.monotonic_ns()
+            race.board_after = outcome.board_version
+            self._settle(key, race)
         finally:
             race.decided.set()
             if self._races.get(key) is race:
-                del self._races[key]  # a decided race needs no entry: nothing waits for it
-        if outcome is None:
-            return
-        for waiter in race.waiters:
-            result = outcome.result_of(waiter.user_id)
-            if result is None:
-                continue
-            text = verdict_toast(result.verdict, result.behind_ms, translator(waiter.language))
-            await self._answer(waiter.query_id, text)
-        await self._show(race.place, outcome)
+                del self._races[key]  # nothing waits for a decided race
+        await self._answer_waiters(race, outcome)
+        if outcome.play is not None:
+            await self._show(race.place, outcome)
 
-    async def _answer(self, query_id: str, text: str) -> None:
-        await answer_toast(self._bot, query_id, text)
+    def _settle(self, key: TopicKey, race: _Race) -> None:
+        """Remember the decided race for a while (see :meth:`board_after_race`)."""
+        self._settled[key] = race
+        if (handle := self._forget_settled.pop(key, None)) is not None:
+            handle.cancel()
+
+        def forget() -> None:
+            self._forget_settled.pop(key, None)
+            if self._settled.get(key) is race:
+                del self._settled[key]
+
+        loop = asyncio.get_running_loop()
+        self._forget_settled[key] = loop.call_later(SETTLED_KEPT_S, forget)
+
+    async def _decide_with_retries(self, race: _Race) -> RaceOutcome:
+        """Decide the race; on failure log it, and try again with a growing delay."""
+        loop = asyncio.get_running_loop()
+        delay = FIRST_RETRY_S
+        answer_by: float | None = None
+        while True:
+            try:
+                return await self._races_service.decide(race.place, race.race_id)
+            except Exception:
+                logger.exception(
+                    "deciding race %d of game %d in chat %d topic %d failed; retrying in %.1f s",
+                    race.race_id,
+                    race.game_id,
+                    race.place.chat_id,
+                    race.place.thread_id,
+                    delay,
+                )
+            answer_by = loop.time() + self._answer_within_s if answer_by is None else answer_by
+            if race.waiters and loop.time() >= answer_by:
+                waiters, race.waiters = race.waiters, []
+                for waiter in waiters:
+                    await self._answer(waiter, race_delayed_toast(translator(waiter.language)))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, LAST_RETRY_S)
+
+    async def _answer_waiters(self, race: _Race, outcome: RaceOutcome) -> None:
+        results = {result.user_id: result for result in outcome.results}
+        for waiter in race.waiters:
+            tr = translator(waiter.language)
+            result = results.get(waiter.user_id)
+            if outcome.ending is RaceEnding.CALLED_OFF:
+                text = race_called_off_toast(tr)
+            elif result is None:
+                text = race_over_toast(tr)
+            else:
+                text = verdict_toast(result.verdict, result.behind_ms, tr)
+            await self._answer(waiter, text)
+
+    async def _answer(self, waiter: Waiter, text: str) -> None:
+        await answer_toast(self._bot, waiter.query_id, text, received_ns=waiter.received_ns)
 
     async def close(self) -> None:
         """Cancel the races still waiting (they are decided again after a restart)."""
+        self._book.release_all()
+        for handle in self._forget_settled.values():
+            handle.cancel()
+        self._forget_settled.clear()
+        self._settled.clear()
         tasks = list(self._deciding)
         for task in tasks:
             task.cancel()

@@ -5,7 +5,11 @@ race is ours. Updates are stamped where they enter: when ``getUpdates``
 returns (one stamp per batch; equal stamps are ordered by update_id) or when
 the webhook request arrives. The book also tracks "call" updates that are
 stamped but not yet handled, so a race is never decided while a call stamped
-inside its window is still on its way through the process.
+inside its window is still on its way through the process, however long the
+queue: a race is decided on the stamps alone. Every stamped call is released
+when its handler finishes (``finished``, which runs for every update whatever
+its handlers did), or when the bot stops (``release_all``): a call that will
+never be handled then holds no race.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class ReceiptBook:
     _receipts: dict[int, Receipt] = field(default_factory=dict)
     _calls_in_flight: dict[int, tuple[tuple[int, int], int]] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _released: bool = False
 
     def stamp(self, updates: Iterable[Update]) -> None:
         """Stamp a batch of updates that has just entered the process."""
@@ -86,19 +91,18 @@ class ReceiptBook:
             topic == key and stamp <= deadline_ns for topic, stamp in self._calls_in_flight.values()
         )
 
-    async def wait_for_calls(
-        self, key: tuple[int, int], deadline_ns: int, timeout_s: float = 2.0
-    ) -> None:
-        """Wait until every call for ``key`` stamped by ``deadline_ns`` has been handled."""
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + timeout_s
-        while self._pending_before(key, deadline_ns):
+    async def wait_for_calls(self, key: tuple[int, int], deadline_ns: int) -> None:
+        """Wait until every call for ``key`` stamped by ``deadline_ns`` has been handled.
+
+        There is no time limit: a call stamped inside a race's window takes part in
+        it however long its update waits behind others.
+        """
+        while not self._released and self._pending_before(key, deadline_ns):
             self._changed.clear()
-            remaining = give_up - loop.time()
-            if remaining <= 0:
-                return
-            try:
-                async with asyncio.timeout(remaining):
-                    await self._changed.wait()
-            except TimeoutError:
-                return
+            await self._changed.wait()
+
+    def release_all(self) -> None:
+        """The bot is stopping: the calls not handled yet never will be, so wait for none."""
+        self._released = True
+        self._calls_in_flight.clear()
+        self._changed.set()

@@ -18,6 +18,7 @@ from telegram.ext import Application, ContextTypes
 from ..services.chat_settings import SettingsService
 from ..services.lobby import LobbyService
 from ..services.play import PlayService
+from ..services.races import RaceService
 from ..services.types import Place, Receipt
 from ..services.views import LobbyView, PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
@@ -54,6 +55,7 @@ class Runtime:
     bot: Bot
     lobby: LobbyService
     play: PlayService
+    races: RaceService
     settings: SettingsService
     outbox: Outbox
     book: ReceiptBook
@@ -66,7 +68,7 @@ class Runtime:
     _removed_chats: OrderedDict[int, None] = field(default_factory=OrderedDict)
 
     def __post_init__(self) -> None:
-        self.referee = RaceReferee(self.bot, self.play, self.book, self.show_race)
+        self.referee = RaceReferee(self.bot, self.races, self.book, self.show_race)
         self.tidier = BoardTidier(self.outbox)
 
     def language_for(self, place: Place) -> str:
@@ -184,8 +186,9 @@ class Runtime:
         )
 
     async def show_race(self, place: Place, outcome: RaceOutcome) -> None:
-        """Show the table after a decided race."""
-        self.show_play(place, outcome.play)
+        """Show the table after a race decided here."""
+        if outcome.play is not None:
+            self.show_play(place, outcome.play)
 
     def _board_shown(self, place: Place) -> Any:
         async def shown(table: TableView, message_id: int) -> None:

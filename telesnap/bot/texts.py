@@ -45,6 +45,9 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         ),
         Reason.OLD_BOARD: tr.gettext("This is an old message: use the newest one."),
         Reason.GAME_OVER: tr.gettext("This game is over."),
+        Reason.OTHER_GAME: tr.gettext(
+            "This button belongs to a game that is not being played here."
+        ),
         Reason.BAD_BUTTON: tr.gettext("This button is not valid."),
         Reason.UNKNOWN_SETTING: tr.gettext("There is no setting called {name}.").format(
             name=details.get("name", "?")
@@ -70,6 +73,21 @@ def verdict_toast(verdict: CallVerdict, behind_ms: int | None, tr: gettext.NullT
     if verdict is CallVerdict.WRONG:
         return tr.gettext("❌ Nothing matches! That call costs you a card.")
     return tr.gettext("⏱ Called! Waiting for the others…")
+
+
+def race_called_off_toast(tr: gettext.NullTranslations) -> str:
+    """The answer to a caller whose race the end of the game called off."""
+    return tr.gettext("The game ended before the race was decided: nobody wins it.")
+
+
+def race_over_toast(tr: gettext.NullTranslations) -> str:
+    """The answer to a caller when the race was decided but their own result is not known."""
+    return tr.gettext("The race was decided: see the chat.")
+
+
+def race_delayed_toast(tr: gettext.NullTranslations) -> str:
+    """The answer to a caller while the decision of their race is delayed by a failure."""
+    return tr.gettext("The race is taking longer to decide: the result will be shown in the chat.")
 
 
 def wrong_call_toast(penalised: bool, tr: gettext.NullTranslations) -> str:

@@ -4,36 +4,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from ..game import CallKind, SnapError
-from ..game.race import NANOSECONDS_PER_MS
+from ..game import CallKind, CallVerdict, SnapError
 from ..storage.models import Game as GameRow
 from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .board_views import ShownBoards
+from .races import enter_race
 from .store import GameStore, LoadedGame
 from .types import Actor, Place, Reason, Receipt, Refused
-from .views import CallOutcome, PlayOutcome, RaceOutcome
+from .views import CallOutcome, PlayOutcome
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class OpenRace:
-    """A race waiting to be decided: where, and the monotonic time its window closes."""
-
-    place: Place
-    game_id: int
-    deadline_ns: int
-
-
 class PlayService(Service):
-    """Flip, call "Snap!" or "Snap Pot!", and decide races."""
+    """Flip, and call "Snap!" or "Snap Pot!" (races are decided by :mod:`.races`)."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], store: GameStore) -> None:
         """Play the games of ``store``; the boards shown are stored through ``sessions``."""
@@ -88,8 +78,9 @@ class PlayService(Service):
     ) -> CallOutcome:
         """Record a call and return its verdict on arrival.
 
-        For a correct call, ``race_deadline_ns`` says when the race must be decided, on
-        the monotonic clock of the receipt stamps.
+        A correct call enters the game's stored race (opened by the first one), in the
+        same transaction; ``race_id`` and ``race_deadline_ns`` say which race and when it
+        must be decided, on the monotonic clock of the receipt stamps.
         """
         async with self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
@@ -111,6 +102,11 @@ class PlayService(Service):
             except SnapError as error:
                 raise refusal_for(error) from None
             operations = tuple(game.history[before:])
+            ticket = None
+            if op.verdict is CallVerdict.PENDING:
+                window_ms = loaded.settings.tie_window_ms
+                call_seq = loaded.stored_operations + 1
+                ticket = await enter_race(uow, row, window_ms, receipt, call_seq)
             await self._store.save(
                 uow, row, loaded, operations, actor=actor, receipt=receipt, reaction_ms=reaction_ms
             )
@@ -118,8 +114,9 @@ class PlayService(Service):
                 verdict=op.verdict,
                 behind_ms=op.behind_ms,
                 reaction_ms=reaction_ms,
-                race_deadline_ns=self._deadline(loaded),
+                race_deadline_ns=ticket.deadline_ns if ticket else None,
                 play=PlayOutcome(loaded.table(), operations),
+                race_id=ticket.race_id if ticket else None,
             )
 
     @staticmethod
@@ -130,30 +127,6 @@ class PlayService(Service):
         player = await uow.games.get_player(loaded.game_id, loaded.user_ids[seat])
         if player is not None:
             player.afk_streak = 0
-
-    @staticmethod
-    def _deadline(loaded: LoadedGame) -> int | None:
-        calls = loaded.game.pending_calls
-        if not calls:
-            return None
-        window_ns = loaded.settings.tie_window_ms * NANOSECONDS_PER_MS
-        return min(call.stamp_ns for call in calls) + window_ns
-
-    async def resolve_race(self, place: Place) -> RaceOutcome | None:
-        """Decide the topic's open race; None when there is none (already decided)."""
-        async with self._change(place, None) as uow:
-            row = await uow.games.find_active(place.chat_id, place.thread_id)
-            if row is None:
-                return None
-            loaded = await self._store.load(uow, row)
-            game = loaded.game
-            if not game.is_race_open or game.is_over:
-                return None
-            before = len(game.history)
-            race = game.resolve_race(loaded.settings.tie_window_ms)
-            operations = tuple(game.history[before:])
-            await self._store.save(uow, row, loaded, operations, actor=None, receipt=None)
-            return RaceOutcome(race.results, PlayOutcome(loaded.table(), operations))
 
     async def record_board_shown(
         self, game_id: int, version: int, message_id: int, shown: Receipt
@@ -166,16 +139,6 @@ class PlayService(Service):
         topic's lock.
         """
         await self._shown.record(ShownBoard(game_id, version, message_id, shown.wall))
-
-    async def open_races(self) -> list[OpenRace]:
-        """Every running game with calls waiting (after a restart they are decided at once)."""
-        races = []
-        async with UnitOfWork(self._sessions) as uow:
-            async for row, loaded in self._each_loadable(uow, await uow.games.list_running()):
-                deadline = self._deadline(loaded)
-                if deadline is not None:
-                    races.append(OpenRace(loaded.place, row.id, deadline))
-        return races
 
     async def running_games(self) -> list[tuple[Place, PlayOutcome]]:
         """Every running game and its table (to post them again after a restart)."""

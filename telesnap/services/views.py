@@ -6,10 +6,11 @@ so the bot can render them without touching either.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..game import CallResult, CallVerdict, Card, EndReason, Game, Operation, SeatStatus
+from ..game import CallVerdict, Card, EndReason, Game, Operation, SeatStatus
 from .standings import FinalView, final_view
 
 
@@ -129,26 +130,53 @@ class PlayOutcome:
 
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
-    """The result of a call: its verdict now, and when the race it opened must be decided."""
+    """The result of a call: its verdict now, and the race a correct call is in.
+
+    ``race_id`` and ``race_deadline_ns`` (when the race must be decided, on the
+    monotonic clock of the receipt stamps) are set for a correct call only.
+    """
 
     verdict: CallVerdict
     behind_ms: int | None
     reaction_ms: int | None
     race_deadline_ns: int | None
     play: PlayOutcome
+    race_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallerResult:
+    """What one caller is told once a race is decided."""
+
+    user_id: int
+    verdict: CallVerdict
+    behind_ms: int | None
+
+
+class RaceEnding(enum.Enum):
+    """How a race came to an end."""
+
+    DECIDED = "decided"
+    """Decided here and now: the table after it is to be shown."""
+    DECIDED_ELSEWHERE = "decided_elsewhere"
+    """Decided already (by another worker, or before a restart), which showed the table."""
+    CALLED_OFF = "called_off"
+    """The game ended (``/endgame``, idle) before the race was decided: nobody won it."""
 
 
 @dataclass(frozen=True, slots=True)
 class RaceOutcome:
-    """A decided race: every caller's result (the engine's, by seat) and the table after it."""
+    """How a race ended: every caller's result, and the table to show after it.
 
-    results: tuple[CallResult, ...]
-    play: PlayOutcome
+    ``play`` is set only when the race was decided now (``DECIDED``).
+    ``board_version`` is the board the race left behind, while nothing else has
+    changed the game since (a Flip pressed during the race acts on it); else None.
+    """
 
-    def result_of(self, user_id: int) -> CallResult | None:
-        """What ``user_id`` is told about their call (None: they made none in this race)."""
-        seats = {player.seat for player in self.play.table.players if player.user_id == user_id}
-        return next((result for result in self.results if result.seat in seats), None)
+    ending: RaceEnding
+    results: tuple[CallerResult, ...] = ()
+    play: PlayOutcome | None = None
+    board_version: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

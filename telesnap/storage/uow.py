@@ -28,6 +28,7 @@ from .repositories import (
     GameRepository,
     HistoryRepository,
     ProcessedUpdateRepository,
+    RaceRepository,
     StatsRepository,
     TimerRepository,
     UserRepository,
@@ -59,6 +60,7 @@ class UnitOfWork:
     board_views: BoardViewRepository
     updates: ProcessedUpdateRepository
     timers: TimerRepository
+    races: RaceRepository
     stats: StatsRepository
 
     def __init__(
@@ -91,6 +93,7 @@ class UnitOfWork:
         self.board_views = BoardViewRepository(session)
         self.updates = ProcessedUpdateRepository(session)
         self.timers = TimerRepository(session)
+        self.races = RaceRepository(session)
         self.stats = StatsRepository(session)
         return self
 

@@ -31,7 +31,9 @@ async def test_a_board_whose_showing_cannot_be_stored_is_logged_and_not_sent_aga
 ) -> None:
     play = _UnreachableDatabase()
     nothing = cast(Any, None)
-    runtime = Runtime(nothing, nothing, cast(Any, play), nothing, nothing, nothing, nothing)
+    runtime = Runtime(
+        nothing, nothing, cast(Any, play), nothing, nothing, nothing, nothing, nothing
+    )
     shown = runtime._board_shown(Place(chat_id=-55))
     with caplog.at_level(logging.ERROR, logger="telesnap.bot.runtime"):
         await shown(SimpleNamespace(game_id=7, board_version=3, is_over=False), 42)

@@ -13,10 +13,11 @@ from telegram import Chat, Message, Update
 from telesnap.bot.application import ChatOrderedProcessor
 from telesnap.bot.callbacks import CallbackSigner
 from telesnap.bot.outbox import FloodLimits, Outbox, Post
-from telesnap.bot.races import RaceReferee
+from telesnap.bot.races import JoinedCall, RaceReferee
 from telesnap.bot.receipts import ReceiptBook
 from telesnap.services.store import GameStore
 from telesnap.services.types import Place
+from telesnap.services.views import RaceEnding, RaceOutcome
 
 BOOK = ReceiptBook(CallbackSigner.for_token("123:secret"))
 
@@ -91,19 +92,21 @@ async def test_outbox_forgets_chats_whose_flood_window_has_passed() -> None:
 
 
 class NoRace:
-    """A play service whose races turn out to be decided already."""
+    """A race service whose races turn out to have ended already."""
 
-    async def resolve_race(self, place: Place) -> None:
-        return None
+    async def decide(self, place: Place, race_id: int) -> RaceOutcome:
+        return RaceOutcome(RaceEnding.CALLED_OFF)
 
 
 async def test_a_decided_race_leaves_nothing_behind() -> None:
     async def show(place: Place, outcome: Any) -> None:
         raise AssertionError("nothing to show")
 
-    referee = RaceReferee(bot=None, play=NoRace(), book=BOOK, show=show)  # type: ignore[arg-type]
+    book = ReceiptBook(CallbackSigner.for_token("123:secret"))
+    referee = RaceReferee(bot=None, races=NoRace(), book=book, show=show)  # type: ignore[arg-type]
     place = Place(chat_id=-9)
-    referee.call_joined(place, deadline_ns=0, waiter=None)
+    referee.call_joined(place, JoinedCall(1, 1, deadline_ns=0, board_version=3), waiter=None)
     await referee.wait_until_decided(place)
-    await referee.close()
     assert referee._races == {}
+    await referee.close()
+    assert referee._settled == {}, "what a decided race leaves is let go at the latest on close"

@@ -50,6 +50,7 @@ def context_for(bot: AnsweringBot) -> Context:
         bot=bot,  # type: ignore[arg-type]
         lobby=None,  # type: ignore[arg-type]
         play=None,  # type: ignore[arg-type]
+        races=None,  # type: ignore[arg-type]
         settings=None,  # type: ignore[arg-type]
         outbox=None,  # type: ignore[arg-type]
         book=ReceiptBook(SIGNER),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from telegram.error import Forbidden, NetworkError
 
-from telesnap.bot.outbox import FloodLimits, Outbox, Post
+from telesnap.bot.outbox import OWN_FAULT_ATTEMPTS, FloodLimits, Outbox, Post
 
 GROUP = -500
 GUARD_S = 10.0
@@ -52,10 +52,23 @@ class Plain:
 
 
 class Broken(Plain):
-    """A post whose sending raises an error of our own (not Telegram's)."""
+    """A post whose sending raises an error of our own (not Telegram's), ``times`` times."""
+
+    def __init__(self, text: str, times: int = 1_000) -> None:
+        super().__init__(text)
+        self.times = times
+        self.attempts = 0
 
     async def send(self, bot: Any) -> Any:
-        raise ValueError("a bug while building the message")
+        self.attempts += 1
+        if self.attempts <= self.times:
+            raise ValueError("a bug while building the message")
+        return await super().send(bot)
+
+
+async def no_wait(seconds: float) -> None:
+    """A backoff that returns at once (the tests do not wait out real delays)."""
+    await asyncio.sleep(0)
 
 
 class RecordingBot:
@@ -121,17 +134,31 @@ async def test_an_error_of_our_own_fails_that_post_only_and_the_lane_goes_on(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     bot = RecordingBot()
-    outbox = Outbox(bot, FloodLimits(enabled=False))  # type: ignore[arg-type]
-    broken = outbox.submit(GROUP, Broken("first"))
+    outbox = Outbox(bot, FloodLimits(enabled=False), sleep=no_wait)  # type: ignore[arg-type]
+    post = Broken("first")
+    broken = outbox.submit(GROUP, post)
     after = outbox.submit(GROUP, Plain("second"))
     with pytest.raises(ValueError, match="a bug"):
         await settled(broken)
+    assert post.attempts == OWN_FAULT_ATTEMPTS
     assert await settled(after) == 1
     assert bot.sent == ["second"]
     later = outbox.submit(GROUP, Plain("third"))
     assert await settled(later) == 2
     failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert any(str(GROUP) in r.getMessage() and r.exc_info for r in failures)
+    assert any("set aside" in r.getMessage() for r in failures)
+    await outbox.close()
+
+
+async def test_a_post_whose_error_of_our_own_passes_is_sent_on_a_later_try() -> None:
+    bot = RecordingBot()
+    outbox = Outbox(bot, FloodLimits(enabled=False), sleep=no_wait)  # type: ignore[arg-type]
+    first = outbox.submit(GROUP, Broken("first", times=1))
+    second = outbox.submit(GROUP, Plain("second"))
+    assert await settled(first) == 1
+    assert await settled(second) == 2
+    assert bot.sent == ["first", "second"], "sent once it passed, and in order"
     await outbox.close()
 
 

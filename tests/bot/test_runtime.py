@@ -62,6 +62,7 @@ def runtime_with(outbox: Any, lobby: Any = None, settings: Any = None) -> Runtim
         bot=None,  # type: ignore[arg-type]
         lobby=lobby,
         play=None,  # type: ignore[arg-type]
+        races=None,  # type: ignore[arg-type]
         settings=settings,
         outbox=outbox,
         book=ReceiptBook(SIGNER),

@@ -1,19 +1,23 @@
 """The "done when" run: faults at every boundary, while another chat plays on unaffected.
 
 One chat's stored history cannot be replayed (so its presses, commands and
-timers all fail), and then the database is unavailable for ten seconds on the
-test's clock. The other chat keeps playing, its timers keep firing, and every
-press in every chat is answered.
+timers all fail), a board's send raises an error that is not Telegram's, and
+then the database is unavailable for ten seconds on the test's clock. The
+other chat keeps playing, its timers keep firing, and every press in every
+chat is answered.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy.exc import OperationalError
 
+from telesnap.bot.application import StampingBot
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.services.timer_service import MAX_TIMER_FAILURES, retry_delay
 
@@ -33,8 +37,26 @@ async def reminders_in(table: Table) -> int:
     return sum("it is your turn" in m.text for m in await table.messages())
 
 
+def fail_one_send(monkeypatch: pytest.MonkeyPatch, chat_id: int) -> list[int]:
+    """Make the next board sent to ``chat_id`` raise an error that is not Telegram's."""
+    failed: list[int] = []
+    send = StampingBot.send_message_returning_id
+
+    async def failing(bot: StampingBot, target: int, text: str, **kwargs: Any) -> int:
+        if target == chat_id and not failed:
+            failed.append(target)
+            raise RuntimeError("injected: the transport broke")
+        return await send(bot, target, text, **kwargs)
+
+    monkeypatch.setattr(StampingBot, "send_message_returning_id", failing)
+    return failed
+
+
 async def test_faults_at_every_boundary_leave_the_other_chat_playing(
-    emulator: RunningEmulator, tmp_path: Path
+    emulator: RunningEmulator,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     clock = Clock()
     database_url = database_file(tmp_path)
@@ -64,7 +86,19 @@ async def test_faults_at_every_boundary_leave_the_other_chat_playing(
         assert toast.text == PRESS_FAILED
         await flip_and_see(healthy)
 
-        # Fault 3: the database is unavailable for 10 s (on the clock, not slept).
+        # Fault 3: a board's send raises a non-Telegram error: logged, and the lane goes on.
+        failed = fail_one_send(monkeypatch, healthy.chat_id)
+        board = await healthy.latest_board()
+        assert board.turn is not None
+        with caplog.at_level(logging.ERROR):
+            toast = await healthy.press(board.turn, board.message, "Flip")
+            assert toast.is_answered
+            await healthy.client.wait_until_idle()
+        assert failed == [healthy.chat_id]
+        assert any(str(healthy.chat_id) in r.getMessage() for r in caplog.records)
+        await flip_and_see(healthy)
+
+        # Fault 4: the database is unavailable for 10 s (on the clock, not slept).
         assert broken.runner is not None
         outage = DatabaseOutage(broken.runner.engine, clock)
         outage.for_seconds(10)

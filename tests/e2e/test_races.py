@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import text
 
+from telesnap.bot.races import RaceReferee
+from telesnap.bot.receipts import ReceiptBook
 from telesnap.emulator.client import Press
 from telesnap.emulator.testing import RunningEmulator
+from telesnap.services.play import PlayService
+from telesnap.services.store import GameStore
+from telesnap.storage.database import create_engine
 
 from .harness import Board, Table, database_file, table_with
 
@@ -102,3 +110,189 @@ async def test_presses_in_one_batch_go_to_the_lower_update_id_with_no_tie_window
         assert (await table.client.wait_for_toast(callback_query_id=cid)).text == "⚡ You win!"
         bob_toast = await table.client.wait_for_toast(callback_query_id=bob)
         assert bob_toast.text == "🐢 Too slow by 0 ms."
+
+
+# -- a race is decided however long it takes, and every caller is answered ----------------
+
+
+async def calls_stored(database_url: str) -> bool | None:
+    """True once a Snap call is in the stored history (None until then)."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            count = await connection.scalar(
+                text("SELECT count(*) FROM game_operations WHERE kind = 'snap_called'")
+            )
+    finally:
+        await engine.dispose()
+    return True if count else None
+
+
+async def test_a_race_whose_decision_fails_is_decided_on_a_retry(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failed: list[int] = []
+    real_save = GameStore.save
+
+    async def save_failing_the_first_decision(
+        self: GameStore, uow: Any, row: Any, loaded: Any, operations: Any, **kwargs: Any
+    ) -> None:
+        if not failed and any(op.kind == "race_resolved" for op in operations):
+            failed.append(row.id)
+            raise OSError("the database went away")
+        await real_save(self, uow, row, loaded, operations, **kwargs)
+
+    monkeypatch.setattr(GameStore, "save", save_failing_the_first_decision)
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "tie_window 1000")  # a tie however slow we are
+        await table.wait_for_text("Saved.")
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        toasts = await race(table, "Ann", "Bob", gap_s=0.040)
+        assert failed, "the first decision failed"
+        assert "A tie" in toasts["Ann"]
+        assert "A tie" in toasts["Bob"]
+        after = await table.next_board()
+        assert "called together" in after.message.text
+        assert after.turn is not None
+        assert (await table.press(after.turn, after.message, "Flip")).text == ""
+        await table.next_board()
+
+
+async def test_a_call_held_up_on_its_way_still_takes_part_in_its_race(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's press is stamped 40 ms after Ann's, then its handler is slow: still a tie."""
+    real_call = PlayService.call
+    bob: list[int] = []
+
+    async def slow_for_bob(self: PlayService, place: Any, actor: Any, *args: Any) -> Any:
+        if actor.user_id in bob:
+            # Longer than the referee used to wait for calls on their way (2 s after
+            # the window closed); the result must not depend on how long it is.
+            await asyncio.sleep(3.0)
+        return await real_call(self, place, actor, *args)
+
+    monkeypatch.setattr(PlayService, "call", slow_for_bob)
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "tie_window 500")
+        await table.wait_for_text("Saved.")
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        bob.append(table.players["Bob"])
+        toasts = await race(table, "Ann", "Bob", gap_s=0.040)
+        assert "A tie" in toasts["Ann"]
+        assert "A tie" in toasts["Bob"]
+        assert "called together" in (await table.next_board()).message.text
+
+
+async def test_a_race_the_game_ended_before_its_decision_answers_its_caller(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    game_over = asyncio.Event()
+    real_wait = ReceiptBook.wait_for_calls
+
+    async def wait_until_the_game_is_over(self: ReceiptBook, *args: Any, **kwargs: Any) -> None:
+        await game_over.wait()  # the referee gets to the race only after /endgame
+        await real_wait(self, *args, **kwargs)
+
+    monkeypatch.setattr(ReceiptBook, "wait_for_calls", wait_until_the_game_is_over)
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
+    ) as table:
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        board = await flip_until_match(table, await table.latest_board())
+        query_id = await table.client.press(
+            table.chat_id, board.message.message_id, table.players["Bob"], button_text="Snap!"
+        )
+        await table.client.wait_for(lambda: calls_stored(table.database_url), what="the call")
+        await table.command("Ann", "endgame")
+        final = await table.next_board()
+        assert "Nobody wins" in final.message.text
+        game_over.set()
+        toast = await table.client.wait_for_toast(callback_query_id=query_id)
+        assert toast.text == "The game ended before the race was decided: nobody wins it."
+
+
+async def flip_after_race(table: Table) -> str:
+    """The text of the board that shows the flip made after Cid won the race."""
+    board = await table.next_board()
+    if "Cid wins the Snap" in board.message.text and " flips " not in board.message.text:
+        board = await table.next_board()  # the race and the flip came as two boards
+    return board.message.text
+
+
+async def test_a_flip_pressed_while_a_race_collects_acts_once_it_is_decided(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "tie_window 2000")
+        await table.wait_for_text("Saved.")
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        board = await flip_until_match(table, await table.latest_board())
+        assert board.turn is not None
+        snap = await table.client.press(
+            table.chat_id, board.message.message_id, table.players["Cid"], button_text="Snap!"
+        )
+        await table.client.wait_for(lambda: calls_stored(table.database_url), what="the call")
+        # The race is collecting: Flip on the board it is about.
+        flip = await table.press(board.turn, board.message, "Flip")
+        assert flip.text == ""
+        snap_toast = await table.client.wait_for_toast(callback_query_id=snap)
+        assert snap_toast.text == "⚡ You win!"
+        assert f"{board.turn} flips" in await flip_after_race(table)
+
+
+async def test_a_flip_pressed_during_a_race_but_handled_after_it_still_acts(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Flip is stamped while the race collects, and its handler runs once it is decided."""
+    real_flip = PlayService.flip
+    held: dict[str, Any] = {}
+
+    async def flip_after_the_snap_is_answered(self: PlayService, *args: Any) -> Any:
+        if "snap" in held:
+            snap_query, client = held.pop("snap")
+            await client.wait_for_toast(callback_query_id=snap_query)
+        return await real_flip(self, *args)
+
+    monkeypatch.setattr(PlayService, "flip", flip_after_the_snap_is_answered)
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "tie_window 2000")
+        await table.wait_for_text("Saved.")
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        board = await flip_until_match(table, await table.latest_board())
+        assert board.turn is not None
+        snap = await table.client.press(
+            table.chat_id, board.message.message_id, table.players["Cid"], button_text="Snap!"
+        )
+        await table.client.wait_for(lambda: calls_stored(table.database_url), what="the call")
+        held["snap"] = (snap, table.client)
+        flip = await table.press(board.turn, board.message, "Flip")
+        assert "snap" not in held, "the flip was handled after the race was decided"
+        assert flip.text == ""
+        assert f"{board.turn} flips" in await flip_after_race(table)
+
+
+async def test_a_race_whose_worker_stopped_before_deciding_it_is_decided_by_the_next_flip(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker that took the only call never decides its race (as if it had stopped)."""
+    monkeypatch.setattr(RaceReferee, "call_joined", lambda *args, **kwargs: None)
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        board = await flip_until_match(table, await table.latest_board())
+        assert board.turn is not None
+        await table.client.press(
+            table.chat_id, board.message.message_id, table.players["Cid"], button_text="Snap!"
+        )
+        await table.client.wait_for(lambda: calls_stored(table.database_url), what="the call")
+        flip = await table.press(board.turn, board.message, "Flip")
+        assert flip.text == ""
+        assert f"{board.turn} flips" in await flip_after_race(table)

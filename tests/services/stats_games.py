@@ -19,9 +19,12 @@ from telesnap.game import CallKind, LeaveReason
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.lobby import LobbyService
 from telesnap.services.play import PlayService
+from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt, Refused
 from telesnap.services.views import TableView
+
+from .race_helpers import decide_open_race
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 CHATS = (Place(-101, title="One"), Place(-102, title="Two"))
@@ -39,6 +42,7 @@ class Driver:
     def __post_init__(self) -> None:
         self.lobby = LobbyService(self.sessions, self.store)
         self.play = PlayService(self.sessions, self.store)
+        self.races = RaceService(self.sessions, self.store)
         self.settings = SettingsService(self.sessions, self.store)
 
     def receipt(self, advance_ms: int = 1) -> Receipt:
@@ -95,7 +99,7 @@ class Driver:
             caller = actors[rng.choice(active).user_id]
             kind = rng.choice(list(CallKind))
             await self.call(place, caller, kind, table.board_version, rng.randint(150, 900))
-            await self.play.resolve_race(place)
+            await decide_open_race(self.races, place)
         else:
             ranks = [p.top.rank for p in active if p.top]
             if len(ranks) != len(set(ranks)) and rng.random() < 0.9:
@@ -106,7 +110,7 @@ class Driver:
                     await self.call(
                         place, actors[caller.user_id], CallKind.SNAP, table.board_version, delay
                     )
-                await self.play.resolve_race(place)
+                await decide_open_race(self.races, place)
             else:
                 turn = table.turn_player
                 assert turn is not None

@@ -12,9 +12,13 @@ from telesnap.game import CallKind, CallVerdict, EndReason, Game, operation_from
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.lobby import LobbyService
 from telesnap.services.play import PlayService
+from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Receipt, Refused
+from telesnap.services.views import RaceEnding
 from telesnap.storage.uow import UnitOfWork
+
+from .race_helpers import decide_open_race
 
 PLACE = Place(chat_id=-100, chat_type="group", title="Snap club")
 ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")
@@ -125,19 +129,18 @@ async def test_race_decided_by_stamps_whatever_the_arrival_order(
         assert outcome.verdict is CallVerdict.PENDING
     # The window closes `window` ms after the earliest stamp, whichever call came first.
     assert outcome.race_deadline_ns == int((1000 + window) * 1_000_000)
-    race = await play.resolve_race(PLACE)
-    assert race is not None
-    ann, bob = race.result_of(ANN.user_id), race.result_of(BOB.user_id)
-    assert ann is not None
-    assert bob is not None
-    assert ann.verdict is expected
-    assert bob.verdict is (
+    races = RaceService(session_factory, play._store)
+    race = await races.decide(PLACE, outcome.race_id or 0)
+    assert race.ending is RaceEnding.DECIDED
+    assert race.play is not None
+    verdicts = {result.user_id: result.verdict for result in race.results}
+    assert verdicts[ANN.user_id] is expected
+    assert verdicts[BOB.user_id] is (
         CallVerdict.TIED if expected is CallVerdict.TIED else CallVerdict.TOO_SLOW
     )
-    assert race.result_of(CID.user_id) is None  # seated, but made no call
     if expected is CallVerdict.TIED:
         assert race.play.table.pot_size > 0
-    assert await play.resolve_race(PLACE) is None
+    assert await decide_open_race(races, PLACE) is None
 
 
 async def test_history_in_the_database_replays_to_the_table(
@@ -165,7 +168,7 @@ async def test_a_running_game_keeps_the_settings_it_started_with(
     version = await flip_until_match(play)
     for actor, stamp in ((ANN, 1000.0), (BOB, 1040.0)):
         await play.call(PLACE, actor, CallKind.SNAP, receipt(stamp), seen_version=version)
-    race = await play.resolve_race(PLACE)
+    race = await decide_open_race(RaceService(session_factory, play._store), PLACE)
     assert race is not None
     assert {result.verdict for result in race.results} == {CallVerdict.TIED}
     assert (await settings.show(PLACE)).tie_window_ms == 0

@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, EndReason, LeaveReason, SeatStatus
 from telesnap.services.lobby import LobbyService
+from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
 
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt, started_game
@@ -23,7 +24,8 @@ async def test_the_fastest_correct_call_survives_a_restart_and_wrong_calls_are_c
     assert first.reaction_ms == 412
     late = await play.call(PLACE, CID, CallKind.SNAP, receipt(1_000 + 950), seen_version=version)
     assert late.reaction_ms == 950
-    await play.resolve_race(PLACE)
+    assert first.race_id is not None
+    await RaceService(session_factory, play._store).decide(PLACE, first.race_id)
     wrong = await play.call(PLACE, ANN, CallKind.SNAP, receipt(9_000))
     assert wrong.verdict is CallVerdict.WRONG
 

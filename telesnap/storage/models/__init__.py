@@ -4,6 +4,7 @@ from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .base import Base, UtcDateTime, utc_now
 from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
 from .infrastructure import ProcessedUpdate, Timer
+from .races import Race, RaceState
 from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats, ReactionCount
 
 __all__ = [
@@ -23,6 +24,8 @@ __all__ = [
     "GameStatus",
     "PlayerStats",
     "ProcessedUpdate",
+    "Race",
+    "RaceState",
     "ReactionCount",
     "Timer",
     "User",

@@ -1,0 +1,155 @@
+"""Snap races, stored: opened with their first correct call, decided once, by whoever comes first.
+
+A race is a row (``races``) written in the transaction of its first correct
+call, with its deadline on both receipt clocks. Deciding it takes the game's
+row lock and closes the row with a conditional update, so with several
+workers the race is decided once, on every call stored in the game, whichever
+worker took them. A worker that comes second reads the result back from the
+stored ``RaceResolved`` operation, so it can still tell its own callers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ..game import RaceResolved, operation_from_json
+from ..game.race import NANOSECONDS_PER_MS
+from ..storage.models import Game as GameRow
+from ..storage.models import GameStatus, Race, RaceState
+from ..storage.uow import UnitOfWork
+from .base import Service
+from .types import Place, Receipt
+from .views import CallerResult, PlayOutcome, RaceEnding, RaceOutcome
+
+_ONLY_SETTLING = frozenset({"penalty_paid", "player_out", "game_ended"})
+"""What a race's own decision may be followed by (its deferred penalties, and their effects)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RaceTicket:
+    """The race a correct call is in, and when its tie window closes (monotonic ns)."""
+
+    race_id: int
+    deadline_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRace:
+    """A race waiting to be decided: where, and when its window closes (wall time)."""
+
+    place: Place
+    game_id: int
+    race_id: int
+    deadline_at: datetime
+
+    @classmethod
+    def of(cls, race: Race) -> OpenRace:
+        """The open race of a stored row."""
+        return cls(Place(race.chat_id, race.thread_id), race.game_id, race.id, race.deadline_at)
+
+
+async def enter_race(
+    uow: UnitOfWork, row: GameRow, tie_window_ms: int, receipt: Receipt, call_seq: int
+) -> RaceTicket:
+    """Enter a correct call (history ``call_seq``) in the game's open race, opening it if none.
+
+    Call it in the call's own transaction, under the game's row lock. The race's
+    window closes ``tie_window_ms`` after its earliest stamp, so a call stamped
+    earlier than those before it (handled later) moves the deadline earlier.
+    """
+    deadline_ns = receipt.monotonic_ns + tie_window_ms * NANOSECONDS_PER_MS
+    deadline_at = receipt.wall + timedelta(milliseconds=tie_window_ms)
+    race = await uow.races.find_open(row.id)
+    if race is None:
+        race = await uow.races.open(
+            row.id,
+            row.chat_id,
+            row.thread_id,
+            opened_seq=call_seq,
+            deadline_ns=deadline_ns,
+            deadline_at=deadline_at,
+        )
+    elif deadline_ns < race.deadline_ns:
+        race.deadline_ns, race.deadline_at = deadline_ns, deadline_at
+    return RaceTicket(race.id, race.deadline_ns)
+
+
+class RaceService(Service):
+    """Decide stored races, and list the ones still open."""
+
+    async def decide(self, place: Place, race_id: int) -> RaceOutcome:
+        """Decide the race, or say how it ended if it is not open any more.
+
+        Raises whatever the database or the history raises: the caller retries.
+        """
+        async with self._change(place, None) as uow:
+            race = await uow.races.get(race_id)
+            if race is None:
+                return RaceOutcome(RaceEnding.CALLED_OFF)
+            # The game's row lock first (as every change takes it), then the race afresh.
+            row = await uow.games.get(race.game_id)
+            race = await uow.races.get(race_id)
+            assert race is not None  # a race goes only with its game, whose row we hold
+            if race.state == RaceState.DECIDED.value and row is not None:
+                return await self._read_back(uow, row, race)
+            if race.state != RaceState.OPEN.value:
+                return RaceOutcome(RaceEnding.CALLED_OFF)
+            if row is None or row.status != GameStatus.RUNNING.value:
+                await uow.races.close(race.id, RaceState.ENDED)
+                return RaceOutcome(RaceEnding.CALLED_OFF)
+            loaded = await self._store.load(uow, row)
+            game = loaded.game
+            if not game.is_race_open:
+                await uow.races.close(race.id, RaceState.ENDED)
+                return RaceOutcome(RaceEnding.CALLED_OFF)
+            resolved_seq = loaded.stored_operations + 1
+            before = len(game.history)
+            resolved = game.resolve_race(loaded.settings.tie_window_ms)
+            operations = tuple(game.history[before:])
+            await self._store.save(uow, row, loaded, operations, actor=None, receipt=None)
+            if not await uow.races.close(race.id, RaceState.DECIDED, resolved_seq):
+                raise RuntimeError(f"race {race.id} of game {row.id} was decided twice")
+            return RaceOutcome(
+                RaceEnding.DECIDED,
+                _results(resolved, loaded.user_ids),
+                PlayOutcome(loaded.table(), operations),
+                None if game.is_over else game.board_version,
+            )
+
+    @staticmethod
+    async def _read_back(uow: UnitOfWork, row: GameRow, race: Race) -> RaceOutcome:
+        """The result of a race decided already, from its stored ``RaceResolved`` operation."""
+        assert race.decided_seq is not None
+        stored = await uow.history.load(row.id, after_seq=race.decided_seq - 1)
+        resolved = operation_from_json(stored[0].payload)
+        if not isinstance(resolved, RaceResolved):
+            raise RuntimeError(f"operation {race.decided_seq} of game {row.id} decides no race")
+        user_ids = [player.user_id for player in await uow.games.list_players(row.id)]
+        untouched = row.status == GameStatus.RUNNING.value and all(
+            op.kind in _ONLY_SETTLING for op in stored[1:]
+        )
+        return RaceOutcome(
+            RaceEnding.DECIDED_ELSEWHERE,
+            _results(resolved, user_ids),
+            board_version=row.board_version if untouched else None,
+        )
+
+    async def open_races(self) -> list[OpenRace]:
+        """Every race not decided yet (after a restart they are decided at once)."""
+        async with UnitOfWork(self._sessions) as uow:
+            return [OpenRace.of(race) for race in await uow.races.list_open()]
+
+    async def open_race(self, place: Place) -> OpenRace | None:
+        """The open race of the topic's running game, if any (whichever worker opened it)."""
+        async with UnitOfWork(self._sessions) as uow:
+            row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+            race = None if row is None else await uow.races.find_open(row.id)
+            return None if race is None else OpenRace.of(race)
+
+
+def _results(resolved: RaceResolved, user_ids: list[int]) -> tuple[CallerResult, ...]:
+    return tuple(
+        CallerResult(user_ids[result.seat], result.verdict, result.behind_ms)
+        for result in resolved.results
+    )

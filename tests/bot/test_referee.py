@@ -1,0 +1,121 @@
+"""The referee on its own: retries a failing decision, and answers every caller once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from telegram import Chat, Message, Update
+
+from telesnap.bot.callbacks import CallbackSigner
+from telesnap.bot.races import JoinedCall, RaceReferee, Waiter
+from telesnap.bot.receipts import ReceiptBook
+from telesnap.game import CallVerdict
+from telesnap.services.types import Place
+from telesnap.services.views import CallerResult, RaceEnding, RaceOutcome
+
+PLACE = Place(chat_id=-42, thread_id=0)
+SIGNER = CallbackSigner.for_token("123:secret")
+CALL = JoinedCall(race_id=5, game_id=99, deadline_ns=0, board_version=3)
+WAITER = Waiter(query_id="q", user_id=7, language="en")
+
+
+class AnsweringBot:
+    """Records the toasts the referee sends."""
+
+    def __init__(self) -> None:
+        self.answers: list[tuple[str, str]] = []
+        self.answered = asyncio.Event()
+
+    async def answer_callback_query(self, query_id: str, text: str) -> bool:
+        self.answers.append((query_id, text))
+        self.answered.set()
+        return True
+
+
+class FlakyRaces:
+    """A race service whose decisions fail until ``recover`` is set."""
+
+    def __init__(self) -> None:
+        self.recover = asyncio.Event()
+        self.attempts = 0
+        self.failed = asyncio.Event()
+
+    async def decide(self, place: Place, race_id: int) -> RaceOutcome:
+        self.attempts += 1
+        if not self.recover.is_set():
+            self.failed.set()
+            raise OSError("the database is unavailable")
+        return RaceOutcome(RaceEnding.DECIDED_ELSEWHERE, (CallerResult(7, CallVerdict.WON, None),))
+
+
+def referee_with(races: Any, bot: AnsweringBot, **kwargs: Any) -> RaceReferee:
+    async def show(place: Place, outcome: RaceOutcome) -> None:
+        raise AssertionError("a race decided elsewhere is shown there")
+
+    return RaceReferee(bot, races, ReceiptBook(SIGNER), show, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_failing_decision_is_retried_and_logged_with_its_chat_and_game(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    races, bot = FlakyRaces(), AnsweringBot()
+    referee = referee_with(races, bot)
+    referee.call_joined(
+        PLACE, JoinedCall(5, 99, deadline_ns=0, board_version=3), Waiter("q", 7, "en")
+    )
+    with caplog.at_level(logging.ERROR, logger="telesnap.bot.races"):
+        await races.failed.wait()
+        races.recover.set()
+        await referee.wait_until_decided(PLACE)
+    assert races.attempts >= 2
+    assert bot.answers == [("q", "⚡ You win!")]
+    failure = caplog.records[0].getMessage()
+    assert "race 5 of game 99 in chat -42" in failure
+    await referee.close()
+
+
+async def test_callers_are_told_of_a_delay_while_the_press_can_still_be_answered() -> None:
+    races, bot = FlakyRaces(), AnsweringBot()
+    referee = referee_with(races, bot, answer_within_s=0.0)
+    referee.call_joined(
+        PLACE, JoinedCall(5, 99, deadline_ns=0, board_version=3), Waiter("q", 7, "en")
+    )
+    await races.failed.wait()
+    await bot.answered.wait()
+    races.recover.set()
+    await referee.wait_until_decided(PLACE)
+    assert bot.answers == [
+        ("q", "The race is taking longer to decide: the result will be shown in the chat.")
+    ], "answered once: a press takes one answer"
+    await referee.close()
+
+
+def snap_command(update_id: int) -> Update:
+    chat = Chat(PLACE.chat_id, "group")
+    message = Message(1, None, chat, text="/snap")  # type: ignore[arg-type]
+    return Update(update_id, message=message)
+
+
+async def test_waiting_for_calls_has_no_time_limit_but_ends_when_the_bot_stops() -> None:
+    book = ReceiptBook(SIGNER)
+    book.stamp([snap_command(1)])
+    waiting = asyncio.create_task(book.wait_for_calls((PLACE.chat_id, 0), deadline_ns=2**62))
+    await asyncio.sleep(0)
+    assert not waiting.done(), "a call stamped inside the window is waited for"
+    book.release_all()
+    await asyncio.wait_for(waiting, timeout=5)
+
+
+async def test_waiting_for_calls_ends_when_the_last_call_is_handled() -> None:
+    book = ReceiptBook(SIGNER)
+    calls = [snap_command(1), snap_command(2)]
+    book.stamp(calls)
+    waiting = asyncio.create_task(book.wait_for_calls((PLACE.chat_id, 0), deadline_ns=2**62))
+    book.finished(calls[0])
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    book.finished(calls[1])
+    await asyncio.wait_for(waiting, timeout=5)
