@@ -1,17 +1,16 @@
 """The one place where everything is wired: database, services, bot, transport.
 
-``telesnap run`` and the end-to-end tests both go through :class:`BotRunner`.
+``telesnap run`` (:mod:`telesnap.cli.run`), the sandbox and the end-to-end
+tests all go through :class:`BotRunner`; it takes its settings from
+:class:`~telesnap.config.Settings` and reads no environment of its own.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import os
-import re
 import signal
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,7 +29,7 @@ from .bot.runtime import Runtime, install
 from .bot.stats_handlers import install_stats_service
 from .bot.timer_loop import TimerLoop
 from .bot.webhook import WebhookServer
-from .config import ConfigError, Settings, load_settings
+from .config import ConfigError, Settings
 from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.lobby import LobbyService
@@ -243,56 +242,3 @@ class BotRunner:
                 task.cancel()
             await asyncio.gather(starting, stopping, return_exceptions=True)
             await self.stop()
-
-
-def _fail(message: str) -> int:
-    print(f"telesnap: {message}", file=sys.stderr)
-    return 2
-
-
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # httpx logs every request URL, and those URLs contain the token.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-
-
-def _webhook_from(args: argparse.Namespace) -> Webhook | None:
-    if args.webhook_url is None:
-        if args.secret:
-            raise ConfigError("--secret needs --webhook-url")
-        return None
-    if not args.webhook_url.startswith(("https://", "http://")):
-        raise ConfigError(f"--webhook-url must be an http(s) URL, not {args.webhook_url!r}")
-    if not args.secret or not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", args.secret):
-        raise ConfigError("--secret is required with --webhook-url: 1-256 of A-Z a-z 0-9 _ -")
-    host, _, port = args.listen.rpartition(":")
-    if not host or not port.isdigit():
-        raise ConfigError(f"--listen must be HOST:PORT, not {args.listen!r}")
-    return Webhook(args.webhook_url, host, int(port), args.secret)
-
-
-def run_command(args: argparse.Namespace) -> int:
-    """``telesnap run``: run the bot until interrupted."""
-    try:
-        settings = load_settings()
-        webhook = _webhook_from(args)
-    except ConfigError as error:
-        return _fail(str(error))
-    _configure_logging(settings.log_level)
-    runner = BotRunner(settings, webhook=webhook, resume=not args.no_resume)
-    try:
-        asyncio.run(runner.run_until_stopped())
-    except ConfigError as error:
-        return _fail(str(error))
-    return 0
-
-
-def upgrade_command(args: argparse.Namespace) -> int:
-    """``telesnap db upgrade``: apply every migration."""
-    try:
-        settings = load_settings(require_token=False)
-    except ConfigError as error:
-        return _fail(str(error))
-    asyncio.run(upgrade_database(settings.database_url))
-    print(f"telesnap: the database is up to date ({settings.database_url.split('://')[0]})")
-    return 0

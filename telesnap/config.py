@@ -37,6 +37,7 @@ DATABASE_URL_VARIABLE = "TELESNAP_DATABASE_URL"
 LOG_LEVEL_VARIABLE = "TELESNAP_LOG_LEVEL"
 SHUFFLE_SEED_VARIABLE = "TELESNAP_SHUFFLE_SEED"
 FLOOD_CONTROL_VARIABLE = "TELESNAP_FLOOD_CONTROL"
+SANDBOX_PORT_VARIABLE = "TELESNAP_SANDBOX_PORT"
 
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///telesnap.db"
@@ -68,7 +69,7 @@ class Settings:
     >>> Settings(token="42:abc", api_url=DEFAULT_API_URL, database_url=DEFAULT_DATABASE_URL)
     Settings(token='42:***', api_url='https://api.telegram.org', \
 database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO', shuffle_seed=None, \
-flood_control=True)
+flood_control=True, sandbox_port=None)
     """
 
     token: str | None
@@ -79,6 +80,8 @@ flood_control=True)
     """Pins every game's shuffle and dealer (tests, demonstrations); None: a fresh seed."""
     flood_control: bool = True
     """Keep within Telegram's flood limits (off only against the emulator or a test server)."""
+    sandbox_port: int | None = None
+    """The port of ``telesnap sandbox``'s page when ``--port`` is not given (None: its default)."""
 
     @property
     def masked_token(self) -> str | None:
@@ -105,7 +108,8 @@ flood_control=True)
         return (
             f"Settings(token={self.masked_token!r}, api_url={self.api_url!r}, "
             f"database_url={self.database_url!r}, log_level={self.log_level!r}, "
-            f"shuffle_seed={self.shuffle_seed!r}, flood_control={self.flood_control!r})"
+            f"shuffle_seed={self.shuffle_seed!r}, flood_control={self.flood_control!r}, "
+            f"sandbox_port={self.sandbox_port!r})"
         )
 
     __str__ = __repr__
@@ -142,12 +146,15 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     env_file: Path | None = Path(".env"),
     require_token: bool = True,
+    defaults: Mapping[str, str] | None = None,
 ) -> Settings:
     """Read the settings from ``environ`` (default: the process environment) and ``env_file``.
 
     Values in ``environ`` win over the ones in ``env_file``; a missing file is
     fine. ``require_token=False`` is for commands that never talk to Telegram,
-    such as ``telesnap db upgrade``.
+    such as ``telesnap db upgrade``. ``defaults`` are a command's own defaults
+    (the sandbox logs only warnings unless told otherwise); the file and the
+    environment win over them.
 
     >>> load_settings({"TELESNAP_API_URL": "http://127.0.0.1:8081/"}, None, False).api_url
     'http://127.0.0.1:8081'
@@ -156,7 +163,8 @@ def load_settings(
     ...
     telesnap.config.ConfigError: TELESNAP_TOKEN is not set: it must be the bot token ...
     """
-    values = _read_env_file(env_file)
+    values = dict(defaults or {})
+    values.update(_read_env_file(env_file))
     values.update(os.environ if environ is None else environ)
     return Settings(
         token=_parse_token(values.get(TOKEN_VARIABLE), require_token),
@@ -165,6 +173,7 @@ def load_settings(
         log_level=_parse_log_level(values.get(LOG_LEVEL_VARIABLE)),
         shuffle_seed=_parse_shuffle_seed(values.get(SHUFFLE_SEED_VARIABLE)),
         flood_control=_parse_flood_control(values.get(FLOOD_CONTROL_VARIABLE)),
+        sandbox_port=_parse_port(values.get(SANDBOX_PORT_VARIABLE), SANDBOX_PORT_VARIABLE),
     )
 
 
@@ -248,6 +257,16 @@ def _parse_flood_control(value: str | None) -> bool:
     if text not in ("on", "off"):
         raise ConfigError(f"{FLOOD_CONTROL_VARIABLE} must be on or off, got {_shorten(value)!r}")
     return text == "on"
+
+
+def _parse_port(value: str | None, variable: str) -> int | None:
+    if _is_blank(value):
+        return None
+    assert value is not None
+    text = value.strip()
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise ConfigError(f"{variable} must be a port number, not {_shorten(value)!r}")
+    return int(text)
 
 
 def _shorten(text: str, limit: int = 60) -> str:

@@ -6,17 +6,16 @@ call when a match shows) and clumsiness (how often they call when nothing
 does). Stamps are nanoseconds on a simulated clock, so the same seed always
 plays the same games; only the two speed figures depend on the machine.
 
->>> import argparse
->>> args = argparse.Namespace(players=3, games=2, seed=1, tie_window=100, json=False)
->>> summary = simulate(args)
+The command ``telesnap simulate`` (:mod:`telesnap.cli.simulate`) prints
+what :func:`simulate` returns.
+
+>>> summary = simulate(players=3, games=2, seed=1, tie_window_ms=100)
 >>> summary["games"], sum(summary["wins_by_seat"]) >= 2
 (2, True)
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import random
 import time
@@ -162,19 +161,19 @@ class Tally:
                     self.wins_by_seat[seat] += 1
 
 
-def simulate(args: argparse.Namespace) -> dict[str, Any]:
-    """Play ``args.games`` games and return the summary (speed figures under ``speed``)."""
-    rng = random.Random(args.seed)
-    tally = Tally(args.players)
+def simulate(*, players: int, games: int, seed: int, tie_window_ms: int) -> dict[str, Any]:
+    """Play ``games`` games and return the summary (speed figures under ``speed``)."""
+    rng = random.Random(seed)
+    tally = Tally(players)
     started = time.perf_counter()
-    for _ in range(args.games):
-        tally.add(play_game(rng, args.players, args.tie_window, FLIP_LIMIT))
+    for _ in range(games):
+        tally.add(play_game(rng, players, tie_window_ms, FLIP_LIMIT))
     elapsed = max(time.perf_counter() - started, 1e-9)
     return {
-        "players": args.players,
+        "players": players,
         "games": tally.games,
-        "seed": args.seed,
-        "tie_window_ms": args.tie_window,
+        "seed": seed,
+        "tie_window_ms": tie_window_ms,
         "flip_limit": FLIP_LIMIT,
         "flips_per_game": round(tally.flips / tally.games, 1),
         "snaps": tally.snaps,
@@ -190,34 +189,3 @@ def simulate(args: argparse.Namespace) -> dict[str, Any]:
             "operations_per_second": round(tally.operations / elapsed),
         },
     }
-
-
-def format_summary(summary: dict[str, Any]) -> str:
-    """The summary as lines of text for a terminal."""
-    endings = ", ".join(f"{reason} {count}" for reason, count in summary["endings"].items())
-    seats = " ".join(f"{seat}:{wins}" for seat, wins in enumerate(summary["wins_by_seat"]))
-    speed = summary["speed"]
-    return "\n".join(
-        [
-            f"games            {summary['games']} ({summary['players']} players, "
-            f"seed {summary['seed']}, tie window {summary['tie_window_ms']} ms, "
-            f"flip limit {summary['flip_limit']})",
-            f"flips per game   {summary['flips_per_game']}",
-            f"snaps            {summary['snaps']} (races won outright)",
-            f"ties             {summary['ties']}",
-            f"pot wins         {summary['pot_wins']}",
-            f"penalties        {summary['penalties']}",
-            f"eliminations     {summary['eliminations']}",
-            f"endings          {endings}",
-            f"winners by seat  {seats}",
-            f"games/s          {speed['games_per_second']}",
-            f"operations/s     {speed['operations_per_second']} ({summary['operations']} ops)",
-        ]
-    )
-
-
-def main(args: argparse.Namespace) -> int:
-    """Run ``telesnap simulate`` and print one summary; return the exit code."""
-    summary = simulate(args)
-    print(json.dumps(summary) if args.json else format_summary(summary))
-    return 0

@@ -14,7 +14,6 @@ from telegram.ext import (
     BaseUpdateProcessor,
     CallbackQueryHandler,
     ChatMemberHandler,
-    CommandHandler,
     ExtBot,
     MessageHandler,
     TypeHandler,
@@ -22,30 +21,14 @@ from telegram.ext import (
 )
 
 from ..services.locks import KeyedLocks
-from .buttons import on_button, on_unknown_button
-from .callbacks import CALLBACK_PATTERN
+from .buttons import button_handlers, on_unknown_button
+from .commands import command_handlers, forget_receipt, on_unknown_command
 from .errors import AnsweredPresses, on_error
-from .handlers import forget_receipt, on_command, on_unknown_command
 from .membership import on_my_chat_member
 from .receipts import ReceiptBook, topic_key
 from .stats_handlers import register_stats_handlers
 from .transport import AiohttpRequest
 
-COMMANDS = (
-    "start",
-    "help",
-    "rules",
-    "newgame",
-    "join",
-    "leave",
-    "startgame",
-    "endgame",
-    "kick",
-    "flip",
-    "snap",
-    "snappot",
-    "settings",
-)
 BotApplication = Application[Any, Any, Any, Any, Any, Any]
 
 
@@ -181,8 +164,7 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
         ApplicationBuilder().bot(bot).concurrent_updates(ChatOrderedProcessor(book)).build()
     )
     register_stats_handlers(application)
-    application.add_handler(CommandHandler(list(COMMANDS), on_command))
-    application.add_handler(CallbackQueryHandler(on_button, pattern=CALLBACK_PATTERN))
+    application.add_handlers([*command_handlers(), *button_handlers()])
     application.add_handler(CallbackQueryHandler(on_unknown_button))
     application.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
     application.add_handler(ChatMemberHandler(on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))

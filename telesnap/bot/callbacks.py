@@ -26,8 +26,6 @@ from dataclasses import dataclass
 
 MAX_CALLBACK_BYTES = 64
 _PATTERN = re.compile(r"([a-z]):(\d{1,12}):(\d{1,9}):([A-Za-z0-9_-]{11})")
-CALLBACK_PATTERN = r"^[a-z]:\d{1,12}:\d{1,9}:[A-Za-z0-9_-]{11}$"
-"""The anchored pattern the callback handler listens to (anything else is refused)."""
 
 
 class Action(enum.Enum):
@@ -40,6 +38,17 @@ class Action(enum.Enum):
     SNAP = "s"
     SNAP_POT = "p"
     SETTINGS = "m"  # game_id carries the setting, version the choice (see settings_menu)
+
+
+def pattern_for(action: Action) -> str:
+    """The anchored pattern the handler of ``action``'s buttons listens to.
+
+    >>> import re
+    >>> data = CallbackSigner(b"secret").encode(Action.FLIP, game_id=3, version=9)
+    >>> [bool(re.match(pattern_for(action), data)) for action in (Action.FLIP, Action.SNAP)]
+    [True, False]
+    """
+    return rf"^{action.value}:\d{{1,12}}:\d{{1,9}}:[A-Za-z0-9_-]{{11}}$"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ import logging
 
 from telegram import BotCommand
 
-from .application import COMMANDS, BotApplication
+from .application import BotApplication
+from .commands import COMMANDS
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
 from .stats_handlers import STATS_COMMANDS
 

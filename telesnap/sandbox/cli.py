@@ -5,24 +5,40 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import signal
 import sys
 import webbrowser
 from pathlib import Path
 
-from ..config import SHUFFLE_SEED_VARIABLE, ConfigError, normalize_database_url
+from ..config import (
+    LOG_LEVEL_VARIABLE,
+    SANDBOX_PORT_VARIABLE,
+    ConfigError,
+    Settings,
+    load_settings,
+    normalize_database_url,
+)
 from .app import DEFAULT_DATABASE_FILE, DEFAULT_PORT, Sandbox, SandboxOptions, sqlite_file
 
 logger = logging.getLogger(__name__)
-PORT_VARIABLE = "TELESNAP_SANDBOX_PORT"
+PORT_VARIABLE = SANDBOX_PORT_VARIABLE
 ROSTER_FILE = "telesnap-sandbox.json"
 """Where the chats are kept when the games are not in a SQLite file."""
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-def options_from(args: argparse.Namespace) -> SandboxOptions:
-    """The options of the command line (``--fresh`` removes the database and chats first)."""
+def sandbox_settings() -> Settings:
+    """The settings the sandbox reads (``TELESNAP_SANDBOX_PORT``, the shuffle seed, logging)."""
+    return load_settings(require_token=False, defaults={LOG_LEVEL_VARIABLE: "WARNING"})
+
+
+def options_from(args: argparse.Namespace, settings: Settings | None = None) -> SandboxOptions:
+    """The options of the command line (``--fresh`` removes the database and chats first).
+
+    What the command line leaves out comes from ``settings`` (default: :func:`sandbox_settings`).
+    """
+    if settings is None:
+        settings = sandbox_settings()
     database_url = normalize_database_url(
         args.database_url or f"sqlite+aiosqlite:///{DEFAULT_DATABASE_FILE}", "--database-url"
     )
@@ -45,21 +61,13 @@ def options_from(args: argparse.Namespace) -> SandboxOptions:
                 path.unlink()
     port = args.port
     if port is None:
-        port_text = os.environ.get(PORT_VARIABLE, "").strip() or str(DEFAULT_PORT)
-        if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-            raise ConfigError(f"{PORT_VARIABLE} must be a port number, not {port_text!r}")
-        port = int(port_text)
-    seed_text = os.environ.get(SHUFFLE_SEED_VARIABLE, "").strip()
-    try:
-        seed = int(seed_text) if seed_text else None
-    except ValueError:
-        raise ConfigError(f"{SHUFFLE_SEED_VARIABLE} must be a whole number") from None
+        port = DEFAULT_PORT if settings.sandbox_port is None else settings.sandbox_port
     return SandboxOptions(
         database_url=database_url,
         host=args.host,
         port=port,
         flood_limits=not args.no_flood_limits,
-        shuffle_seed=seed,
+        shuffle_seed=settings.shuffle_seed,
         roster_file=roster_file,
     )
 
@@ -94,12 +102,12 @@ async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """``telesnap sandbox``: run until interrupted; 2 on a bad option or a port it cannot use."""
-    logging.basicConfig(
-        level=os.environ.get("TELESNAP_LOG_LEVEL", "WARNING").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     try:
-        sandbox = Sandbox(options_from(args))
+        settings = sandbox_settings()
+        logging.basicConfig(
+            level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+        sandbox = Sandbox(options_from(args, settings))
         asyncio.run(serve(sandbox, open_browser=args.open))
     except ConfigError as error:
         print(f"telesnap sandbox: {error}", file=sys.stderr)

@@ -1,8 +1,10 @@
 """Alembic, driven from code: upgrade a database, and the environment ``env.py`` runs.
 
-The migration scripts live inside the package (``telesnap/migrations``, named
-``telesnap:migrations`` as a package resource), so they work from an installed
-wheel, with or without an ``alembic.ini`` in the working directory.
+The migration scripts live in ``migrations/`` at the top of the repository,
+where ``alembic.ini`` points; the wheel ships that folder inside the package
+(``telesnap/migrations``, mapped at build time), so an installed wheel migrates
+too, with or without an ``alembic.ini`` in the working directory. One copy:
+:func:`script_location` finds whichever of the two places exists.
 
 ``alembic -c alembic.ini upgrade head`` also works from a checkout; it takes the
 database URL from ``-x url=...``, else ``TELESNAP_DATABASE_URL`` (or ``.env``).
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from logging.config import fileConfig
+from pathlib import Path
 from typing import Any, Literal
 
 from alembic import command, context
@@ -34,17 +37,21 @@ from .database import create_engine
 from .models import Base, UtcDateTime
 
 __all__ = [
-    "SCRIPT_LOCATION",
     "alembic_config",
     "current_revision",
     "head_revision",
     "run_environment",
     "schema_differences",
+    "script_location",
     "upgrade_database",
     "upgrade_database_sync",
 ]
 
-SCRIPT_LOCATION = "telesnap:migrations"
+_PACKAGE = Path(__file__).resolve().parents[1]
+INSTALLED_SCRIPTS = _PACKAGE / "migrations"
+"""Where a built wheel has the scripts (pyproject.toml maps ``migrations/`` there)."""
+CHECKOUT_SCRIPTS = _PACKAGE.parent / "migrations"
+"""Where a checkout (and the editable install, which imports from it) has them."""
 _URL_ATTRIBUTE = "database_url"
 _CONNECTION_ATTRIBUTE = "connection"
 MIGRATION_LOCK_KEY = 0x7E1E5A4B
@@ -56,13 +63,24 @@ _IN_PROCESS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] 
 )
 
 
+def script_location() -> Path:
+    """Return the folder of the migration scripts: the wheel's copy, else the checkout's."""
+    for folder in (INSTALLED_SCRIPTS, CHECKOUT_SCRIPTS):
+        if (folder / "env.py").is_file():
+            return folder
+    raise FileNotFoundError(
+        f"the migration scripts are missing: neither {INSTALLED_SCRIPTS} nor {CHECKOUT_SCRIPTS}"
+    )
+
+
 def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
     """Build the Alembic configuration in code (no ``alembic.ini`` needed).
 
     Give ``connection`` to run the migrations on it, inside its transaction.
     """
     config = Config()
-    config.set_main_option("script_location", SCRIPT_LOCATION)
+    # Config values are interpolated: a "%" in the path must be doubled.
+    config.set_main_option("script_location", str(script_location()).replace("%", "%%"))
     config.set_main_option("path_separator", "os")
     if url is not None:
         config.attributes[_URL_ATTRIBUTE] = url

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from telesnap.__main__ import build_parser
-from telesnap.simulate import main
+from telesnap.cli import build_parser
+from telesnap.cli.simulate import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from telesnap.__main__ import build_parser
+from telesnap.cli import build_parser
 from telesnap.config import ConfigError
 from telesnap.emulator.client import Press
 from telesnap.sandbox.app import Sandbox

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from telesnap.__main__ import main
+from telesnap.cli import main
 from telesnap.services.stats import StatsService
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.migrate import upgrade_database

@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import importlib
+import importlib.util
 import re
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import inspect
 
+from telesnap.storage import migrate
 from telesnap.storage.database import create_engine
 from telesnap.storage.migrate import (
-    SCRIPT_LOCATION,
     current_revision,
     head_revision,
     schema_differences,
+    script_location,
     upgrade_database,
     upgrade_database_sync,
 )
 from telesnap.storage.models import Base
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSIONS = ROOT / "telesnap" / "migrations" / "versions"
+MIGRATIONS = ROOT / "migrations"
+VERSIONS = MIGRATIONS / "versions"
 
 
 async def table_names(url: str) -> set[str]:
@@ -59,7 +62,7 @@ def test_the_synchronous_upgrade(tmp_path: Path) -> None:
 def test_the_alembic_command_line_config_works_with_an_x_url(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
     config = Config(ROOT / "alembic.ini", cmd_opts=argparse.Namespace(x=[f"url={url}"]))
-    assert config.get_main_option("script_location") == SCRIPT_LOCATION
+    assert Path(str(config.get_main_option("script_location"))) == MIGRATIONS
     command.upgrade(config, "head")
     command.check(config)
 
@@ -71,6 +74,30 @@ def test_revision_files_are_named_by_date() -> None:
         assert re.fullmatch(r"\d{4}_\d{2}_\d{2}_[0-9a-f]{12}_\w+\.py", name), name
 
 
+def test_the_scripts_have_one_home_at_the_top_of_the_checkout() -> None:
+    assert script_location() == MIGRATIONS
+    assert not (ROOT / "telesnap" / "migrations" / "env.py").exists()
+
+
+def test_a_wheel_uses_the_copy_inside_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    installed = tmp_path / "site-packages" / "telesnap" / "migrations"
+    installed.mkdir(parents=True)
+    (installed / "env.py").write_text("", encoding="utf-8")
+    monkeypatch.setattr(migrate, "INSTALLED_SCRIPTS", installed)
+    assert script_location() == installed
+    monkeypatch.setattr(migrate, "CHECKOUT_SCRIPTS", tmp_path / "nowhere")
+    assert script_location() == installed
+    monkeypatch.setattr(migrate, "INSTALLED_SCRIPTS", tmp_path / "missing")
+    with pytest.raises(FileNotFoundError, match="the migration scripts are missing"):
+        script_location()
+
+
 def test_the_environment_script_does_nothing_when_merely_imported() -> None:
-    module = importlib.import_module("telesnap.migrations.env")
+    spec = importlib.util.spec_from_file_location("telesnap_migrations_env", MIGRATIONS / "env.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     assert callable(module.run_environment)

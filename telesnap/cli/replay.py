@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError, load_settings
-from .services.stats import StatsService
-from .services.stats_audit import StoredGame, check_game, parse_document, stored_game
-from .storage.database import create_engine, session_factory
-from .storage.uow import UnitOfWork
+from ..config import ConfigError, load_settings
+from ..services.stats import StatsService
+from ..services.stats_audit import StoredGame, check_game, parse_document, stored_game
+from ..storage.database import create_engine, session_factory
+from ..storage.uow import UnitOfWork
 
 __all__ = ["export_command", "replay_command"]
 

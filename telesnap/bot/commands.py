@@ -1,0 +1,228 @@
+"""The commands: one thin handler each, registered with python-telegram-bot's CommandHandler.
+
+Every handler reads its update the same way (:func:`_handler`): who sent it,
+where, its receipt; a command that takes no arguments refuses them; a refusal
+is answered with a short reply. What commands share with buttons is in
+:mod:`.actions`.
+"""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import Message, Update
+from telegram.ext import BaseHandler, CommandHandler, ContextTypes
+
+from ..game import CallKind, CallVerdict
+from ..services.types import Actor, Place, Reason, Receipt, Refused
+from . import actions
+from .context import actor_of, as_manager, command_arguments, place_of_update
+from .i18n import language_of, translator
+from .render import name
+from .runtime import Runtime, runtime_of
+from .settings_handlers import settings_command
+from .texts import help_text, refusal_text, rules_text, verdict_toast
+
+Context = ContextTypes.DEFAULT_TYPE
+UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRequest:
+    """A command of ours, read from its update: what, who, where and when."""
+
+    runtime: Runtime
+    message: Message
+    place: Place
+    actor: Actor
+    receipt: Receipt
+
+    def translations(self) -> gettext.NullTranslations:
+        """The translations of the chat's language."""
+        return translator(self.runtime.language_for(self.place))
+
+    def reply(self, text: str) -> None:
+        """Answer the command with a message that replies to it."""
+        self.runtime.say(self.place, text, self.message.message_id)
+
+
+CommandBody = Callable[[CommandRequest], Awaitable[None]]
+
+
+def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> UpdateHandler:
+    """The update handler of one command: read the request, run ``body``, answer a refusal."""
+
+    async def handle(update: Update, context: Context) -> None:
+        runtime = runtime_of(context)
+        message = update.effective_message
+        user = update.effective_user
+        if message is None or user is None or message.text is None:
+            return
+        place = place_of_update(update)
+        receipt = runtime.book.arrival_for(update).receipt
+        tr = translator(language_of(user.language_code))
+        try:
+            if not takes_arguments and command_arguments(message):
+                runtime.say(
+                    place or _private(message),
+                    tr.gettext("/{command} takes no arguments.").format(command=command),
+                    message.message_id,
+                )
+                return
+            assert place is not None
+            await runtime.remember_language(place)
+            await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
+        except Refused as refused:
+            if refused.reason is not Reason.DUPLICATE_UPDATE and place is not None:
+                runtime.say(place, refusal_text(refused, tr), message.message_id)
+        finally:
+            runtime.book.finished(update)
+
+    handle.__name__ = handle.__qualname__ = f"on_{command}"
+    return handle
+
+
+def _private(message: Message) -> Place:
+    return Place(message.chat.id, 0, message.chat.type)
+
+
+async def _help(request: CommandRequest) -> None:
+    request.runtime.say(request.place, help_text(request.translations()))
+
+
+async def _rules(request: CommandRequest) -> None:
+    request.runtime.say(request.place, rules_text(request.translations()))
+
+
+async def _newgame(request: CommandRequest) -> None:
+    runtime, place, actor = request.runtime, request.place, request.actor
+    opened = await runtime.lobby.open(place, actor, request.receipt)
+    await runtime.settings.adopt_language(place, language_of(actor.language_code))
+    runtime.forget_language(place)
+    await runtime.remember_language(place)
+    runtime.show_lobby(place, opened)
+
+
+async def _join(request: CommandRequest) -> None:
+    await actions.join(request.runtime, request.place, request.actor, request.receipt)
+
+
+async def _leave(request: CommandRequest) -> None:
+    await actions.leave(request.runtime, request.place, request.actor, request.receipt)
+
+
+async def _startgame(request: CommandRequest) -> None:
+    await actions.start(request.runtime, request.place, request.actor, request.receipt)
+
+
+async def _endgame(request: CommandRequest) -> None:
+    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
+    ended = await as_manager(
+        runtime.bot,
+        place,
+        actor,
+        lambda admin: runtime.lobby.end(place, actor, is_admin=admin, receipt=receipt),
+    )
+    if ended is None:
+        runtime.say(place, request.translations().gettext("The game was called off."))
+    actions.show_result(runtime, place, ended)
+
+
+async def _kick(request: CommandRequest) -> None:
+    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
+    reply_to = request.message.reply_to_message
+    target = reply_to.from_user if reply_to else None
+    if target is None or target.is_bot:
+        request.reply(
+            request.translations().gettext(
+                "Reply with /kick to a message of the player you want to remove."
+            )
+        )
+        return
+    result = await as_manager(
+        runtime.bot,
+        place,
+        actor,
+        lambda admin: runtime.lobby.kick(place, actor, target.id, is_admin=admin, receipt=receipt),
+    )
+    actions.show_result(runtime, place, result)
+
+
+async def _settings(request: CommandRequest) -> None:
+    await settings_command(request.runtime, request.message, request.place, request.actor)
+
+
+async def _flip(request: CommandRequest) -> None:
+    await actions.flip(request.runtime, request.place, request.actor, request.receipt)
+
+
+def _caller(kind: CallKind) -> CommandBody:
+    async def call(request: CommandRequest) -> None:
+        outcome = await actions.call(
+            request.runtime, request.place, request.actor, kind, request.receipt
+        )
+        if outcome.verdict in (CallVerdict.TOO_LATE, CallVerdict.TOO_SLOW):
+            request.reply(verdict_toast(outcome.verdict, outcome.behind_ms, request.translations()))
+
+    return call
+
+
+_BODIES: dict[str, tuple[CommandBody, bool]] = {
+    # command: (body, whether it takes arguments), in the order of the menu
+    "start": (_help, True),
+    "help": (_help, True),
+    "rules": (_rules, True),
+    "newgame": (_newgame, False),
+    "join": (_join, False),
+    "leave": (_leave, False),
+    "startgame": (_startgame, False),
+    "endgame": (_endgame, False),
+    "kick": (_kick, True),
+    "flip": (_flip, False),
+    "snap": (_caller(CallKind.SNAP), False),
+    "snappot": (_caller(CallKind.SNAP_POT), False),
+    "settings": (_settings, True),
+}
+COMMANDS = tuple(_BODIES)
+"""The game's commands, in the order the menu lists them."""
+
+
+def command_handlers() -> list[BaseHandler[Update, Any, None]]:
+    """One CommandHandler per command of the game."""
+    return [
+        CommandHandler(command, _handler(command, body, takes_arguments=takes_arguments))
+        for command, (body, takes_arguments) in _BODIES.items()
+    ]
+
+
+async def on_unknown_command(update: Update, context: Context) -> None:
+    """A command we do not have (addressed to us, or to nobody in particular)."""
+    runtime = runtime_of(context)
+    message = update.effective_message
+    try:
+        if message is None or message.text is None:
+            return
+        target = message.text.split()[0].partition("@")[2]
+        if target and target.lower() != (context.bot.username or "").lower():
+            return
+        place = place_of_update(update)
+        user = update.effective_user
+        tr = translator(language_of(user.language_code if user else None))
+        if place is not None:
+            runtime.say(
+                place,
+                tr.gettext("I don't know {command}. /help lists what I can do.").format(
+                    command=name(message.text.split()[0])
+                ),
+                message.message_id,
+            )
+    finally:
+        runtime.book.finished(update)
+
+
+async def forget_receipt(update: Update, context: Context) -> None:
+    """Drop an update's receipt once every handler is done (also for updates none took)."""
+    runtime_of(context).book.finished(update)

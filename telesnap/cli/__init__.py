@@ -1,0 +1,140 @@
+"""The ``telesnap`` command line: every sub-command's arguments, parsed in one place.
+
+Each sub-command's body is imported only when it runs, so ``telesnap
+simulate`` never loads Telegram or the database. The bodies here
+(:mod:`.run`, :mod:`.replay`, :mod:`.simulate`) turn the arguments and the
+:class:`~telesnap.config.Settings` into calls of what the package builds
+(:class:`~telesnap.app.BotRunner` for the bot); the emulator's and the
+sandbox's bodies live with them (``telesnap/emulator/cli.py``,
+``telesnap/sandbox/cli.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Sequence
+
+DESCRIPTION = "Snap for Telegram group chats: the bot, and the tools around it."
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of the ``telesnap`` command.
+
+    >>> build_parser().parse_args(["simulate", "--players", "3"]).players
+    3
+    """
+    parser = argparse.ArgumentParser(prog="telesnap", description=DESCRIPTION)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    simulate = commands.add_parser(
+        "simulate", help="play whole games with simulated players and print a summary"
+    )
+    simulate.add_argument("--players", type=_positive_int, default=4, help="players per game")
+    simulate.add_argument("--games", type=_positive_int, default=100, help="games to play")
+    simulate.add_argument(
+        "--seed", type=int, default=0, help="random seed (same seed, same output)"
+    )
+    simulate.add_argument(
+        "--tie-window", type=_non_negative_int, default=100, metavar="MS", help="tie window in ms"
+    )
+    simulate.add_argument("--json", action="store_true", help="print the summary as JSON")
+    simulate.set_defaults(target="telesnap.cli.simulate:main")
+
+    run = commands.add_parser(
+        "run",
+        help="run the bot (long polling, or a webhook with --webhook-url)",
+        description="Run the bot. Settings come from TELESNAP_* environment variables "
+        "(and a .env file): TELESNAP_TOKEN is required.",
+    )
+    run.add_argument("--webhook-url", help="public HTTPS URL Telegram should POST updates to")
+    run.add_argument(
+        "--listen", default="127.0.0.1:8443", metavar="HOST:PORT", help="where to listen"
+    )
+    run.add_argument("--secret", help="secret token Telegram sends with every webhook POST")
+    run.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="start without deciding open races or posting running games again "
+        "(for a worker that joins others already running)",
+    )
+    run.set_defaults(target="telesnap.cli.run:run_command")
+
+    database = commands.add_parser("db", help="manage the database")
+    database_commands = database.add_subparsers(dest="db_command", required=True)
+    upgrade = database_commands.add_parser("upgrade", help="apply every migration")
+    upgrade.set_defaults(target="telesnap.cli.run:upgrade_command")
+
+    replay = commands.add_parser(
+        "replay", help="rebuild a game from its history and check it against what is stored"
+    )
+    replay_source = replay.add_mutually_exclusive_group(required=True)
+    replay_source.add_argument("file", nargs="?", help="a document sent by /replay")
+    replay_source.add_argument("--game", type=_positive_int, help="a game id in the database")
+    replay.add_argument("--database-url", help="default: TELESNAP_DATABASE_URL")
+    replay.set_defaults(target="telesnap.cli.replay:replay_command")
+
+    export = commands.add_parser("export", help="print a chat's games and stats as JSON")
+    export.add_argument("--chat", type=int, required=True, help="the chat id")
+    export.add_argument("--output", help="write to this file instead of printing")
+    export.add_argument("--database-url", help="default: TELESNAP_DATABASE_URL")
+    export.set_defaults(target="telesnap.cli.replay:export_command")
+
+    sandbox = commands.add_parser(
+        "sandbox",
+        help="try the bot without Telegram: a group chat in the browser, with the real bot",
+        description="Run the Bot API emulator, the real bot against it, and a web page "
+        "showing a Telegram group (several people at once, robots, the race timeline).",
+    )
+    sandbox.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: this machine only)"
+    )
+    sandbox.add_argument(
+        "--port", type=int, help="port of the page (default: TELESNAP_SANDBOX_PORT, else 8080)"
+    )
+    sandbox.add_argument(
+        "--database-url",
+        help="where the games are kept (default: sqlite+aiosqlite:///telesnap-sandbox.db)",
+    )
+    sandbox.add_argument(
+        "--fresh", action="store_true", help="start over: remove the sandbox's games and chats"
+    )
+    sandbox.add_argument("--open", action="store_true", help="open the page in a browser")
+    sandbox.add_argument(
+        "--no-flood-limits",
+        action="store_true",
+        help="start with Telegram's flood limits off (the page has a switch too)",
+    )
+    sandbox.set_defaults(target="telesnap.sandbox.cli:main")
+
+    emulator = commands.add_parser("emulator", help="run the local Telegram Bot API emulator")
+    emulator.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    emulator.add_argument("--port", type=int, default=8081, help="port to listen on")
+    emulator.add_argument(
+        "--no-flood-limits", action="store_true", help="switch Telegram's flood limits off"
+    )
+    emulator.set_defaults(target="telesnap.emulator.cli:main")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line and run the chosen sub-command; return its exit code."""
+    args = build_parser().parse_args(argv)
+    module_name, _, function_name = args.target.partition(":")
+    function = getattr(importlib.import_module(module_name), function_name)
+    exit_code: int = function(args)
+    return exit_code

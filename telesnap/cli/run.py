@@ -1,0 +1,74 @@
+"""``telesnap run`` and ``telesnap db upgrade``: the bot, and its database's migrations.
+
+The arguments are parsed by :mod:`telesnap.cli`; these bodies read the
+:class:`~telesnap.config.Settings`, check the webhook options and hand both
+to :class:`~telesnap.app.BotRunner`, which composes the bot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import re
+import sys
+
+from ..app import BotRunner, Webhook
+from ..config import ConfigError, load_settings
+from ..storage.migrate import upgrade_database
+
+__all__ = ["run_command", "upgrade_command", "webhook_from"]
+
+
+def _fail(message: str) -> int:
+    print(f"telesnap: {message}", file=sys.stderr)
+    return 2
+
+
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # httpx logs every request URL, and those URLs contain the token.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def webhook_from(args: argparse.Namespace) -> Webhook | None:
+    """The webhook ``--webhook-url``, ``--listen`` and ``--secret`` ask for (None: polling)."""
+    if args.webhook_url is None:
+        if args.secret:
+            raise ConfigError("--secret needs --webhook-url")
+        return None
+    if not args.webhook_url.startswith(("https://", "http://")):
+        raise ConfigError(f"--webhook-url must be an http(s) URL, not {args.webhook_url!r}")
+    if not args.secret or not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", args.secret):
+        raise ConfigError("--secret is required with --webhook-url: 1-256 of A-Z a-z 0-9 _ -")
+    host, _, port = args.listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError(f"--listen must be HOST:PORT, not {args.listen!r}")
+    return Webhook(args.webhook_url, host, int(port), args.secret)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``telesnap run``: run the bot until interrupted."""
+    try:
+        settings = load_settings()
+        webhook = webhook_from(args)
+    except ConfigError as error:
+        return _fail(str(error))
+    _configure_logging(settings.log_level)
+    runner = BotRunner(settings, webhook=webhook, resume=not args.no_resume)
+    try:
+        asyncio.run(runner.run_until_stopped())
+    except ConfigError as error:
+        return _fail(str(error))
+    return 0
+
+
+def upgrade_command(args: argparse.Namespace) -> int:
+    """``telesnap db upgrade``: apply every migration."""
+    try:
+        settings = load_settings(require_token=False)
+    except ConfigError as error:
+        return _fail(str(error))
+    asyncio.run(upgrade_database(settings.database_url))
+    print(f"telesnap: the database is up to date ({settings.database_url.split('://')[0]})")
+    return 0

@@ -1,1 +1,0 @@
-"""Alembic migration scripts, shipped inside the package (``telesnap:migrations``)."""

@@ -1,1 +1,0 @@
-"""Alembic revisions, one file per revision, named by date."""
