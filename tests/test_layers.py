@@ -185,3 +185,57 @@ def test_the_seam_checkers_see_what_they_look_for() -> None:
     assert others_private_attributes(tree) == ["store._games"]
     assert "cached" in attribute_names(tree)
     assert called_names(tree) == {"RaceReferee"}
+
+
+# One home for each concept (issue 12): a name is put together from its parts in one place.
+NAME_FORMATTER = PACKAGE / "services" / "types.py"
+
+
+def _mentions(node: ast.AST, word: str) -> bool:
+    return any(
+        (isinstance(part, ast.Name) and word in part.id.lower())
+        or (isinstance(part, ast.Attribute) and word in part.attr.lower())
+        for part in ast.walk(node)
+    )
+
+
+def name_assemblies(source: str) -> list[int]:
+    """Lines where an f-string or a ``join`` builds text from a first and a last name."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        joins = (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "join"
+            and isinstance(node.func.value, ast.Constant)  # str.join, not a SQL join
+        )
+        if (isinstance(node, ast.JoinedStr) or joins) and all(
+            _mentions(node, word) for word in ("first", "last")
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_display_names_are_formatted_in_one_place() -> None:
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != NAME_FORMATTER and not _violates(_module_of(path), "telesnap.emulator")
+        for line in name_assemblies(path.read_text(encoding="utf-8"))
+    ]
+    assert name_assemblies(NAME_FORMATTER.read_text(encoding="utf-8")), "the formatter moved"
+    assert offences == []
+
+
+def test_the_name_check_sees_f_strings_and_joins() -> None:
+    source = (
+        'a = f"{user.first_name} {user.last_name}"\n'
+        'b = " ".join(p for p in (first, last) if p)\n'
+        'c = f"{first} {count}"\n'
+        "d = select(User.first_name, User.last_name).join(User)\n"
+    )
+    assert name_assemblies(source) == [1, 2]
+
+
+def _module_of(path: Path) -> str:
+    return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
