@@ -12,13 +12,13 @@ from telesnap.services.lobby import LobbyService
 from telesnap.services.play import PlayService
 from telesnap.services.store import GameStore
 from telesnap.services.timers import TimerPlanner
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 from .test_play_flow import ANN, BOB, CID, PLACE, receipt
 
 
 async def _started(sessions: async_sessionmaker[AsyncSession], store: GameStore) -> LobbyService:
-    lobby = LobbyService(sessions, store, shuffle_seed=3)
+    lobby = LobbyService(UnitsOfWork(sessions), store, shuffle_seed=3)
     await lobby.open(PLACE, ANN, receipt())
     await lobby.join(PLACE, BOB, receipt())
     await lobby.join(PLACE, CID, receipt())
@@ -64,5 +64,5 @@ async def test_a_failing_handler_rolls_the_change_back(
     with pytest.raises(RuntimeError):
         await lobby.end(PLACE, ANN, is_admin=True, receipt=receipt())
 
-    table = (await PlayService(session_factory, GameStore()).table(PLACE)).table
+    table = (await PlayService(UnitsOfWork(session_factory), GameStore()).table(PLACE)).table
     assert table.final is None  # still running: the end was not committed
