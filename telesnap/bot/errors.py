@@ -17,13 +17,14 @@ from collections import OrderedDict
 from typing import Protocol, runtime_checkable
 
 from telegram import Update
-from telegram.error import Forbidden, TelegramError
+from telegram.error import Forbidden
 from telegram.ext import ContextTypes
 
 from ..services.types import Place
 from .context import place_of_update
 from .i18n import language_of, translator
 from .runtime import Runtime, runtime_of
+from .toasts import answer_toast
 
 logger = logging.getLogger(__name__)
 
@@ -107,12 +108,8 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     if query is not None:
         if was_answered(context.bot, query.id):
             return
-        try:
-            await query.answer(tr.gettext("⚠️ Something went wrong on my side. Please try again."))
-        except TelegramError as answer_error:
-            logger.warning(
-                "update %s: could not answer the press: %s", update.update_id, answer_error
-            )
+        text = tr.gettext("⚠️ Something went wrong on my side. Please try again.")
+        await answer_toast(context.bot, query.id, text)  # retried, and logged if it fails
         return
     message = update.effective_message
     if message is not None and place is not None and message.text:

@@ -64,8 +64,13 @@ async def test_a_press_and_a_command_whose_game_fails_to_replay_are_answered(
 
             toast = await broken.press("Bob", board.message, "Snap!")
             assert toast.text == PRESS_FAILED_ES, "in the presser's language"
+            # The failure's toast is retried like any other answer.
+            await broken.client.inject_fault("answerCallbackQuery", "server_error")
             toast = await broken.press("Ann", board.message, "Flip")
             assert toast.text == PRESS_FAILED
+            answers = await broken.client.calls("answerCallbackQuery")
+            tries = [c for c in answers if c.params["callback_query_id"] == toast.callback_query_id]
+            assert [c.fault for c in tries] == ["server_error", None]
             asked = await broken.command("Ann", "flip")
             reply = await broken.reply_to(asked)
             assert "Something went wrong on my side with /flip" in reply.text
