@@ -21,12 +21,14 @@ from pathlib import Path
 
 from babel.messages.frontend import CommandLineInterface
 
+from telesnap.services.settings import DEFAULT_LANGUAGE, LANGUAGES
+
 ROOT = Path(__file__).resolve().parents[1]
 LOCALES = "telesnap/locales"
 DOMAIN = "telesnap"
 TEMPLATE = f"{LOCALES}/{DOMAIN}.pot"
-LANGUAGES = ("mk", "sw", "es", "ar", "th")
-"""The translated languages (English is the language of the code)."""
+TRANSLATED = tuple(language for language in LANGUAGES if language != DEFAULT_LANGUAGE)
+"""The languages with a catalog (English is the language of the code)."""
 
 EXTRACT = [
     "extract",
@@ -71,7 +73,7 @@ def extract() -> None:
 
 def update() -> None:
     """Merge the template into every language's catalog, creating the missing ones."""
-    for language in LANGUAGES:
+    for language in TRANSLATED:
         pybabel([*UPDATE, "-l", language, "--init-missing"])
 
 

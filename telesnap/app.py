@@ -21,12 +21,16 @@ from telegram.error import InvalidToken, NetworkError
 
 from .bot.application import BotApplication, StampingBot, build_application
 from .bot.callbacks import CallbackSigner
+from .bot.courier import Courier
 from .bot.i18n import translator
 from .bot.menu import publish_commands
 from .bot.outbox import FloodLimits, Outbox
+from .bot.presenter import Presenter
+from .bot.races import RaceReferee
 from .bot.receipts import ReceiptBook
 from .bot.runtime import Runtime, install
 from .bot.stats_handlers import install_stats_service
+from .bot.tidy import BoardTidier
 from .bot.timer_loop import TimerLoop
 from .bot.webhook import WebhookServer
 from .config import ConfigError, Settings
@@ -126,20 +130,29 @@ class BotRunner:
         book = ReceiptBook(signer)
         application = build_application(token, self.settings.api_url, book)
         self.application = application
+        lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed)
+        play = PlayService(units, store)
+        races = RaceService(units, store)
+        chat_settings = SettingsService(units, store)
+        # A 403 from any send means the bot was removed: the chat's games end.
+        outbox = Outbox(
+            application.bot, self._limits, on_forbidden=lambda chat_id: runtime.bot_removed(chat_id)
+        )
+        courier = Courier(outbox)
+        presenter = Presenter(
+            courier, signer, chat_settings, play, lobby, tidier=BoardTidier(outbox)
+        )
         runtime = Runtime(
             bot=application.bot,
-            lobby=LobbyService(units, store, shuffle_seed=self._shuffle_seed),
-            play=PlayService(units, store),
-            races=RaceService(units, store),
-            settings=SettingsService(units, store),
-            # A 403 from any send means the bot was removed: the chat's games end.
-            outbox=Outbox(
-                application.bot,
-                self._limits,
-                on_forbidden=lambda chat_id: runtime.bot_removed(chat_id),
-            ),
+            lobby=lobby,
+            play=play,
+            races=races,
+            settings=chat_settings,
             book=book,
             signer=signer,
+            courier=courier,
+            presenter=presenter,
+            referee=RaceReferee(application.bot, races, book, presenter.show_race),
         )
         self.runtime = runtime
         self.timer_loop = TimerLoop(runtime, TimerService(units, store), HousekeepingService(units))
@@ -192,16 +205,16 @@ class BotRunner:
         """Decide the races a stop interrupted and post every running game's table again."""
         raced = set()
         for race in await runtime.races.open_races():
-            await runtime.remember_language(race.place)
+            await runtime.presenter.remember_language(race.place)
             runtime.referee.decide_now(race)
             if await runtime.referee.wait_until_decided(race.place) is not None:
                 raced.add(race.game_id)
         for place, outcome in await runtime.play.running_games():
             if outcome.table.game_id in raced:
                 continue  # deciding its race showed the table
-            tr = translator(await runtime.remember_language(place))
-            runtime.say(place, tr.gettext("♻️ I am back: the game goes on."))
-            runtime.show_play(place, outcome)
+            tr = translator(await runtime.presenter.remember_language(place))
+            runtime.presenter.say(place, tr.gettext("♻️ I am back: the game goes on."))
+            runtime.presenter.show_play(place, outcome)
 
     async def stop(self) -> None:
         """Stop listening, finish what is in flight, and close everything."""

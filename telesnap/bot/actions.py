@@ -19,16 +19,16 @@ from .runtime import Runtime
 def show_result(runtime: Runtime, place: Place, result: LobbyView | PlayOutcome | None) -> None:
     """Show a lobby or a table, whichever an action returned."""
     if isinstance(result, LobbyView):
-        runtime.show_lobby(place, result)
+        runtime.presenter.show_lobby(place, result)
     elif isinstance(result, PlayOutcome):
-        runtime.show_play(place, result)
+        runtime.presenter.show_play(place, result)
 
 
 async def join(
     runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
 ) -> None:
     """Join the lobby (the one of ``game_id``, when a button names it) and show it."""
-    runtime.show_lobby(place, await runtime.lobby.join(place, actor, receipt, game_id))
+    runtime.presenter.show_lobby(place, await runtime.lobby.join(place, actor, receipt, game_id))
 
 
 async def leave(
@@ -49,8 +49,8 @@ async def start(
         actor,
         lambda admin: lobby.start(place, actor, is_admin=admin, receipt=receipt, game_id=game_id),
     )
-    runtime.show_lobby(place, started.lobby)
-    runtime.show_play(place, started.play)
+    runtime.presenter.show_lobby(place, started.lobby)
+    runtime.presenter.show_play(place, started.play)
 
 
 async def flip(
@@ -63,7 +63,7 @@ async def flip(
 ) -> None:
     """Flip (after the race that is collecting, if one is) and show the table."""
     outcome = await flip_after_race(runtime, place, actor, receipt, version, game_id)
-    runtime.show_play(place, outcome)
+    runtime.presenter.show_play(place, outcome)
 
 
 async def flip_after_race(
@@ -152,4 +152,4 @@ def _after_call(
         )
         runtime.referee.call_joined(place, joined, waiter)
     if outcome.verdict is CallVerdict.WRONG:
-        runtime.show_play(place, outcome.play)
+        runtime.presenter.show_play(place, outcome.play)

@@ -42,11 +42,11 @@ class CommandRequest:
 
     def translations(self) -> gettext.NullTranslations:
         """The translations of the chat's language."""
-        return translator(self.runtime.language_for(self.place))
+        return translator(self.runtime.presenter.language_for(self.place))
 
     def reply(self, text: str) -> None:
         """Answer the command with a message that replies to it."""
-        self.runtime.say(self.place, text, self.message.message_id)
+        self.runtime.presenter.say(self.place, text, self.message.message_id)
 
 
 CommandBody = Callable[[CommandRequest], Awaitable[None]]
@@ -66,18 +66,18 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
         tr = translator(language_of(user.language_code))
         try:
             if not takes_arguments and command_arguments(message):
-                runtime.say(
+                runtime.presenter.say(
                     place or _private(message),
                     tr.gettext("/{command} takes no arguments.").format(command=command),
                     message.message_id,
                 )
                 return
             assert place is not None
-            await runtime.remember_language(place)
+            await runtime.presenter.remember_language(place)
             await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
             if refused.reason is not Reason.DUPLICATE_UPDATE and place is not None:
-                runtime.say(place, refusal_text(refused, tr), message.message_id)
+                runtime.presenter.say(place, refusal_text(refused, tr), message.message_id)
         finally:
             runtime.book.finished(update)
 
@@ -90,20 +90,20 @@ def _private(message: Message) -> Place:
 
 
 async def _help(request: CommandRequest) -> None:
-    request.runtime.say(request.place, help_text(request.translations()))
+    request.runtime.presenter.say(request.place, help_text(request.translations()))
 
 
 async def _rules(request: CommandRequest) -> None:
-    request.runtime.say(request.place, rules_text(request.translations()))
+    request.runtime.presenter.say(request.place, rules_text(request.translations()))
 
 
 async def _newgame(request: CommandRequest) -> None:
     runtime, place, actor = request.runtime, request.place, request.actor
     opened = await runtime.lobby.open(place, actor, request.receipt)
     await runtime.settings.adopt_language(place, language_of(actor.language_code))
-    runtime.forget_language(place)
-    await runtime.remember_language(place)
-    runtime.show_lobby(place, opened)
+    runtime.presenter.forget_language(place)
+    await runtime.presenter.remember_language(place)
+    runtime.presenter.show_lobby(place, opened)
 
 
 async def _join(request: CommandRequest) -> None:
@@ -127,7 +127,7 @@ async def _endgame(request: CommandRequest) -> None:
         lambda admin: runtime.lobby.end(place, actor, is_admin=admin, receipt=receipt),
     )
     if ended is None:
-        runtime.say(place, request.translations().gettext("The game was called off."))
+        runtime.presenter.say(place, request.translations().gettext("The game was called off."))
     actions.show_result(runtime, place, ended)
 
 
@@ -212,7 +212,7 @@ async def on_unknown_command(update: Update, context: Context) -> None:
         user = update.effective_user
         tr = translator(language_of(user.language_code if user else None))
         if place is not None:
-            runtime.say(
+            runtime.presenter.say(
                 place,
                 tr.gettext("I don't know {command}. /help lists what I can do.").format(
                     command=name(message.text.split()[0])

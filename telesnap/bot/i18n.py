@@ -32,11 +32,13 @@ import gettext
 import unicodedata
 from pathlib import Path
 
+# The list of languages has its home in the services (the language setting allows exactly
+# these); the bot's modules take it from here, with the catalogs it names.
+from ..services.settings import DEFAULT_LANGUAGE as DEFAULT_LANGUAGE
+from ..services.settings import LANGUAGES as LANGUAGES
+
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locales"
 DOMAIN = "telesnap"
-DEFAULT_LANGUAGE = "en"
-LANGUAGES = ("en", "mk", "sw", "es", "ar", "th")
-"""English and the languages of the rule documents the game came with."""
 RTL_LANGUAGES = frozenset({"ar"})
 """The languages written right to left."""
 

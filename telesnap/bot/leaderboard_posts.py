@@ -59,14 +59,14 @@ async def send_leaderboard(
     text = render_leaderboard(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)
     if not wants_picture(view) or not _fits_caption(text):
-        runtime.say(place, text, reply_to, keyboard)
+        runtime.presenter.say(place, text, reply_to, keyboard)
         return
     picture = await _picture(view, tr)
     caption = directed(text, tr)
     post = PhotoPost(
         place.chat_id, place.thread_id, picture, FILE_NAME, caption, keyboard, reply_to=reply_to
     )
-    runtime.outbox.submit(place.chat_id, post)
+    runtime.courier.outbox.submit(place.chat_id, post)
 
 
 async def edit_leaderboard_picture(
@@ -87,7 +87,7 @@ async def edit_leaderboard_picture(
         lines.pop(-2)
     picture = await _picture(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)
-    runtime.outbox.submit(
+    runtime.courier.outbox.submit(
         place.chat_id,
         PhotoEditPost(
             place.chat_id, message.message_id, picture, FILE_NAME, "\n".join(lines), keyboard

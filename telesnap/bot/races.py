@@ -250,10 +250,9 @@ class RaceReferee:
             delay = min(delay * 2, LAST_RETRY_S)
 
     async def _answer_waiters(self, race: _Race, outcome: RaceOutcome) -> None:
-        results = {result.user_id: result for result in outcome.results}
         for waiter in race.waiters:
             tr = translator(waiter.language)
-            result = results.get(waiter.user_id)
+            result = outcome.result_of(waiter.user_id)
             if outcome.ending is RaceEnding.CALLED_OFF:
                 text = race_called_off_toast(tr)
             elif result is None:

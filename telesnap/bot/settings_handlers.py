@@ -31,8 +31,8 @@ async def _change(
         runtime.bot, place, actor,
         lambda admin: runtime.settings.change(place, actor, setting, value, is_admin=admin),
     )  # fmt: skip
-    runtime.forget_language(place)
-    return translator(await runtime.remember_language(place))
+    runtime.presenter.forget_language(place)
+    return translator(await runtime.presenter.remember_language(place))
 
 
 async def settings_command(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
@@ -41,22 +41,22 @@ async def settings_command(runtime: Runtime, message: Message, place: Place, act
     if len(words) == 2:
         tr = await _change(runtime, place, actor, *words)
         current = await runtime.settings.show(place)
-        runtime.say(
+        runtime.presenter.say(
             place,
             tr.gettext("Saved.") + "\n\n" + settings_text(current, tr),
             message.message_id,
         )
         return
-    tr = translator(runtime.language_for(place))
+    tr = translator(runtime.presenter.language_for(place))
     if words:
-        runtime.say(
+        runtime.presenter.say(
             place,
             tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150."),
             message.message_id,
         )
         return
     current = await runtime.settings.show(place)
-    runtime.say(
+    runtime.presenter.say(
         place, settings_text(current, tr), None, overview_keyboard(current, runtime.signer, tr)
     )
 
@@ -66,7 +66,7 @@ async def settings_button(
 ) -> str:
     """A press in the settings menu: open a setting, save a choice (admins), or go back."""
     index, choice = press.game_id, press.version
-    tr = translator(runtime.language_for(place))
+    tr = translator(runtime.presenter.language_for(place))
     toast = ""
     if index < BACK and choice != OPEN:
         value = preset_text(index, choice)
@@ -81,5 +81,5 @@ async def settings_button(
     else:
         text = choices_text(index, current, tr)
         keyboard = choices_keyboard(index, current, runtime.signer, tr)
-    runtime.edit(place, message.message_id, text, keyboard)
+    runtime.presenter.edit(place, message.message_id, text, keyboard)
     return toast

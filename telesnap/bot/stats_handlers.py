@@ -99,7 +99,7 @@ async def on_stats_command(update: Update, context: Context) -> None:
         if message is None or message.text is None or place is None:
             return
         command = message.text.split()[0][1:].split("@")[0].lower()
-        tr = translator(await runtime.remember_language(place))
+        tr = translator(await runtime.presenter.remember_language(place))
         stats_bot = _stats_bot(context)
         if command == "stats":
             await _send_stats(runtime, stats_bot, message, place, tr)
@@ -123,7 +123,7 @@ def _say(
     message: Message,
     keyboard: InlineKeyboardMarkup | None = None,
 ) -> None:
-    runtime.say(place, text, message.message_id, keyboard)
+    runtime.presenter.say(place, text, message.message_id, keyboard)
 
 
 async def _send_stats(
@@ -157,7 +157,7 @@ async def _send_stats(
     if len(text) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
         _say(runtime, place, text, message)
-    runtime.submit(
+    runtime.courier.submit(
         place.chat_id,
         UploadPost(
             "photo",
@@ -194,7 +194,7 @@ async def _send_replay(
         )
         return
     caption = replay_caption(document.game, tr)
-    runtime.submit(
+    runtime.courier.submit(
         place.chat_id,
         UploadPost(
             "document",
@@ -303,7 +303,7 @@ async def on_stats_button(update: Update, context: Context) -> None:
         if button is None or place is None or not isinstance(message, Message):
             await query.answer(toast_tr.gettext("This button is not valid."))
             return
-        tr = translator(await runtime.remember_language(place))
+        tr = translator(await runtime.presenter.remember_language(place))
         board = button.ranking()
         if board is not None:
             ranking, is_global = board
@@ -321,6 +321,6 @@ async def on_stats_button(update: Update, context: Context) -> None:
         await query.answer()
         text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
         if not _shows(message, text, keyboard):
-            runtime.edit(place, message.message_id, text, keyboard)
+            runtime.presenter.edit(place, message.message_id, text, keyboard)
     finally:
         runtime.book.finished(update)

@@ -151,14 +151,14 @@ class TimerLoop:
         runtime = self._runtime
         place = outcome.place
         try:
-            language = await runtime.remember_language(place)
+            language = await runtime.presenter.remember_language(place)
         except Exception as error:  # what the timer did is committed: show it anyway
             logger.warning("chat %s: language unknown (%r); showing it as last known", place, error)
-            language = runtime.language_for(place)
+            language = runtime.presenter.language_for(place)
         tr = translator(language)
         absent = outcome.absent
         if outcome.kind is TimerKind.TURN_REMINDER and absent is not None:
-            runtime.say(
+            runtime.presenter.say(
                 place,
                 tr.gettext("⏰ {player}, it is your turn: press Flip!").format(
                     player=isolate(mention(absent.user_id, absent.name), tr)
@@ -166,8 +166,10 @@ class TimerLoop:
             )
             return
         if outcome.kind is TimerKind.LOBBY_EXPIRY and outcome.lobby is not None:
-            runtime.show_lobby(place, outcome.lobby)
-            runtime.say(place, tr.gettext("⌛ Nobody started the game, so the lobby is closed."))
+            runtime.presenter.show_lobby(place, outcome.lobby)
+            runtime.presenter.say(
+                place, tr.gettext("⌛ Nobody started the game, so the lobby is closed.")
+            )
             return
         note = None
         if absent is not None and absent.action == "auto_flipped":
@@ -181,4 +183,4 @@ class TimerLoop:
         if note is not None and absent is not None:
             note = note.format(name=f"<b>{isolate(name(absent.name), tr)}</b>")
         if outcome.play is not None:
-            runtime.show_play(place, outcome.play, note=note)
+            runtime.presenter.show_play(place, outcome.play, note=note)

@@ -158,7 +158,7 @@ async def _transcript(emulator: Emulator, body: dict[str, Any]) -> Any:
 
 
 async def _toasts(emulator: Emulator, body: dict[str, Any]) -> Any:
-    return [to_json(query.to_toast()) for query in emulator.callback_queries.values()]
+    return [to_json(query) for query in emulator.callback_queries.values()]
 
 
 async def _calls(emulator: Emulator, body: dict[str, Any]) -> Any:
@@ -170,7 +170,7 @@ async def _violations(emulator: Emulator, body: dict[str, Any]) -> Any:
 
 
 async def _updates(emulator: Emulator, body: dict[str, Any]) -> Any:
-    return [to_json(update.to_record()) for update in emulator.updates.history]
+    return [to_json(update) for update in emulator.updates.history]
 
 
 async def _not_emulated(emulator: Emulator, body: dict[str, Any]) -> Any:

@@ -13,7 +13,6 @@ import dataclasses
 import random
 import time
 from collections import defaultdict, deque
-from dataclasses import dataclass
 from typing import Any
 
 from .changes import ChangeSignal
@@ -40,39 +39,6 @@ class DropConnectionError(Exception):
     """Raised to make the server close the connection without answering."""
 
 
-@dataclass
-class CallbackQuery:
-    """A button press and the bot's answer to it."""
-
-    id: str
-    chat_id: int
-    message_id: int
-    user_id: int
-    data: str | None
-    pressed_at: float
-    text: str | None = None
-    show_alert: bool = False
-    url: str | None = None
-    answered_at: float | None = None
-    answered_wall: float | None = None
-
-    def to_toast(self) -> Toast:
-        """Return the test-side view of this press and its answer."""
-        return Toast(
-            self.id,
-            self.chat_id,
-            self.message_id,
-            self.user_id,
-            self.data,
-            self.pressed_at,
-            self.text,
-            self.show_alert,
-            self.url,
-            self.answered_at,
-            self.answered_wall,
-        )
-
-
 class Emulator:
     """A Telegram Bot API for one bot, with everything it did recorded."""
 
@@ -89,7 +55,7 @@ class Emulator:
         self.changes = ChangeSignal()
         self.updates = UpdateHub(self.config, self._touch)
         self.flood = FloodControl(self.config.flood, self.clock)
-        self.callback_queries: dict[str, CallbackQuery] = {}
+        self.callback_queries: dict[str, Toast] = {}
         self.commands: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.calls: dict[int, CallRecord] = {}
         """The latest ``config.log_limit`` calls by sequence number, oldest first."""
@@ -232,9 +198,9 @@ class Emulator:
         find_method(fault.method)
         self.faults[fault.method.lower()].append(fault)
 
-    def remember_press(self, query: CallbackQuery) -> None:
+    def remember_press(self, query: Toast) -> None:
         """Keep ``query`` until it is answered, forgetting the oldest past ``config.log_limit``."""
-        self.callback_queries[query.id] = query
+        self.callback_queries[query.callback_query_id] = query
         while len(self.callback_queries) > self.config.log_limit:
             del self.callback_queries[next(iter(self.callback_queries))]
 

@@ -14,9 +14,9 @@ from .checks import (
     render_text,
 )
 from .errors import MESSAGE_NOT_MODIFIED, bad_request
-from .records import Revision
+from .records import Revision, TranscriptMessage
 from .spec import ATTACHED, UploadedFile
-from .world import Chat, StoredMessage
+from .world import Chat
 
 if TYPE_CHECKING:
     from .core import Emulator
@@ -40,7 +40,7 @@ CHAT_ACTIONS = frozenset(
 
 def _new_bot_message(
     emulator: Emulator, params: dict[str, Any]
-) -> tuple[Chat, int | None, StoredMessage | None]:
+) -> tuple[Chat, int | None, TranscriptMessage | None]:
     """The chat and topic of a message the bot sends, and the message it replies to."""
     thread_id = params.get("message_thread_id")
     chat = emulator.world.writable_chat(params["chat_id"], thread_id)
@@ -71,8 +71,9 @@ async def send_message(emulator: Emulator, params: dict[str, Any]) -> Any:
     _admit(emulator, chat)
     message = emulator.world.add_message(chat, emulator.bot, thread_id)
     message.text, message.entities, message.reply_markup = text, entities, markup
-    message.parse_mode, message.reply_to = params.get("parse_mode"), replied
-    return message.to_json()
+    message.parse_mode = params.get("parse_mode")
+    message.reply_to_message_id = replied.message_id if replied else None
+    return emulator.world.telegram_message(message)
 
 
 async def _send_file(emulator: Emulator, params: dict[str, Any], kind: str) -> Any:
@@ -87,8 +88,8 @@ async def _send_file(emulator: Emulator, params: dict[str, Any], kind: str) -> A
     message.kind, message.text, message.entities = kind, caption, entities
     message.parse_mode, message.reply_markup = params.get("parse_mode"), markup
     message.file = _file_json(emulator, params[kind], kind)
-    message.reply_to = replied
-    return message.to_json()
+    message.reply_to_message_id = replied.message_id if replied else None
+    return emulator.world.telegram_message(message)
 
 
 def _file_json(emulator: Emulator, source: UploadedFile | str, kind: str) -> dict[str, Any]:
@@ -124,20 +125,20 @@ async def send_document(emulator: Emulator, params: dict[str, Any]) -> Any:
     return await _send_file(emulator, params, "document")
 
 
-def _editable(emulator: Emulator, params: dict[str, Any]) -> StoredMessage:
+def _editable(emulator: Emulator, params: dict[str, Any]) -> TranscriptMessage:
     if "inline_message_id" in params:
         raise bad_request("MESSAGE_ID_INVALID")
     if "chat_id" not in params or "message_id" not in params:
         raise bad_request("message identifier is not specified")
     message = emulator.world.message(params["chat_id"], params["message_id"], "edit")
-    if not message.sender.is_bot:
+    if not message.is_from_bot:
         raise bad_request("message can't be edited")
     return message
 
 
 def _apply_edit(
     emulator: Emulator,
-    message: StoredMessage,
+    message: TranscriptMessage,
     text: str,
     entities: list[dict[str, Any]],
     parse_mode: str | None,
@@ -145,14 +146,14 @@ def _apply_edit(
 ) -> Any:
     if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
         raise bad_request(MESSAGE_NOT_MODIFIED)
-    _admit(emulator, message.chat)
+    _admit(emulator, emulator.world.chat(message.chat_id))
     message.history.append(
         Revision(message.text, message.parse_mode, message.reply_markup, emulator.clock())
     )
     message.text, message.entities, message.parse_mode = text, entities, parse_mode
     message.reply_markup = markup
     message.edit_date = int(time.time())
-    return message.to_json()
+    return emulator.world.telegram_message(message)
 
 
 async def edit_message_text(emulator: Emulator, params: dict[str, Any]) -> Any:
@@ -197,7 +198,7 @@ async def edit_message_media(emulator: Emulator, params: dict[str, Any]) -> Any:
     )
     check_caption(caption)
     markup = check_reply_markup(params.get("reply_markup"))
-    _admit(emulator, message.chat)
+    _admit(emulator, emulator.world.chat(message.chat_id))
     message.history.append(
         Revision(message.text, message.parse_mode, message.reply_markup, emulator.clock())
     )
@@ -205,14 +206,14 @@ async def edit_message_media(emulator: Emulator, params: dict[str, Any]) -> Any:
     message.text, message.entities, message.parse_mode = caption, entities, media.get("parse_mode")
     message.reply_markup = markup
     message.edit_date = int(time.time())
-    return message.to_json()
+    return emulator.world.telegram_message(message)
 
 
 async def delete_message(emulator: Emulator, params: dict[str, Any]) -> Any:
     """deleteMessage: the bot's own messages, or anyone's where it is an administrator."""
     message = emulator.world.message(params["chat_id"], params["message_id"], "delete")
-    chat = message.chat
-    if not message.sender.is_bot and chat.type != "private" and chat.bot_role != "administrator":
+    chat = emulator.world.chat(message.chat_id)
+    if not message.is_from_bot and chat.type != "private" and chat.bot_role != "administrator":
         raise bad_request("message can't be deleted")
     message.deleted = True
     return True

@@ -1,8 +1,10 @@
-"""What the emulator records, as the test-side client reads it back.
+"""What the emulator records, as it keeps it and as the test-side client reads it back.
 
-The server builds these and sends them as JSON; :func:`from_json` rebuilds them
-in the client. Times named ``*_at`` are the emulator clock's monotonic seconds;
-``*_wall`` are Unix times.
+A record is one type on both sides: the emulator keeps a :class:`Toast` for each
+press and an :class:`UpdateRecord` for each update (and changes them as the bot
+answers and confirms), the server sends them as JSON with :func:`to_json`, and
+:func:`from_json` rebuilds the same type in the client. Times named ``*_at`` are
+the emulator clock's monotonic seconds; ``*_wall`` are Unix times.
 
 >>> toast = Toast("q1", -5, 7, 42, "flip", 1.0, "Too late!", False, None, 1.5, 0.0)
 >>> from_json(Toast, to_json(toast)) == toast
@@ -12,7 +14,7 @@ True
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 Record = TypeVar("Record")
@@ -28,28 +30,48 @@ class Revision:
     replaced_at: float
 
 
-@dataclass(frozen=True)
+@dataclass
 class TranscriptMessage:
-    """A message of a chat as it is now, with its history of edits."""
+    """A message of a chat as it is now, with its history of edits.
+
+    The emulator keeps each message as one of these (and changes it as the bot
+    edits, deletes or pins it); the chat and the sender are named by id, so that
+    the record reads the same on the client side.
+    """
 
     chat_id: int
     message_id: int
-    message_thread_id: int | None
     sender_id: int
     is_from_bot: bool
-    kind: str
-    text: str
-    parse_mode: str | None
-    entities: list[dict[str, Any]]
-    reply_markup: dict[str, Any] | None
-    history: list[Revision]
-    deleted: bool
-    pinned: bool
-    file_name: str | None
-    file_size: int | None
+    date: int
+    """The Unix time Telegram stamps on the message."""
     sent_at: float
+    message_thread_id: int | None = None
+    kind: str = "text"
+    """``text``, or the kind of file it carries (``photo``, ``document``); then ``text``
+    is the caption."""
+    text: str = ""
+    parse_mode: str | None = None
+    entities: list[dict[str, Any]] = field(default_factory=list)
+    reply_markup: dict[str, Any] | None = None
+    file: dict[str, Any] | None = None
+    """The file as Telegram describes it (``file_id``, ``file_size``, ...)."""
+    history: list[Revision] = field(default_factory=list)
+    edit_date: int | None = None
+    deleted: bool = False
+    pinned: bool = False
     reply_to_message_id: int | None = None
     """The message this one replies to, if any."""
+
+    @property
+    def file_name(self) -> str | None:
+        """The name of the document it carries, if any."""
+        return (self.file or {}).get("file_name")
+
+    @property
+    def file_size(self) -> int | None:
+        """The size in bytes of the file it carries, when known."""
+        return (self.file or {}).get("file_size")
 
     @property
     def buttons(self) -> list[list[dict[str, Any]]]:
@@ -65,7 +87,7 @@ class TranscriptMessage:
         return [button["text"] for row in self.buttons for button in row]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Toast:
     """A button press (callback query) and the bot's answer to it, if any yet."""
 
@@ -75,11 +97,11 @@ class Toast:
     user_id: int
     data: str | None
     pressed_at: float
-    text: str | None
-    show_alert: bool
-    url: str | None
-    answered_at: float | None
-    answered_wall: float | None
+    text: str | None = None
+    show_alert: bool = False
+    url: str | None = None
+    answered_at: float | None = None
+    answered_wall: float | None = None
 
     @property
     def is_answered(self) -> bool:
@@ -124,9 +146,12 @@ class Delivery:
     via: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class UpdateRecord:
-    """An update the emulator produced, and every time it was handed to the bot."""
+    """An update the emulator produced, and every time it was handed to the bot.
+
+    Until the bot confirms it (``confirmed``), it is handed over again.
+    """
 
     update_id: int
     kind: str
@@ -134,8 +159,8 @@ class UpdateRecord:
     payload: dict[str, Any]
     enqueued_at: float
     enqueued_wall: float
-    deliveries: list[Delivery]
-    confirmed: bool
+    deliveries: list[Delivery] = field(default_factory=list)
+    confirmed: bool = False
 
     @property
     def first_delivery(self) -> Delivery | None:

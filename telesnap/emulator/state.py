@@ -14,10 +14,12 @@ from collections.abc import Callable, Hashable, Iterable
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .world import Chat, StoredMessage, User
+from .records import TranscriptMessage
+from .world import Chat, User
 
 if TYPE_CHECKING:
-    from .core import CallbackQuery, Emulator
+    from .core import Emulator
+    from .records import Toast
 
 Item = TypeVar("Item")
 CALLS_SHOWN = 300
@@ -54,18 +56,18 @@ def chat_json(chat: Chat) -> dict[str, Any]:
     }
 
 
-def message_json(emulator: Emulator, message: StoredMessage) -> dict[str, Any]:
+def message_json(emulator: Emulator, message: TranscriptMessage) -> dict[str, Any]:
     """A message as it is now: text and entities, keyboard, file, what it replies to."""
-    replied = message.reply_to
+    replied = emulator.world.replied(message)
     file = message.file
     kept = emulator.files.get(file["file_id"]) if file else None
     return {
-        "key": f"{message.chat.id}:{message.message_id}",
-        "chat_id": message.chat.id,
+        "key": f"{message.chat_id}:{message.message_id}",
+        "chat_id": message.chat_id,
         "message_id": message.message_id,
-        "message_thread_id": message.thread_id,
-        "sender_id": message.sender.id,
-        "is_from_bot": message.sender.is_bot,
+        "message_thread_id": message.message_thread_id,
+        "sender_id": message.sender_id,
+        "is_from_bot": message.is_from_bot,
         "kind": message.kind,
         "text": message.text,
         "entities": message.entities,
@@ -75,10 +77,10 @@ def message_json(emulator: Emulator, message: StoredMessage) -> dict[str, Any]:
         "edits": len(message.history),
         "date": message.date,
         "reply_to": None
-        if replied is None or replied.deleted
+        if replied is None
         else {
             "message_id": replied.message_id,
-            "sender_id": replied.sender.id,
+            "sender_id": replied.sender_id,
             "text": replied.text[:REPLY_PREVIEW_CHARS],
         },
         "file": None
@@ -93,10 +95,10 @@ def message_json(emulator: Emulator, message: StoredMessage) -> dict[str, Any]:
     }
 
 
-def toast_json(query: CallbackQuery) -> dict[str, Any]:
+def toast_json(query: Toast) -> dict[str, Any]:
     """A button press and the bot's answer (``answered`` false while it waits)."""
     return {
-        "callback_query_id": query.id,
+        "callback_query_id": query.callback_query_id,
         "chat_id": query.chat_id,
         "message_id": query.message_id,
         "user_id": query.user_id,
@@ -162,19 +164,19 @@ class StateFeed:
             "messages": self._changed(
                 "message",
                 world.messages.values(),
-                lambda message: (message.chat.id, message.message_id),
+                lambda message: (message.chat_id, message.message_id),
                 lambda message: message_json(emulator, message),
                 fingerprint=lambda message: (
                     len(message.history),
                     message.deleted,
                     message.pinned,
-                    message.reply_to is not None and message.reply_to.deleted,
+                    message.reply_to_message_id is not None and world.replied(message) is None,
                 ),
             ),
             "toasts": self._changed(
                 "toast",
                 emulator.callback_queries.values(),
-                lambda query: query.id,
+                lambda query: query.callback_query_id,
                 toast_json,
                 fingerprint=lambda query: query.answered_at,
             ),

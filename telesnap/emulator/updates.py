@@ -12,7 +12,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -26,33 +26,6 @@ WEBHOOK_CONFLICT = (
     "Conflict: can't use getUpdates method while webhook is active; "
     "use deleteWebhook to delete the webhook first"
 )
-
-
-@dataclass
-class PendingUpdate:
-    """An update with its delivery log, until the bot confirms it."""
-
-    update_id: int
-    kind: str
-    chat_id: int | None
-    payload: dict[str, Any]
-    enqueued_at: float
-    enqueued_wall: float
-    deliveries: list[Delivery] = field(default_factory=list)
-    confirmed: bool = False
-
-    def to_record(self) -> UpdateRecord:
-        """Return the test-side view of this update."""
-        return UpdateRecord(
-            self.update_id,
-            self.kind,
-            self.chat_id,
-            self.payload,
-            self.enqueued_at,
-            self.enqueued_wall,
-            list(self.deliveries),
-            self.confirmed,
-        )
 
 
 @dataclass
@@ -73,9 +46,9 @@ class UpdateHub:
         self._config = config
         self._clock: Clock = config.clock
         self._on_change = on_change
-        self.history: deque[PendingUpdate] = deque(maxlen=config.log_limit)
+        self.history: deque[UpdateRecord] = deque(maxlen=config.log_limit)
         """The latest ``config.log_limit`` updates (and redeliveries), oldest first."""
-        self.pending: deque[PendingUpdate] = deque()
+        self.pending: deque[UpdateRecord] = deque()
         self.webhook: Webhook | None = None
         self.paused = False
         self._last_update_id = 0
@@ -84,10 +57,10 @@ class UpdateHub:
         self._session: aiohttp.ClientSession | None = None
         self._closing = False
 
-    def enqueue(self, kind: str, body: dict[str, Any], chat_id: int | None) -> PendingUpdate:
+    def enqueue(self, kind: str, body: dict[str, Any], chat_id: int | None) -> UpdateRecord:
         """Add an update of ``kind`` (e.g. ``message``) carrying ``body``."""
         self._last_update_id += 1
-        update = PendingUpdate(
+        update = UpdateRecord(
             self._last_update_id,
             kind,
             chat_id,
@@ -101,15 +74,15 @@ class UpdateHub:
         self._start_webhook_worker(chat_id)
         return update
 
-    def _remember(self, update: PendingUpdate) -> None:
+    def _remember(self, update: UpdateRecord) -> None:
         self.history.append(update)
 
-    def redeliver(self, update_id: int) -> PendingUpdate:
+    def redeliver(self, update_id: int) -> UpdateRecord:
         """Hand an update over again, as Telegram does when it thinks it was not received."""
         original = next((u for u in self.history if u.update_id == update_id), None)
         if original is None:
             raise ValueError(f"no update {update_id}")
-        again = PendingUpdate(
+        again = UpdateRecord(
             update_id,
             original.kind,
             original.chat_id,
@@ -153,14 +126,14 @@ class UpdateHub:
             self._changed()
         return [update.payload for update in batch]
 
-    def _deliverable(self) -> list[PendingUpdate]:
+    def _deliverable(self) -> list[UpdateRecord]:
         return [] if self.paused or self.webhook else list(self.pending)
 
     def _confirm_below(self, offset: int) -> None:
         if offset < 0:
             offset = self._last_update_id + offset + 1
         # Only updates handed over can be confirmed: a redelivered one waits for its turn.
-        kept: deque[PendingUpdate] = deque()
+        kept: deque[UpdateRecord] = deque()
         for update in self.pending:
             if update.update_id < offset and update.deliveries:
                 update.confirmed = True
@@ -227,7 +200,7 @@ class UpdateHub:
                 self.pending.remove(update)
             self._changed()
 
-    async def _post(self, webhook: Webhook, update: PendingUpdate) -> bool:
+    async def _post(self, webhook: Webhook, update: UpdateRecord) -> bool:
         if self._session is None:
             self._session = aiohttp.ClientSession()
         headers = {}

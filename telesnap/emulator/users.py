@@ -17,9 +17,9 @@ from functools import partial
 from typing import Any
 
 from .checks import find_button
-from .core import CallbackQuery, Emulator
+from .core import Emulator
 from .formatting import utf16_length
-from .updates import PendingUpdate
+from .records import Toast, UpdateRecord
 from .world import ADMIN_RIGHTS, Chat
 
 COMMAND = re.compile(r"(?<!\S)/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?")
@@ -82,7 +82,7 @@ def send_text(
     text: str,
     thread_id: int | None = None,
     reply_to: int | None = None,
-) -> tuple[int, PendingUpdate | None]:
+) -> tuple[int, UpdateRecord | None]:
     """A user writes ``text``; return its message id and the update (``None`` if withheld).
 
     ``reply_to`` is the id of a message of the same chat the user replies to.
@@ -104,11 +104,11 @@ def send_text(
             raise ValueError(f"chat {chat_id} has no message {reply_to} to reply to")
     message = emulator.world.add_message(chat, emulator.world.user(user_id), thread_id)
     message.text, message.entities = text, command_entities(text)
-    message.reply_to = replied
+    message.reply_to_message_id = replied.message_id if replied else None
     emulator.changes.notify()  # the chat changed, whether or not the bot hears of it
     if not _delivered_in_privacy_mode(emulator, chat, text):
         return message.message_id, None
-    payload = message.to_json()
+    payload = emulator.world.telegram_message(message)
     delay = emulator.network_delay(user_id)
     if delay > 0:
         _call_later(emulator, delay, lambda: emulator.updates.enqueue("message", payload, chat.id))
@@ -116,11 +116,11 @@ def send_text(
     return message.message_id, emulator.updates.enqueue("message", payload, chat.id)
 
 
-def prepare_press(emulator: Emulator, press: Press) -> CallbackQuery:
+def prepare_press(emulator: Emulator, press: Press) -> Toast:
     """Check that ``press`` hits a button of a live bot message; return its query."""
     chat = _member_chat(emulator, press.chat_id, press.user_id)
     message = emulator.world.messages.get((chat.id, press.message_id))
-    if message is None or message.deleted or not message.sender.is_bot:
+    if message is None or message.deleted or not message.is_from_bot:
         raise ValueError(f"no bot message {press.message_id} in chat {press.chat_id}")
     button = find_button(message.reply_markup, data=press.data, text=press.button_text)
     if press.forged and press.data:
@@ -128,7 +128,7 @@ def prepare_press(emulator: Emulator, press: Press) -> CallbackQuery:
     if button is None or "callback_data" not in button:
         wanted = press.data if press.data is not None else press.button_text
         raise ValueError(f"message {press.message_id} has no callback button {wanted!r}")
-    return CallbackQuery(
+    return Toast(
         str(next(_query_ids)),
         chat.id,
         message.message_id,
@@ -138,15 +138,15 @@ def prepare_press(emulator: Emulator, press: Press) -> CallbackQuery:
     )
 
 
-def fire_press(emulator: Emulator, query: CallbackQuery) -> PendingUpdate:
+def fire_press(emulator: Emulator, query: Toast) -> UpdateRecord:
     """Enqueue the callback_query update of ``query``, carrying the message as it is now."""
     message = emulator.world.messages[(query.chat_id, query.message_id)]
     query.pressed_at = emulator.clock()
     emulator.remember_press(query)
     body = {
-        "id": query.id,
+        "id": query.callback_query_id,
         "from": emulator.world.user(query.user_id).to_json(),
-        "message": message.to_json(),
+        "message": emulator.world.telegram_message(message),
         "chat_instance": str(abs(query.chat_id) * 7919 % 10**18),
         "data": query.data,
     }
@@ -167,7 +167,7 @@ def schedule_presses(emulator: Emulator, presses: list[Press]) -> list[str]:
             fire_press(emulator, query)
         else:
             _call_at(emulator, start + offset, partial(fire_press, emulator, query))
-    return [query.id for query in queries]
+    return [query.callback_query_id for query in queries]
 
 
 def _call_later(emulator: Emulator, delay: float, action: Callable[[], object]) -> None:
@@ -185,7 +185,7 @@ def _call_at(emulator: Emulator, when: float, action: Callable[[], object]) -> N
     emulator.scheduled.add(handle)
 
 
-def kick_bot(emulator: Emulator, chat_id: int) -> PendingUpdate:
+def kick_bot(emulator: Emulator, chat_id: int) -> UpdateRecord:
     """Remove the bot from a group (or block it in a private chat): it gets 403 from now on."""
     chat = emulator.world.chat(chat_id)
     if chat.bot_role in {"kicked", "left"}:

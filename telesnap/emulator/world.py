@@ -16,7 +16,7 @@ from typing import Any
 
 from .config import Clock
 from .errors import bad_request, forbidden
-from .records import Revision, TranscriptMessage
+from .records import TranscriptMessage
 
 KICKED_MESSAGES = {
     "private": "bot was blocked by the user",
@@ -83,87 +83,6 @@ class Chat:
         return self.last_message_id
 
 
-@dataclass
-class StoredMessage:
-    """A message the emulator keeps: sent by a user or by the bot."""
-
-    chat: Chat
-    message_id: int
-    sender: User
-    date: int
-    sent_at: float
-    thread_id: int | None = None
-    kind: str = "text"
-    text: str = ""
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    parse_mode: str | None = None
-    reply_markup: dict[str, Any] | None = None
-    file: dict[str, Any] | None = None
-    history: list[Revision] = field(default_factory=list)
-    edit_date: int | None = None
-    deleted: bool = False
-    pinned: bool = False
-    reply_to: StoredMessage | None = None
-
-    def to_json(self, *, with_reply: bool = True) -> dict[str, Any]:
-        """Return the Message object as Telegram sends it.
-
-        A replied-to message is included without its own reply, as Telegram does.
-        """
-        data: dict[str, Any] = {
-            "message_id": self.message_id,
-            "from": self.sender.to_json(),
-            "chat": self.chat.to_json(),
-            "date": self.date,
-        }
-        if self.thread_id is not None:
-            data["message_thread_id"] = self.thread_id
-            data["is_topic_message"] = True
-        if self.edit_date is not None:
-            data["edit_date"] = self.edit_date
-        text_key, entities_key = ("text", "entities")
-        if self.kind != "text":
-            text_key, entities_key = ("caption", "caption_entities")
-            data[self.kind] = self._file_json()
-        if self.text or self.kind == "text":
-            data[text_key] = self.text
-        if self.entities:
-            data[entities_key] = self.entities
-        if self.reply_markup is not None:
-            data["reply_markup"] = self.reply_markup
-        if with_reply and self.reply_to is not None and not self.reply_to.deleted:
-            data["reply_to_message"] = self.reply_to.to_json(with_reply=False)
-        return data
-
-    def _file_json(self) -> Any:
-        file = dict(self.file or {})
-        if self.kind == "photo":
-            return [{**file, "width": 320, "height": 320}]
-        return file
-
-    def to_transcript(self) -> TranscriptMessage:
-        """Return the test-side view of this message."""
-        return TranscriptMessage(
-            chat_id=self.chat.id,
-            message_id=self.message_id,
-            message_thread_id=self.thread_id,
-            sender_id=self.sender.id,
-            is_from_bot=self.sender.is_bot,
-            kind=self.kind,
-            text=self.text,
-            parse_mode=self.parse_mode,
-            entities=self.entities,
-            reply_markup=self.reply_markup,
-            history=list(self.history),
-            deleted=self.deleted,
-            pinned=self.pinned,
-            file_name=(self.file or {}).get("file_name"),
-            file_size=(self.file or {}).get("file_size"),
-            sent_at=self.sent_at,
-            reply_to_message_id=self.reply_to.message_id if self.reply_to else None,
-        )
-
-
 class World:
     """Every user, chat and message of the emulated Telegram."""
 
@@ -172,7 +91,7 @@ class World:
         self.clock = clock
         self.users: dict[int, User] = {bot.id: bot}
         self.chats: dict[int, Chat] = {}
-        self.messages: dict[tuple[int, int], StoredMessage] = {}
+        self.messages: dict[tuple[int, int], TranscriptMessage] = {}
         self._user_ids = itertools.count(1001)
         self._group_ids = itertools.count(1)
 
@@ -268,7 +187,9 @@ class World:
             raise bad_request("message thread not found")
         return chat
 
-    def message(self, chat_id: int | str, message_id: int, action: str = "edit") -> StoredMessage:
+    def message(
+        self, chat_id: int | str, message_id: int, action: str = "edit"
+    ) -> TranscriptMessage:
         """Return a live message or raise ``Bad Request: message to <action> not found``."""
         chat = self.writable_chat(chat_id)
         message = self.messages.get((chat.id, message_id))
@@ -276,15 +197,18 @@ class World:
             raise bad_request(f"message to {action} not found")
         return message
 
-    def add_message(self, chat: Chat, sender: User, thread_id: int | None = None) -> StoredMessage:
+    def add_message(
+        self, chat: Chat, sender: User, thread_id: int | None = None
+    ) -> TranscriptMessage:
         """Store a new, empty message in ``chat``; the caller fills its content in."""
-        message = StoredMessage(
-            chat=chat,
+        message = TranscriptMessage(
+            chat_id=chat.id,
             message_id=chat.next_message_id(),
-            sender=sender,
+            sender_id=sender.id,
+            is_from_bot=sender.is_bot,
             date=int(time.time()),
             sent_at=self.clock(),
-            thread_id=thread_id,
+            message_thread_id=thread_id,
         )
         self.messages[(chat.id, message.message_id)] = message
         return message
@@ -292,10 +216,57 @@ class World:
     def transcript(self, chat_id: int, *, include_users: bool = False) -> list[TranscriptMessage]:
         """Return the chat's messages in order (only the bot's unless ``include_users``)."""
         return [
-            message.to_transcript()
+            message
             for (message_chat_id, _), message in sorted(self.messages.items())
-            if message_chat_id == chat_id and (include_users or message.sender.is_bot)
+            if message_chat_id == chat_id and (include_users or message.is_from_bot)
         ]
+
+    def replied(self, message: TranscriptMessage) -> TranscriptMessage | None:
+        """The message ``message`` replies to, if it still exists."""
+        if message.reply_to_message_id is None:
+            return None
+        replied = self.messages.get((message.chat_id, message.reply_to_message_id))
+        return None if replied is None or replied.deleted else replied
+
+    def telegram_message(
+        self, message: TranscriptMessage, *, with_reply: bool = True
+    ) -> dict[str, Any]:
+        """Return ``message`` as the Message object Telegram sends.
+
+        A replied-to message is included without its own reply, as Telegram does.
+        """
+        data: dict[str, Any] = {
+            "message_id": message.message_id,
+            "from": self.users[message.sender_id].to_json(),
+            "chat": self.chats[message.chat_id].to_json(),
+            "date": message.date,
+        }
+        if message.message_thread_id is not None:
+            data["message_thread_id"] = message.message_thread_id
+            data["is_topic_message"] = True
+        if message.edit_date is not None:
+            data["edit_date"] = message.edit_date
+        text_key, entities_key = ("text", "entities")
+        if message.kind != "text":
+            text_key, entities_key = ("caption", "caption_entities")
+            data[message.kind] = _file_json(message)
+        if message.text or message.kind == "text":
+            data[text_key] = message.text
+        if message.entities:
+            data[entities_key] = message.entities
+        if message.reply_markup is not None:
+            data["reply_markup"] = message.reply_markup
+        replied = self.replied(message) if with_reply else None
+        if replied is not None:
+            data["reply_to_message"] = self.telegram_message(replied, with_reply=False)
+        return data
+
+
+def _file_json(message: TranscriptMessage) -> Any:
+    file = dict(message.file or {})
+    if message.kind == "photo":
+        return [{**file, "width": 320, "height": 320}]
+    return file
 
 
 def member_json(chat: Chat, user: User) -> dict[str, Any]:

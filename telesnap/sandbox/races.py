@@ -27,6 +27,7 @@ from ..game import (
 )
 from ..game.errors import SnapError
 from ..services.settings import GameSettings
+from ..services.types import display_name
 from ..storage.models import Game, GameOperation, GamePlayer
 from ..storage.models.accounts import User
 
@@ -103,10 +104,7 @@ async def _races_of(session: AsyncSession, game: Game) -> list[Race]:
         .join(User, User.id == GamePlayer.user_id)
         .where(GamePlayer.game_id == game.id)
     )
-    names = {
-        seat: (user_id, " ".join(part for part in (first, last) if part))
-        for seat, user_id, first, last in seats
-    }
+    names = {seat: (user_id, display_name(first, last)) for seat, user_id, first, last in seats}
     tie_window = GameSettings.from_values(game.settings or {}).tie_window_ms
     rows = await session.scalars(
         select(GameOperation).where(GameOperation.game_id == game.id).order_by(GameOperation.seq)

@@ -24,8 +24,9 @@ from typing import Any
 from ..bot.callbacks import Action, CallbackSigner
 from ..emulator.changes import ChangeSignal
 from ..emulator.core import Emulator
+from ..emulator.records import TranscriptMessage
 from ..emulator.users import Press, schedule_presses
-from ..emulator.world import StoredMessage
+from ..services.types import display_name
 
 logger = logging.getLogger(__name__)
 
@@ -173,26 +174,27 @@ class Robots:
         if not self.robots:
             return
         for message in self._newest_keyboards():
+            chat = self._emulator.world.chat(message.chat_id)
             for robot in self.robots.values():
-                if message.chat.role_of(robot.user_id) in {"creator", "administrator", "member"}:
+                if chat.role_of(robot.user_id) in {"creator", "administrator", "member"}:
                     self._act(robot, message)
 
-    def _newest_keyboards(self) -> list[StoredMessage]:
+    def _newest_keyboards(self) -> list[TranscriptMessage]:
         messages = self._emulator.world.messages
-        newest: dict[tuple[int, int | None], StoredMessage] = {}
+        newest: dict[tuple[int, int | None], TranscriptMessage] = {}
         for number, key in enumerate(reversed(messages)):
             if number >= LOOKBACK:
                 break
             message = messages[key]
-            place = (message.chat.id, message.thread_id)
-            if place in newest or not message.sender.is_bot or message.deleted:
+            place = (message.chat_id, message.message_thread_id)
+            if place in newest or not message.is_from_bot or message.deleted:
                 continue
             if message.reply_markup and message.reply_markup.get("inline_keyboard"):
                 newest[place] = message
         return list(newest.values())
 
-    def _act(self, robot: Robot, message: StoredMessage) -> None:
-        mark = (message.chat.id, message.message_id, len(message.history))
+    def _act(self, robot: Robot, message: TranscriptMessage) -> None:
+        mark = (message.chat_id, message.message_id, len(message.history))
         if mark in robot.seen:
             return
         robot.seen.add(mark)
@@ -200,7 +202,7 @@ class Robots:
             robot.seen = {mark}
         buttons = self._buttons(message)
         me = self._emulator.world.user(robot.user_id)
-        my_name = " ".join(part for part in (me.first_name, me.last_name) if part)
+        my_name = display_name(me.first_name, me.last_name)
         if Action.JOIN in buttons:
             if f"• {my_name}" not in BIDI_CONTROLS.sub("", message.text):
                 self._press(robot, message, buttons[Action.JOIN], robot.style.reaction(self._rng))
@@ -221,7 +223,7 @@ class Robots:
             if board.turn == my_name:
                 self._press(robot, message, buttons[Action.FLIP], reaction * 2)
 
-    def _buttons(self, message: StoredMessage) -> dict[Action, str]:
+    def _buttons(self, message: TranscriptMessage) -> dict[Action, str]:
         found: dict[Action, str] = {}
         for row in (message.reply_markup or {}).get("inline_keyboard", []):
             for button in row:
@@ -230,8 +232,8 @@ class Robots:
                     found[press.action] = button["callback_data"]
         return found
 
-    def _press(self, robot: Robot, message: StoredMessage, data: str, delay: float) -> None:
-        press = Press(message.chat.id, message.message_id, robot.user_id, data=data, offset=delay)
+    def _press(self, robot: Robot, message: TranscriptMessage, data: str, delay: float) -> None:
+        press = Press(message.chat_id, message.message_id, robot.user_id, data=data, offset=delay)
         try:
             schedule_presses(self._emulator, [press])
         except ValueError:

@@ -20,7 +20,7 @@ from ..storage.models import GameStatus, Race, RaceState
 from ..storage.uow import UnitOfWork
 from .base import Service
 from .types import Place, Receipt
-from .views import CallerResult, PlayOutcome, RaceEnding, RaceOutcome
+from .views import PlayOutcome, RaceEnding, RaceOutcome
 
 _ONLY_SETTLING = frozenset({"penalty_paid", "player_out", "game_ended"})
 """What a race's own decision may be followed by (its deferred penalties, and their effects)."""
@@ -112,7 +112,8 @@ class RaceService(Service):
                 raise RuntimeError(f"race {race.id} of game {row.id} was decided twice")
             return RaceOutcome(
                 RaceEnding.DECIDED,
-                _results(resolved, loaded.user_ids),
+                resolved.results,
+                tuple(loaded.user_ids),
                 PlayOutcome(loaded.table(), operations),
                 None if game.is_over else game.board_version,
             )
@@ -131,7 +132,8 @@ class RaceService(Service):
         )
         return RaceOutcome(
             RaceEnding.DECIDED_ELSEWHERE,
-            _results(resolved, user_ids),
+            resolved.results,
+            tuple(user_ids),
             board_version=row.board_version if untouched else None,
         )
 
@@ -146,10 +148,3 @@ class RaceService(Service):
             row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
             race = None if row is None else await uow.races.find_open(row.id)
             return None if race is None else OpenRace.of(race)
-
-
-def _results(resolved: RaceResolved, user_ids: list[int]) -> tuple[CallerResult, ...]:
-    return tuple(
-        CallerResult(user_ids[result.seat], result.verdict, result.behind_ms)
-        for result in resolved.results
-    )

@@ -28,8 +28,12 @@ DEFAULT_TIE_WINDOW_MS = 100
 times (about 150-300 ms for one person) yet above the jitter Telegram's delivery adds to
 two presses made together, so "at the same time" means what players think it means."""
 
-LANGUAGES = ("en", "mk", "sw", "es", "ar", "th")
-"""English and the languages of the rule documents the game came with."""
+DEFAULT_LANGUAGE = "en"
+"""The language of the code's messages, and of a chat or user with no supported language."""
+LANGUAGES = (DEFAULT_LANGUAGE, "mk", "sw", "es", "ar", "th")
+"""The languages the bot speaks: English and the languages of the rule documents the game
+came with. The one list: the language setting, the bot's catalogs and ``scripts/i18n.py``
+all read it."""
 
 AWAY_ACTIONS = ("auto_flip", "skip")
 

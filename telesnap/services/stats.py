@@ -25,8 +25,7 @@ from .stats_views import (
     PlayerStatsView,
     ReplayDocument,
 )
-from .store import display_name
-from .types import Reason, Refused
+from .types import UNKNOWN_NAME, Reason, Refused, display_name
 
 __all__ = ["StatsService"]
 
@@ -100,7 +99,7 @@ class StatsService:
             )
             unlisted = await uow.stats.count_unlisted(scope, min_games=self.min_games)
         entries = tuple(
-            BoardEntry(position, stats.user_id, _name_of(user, "?"), Figures.of(stats))
+            BoardEntry(position, stats.user_id, _name_of(user, UNKNOWN_NAME), Figures.of(stats))
             for position, (stats, user) in enumerate(rows, start=1)
         )
         return LeaderboardView(
@@ -122,7 +121,7 @@ class StatsService:
             ended = await uow.stats.ended_games(
                 chat_id, offset=page * self.page_size, limit=self.page_size
             )
-            names = await uow.stats.seated_names([game.id for _, game in ended])
+            names = _seated_names(await uow.stats.seated_users([game.id for _, game in ended]))
         lines = tuple(_game_line(result, game, names[game.id]) for result, game in ended)
         return HistoryPage(chat_id, lines, page, pages, total)
 
@@ -134,7 +133,7 @@ class StatsService:
             if row is None or row.chat_id != chat_id or result is None:
                 raise Refused(Reason.NO_GAME, {"game_id": game_id})
             stored = await stored_game(uow, row)
-            names = await uow.stats.seated_names([game_id])
+            names = _seated_names(await uow.stats.seated_users([game_id]))
         line = _game_line(result, row, names[game_id])
         header = [
             f"telesnap game {game_id}",
@@ -150,7 +149,8 @@ class StatsService:
         """The chat's ended games and its players' figures, as JSON-ready data."""
         async with self._units(read_only=True) as uow:
             results = await uow.stats.results_in_end_order(chat_id)
-            names = await uow.stats.seated_names([result.game_id for result in results])
+            game_ids = [result.game_id for result in results]
+            names = _seated_names(await uow.stats.seated_users(game_ids))
             games = []
             for result in results:
                 row = await uow.games.get(result.game_id, lock=False)
@@ -166,7 +166,7 @@ class StatsService:
             "players": [
                 {
                     "user_id": stats.user_id,
-                    "name": _name_of(users[stats.user_id], "?"),
+                    "name": _name_of(users[stats.user_id], UNKNOWN_NAME),
                     "chat": stats.figures(),
                     "all_chats": _figures_or_none(everywhere.get(stats.user_id)),
                 }
@@ -200,7 +200,7 @@ def _exported_game(
         "players": [
             {
                 "user_id": p.user_id,
-                "name": dict(seated).get(p.user_id, "?"),
+                "name": dict(seated).get(p.user_id, UNKNOWN_NAME),
                 "seat": p.seat,
                 "place": p.place,
                 "won": p.won,
@@ -224,12 +224,22 @@ def _game_line(result: GameResult, row: GameRow, seated: list[tuple[int, str]]) 
         started_at=row.started_at,
         ended_at=row.ended_at,
         players=tuple(name for _, name in seated),
-        winners=tuple(by_user.get(user, "?") for user in result.winner_ids),
+        winners=tuple(by_user.get(user, UNKNOWN_NAME) for user in result.winner_ids),
         end_reason=result.end_reason,
         flips=result.flips,
         operations=result.operations,
         rated=result.rated,
     )
+
+
+def _seated_names(
+    seated: dict[int, list[tuple[int, str | None, str | None]]],
+) -> dict[int, list[tuple[int, str]]]:
+    """Each game's players in seat order, as ``(user_id, display name)``."""
+    return {
+        game_id: [(user_id, display_name(first, last)) for user_id, first, last in players]
+        for game_id, players in seated.items()
+    }
 
 
 def _name_of(user: User | None, fallback: str) -> str:

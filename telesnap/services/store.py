@@ -37,7 +37,7 @@ from .locks import KeyedLocks
 from .settings import GameSettings
 from .standings import correct_call_reaction
 from .timers import TimerPlanner
-from .types import Actor, Place, Reason, Receipt, Refused
+from .types import UNKNOWN_NAME, Actor, Place, Reason, Receipt, Refused, display_name
 from .views import TableView
 
 
@@ -296,13 +296,4 @@ def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:
 async def name_of(uow: UnitOfWork, user_id: int) -> str:
     """A stored user's display name ("?" for a user the bot never saw)."""
     user = await uow.users.get(user_id)
-    return display_name(user.first_name, user.last_name) if user else "?"
-
-
-def display_name(first_name: str, last_name: str | None) -> str:
-    """A user's name as tables show it.
-
-    >>> display_name("Ada", None), display_name("Ada", "L.")
-    ('Ada', 'Ada L.')
-    """
-    return f"{first_name} {last_name}" if last_name else first_name
+    return display_name(user.first_name, user.last_name) if user else UNKNOWN_NAME

@@ -29,14 +29,23 @@ class Actor:
     username: str | None = None
     language_code: str | None = None
 
-    @property
-    def display_name(self) -> str:
-        """The name shown in tables: first and last name.
 
-        >>> Actor(1, "Ada", "Lovelace").display_name
-        'Ada Lovelace'
-        """
-        return f"{self.first_name} {self.last_name}" if self.last_name else self.first_name
+UNKNOWN_NAME = "?"
+"""The name shown for a user the bot has no record of."""
+
+
+def display_name(first_name: str | None, last_name: str | None) -> str:
+    """A user's name as boards, lobbies and tables show it: first and last name.
+
+    The one place a name is put together from Telegram's parts; a user the bot
+    never saw (no first name stored) is :data:`UNKNOWN_NAME`.
+
+    >>> display_name("Ada", None), display_name("Ada", "Lovelace"), display_name(None, None)
+    ('Ada', 'Ada Lovelace', '?')
+    """
+    if first_name is None:
+        return UNKNOWN_NAME
+    return f"{first_name} {last_name}" if last_name else first_name
 
 
 @dataclass(frozen=True, slots=True)

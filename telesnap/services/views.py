@@ -10,7 +10,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..game import CallVerdict, Card, EndReason, Game, Operation, SeatStatus
+from ..game import CallResult, CallVerdict, Card, EndReason, Game, Operation, SeatStatus
 from .standings import FinalView, final_view
 
 
@@ -144,15 +144,6 @@ class CallOutcome:
     race_id: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CallerResult:
-    """What one caller is told once a race is decided."""
-
-    user_id: int
-    verdict: CallVerdict
-    behind_ms: int | None
-
-
 class RaceEnding(enum.Enum):
     """How a race came to an end."""
 
@@ -168,15 +159,23 @@ class RaceEnding(enum.Enum):
 class RaceOutcome:
     """How a race ended: every caller's result, and the table to show after it.
 
+    ``results`` are the engine's, by seat; ``user_ids`` says who sits in each seat,
+    so that :meth:`result_of` answers for a user.
     ``play`` is set only when the race was decided now (``DECIDED``).
     ``board_version`` is the board the race left behind, while nothing else has
     changed the game since (a Flip pressed during the race acts on it); else None.
     """
 
     ending: RaceEnding
-    results: tuple[CallerResult, ...] = ()
+    results: tuple[CallResult, ...] = ()
+    user_ids: tuple[int, ...] = ()
     play: PlayOutcome | None = None
     board_version: int | None = None
+
+    def result_of(self, user_id: int) -> CallResult | None:
+        """What ``user_id`` is told about their call (None: they made none in this race)."""
+        seats = {seat for seat, seated in enumerate(self.user_ids) if seated == user_id}
+        return next((result for result in self.results if result.seat in seats), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from types import SimpleNamespace
-from typing import Any, cast
 
 import pytest
 
-from telesnap.bot.runtime import Runtime
 from telesnap.services.types import Place, Receipt
+
+from .runtimes import wired_runtime
 
 
 class _UnreachableDatabase:
@@ -30,14 +29,11 @@ async def test_a_board_whose_showing_cannot_be_stored_is_logged_and_not_sent_aga
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     play = _UnreachableDatabase()
-    nothing = cast(Any, None)
-    runtime = Runtime(
-        nothing, nothing, cast(Any, play), nothing, nothing, nothing, nothing, nothing
-    )
-    shown = runtime._board_shown(Place(chat_id=-55))
-    with caplog.at_level(logging.ERROR, logger="telesnap.bot.runtime"):
+    runtime = wired_runtime(play=play)
+    shown = runtime.presenter.board_shown(Place(chat_id=-55))
+    with caplog.at_level(logging.ERROR, logger="telesnap.bot.presenter"):
         await shown(SimpleNamespace(game_id=7, board_version=3, is_over=False), 42)
-        await asyncio.gather(*list(runtime._tasks))
+        await runtime.courier.settle()
     assert play.attempts == [(7, 3, 42)]
     assert "could not store that message 42 shows board 3 of game 7 in chat -55" in caplog.text
     assert "database unreachable" in caplog.text

@@ -9,8 +9,9 @@ from telegram import CallbackQuery, Chat, Message, Update, User
 
 from telesnap.bot.callbacks import CallbackSigner
 from telesnap.bot.errors import AnsweredPresses, on_error
-from telesnap.bot.receipts import ReceiptBook
-from telesnap.bot.runtime import RUNTIME_KEY, Runtime
+from telesnap.bot.runtime import RUNTIME_KEY
+
+from .runtimes import wired_runtime
 
 SIGNER = CallbackSigner.for_token("123:secret")
 
@@ -46,16 +47,7 @@ def press(query_id: str, language: str) -> Update:
 
 
 def context_for(bot: AnsweringBot) -> Context:
-    runtime = Runtime(
-        bot=bot,  # type: ignore[arg-type]
-        lobby=None,  # type: ignore[arg-type]
-        play=None,  # type: ignore[arg-type]
-        races=None,  # type: ignore[arg-type]
-        settings=None,  # type: ignore[arg-type]
-        outbox=None,  # type: ignore[arg-type]
-        book=ReceiptBook(SIGNER),
-        signer=SIGNER,
-    )
+    runtime = wired_runtime(bot=bot, signer=SIGNER)
     return Context(bot, RuntimeError("the database timed out"), {RUNTIME_KEY: runtime})
 
 

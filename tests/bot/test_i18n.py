@@ -42,9 +42,11 @@ from telesnap.bot.i18n import (
 from telesnap.bot.menu import command_descriptions, menu_commands, publish_commands
 from telesnap.bot.render import compose_board, render_lobby, render_table
 from telesnap.bot.rules_text import full_rules
+from telesnap.bot.settings_menu import LANGUAGE_NAMES
 from telesnap.emulator.testing import running_emulator
 from telesnap.game import SeatStatus
 from telesnap.game.cards import parse_card
+from telesnap.services.settings import SPECS
 from telesnap.services.views import LobbyView, PlayerView, TableView
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,6 +245,15 @@ def test_english_has_no_catalog_and_unknown_languages_fall_back() -> None:
     assert [language_of_translations(translator(language)) for language in TRANSLATED] == (
         TRANSLATED
     )
+
+
+def test_every_part_of_the_bot_offers_the_same_languages() -> None:
+    language_setting = next(spec for spec in SPECS if spec.name == "language")
+    catalogs = sorted(path.name for path in LOCALE_DIR.iterdir() if path.is_dir())
+    assert language_setting.choices == LANGUAGES
+    assert set(LANGUAGE_NAMES) == set(LANGUAGES)
+    assert list(_load_i18n_script().TRANSLATED) == TRANSLATED
+    assert catalogs == sorted(TRANSLATED)
 
 
 # -- right to left --------------------------------------------------------------------

@@ -195,11 +195,16 @@ class _Outbox:
 
 
 class _Runtime:
-    """The two things send_leaderboard uses: say (a text message) and the outbox."""
+    """The two things send_leaderboard uses: say (a text message) and the outbox.
+
+    It stands for the runtime, its presenter and its courier at once.
+    """
 
     def __init__(self) -> None:
         self.outbox = _Outbox()
         self.said: list[str] = []
+        self.courier = self
+        self.presenter = self
 
     def say(self, place: Place, text: str, reply_to: int | None, keyboard: Any) -> None:
         self.said.append(text)

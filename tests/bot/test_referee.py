@@ -12,9 +12,9 @@ from telegram import Chat, Message, Update
 from telesnap.bot.callbacks import CallbackSigner
 from telesnap.bot.races import JoinedCall, RaceReferee, Waiter
 from telesnap.bot.receipts import ReceiptBook
-from telesnap.game import CallVerdict
+from telesnap.game import CallResult, CallVerdict
 from telesnap.services.types import Place
-from telesnap.services.views import CallerResult, RaceEnding, RaceOutcome
+from telesnap.services.views import RaceEnding, RaceOutcome
 
 PLACE = Place(chat_id=-42, thread_id=0)
 SIGNER = CallbackSigner.for_token("123:secret")
@@ -48,7 +48,7 @@ class FlakyRaces:
         if not self.recover.is_set():
             self.failed.set()
             raise OSError("the database is unavailable")
-        return RaceOutcome(RaceEnding.DECIDED_ELSEWHERE, (CallerResult(7, CallVerdict.WON, None),))
+        return RaceOutcome(RaceEnding.DECIDED_ELSEWHERE, (CallResult(0, CallVerdict.WON),), (7,))
 
 
 def referee_with(races: Any, bot: AnsweringBot, **kwargs: Any) -> RaceReferee:

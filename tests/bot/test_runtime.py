@@ -1,4 +1,4 @@
-"""The runtime: one lobby message per game, a bounded language cache."""
+"""The runtime and its presenter: one lobby message per game, a bounded language cache."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from typing import Any
 
 from telegram.error import Forbidden
 
-from telesnap.bot import runtime as runtime_module
+from telesnap.bot import presenter as presenter_module
 from telesnap.bot.callbacks import CallbackSigner
 from telesnap.bot.posts import EditPost, TextPost
-from telesnap.bot.receipts import ReceiptBook
 from telesnap.bot.runtime import Runtime
 from telesnap.services.types import Place
 from telesnap.services.views import LobbyView
+
+from .runtimes import wired_runtime
 
 SIGNER = CallbackSigner.for_token("123:secret")
 PLACE = Place(chat_id=-5)
@@ -58,16 +59,7 @@ class ChatSettings:
 
 
 def runtime_with(outbox: Any, lobby: Any = None, settings: Any = None) -> Runtime:
-    return Runtime(
-        bot=None,  # type: ignore[arg-type]
-        lobby=lobby,
-        play=None,  # type: ignore[arg-type]
-        races=None,  # type: ignore[arg-type]
-        settings=settings,
-        outbox=outbox,
-        book=ReceiptBook(SIGNER),
-        signer=SIGNER,
-    )
+    return wired_runtime(lobby=lobby, settings=settings, outbox=outbox, signer=SIGNER)
 
 
 def lobby(*names: str) -> LobbyView:
@@ -78,14 +70,14 @@ def lobby(*names: str) -> LobbyView:
 async def test_joins_before_the_lobby_message_is_known_edit_it_instead_of_posting_again() -> None:
     outbox, messages = HeldOutbox(), LobbyMessages()
     runtime = runtime_with(outbox, messages)
-    runtime.show_lobby(PLACE, lobby("Ann"))
-    runtime.show_lobby(PLACE, lobby("Ann", "Bob"))
-    runtime.show_lobby(PLACE, lobby("Ann", "Bob", "Cid"))
+    runtime.presenter.show_lobby(PLACE, lobby("Ann"))
+    runtime.presenter.show_lobby(PLACE, lobby("Ann", "Bob"))
+    runtime.presenter.show_lobby(PLACE, lobby("Ann", "Bob", "Cid"))
     assert [type(post) for post, _ in outbox.posts] == [TextPost], "one lobby message"
     first_post, sent = outbox.posts[0]
     assert "Bob" not in first_post.text
     sent.set_result(SentMessage(41))
-    await runtime.settle()
+    await runtime.courier.settle()
     assert messages.remembered == [(9, 41)]
     (edit, _) = outbox.posts[1]
     assert isinstance(edit, EditPost)
@@ -97,24 +89,24 @@ async def test_joins_before_the_lobby_message_is_known_edit_it_instead_of_postin
 async def test_a_lobby_shown_once_is_not_edited_after_it_is_sent() -> None:
     outbox, messages = HeldOutbox(), LobbyMessages()
     runtime = runtime_with(outbox, messages)
-    runtime.show_lobby(PLACE, lobby("Ann"))
+    runtime.presenter.show_lobby(PLACE, lobby("Ann"))
     outbox.posts[0][1].set_result(SentMessage(41))
-    await runtime.settle()
+    await runtime.courier.settle()
     assert len(outbox.posts) == 1
 
 
 async def test_the_language_cache_keeps_the_chats_used_lately(monkeypatch: Any) -> None:
-    monkeypatch.setattr(runtime_module, "LANGUAGE_CACHE_SIZE", 3)
+    monkeypatch.setattr(presenter_module, "LANGUAGE_CACHE_SIZE", 3)
     settings = ChatSettings()
     runtime = runtime_with(HeldOutbox(), settings=settings)
     for chat_id in range(10):
-        assert await runtime.remember_language(Place(chat_id=-chat_id)) == "es"
-        await runtime.remember_language(Place(chat_id=0))  # used all the time: kept
-    assert runtime.language_cache_size == 3
+        assert await runtime.presenter.remember_language(Place(chat_id=-chat_id)) == "es"
+        await runtime.presenter.remember_language(Place(chat_id=0))  # used all the time: kept
+    assert runtime.presenter.language_cache_size == 3
     lookups = settings.lookups
-    await runtime.remember_language(Place(chat_id=0))
+    await runtime.presenter.remember_language(Place(chat_id=0))
     assert settings.lookups == lookups
-    await runtime.remember_language(Place(chat_id=-1))
+    await runtime.presenter.remember_language(Place(chat_id=-1))
     assert settings.lookups == lookups + 1, "a chat pushed out is looked up again"
 
 
@@ -130,9 +122,9 @@ async def test_a_background_job_that_fails_is_logged_and_stops_nothing(
     async def works() -> None:
         done.set()
 
-    runtime.spawn(fails())
-    runtime.spawn(works())
-    await runtime.settle()
+    runtime.courier.spawn(fails())
+    runtime.courier.spawn(works())
+    await runtime.courier.settle()
     assert done.is_set()
     assert any("the chat's settings are gone" in r.getMessage() for r in caplog.records)
 
@@ -142,7 +134,7 @@ async def test_a_post_that_fails_for_good_leaves_no_unretrieved_exception() -> N
     runtime = runtime_with(outbox)
     reports: list[dict[str, Any]] = []
     asyncio.get_running_loop().set_exception_handler(lambda _loop, report: reports.append(report))
-    runtime.say(PLACE, "Hello")
+    runtime.presenter.say(PLACE, "Hello")
     _post, future = outbox.posts.pop()
     future.set_exception(Forbidden("Forbidden: bot was kicked from the group chat"))
     await asyncio.sleep(0)  # the future's callbacks run
@@ -160,10 +152,10 @@ async def test_nothing_is_posted_to_a_chat_that_removed_the_bot() -> None:
 
     runtime = runtime_with(outbox, NoGames())
     runtime.bot_removed(PLACE.chat_id)
-    runtime.say(PLACE, "Hello")
-    runtime.show_lobby(PLACE, lobby("Ann"))
-    await runtime.settle()
+    runtime.presenter.say(PLACE, "Hello")
+    runtime.presenter.show_lobby(PLACE, lobby("Ann"))
+    await runtime.courier.settle()
     assert outbox.posts == []
     runtime.bot_added(PLACE.chat_id)
-    runtime.say(PLACE, "Hello again")
+    runtime.presenter.say(PLACE, "Hello again")
     assert len(outbox.posts) == 1

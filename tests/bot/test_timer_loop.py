@@ -52,6 +52,7 @@ class SayingRuntime:
     def __init__(self, broken_chat: int) -> None:
         self.broken_chat = broken_chat
         self.said: list[tuple[int, str]] = []
+        self.presenter = self
 
     async def remember_language(self, place: Place) -> str:
         return "en"

@@ -238,3 +238,30 @@ async def test_replies_carry_the_message_replied_to(
     assert "reply_to_message" not in answer["reply_to_message"], "one level, as Telegram does"
     transcript = await client.transcript(chat["id"])
     assert [m.reply_to_message_id for m in transcript] == [None, to_alice]
+
+
+async def test_the_client_reads_back_the_records_the_emulator_keeps(
+    api: RawBotApi, emulator: RunningEmulator, group: dict[str, Any]
+) -> None:
+    client, kept = emulator.client, emulator.emulator
+    (alice_id,) = (user.id for user in kept.world.users.values() if not user.is_bot)
+    sent = await api.ok(
+        "sendMessage", chat_id=group["id"], text="One", reply_markup=keyboard([("A", "a")])
+    )
+    await api.ok("editMessageText", chat_id=group["id"], message_id=sent["message_id"], text="Two")
+    await api.ok(
+        "editMessageReplyMarkup",
+        chat_id=group["id"],
+        message_id=sent["message_id"],
+        reply_markup=keyboard([("B", "b")]),
+    )
+    query_id = await client.press(group["id"], sent["message_id"], alice_id, data="b")
+    await api.ok("getUpdates", timeout=0)
+    await api.ok("answerCallbackQuery", callback_query_id=query_id, text="Fine")
+
+    # One type per record: what the client rebuilds from JSON is what the emulator holds.
+    assert await client.transcript(group["id"]) == kept.world.transcript(group["id"])
+    assert await client.toasts() == list(kept.callback_queries.values())
+    assert await client.updates() == list(kept.updates.history)
+    (toast,) = await client.toasts()
+    assert (toast.callback_query_id, toast.text, toast.is_answered) == (query_id, "Fine", True)

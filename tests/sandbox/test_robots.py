@@ -8,7 +8,7 @@ import pytest
 
 from telesnap.bot.callbacks import Action, CallbackSigner
 from telesnap.emulator.core import Emulator
-from telesnap.emulator.world import StoredMessage
+from telesnap.emulator.records import TranscriptMessage
 from telesnap.sandbox.robots import Robots, RobotStyle, read_board
 
 FAST = RobotStyle(reaction_ms=20, jitter_ms=0, wrong_rate=0)
@@ -35,7 +35,7 @@ class Table:
         self.robots = Robots(self.emulator, self.signer, random.Random(seed))
         self.robots.add(self.robo.id, style)
 
-    def post(self, text: str, actions: list[Action]) -> StoredMessage:
+    def post(self, text: str, actions: list[Action]) -> TranscriptMessage:
         message = self.emulator.world.add_message(self.chat, self.emulator.bot)
         message.text = text
         row = [

@@ -133,11 +133,14 @@ async def test_race_decided_by_stamps_whatever_the_arrival_order(
     race = await races.decide(PLACE, outcome.race_id or 0)
     assert race.ending is RaceEnding.DECIDED
     assert race.play is not None
-    verdicts = {result.user_id: result.verdict for result in race.results}
-    assert verdicts[ANN.user_id] is expected
-    assert verdicts[BOB.user_id] is (
+    ann, bob = race.result_of(ANN.user_id), race.result_of(BOB.user_id)
+    assert ann is not None
+    assert bob is not None
+    assert ann.verdict is expected
+    assert bob.verdict is (
         CallVerdict.TIED if expected is CallVerdict.TIED else CallVerdict.TOO_SLOW
     )
+    assert race.result_of(CID.user_id) is None  # seated, but made no call
     if expected is CallVerdict.TIED:
         assert race.play.table.pot_size > 0
     assert await decide_open_race(races, PLACE) is None

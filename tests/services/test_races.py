@@ -66,7 +66,7 @@ async def test_a_second_worker_reads_the_result_back_and_nobody_decides_twice(
     assert endings == [RaceEnding.DECIDED.value, RaceEnding.DECIDED_ELSEWHERE.value]
     for outcome in outcomes:
         # Whoever decided saw both calls, though each worker took only one of them.
-        verdicts = {result.user_id: result.verdict for result in outcome.results}
+        verdicts = {outcome.user_ids[r.seat]: r.verdict for r in outcome.results}
         assert verdicts == {ANN.user_id: CallVerdict.TIED, BOB.user_id: CallVerdict.TIED}
         assert outcome.board_version == version + 1
     (decided,) = [outcome for outcome in outcomes if outcome.ending is RaceEnding.DECIDED]
@@ -113,7 +113,9 @@ async def test_open_races_lists_what_a_restart_must_decide(
     assert await restarted.open_race(PLACE) == open_race
     outcome = await restarted.decide(open_race.place, open_race.race_id)
     assert outcome.ending is RaceEnding.DECIDED
-    assert [(r.user_id, r.verdict) for r in outcome.results] == [(BOB.user_id, CallVerdict.WON)]
+    assert [(outcome.user_ids[r.seat], r.verdict) for r in outcome.results] == [
+        (BOB.user_id, CallVerdict.WON)
+    ]
     assert await restarted.open_races() == []
     assert await restarted.open_race(PLACE) is None
 

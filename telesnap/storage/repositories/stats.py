@@ -283,18 +283,24 @@ class StatsRepository:
         statement = select(func.count()).where(GameResult.chat_id == chat_id)
         return int(await self._session.scalar(statement) or 0)
 
-    async def seated_names(self, game_ids: Sequence[int]) -> dict[int, list[tuple[int, str]]]:
-        """Each game's players in seat order, as ``(user_id, display name)``."""
+    async def seated_users(
+        self, game_ids: Sequence[int]
+    ) -> dict[int, list[tuple[int, str | None, str | None]]]:
+        """Each game's players in seat order, as ``(user_id, first name, last name)``.
+
+        The names are ``None`` for a player the bot has no user row for.
+        """
         statement = (
             select(GamePlayer.game_id, GamePlayer.user_id, User.first_name, User.last_name)
             .outerjoin(User, User.id == GamePlayer.user_id)
             .where(GamePlayer.game_id.in_(list(game_ids)))
             .order_by(GamePlayer.game_id, GamePlayer.seat)
         )
-        seated: dict[int, list[tuple[int, str]]] = {game_id: [] for game_id in game_ids}
+        seated: dict[int, list[tuple[int, str | None, str | None]]] = {
+            game_id: [] for game_id in game_ids
+        }
         for game_id, user_id, first, last in await self._session.execute(statement):
-            name = "?" if first is None else (f"{first} {last}" if last else first)
-            seated[game_id].append((user_id, name))
+            seated[game_id].append((user_id, first, last))
         return seated
 
     async def game_result(self, game_id: int) -> GameResult | None:
