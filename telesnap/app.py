@@ -45,6 +45,7 @@ from .services.timer_service import TimerService
 from .services.timers import TimerPlanner
 from .storage.database import create_engine, is_sqlite, session_factory
 from .storage.migrate import upgrade_database
+from .storage.uow import UnitsOfWork
 
 logger = logging.getLogger(__name__)
 
@@ -122,17 +123,17 @@ class BotRunner:
         assert token is not None
         await upgrade_database(self.settings.database_url)
         self._engine = create_engine(self.settings.database_url)
-        sessions = session_factory(self._engine)
+        units = UnitsOfWork(session_factory(self._engine))
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer)
         application = build_application(token, self.settings.api_url, book)
         self.application = application
-        lobby = LobbyService(sessions, store, shuffle_seed=self._shuffle_seed)
-        play = PlayService(sessions, store)
-        races = RaceService(sessions, store)
-        chat_settings = SettingsService(sessions, store)
+        lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed)
+        play = PlayService(units, store)
+        races = RaceService(units, store)
+        chat_settings = SettingsService(units, store)
         # A 403 from any send means the bot was removed: the chat's games end.
         outbox = Outbox(
             application.bot, self._limits, on_forbidden=lambda chat_id: runtime.bot_removed(chat_id)
@@ -154,12 +155,10 @@ class BotRunner:
             referee=RaceReferee(application.bot, races, book, presenter.show_race),
         )
         self.runtime = runtime
-        self.timer_loop = TimerLoop(
-            runtime, TimerService(sessions, store), HousekeepingService(sessions)
-        )
+        self.timer_loop = TimerLoop(runtime, TimerService(units, store), HousekeepingService(units))
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
-        install_stats_service(application, StatsService(sessions))
+        install_stats_service(application, StatsService(units))
         await self._initialize(application)
         await publish_commands(application)
         await application.start()

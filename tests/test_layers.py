@@ -239,3 +239,46 @@ def test_the_name_check_sees_f_strings_and_joins() -> None:
 
 def _module_of(path: Path) -> str:
     return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+
+
+# -- the game store only emits; handlers do the rest (services/events.py) ------------------
+
+
+def _names_imported_from(path: Path, module: str) -> set[str]:
+    """The names ``path`` imports from ``module`` (``from module import name``)."""
+    package_parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and imported_modules(
+            ast.unparse(node), package_parts
+        ) == {module}:
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_the_game_store_only_emits_what_happens_when_a_game_changes() -> None:
+    store = PACKAGE / "services" / "store.py"
+    assert "telesnap.services.stats_recorder" not in modules_of(store)
+    called = {
+        node.attr
+        for node in ast.walk(ast.parse(store.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+    }
+    assert "after_change" not in called  # the timer planning is an event handler's
+    recorder_users = [
+        path.name
+        for path in layer_files("services")
+        if "telesnap.services.stats_recorder" in modules_of(path)
+    ]
+    assert recorder_users == ["events.py"]
+
+
+def test_nothing_takes_the_planner_or_the_stats_recorder_from_the_store_module() -> None:
+    handled_elsewhere = {"TimerPlanner", "record_game_result", "record_summary"}
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} imports {name} from the store"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for name in _names_imported_from(path, "telesnap.services.store") & handled_elsewhere
+    ]
+    assert offences == []
+    assert _names_imported_from(PACKAGE / "services" / "lobby.py", "telesnap.services.store")

@@ -23,7 +23,7 @@ from ..config import ConfigError, load_settings
 from ..services.stats import StatsService
 from ..services.stats_audit import StoredGame, check_game, parse_document, stored_game
 from ..storage.database import create_engine, session_factory
-from ..storage.uow import UnitOfWork
+from ..storage.uow import UnitOfWork, UnitsOfWork
 
 __all__ = ["export_command", "replay_command"]
 
@@ -70,7 +70,7 @@ def replay_command(args: argparse.Namespace) -> int:
 async def _export(url: str, chat_id: int) -> dict[str, Any]:
     engine = create_engine(url)
     try:
-        return await StatsService(session_factory(engine)).export_chat(chat_id)
+        return await StatsService(UnitsOfWork(session_factory(engine))).export_chat(chat_id)
     finally:
         await engine.dispose()
 

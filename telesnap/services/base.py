@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from ..game import (
     DuplicateCallError,
     GameOverError,
@@ -20,6 +18,7 @@ from ..game import (
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
 from ..storage.uow import UnitOfWork
+from .ports import UnitOfWorkFactory
 from .store import GameStore
 from .types import Actor, Place, Reason, Receipt, Refused
 
@@ -45,8 +44,8 @@ def refusal_for(error: SnapError) -> Refused:
 class Service:
     """The base of the services: storage access, the game cache and the topic locks."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], store: GameStore) -> None:
-        self._sessions = sessions
+    def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
+        self._units = units
         self._store = store
 
     @asynccontextmanager
@@ -60,7 +59,7 @@ class Service:
         """
         async with self._store.lock(place):
             try:
-                async with UnitOfWork(self._sessions) as uow:
+                async with self._units() as uow:
                     update_id = receipt.update_id if receipt else None
                     if update_id is not None and not await uow.updates.mark_update_processed(
                         update_id

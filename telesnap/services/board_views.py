@@ -15,17 +15,16 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
+from .ports import UnitOfWorkFactory
 
 
 class ShownBoards:
     """Stores the boards shown, and answers when one was shown (also before it is stored)."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
-        self._sessions = sessions
+    def __init__(self, units: UnitOfWorkFactory) -> None:
+        self._units = units
         self._waiting: dict[tuple[int, int], tuple[ShownBoard, asyncio.Future[None]]] = {}
         self._writing = asyncio.Lock()
 
@@ -64,7 +63,7 @@ class ShownBoards:
             self._settle(item, None)
 
     async def _store(self, boards: list[ShownBoard]) -> None:
-        async with UnitOfWork(self._sessions) as uow:
+        async with self._units() as uow:
             await uow.board_views.record(boards)
 
     def _settle(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..storage.uow import UnitOfWork
 from .base import Service
 from .settings import GameSettings, parse_setting
 from .types import Actor, Place, Reason, Refused
@@ -15,7 +14,7 @@ class SettingsService(Service):
 
     async def show(self, place: Place) -> GameSettings:
         """The settings the next game in the topic will play by (a read-only transaction)."""
-        async with UnitOfWork(self._sessions, read_only=True) as uow:
+        async with self._units(read_only=True) as uow:
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
             return GameSettings.from_values(values)
 

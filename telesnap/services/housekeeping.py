@@ -6,9 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from ..storage.uow import UnitOfWork
+from .ports import UnitOfWorkFactory
 
 KEEP_PROCESSED_UPDATES = timedelta(days=2)
 """Telegram keeps an unconfirmed update for 24 hours: none older can come again."""
@@ -30,8 +29,8 @@ class Tidied:
 class HousekeepingService:
     """Deletes old processed-update marks and fired timers, a batch per transaction."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
-        self._sessions = sessions
+    def __init__(self, units: UnitOfWorkFactory) -> None:
+        self._units = units
         self._next_tidy: datetime | None = None
 
     async def tidy_if_due(self, now: datetime) -> Tidied | None:
@@ -58,7 +57,7 @@ class HousekeepingService:
     async def _in_batches(self, forget: Callable[[UnitOfWork], Awaitable[int]]) -> int:
         total = 0
         while True:
-            async with UnitOfWork(self._sessions) as uow:
+            async with self._units() as uow:
                 batch = await forget(uow)
             total += batch
             if batch < BATCH:

@@ -6,8 +6,6 @@ import logging
 import random
 import secrets
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from ..game import (
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -22,6 +20,7 @@ from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
+from .ports import UnitOfWorkFactory
 from .settings import GameSettings
 from .store import GameStore, finish_row, loaded_game, name_of
 from .types import Actor, Place, Reason, Receipt, Refused
@@ -39,12 +38,12 @@ class LobbyService(Service):
 
     def __init__(
         self,
-        sessions: async_sessionmaker[AsyncSession],
+        units: UnitOfWorkFactory,
         store: GameStore,
         *,
         shuffle_seed: int | None = None,
     ) -> None:
-        super().__init__(sessions, store)
+        super().__init__(units, store)
         self.shuffle_seed = shuffle_seed
 
     async def open(self, place: Place, actor: Actor, receipt: Receipt) -> LobbyView:
@@ -219,7 +218,7 @@ class LobbyService(Service):
 
     async def active_game_id(self, place: Place) -> int | None:
         """The id of the topic's game in lobby or running, if any (a read, no change)."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with self._units() as uow:
             row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
             return row.id if row is not None else None
 
@@ -230,7 +229,7 @@ class LobbyService(Service):
         counting for nothing), and their timers are deleted. Each game ends in a
         transaction of its own, under its topic's lock.
         """
-        async with UnitOfWork(self._sessions) as uow:
+        async with self._units() as uow:
             active = [
                 (row.id, row.thread_id) for row in await uow.games.list_active_in_chat(chat_id)
             ]

@@ -6,14 +6,13 @@ import logging
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from ..game import CallKind, CallVerdict, SnapError
 from ..storage.models import Game as GameRow
 from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .board_views import ShownBoards
+from .ports import UnitOfWorkFactory
 from .races import enter_race
 from .store import GameStore, LoadedGame
 from .types import Actor, Place, Reason, Receipt, Refused
@@ -25,10 +24,10 @@ logger = logging.getLogger(__name__)
 class PlayService(Service):
     """Flip, and call "Snap!" or "Snap Pot!" (races are decided by :mod:`.races`)."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], store: GameStore) -> None:
-        """Play the games of ``store``; the boards shown are stored through ``sessions``."""
-        super().__init__(sessions, store)
-        self._shown = ShownBoards(sessions)
+    def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
+        """Play the games of ``store``; the boards shown are stored through ``units``."""
+        super().__init__(units, store)
+        self._shown = ShownBoards(units)
 
     async def flip(
         self,
@@ -142,7 +141,7 @@ class PlayService(Service):
 
     async def running_games(self) -> list[tuple[Place, PlayOutcome]]:
         """Every running game and its table (to post them again after a restart)."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with self._units() as uow:
             games = []
             async for _row, loaded in self._each_loadable(uow, await uow.games.list_running()):
                 games.append((loaded.place, PlayOutcome(loaded.table(), ())))

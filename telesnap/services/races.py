@@ -139,12 +139,12 @@ class RaceService(Service):
 
     async def open_races(self) -> list[OpenRace]:
         """Every race not decided yet (after a restart they are decided at once)."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with self._units() as uow:
             return [OpenRace.of(race) for race in await uow.races.list_open()]
 
     async def open_race(self, place: Place) -> OpenRace | None:
         """The open race of the topic's running game, if any (whichever worker opened it)."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with self._units() as uow:
             row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
             race = None if row is None else await uow.races.find_open(row.id)
             return None if race is None else OpenRace.of(race)

@@ -10,12 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from ..storage.models import ALL_CHATS, GameResult, PlayerStats, User
 from ..storage.models import Game as GameRow
 from ..storage.repositories import Ranking
-from ..storage.uow import UnitOfWork
+from .ports import UnitOfWorkFactory
 from .stats_audit import stored_game, write_document
 from .stats_figures import Rating
 from .stats_views import (
@@ -47,7 +45,7 @@ class StatsService:
 
     def __init__(
         self,
-        sessions: async_sessionmaker[AsyncSession],
+        units: UnitOfWorkFactory,
         *,
         min_games: int = MIN_GAMES,
         min_timed_calls: int = MIN_TIMED_CALLS,
@@ -55,7 +53,7 @@ class StatsService:
         page_size: int = HISTORY_PAGE_SIZE,
         rating_points: int = MAX_RATING_POINTS,
     ) -> None:
-        self._sessions = sessions
+        self._units = units
         self.min_games = min_games
         self.min_timed_calls = min_timed_calls
         self.board_size = board_size
@@ -64,7 +62,7 @@ class StatsService:
 
     async def player(self, chat_id: int, user_id: int, fallback_name: str) -> PlayerStatsView:
         """A player's figures in the chat and in every chat, with their chart's data."""
-        async with UnitOfWork(self._sessions, read_only=True) as uow:
+        async with self._units(read_only=True) as uow:
             user = await uow.users.get(user_id)
             here = await uow.stats.player_stats(chat_id, user_id)
             everywhere = await uow.stats.player_stats(ALL_CHATS, user_id)
@@ -91,7 +89,7 @@ class StatsService:
     ) -> LeaderboardView:
         """The best players of the chat (or of every chat) by ``ranking``."""
         scope = ALL_CHATS if is_global else chat_id
-        async with UnitOfWork(self._sessions, read_only=True) as uow:
+        async with self._units(read_only=True) as uow:
             rows = await uow.stats.top_players(
                 scope,
                 ranking,
@@ -116,7 +114,7 @@ class StatsService:
 
     async def history(self, chat_id: int, page: int = 0) -> HistoryPage:
         """One page of the chat's ended games, the latest first (page 0 is the newest)."""
-        async with UnitOfWork(self._sessions, read_only=True) as uow:
+        async with self._units(read_only=True) as uow:
             total = await uow.stats.count_ended_games(chat_id)
             pages = max(1, math.ceil(total / self.page_size))
             page = min(max(page, 0), pages - 1)
@@ -129,7 +127,7 @@ class StatsService:
 
     async def replay(self, chat_id: int, game_id: int) -> ReplayDocument:
         """One of the chat's ended games: its summary and its whole history as a document."""
-        async with UnitOfWork(self._sessions, read_only=True) as uow:
+        async with self._units(read_only=True) as uow:
             row = await uow.games.get(game_id, lock=False)
             result = await uow.stats.game_result(game_id)
             if row is None or row.chat_id != chat_id or result is None:
@@ -149,7 +147,7 @@ class StatsService:
 
     async def export_chat(self, chat_id: int) -> dict[str, Any]:
         """The chat's ended games and its players' figures, as JSON-ready data."""
-        async with UnitOfWork(self._sessions, read_only=True) as uow:
+        async with self._units(read_only=True) as uow:
             results = await uow.stats.results_in_end_order(chat_id)
             game_ids = [result.game_id for result in results]
             names = _seated_names(await uow.stats.seated_users(game_ids))

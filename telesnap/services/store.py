@@ -32,10 +32,10 @@ from ..storage.models import Game as GameRow
 from ..storage.models import GamePlayer, GameStatus
 from ..storage.repositories import OperationRecord
 from ..storage.uow import UnitOfWork
+from .events import DomainEvents, GameChanged, GameEnded, default_events
 from .locks import KeyedLocks
 from .settings import GameSettings
 from .standings import correct_call_reaction
-from .stats_recorder import record_game_result
 from .timers import TimerPlanner
 from .types import UNKNOWN_NAME, Actor, Place, Reason, Receipt, Refused, display_name
 from .views import TableView
@@ -94,16 +94,20 @@ class GameStore:
         *,
         shared: bool = True,
         capacity: int = DEFAULT_CAPACITY,
+        events: DomainEvents | None = None,
     ) -> None:
         """Keep up to ``capacity`` games for one process.
 
         ``shared``: other processes may change the same games (several workers on
         PostgreSQL), so each use checks the cached game against the stored history.
         With SQLite the bot is one process, and the cache is the truth.
+        ``events``: who handles what :meth:`save` emits (by default, the stats
+        recorder and ``planner``'s timer planning: see :func:`.events.default_events`).
         """
         if capacity < 1:
             raise ValueError("a game store keeps at least one game")
         self.planner = planner or TimerPlanner()
+        self.events = events if events is not None else default_events(self.planner)
         self._shared = shared
         self._capacity = capacity
         self._games: OrderedDict[int, LoadedGame] = OrderedDict()
@@ -216,9 +220,11 @@ class GameStore:
         reaction_ms: int | None = None,
         human: bool = True,
     ) -> None:
-        """Append ``operations`` to the history, bring the game row up to date, re-arm timers.
+        """Append ``operations`` to the history, bring the game row up to date, emit the events.
 
-        ``human`` is False for what a timer did: it does not count as activity.
+        :class:`.events.GameEnded` (if the game ended) and then :class:`.events.GameChanged`
+        are handled in ``uow``, before it commits. ``human`` is False for what a timer
+        did: it does not count as activity.
         """
         records = [
             OperationRecord(
@@ -251,10 +257,10 @@ class GameStore:
         if game.outcome is not None:
             finish_row(row, game.outcome.reason, [loaded.user_ids[s] for s in game.outcome.winners])
             row.ended_at = now
-            await record_game_result(uow, row, game.history, loaded.user_ids)
+            await self.events.emit(uow, GameEnded(row, game.history, loaded.user_ids))
             self.forget(row.id)  # an ended game is never played again
-        await self.planner.after_change(
-            uow, row, loaded.settings, tuple(operations), turn_passed=turn_passed
+        await self.events.emit(
+            uow, GameChanged(row, loaded.settings, tuple(operations), turn_passed=turn_passed)
         )
 
 

@@ -13,8 +13,6 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from ..game import LeaveReason
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
@@ -24,6 +22,7 @@ from ..storage.uow import UnitOfWork
 from .base import Service
 from .lobby import lobby_view
 from .play import end_if_flip_limit
+from .ports import UnitOfWorkFactory
 from .store import GameStore, LoadedGame
 from .timers import RETRY_DURING_RACE, AbsentPlayer, TimerKind
 from .types import Place
@@ -75,8 +74,8 @@ class TimerService(Service):
     ``set_aside_count`` counts the timers given up on since the start.
     """
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], store: GameStore) -> None:
-        super().__init__(sessions, store)
+    def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
+        super().__init__(units, store)
         self.set_aside_count = 0
 
     def now(self) -> datetime:
@@ -85,13 +84,13 @@ class TimerService(Service):
 
     async def next_due_at(self) -> datetime | None:
         """When the earliest timer is due (None: no timer is set)."""
-        async with UnitOfWork(self._sessions) as uow:
+        async with self._units() as uow:
             return await uow.timers.next_due_at()
 
     async def fire_due(self) -> list[TimerOutcome]:
         """Fire every timer due now; return what they did."""
         now = self._store.planner.now()
-        async with UnitOfWork(self._sessions) as uow:
+        async with self._units() as uow:
             due = [_due_timer(timer) for timer in await uow.timers.due(now)]
         outcomes = []
         for timer in due:
@@ -118,7 +117,7 @@ class TimerService(Service):
             f"topic {timer.place.thread_id}, game {timer.game_id})"
         )
         try:
-            async with UnitOfWork(self._sessions) as uow:
+            async with self._units() as uow:
                 if failures >= MAX_TIMER_FAILURES:
                     await uow.timers.set_aside(timer.timer_id, now, failures, repr(error))
                 else:

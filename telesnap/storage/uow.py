@@ -34,7 +34,7 @@ from .repositories import (
     UserRepository,
 )
 
-__all__ = ["UnitOfWork"]
+__all__ = ["UnitOfWork", "UnitsOfWork"]
 
 
 class UnitOfWork:
@@ -116,6 +116,20 @@ class UnitOfWork:
     async def flush(self) -> None:
         """Send pending changes to the database without committing (to get ids, or fail early)."""
         await self.session.flush()
+
+
+class UnitsOfWork:
+    """Opens units of work on one session factory: ``async with units() as uow:``.
+
+    The services' default unit-of-work factory (see ``telesnap.services.ports``).
+    """
+
+    def __init__(self, factory: async_sessionmaker[AsyncSession]) -> None:
+        self._factory = factory
+
+    def __call__(self, *, read_only: bool = False) -> UnitOfWork:
+        """A new unit of work (open it with ``async with``)."""
+        return UnitOfWork(self._factory, read_only=read_only)
 
 
 def _refuse_writes(session: Session) -> None:

@@ -23,6 +23,7 @@ from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt, Refused
 from telesnap.services.views import TableView
+from telesnap.storage.uow import UnitsOfWork
 
 from .race_helpers import decide_open_race
 
@@ -40,10 +41,10 @@ class Driver:
     update_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def __post_init__(self) -> None:
-        self.lobby = LobbyService(self.sessions, self.store)
-        self.play = PlayService(self.sessions, self.store)
-        self.races = RaceService(self.sessions, self.store)
-        self.settings = SettingsService(self.sessions, self.store)
+        self.lobby = LobbyService(UnitsOfWork(self.sessions), self.store)
+        self.play = PlayService(UnitsOfWork(self.sessions), self.store)
+        self.races = RaceService(UnitsOfWork(self.sessions), self.store)
+        self.settings = SettingsService(UnitsOfWork(self.sessions), self.store)
 
     def receipt(self, advance_ms: int = 1) -> Receipt:
         self.clock_ms += advance_ms

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from telesnap.services.board_views import ShownBoards
 from telesnap.storage.models import BoardView
 from telesnap.storage.repositories import ShownBoard
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 SHOWN = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -40,7 +40,7 @@ async def test_boards_shown_together_are_stored_in_one_or_two_transactions(
     session_factory: async_sessionmaker[AsyncSession], engine: AsyncEngine
 ) -> None:
     game_id = await a_game(session_factory)
-    shown = ShownBoards(session_factory)
+    shown = ShownBoards(UnitsOfWork(session_factory))
     commits: list[object] = []
 
     def count(connection: object) -> None:
@@ -62,7 +62,7 @@ async def test_a_board_that_cannot_be_stored_fails_alone(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     game_id = await a_game(session_factory)
-    shown = ShownBoards(session_factory)
+    shown = ShownBoards(UnitsOfWork(session_factory))
     results = await asyncio.gather(
         shown.record(board(game_id, 1)),
         shown.record(board(game_id, 2)),

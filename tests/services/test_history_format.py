@@ -16,7 +16,7 @@ from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt
 from telesnap.storage.models import GameStatus
 from telesnap.storage.repositories import OperationRecord
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 FORMAT_1 = Path(__file__).parents[1] / "game" / "fixtures" / "history_format_1.tsv"
 PLACE = Place(chat_id=-400, chat_type="group")
@@ -59,7 +59,7 @@ async def test_a_game_stored_in_format_1_plays_on_and_reloads(
 ) -> None:
     payloads = running_prefix()
     await store_running_game(session_factory, payloads)
-    play = PlayService(session_factory, GameStore())
+    play = PlayService(UnitsOfWork(session_factory), GameStore())
     table = (await play.table(PLACE)).table
     turn = table.turn_player
     assert turn is not None
@@ -71,5 +71,5 @@ async def test_a_game_stored_in_format_1_plays_on_and_reloads(
     formats = [row.payload.get(FORMAT_KEY, 1) for row in rows]
     assert formats == [1] * len(payloads) + [HISTORY_FORMAT] * (len(rows) - len(payloads))
     # Another process reads the mixed history back to the same table.
-    reloaded = await PlayService(session_factory, GameStore()).table(PLACE)
+    reloaded = await PlayService(UnitsOfWork(session_factory), GameStore()).table(PLACE)
     assert reloaded.table == flipped.table

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.services import housekeeping
 from telesnap.services.housekeeping import HousekeepingService, Tidied
 from telesnap.storage.models import ProcessedUpdate, Timer
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 Factory = async_sessionmaker[AsyncSession]
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -58,7 +58,7 @@ async def test_tidying_forgets_only_what_can_no_longer_matter(
     old_pending = await add_timer(session_factory, NOW - timedelta(days=9), None)
     future = await add_timer(session_factory, NOW + timedelta(hours=1), None)
 
-    tidied = await HousekeepingService(session_factory).tidy(NOW)
+    tidied = await HousekeepingService(UnitsOfWork(session_factory)).tidy(NOW)
 
     assert tidied == Tidied(processed_updates=5, fired_timers=3)
     updates, timers = await remaining(session_factory)
@@ -70,7 +70,7 @@ async def test_tidying_forgets_only_what_can_no_longer_matter(
 
 
 async def test_tidying_runs_at_start_then_once_an_hour(session_factory: Factory) -> None:
-    service = HousekeepingService(session_factory)
+    service = HousekeepingService(UnitsOfWork(session_factory))
     await mark_processed(session_factory, 1, NOW - timedelta(days=3))
     assert await service.tidy_if_due(NOW) == Tidied(processed_updates=1, fired_timers=0)
     await mark_processed(session_factory, 2, NOW - timedelta(days=3))

@@ -16,7 +16,7 @@ from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Receipt, Refused
 from telesnap.services.views import RaceEnding
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 from .race_helpers import decide_open_race
 
@@ -38,8 +38,8 @@ async def started_game(
     sessions: async_sessionmaker[AsyncSession], seed: int = 3
 ) -> tuple[LobbyService, PlayService]:
     store = GameStore()
-    lobby = LobbyService(sessions, store, shuffle_seed=seed)
-    play = PlayService(sessions, store)
+    lobby = LobbyService(UnitsOfWork(sessions), store, shuffle_seed=seed)
+    play = PlayService(UnitsOfWork(sessions), store)
     await lobby.open(PLACE, ANN, receipt())
     await lobby.join(PLACE, BOB, receipt())
     await lobby.join(PLACE, CID, receipt())
@@ -63,7 +63,7 @@ async def flip_until_match(play: PlayService) -> int:
 async def test_lobby_refuses_a_second_game_and_a_double_join(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    lobby = LobbyService(session_factory, GameStore())
+    lobby = LobbyService(UnitsOfWork(session_factory), GameStore())
     view = await lobby.open(PLACE, ANN, receipt())
     assert view.player_names == ("Ann",)
     with pytest.raises(Refused) as second:
@@ -129,7 +129,7 @@ async def test_race_decided_by_stamps_whatever_the_arrival_order(
         assert outcome.verdict is CallVerdict.PENDING
     # The window closes `window` ms after the earliest stamp, whichever call came first.
     assert outcome.race_deadline_ns == int((1000 + window) * 1_000_000)
-    races = RaceService(session_factory, play._store)
+    races = RaceService(UnitsOfWork(session_factory), play._store)
     race = await races.decide(PLACE, outcome.race_id or 0)
     assert race.ending is RaceEnding.DECIDED
     assert race.play is not None
@@ -166,12 +166,12 @@ async def test_a_running_game_keeps_the_settings_it_started_with(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     _, play = await started_game(session_factory)
-    settings = SettingsService(session_factory, GameStore())
+    settings = SettingsService(UnitsOfWork(session_factory), GameStore())
     await settings.change(PLACE, ANN, "tie_window", "0", is_admin=True)
     version = await flip_until_match(play)
     for actor, stamp in ((ANN, 1000.0), (BOB, 1040.0)):
         await play.call(PLACE, actor, CallKind.SNAP, receipt(stamp), seen_version=version)
-    race = await decide_open_race(RaceService(session_factory, play._store), PLACE)
+    race = await decide_open_race(RaceService(UnitsOfWork(session_factory), play._store), PLACE)
     assert race is not None
     assert {result.verdict for result in race.results} == {CallVerdict.TIED}
     assert (await settings.show(PLACE)).tie_window_ms == 0

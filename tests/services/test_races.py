@@ -15,7 +15,7 @@ from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
 from telesnap.services.views import RaceEnding
 from telesnap.storage.models import Race, RaceState
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt, started_game
 from .test_timers import PLACE as TIMER_PLACE
@@ -56,8 +56,8 @@ async def test_a_second_worker_reads_the_result_back_and_nobody_decides_twice(
     _, play = await started_game(session_factory)
     version = await flip_until_match(play)
     workers = [GameStore(shared=True), GameStore(shared=True)]
-    plays = [PlayService(session_factory, store) for store in workers]
-    races = [RaceService(session_factory, store) for store in workers]
+    plays = [PlayService(UnitsOfWork(session_factory), store) for store in workers]
+    races = [RaceService(UnitsOfWork(session_factory), store) for store in workers]
     ann = await plays[0].call(PLACE, ANN, CallKind.SNAP, receipt(1000.0), seen_version=version)
     bob = await plays[1].call(PLACE, BOB, CallKind.SNAP, receipt(1040.0), seen_version=version)
     assert ann.race_id == bob.race_id is not None
@@ -90,7 +90,7 @@ async def test_a_race_the_end_of_the_game_overtook_is_called_off(
     ended = await lobby.end(PLACE, ANN, is_admin=True, receipt=receipt())
     assert ended is not None
     assert ended.table.end_reason is EndReason.ABANDONED
-    races = RaceService(session_factory, GameStore())
+    races = RaceService(UnitsOfWork(session_factory), GameStore())
     outcome = await races.decide(PLACE, call.race_id)
     assert outcome.ending is RaceEnding.CALLED_OFF
     assert outcome.results == ()
@@ -107,7 +107,7 @@ async def test_open_races_lists_what_a_restart_must_decide(
     _, play = await started_game(session_factory)
     version = await flip_until_match(play)
     call = await play.call(PLACE, BOB, CallKind.SNAP, receipt(1000.0), seen_version=version)
-    restarted = RaceService(session_factory, GameStore())
+    restarted = RaceService(UnitsOfWork(session_factory), GameStore())
     (open_race,) = await restarted.open_races()
     assert (open_race.race_id, open_race.place.chat_id) == (call.race_id, PLACE.chat_id)
     assert await restarted.open_race(PLACE) == open_race
@@ -161,5 +161,5 @@ async def test_a_race_left_open_until_the_game_is_abandoned_as_idle_is_called_of
     (abandoned,) = await world.timers.fire_due()
     assert abandoned.play is not None
     assert abandoned.play.table.end_reason is EndReason.ABANDONED
-    races = RaceService(session_factory, GameStore())
+    races = RaceService(UnitsOfWork(session_factory), GameStore())
     assert (await races.decide(TIMER_PLACE, call.race_id)).ending is RaceEnding.CALLED_OFF

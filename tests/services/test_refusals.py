@@ -17,6 +17,7 @@ from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Receipt, Refused
 from telesnap.services.views import PlayerView, TableView
 from telesnap.storage.models import GameOperation
+from telesnap.storage.uow import UnitsOfWork
 
 PLACE = Place(chat_id=-300, chat_type="group", title="Snap club")
 ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")
@@ -38,12 +39,12 @@ def actor_of(player: PlayerView) -> Actor:
 
 
 async def started(sessions: async_sessionmaker[AsyncSession], store: GameStore) -> PlayService:
-    lobby = LobbyService(sessions, store, shuffle_seed=3)
+    lobby = LobbyService(UnitsOfWork(sessions), store, shuffle_seed=3)
     await lobby.open(PLACE, ANN, at(-9000))
     await lobby.join(PLACE, BOB, at(-9000))
     await lobby.join(PLACE, CID, at(-9000))
     await lobby.start(PLACE, ANN, is_admin=False, receipt=at(-9000))
-    return PlayService(sessions, store)
+    return PlayService(UnitsOfWork(sessions), store)
 
 
 async def board_with_a_match(play: PlayService) -> TableView:
@@ -101,7 +102,7 @@ async def test_reaction_times_hold_after_a_restart_and_on_another_worker(
     await play.record_board_shown(table.game_id, table.board_version, 50, at(0))
     if worker == "restarted":
         del play, first
-    other = PlayService(session_factory, GameStore(shared=True))
+    other = PlayService(UnitsOfWork(session_factory), GameStore(shared=True))
     called = await other.call(PLACE, CID, CallKind.SNAP, at(300), table.board_version)
     assert called.reaction_ms == 300
     assert await stored_reaction_times(session_factory) == [300]
@@ -152,7 +153,7 @@ async def test_a_refusal_after_the_engine_moved_leaves_no_half_changed_game(
     play = await started(session_factory, store)
     before = (await play.table(PLACE)).table
     with pytest.raises(Refused):
-        await _ActThenRefuse(session_factory, store).run(save=save)
+        await _ActThenRefuse(UnitsOfWork(session_factory), store).run(save=save)
     assert (await play.table(PLACE)).table == before
     turn = before.turn_player
     assert turn is not None
@@ -182,8 +183,8 @@ async def test_the_game_cache_keeps_the_most_recently_used_games_and_reloads_the
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     store = GameStore(shared=False, capacity=2)
-    lobby = LobbyService(session_factory, store, shuffle_seed=5)
-    play = PlayService(session_factory, store)
+    lobby = LobbyService(UnitsOfWork(session_factory), store, shuffle_seed=5)
+    play = PlayService(UnitsOfWork(session_factory), store)
     places = [Place(chat_id=-310 - index, chat_type="group") for index in range(3)]
     for place in places:
         await lobby.open(place, ANN, at(0))

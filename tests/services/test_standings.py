@@ -8,6 +8,7 @@ from telesnap.game import CallKind, CallVerdict, EndReason, LeaveReason, SeatSta
 from telesnap.services.lobby import LobbyService
 from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
+from telesnap.storage.uow import UnitsOfWork
 
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt, started_game
 
@@ -25,14 +26,14 @@ async def test_the_fastest_correct_call_survives_a_restart_and_wrong_calls_are_c
     late = await play.call(PLACE, CID, CallKind.SNAP, receipt(1_000 + 950), seen_version=version)
     assert late.reaction_ms == 950
     assert first.race_id is not None
-    await RaceService(session_factory, play._store).decide(PLACE, first.race_id)
+    await RaceService(UnitsOfWork(session_factory), play._store).decide(PLACE, first.race_id)
     wrong = await play.call(PLACE, ANN, CallKind.SNAP, receipt(9_000))
     assert wrong.verdict is CallVerdict.WRONG
 
     # A restart: a new store rebuilds the game from the stored history.
     store = GameStore()
-    await LobbyService(session_factory, store).leave(PLACE, CID, receipt())
-    ended = await LobbyService(session_factory, store).end(
+    await LobbyService(UnitsOfWork(session_factory), store).leave(PLACE, CID, receipt())
+    ended = await LobbyService(UnitsOfWork(session_factory), store).end(
         PLACE, ANN, is_admin=True, receipt=receipt()
     )
     assert ended is not None

@@ -36,7 +36,7 @@ from telesnap.storage.database import create_engine
 from telesnap.storage.database import session_factory as make_session_factory
 from telesnap.storage.migrate import alembic_config, upgrade_database
 from telesnap.storage.models import Game, GameOperation, GamePlayer, GameResult
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 from ..storage.test_migrations import table_names
 from .stats_games import CHATS, PLAYERS, Driver
@@ -227,7 +227,9 @@ async def test_replays_boards_history_pages_and_exports(
     winners = document.replace('"end_reason": "', '"end_reason": "x', 1)
     assert check_game(parse_document(winners)) != []
 
-    service = StatsService(session_factory, min_games=1, min_timed_calls=1, page_size=4)
+    service = StatsService(
+        UnitsOfWork(session_factory), min_games=1, min_timed_calls=1, page_size=4
+    )
     totals = {place.chat_id: (await service.history(place.chat_id)).total for place in CHATS}
     chat = max(totals, key=lambda chat_id: totals[chat_id])
     board = await service.leaderboard(chat, Ranking.RATING)
@@ -267,7 +269,7 @@ async def test_the_history_lists_games_in_the_order_they_ended(
     second_started = await driver.start_one(late, [PLAYERS[2], PLAYERS[3]])
     await driver.finish_one(late, [PLAYERS[2], PLAYERS[3]])
     await driver.finish_one(early, [PLAYERS[0], PLAYERS[1]])
-    page = await StatsService(session_factory).history(chat.chat_id)
+    page = await StatsService(UnitsOfWork(session_factory)).history(chat.chat_id)
     assert first_started < second_started
     assert [line.game_id for line in page.games] == [first_started, second_started]
 
@@ -337,7 +339,7 @@ async def test_stats_reads_never_wait_for_the_write_lock(
     if engine.dialect.name != "sqlite":
         pytest.skip("SQLite's write lock")
     assert engine.url.database
-    service = StatsService(session_factory)
+    service = StatsService(UnitsOfWork(session_factory))
     chat = CHATS[0].chat_id
     writer = sqlite3.connect(engine.url.database, timeout=0, isolation_level=None)
     try:
@@ -369,8 +371,10 @@ async def test_the_rating_chart_of_a_long_career_shows_its_last_games(
         stored = await uow.stats.all_player_stats(0)
     veteran = max(stored, key=lambda stats: stats.rated_games)
     assert veteran.rated_games >= 4
-    whole = await StatsService(session_factory).player(chat, veteran.user_id, "?")
-    recent = await StatsService(session_factory, rating_points=3).player(chat, veteran.user_id, "?")
+    whole = await StatsService(UnitsOfWork(session_factory)).player(chat, veteran.user_id, "?")
+    recent = await StatsService(UnitsOfWork(session_factory), rating_points=3).player(
+        chat, veteran.user_id, "?"
+    )
     assert len(whole.ratings) == veteran.rated_games
     assert whole.ratings_from == 1
     assert whole.ratings[-1] == pytest.approx(veteran.rating_ordinal)

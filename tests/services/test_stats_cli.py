@@ -13,6 +13,7 @@ from telesnap.cli import main
 from telesnap.services.stats import StatsService
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.migrate import upgrade_database
+from telesnap.storage.uow import UnitsOfWork
 
 from .stats_games import CHATS, Driver
 
@@ -24,7 +25,7 @@ async def fill(url: str, games: int) -> dict[int, str]:
     try:
         sessions = session_factory(engine)
         await Driver(sessions, random.Random(11)).play_games(games)
-        service = StatsService(sessions)
+        service = StatsService(UnitsOfWork(sessions))
         documents = {}
         for place in CHATS:
             for page in range(5):

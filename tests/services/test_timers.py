@@ -18,6 +18,7 @@ from telesnap.services.store import GameStore
 from telesnap.services.timer_service import TimerService
 from telesnap.services.timers import TimerKind, TimerPlanner
 from telesnap.services.types import Actor, Place, Receipt
+from telesnap.storage.uow import UnitsOfWork
 
 PLACE = Place(chat_id=-200, chat_type="group", title="Slow club")
 ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")
@@ -44,10 +45,10 @@ class World:
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
         store = GameStore(TimerPlanner(clock))
-        self.lobby = LobbyService(sessions, store, shuffle_seed=11)
-        self.play = PlayService(sessions, store)
-        self.settings = SettingsService(sessions, store)
-        self.timers = TimerService(sessions, store)
+        self.lobby = LobbyService(UnitsOfWork(sessions), store, shuffle_seed=11)
+        self.play = PlayService(UnitsOfWork(sessions), store)
+        self.settings = SettingsService(UnitsOfWork(sessions), store)
+        self.timers = TimerService(UnitsOfWork(sessions), store)
 
 
 async def world_with(
