@@ -28,17 +28,16 @@ from aiohttp import web
 from telesnap.emulator.config import EmulatorConfig, FloodLimits
 from telesnap.emulator.control import EMULATOR_KEY
 from telesnap.emulator.core import Emulator
-from telesnap.emulator.records import to_json
+from telesnap.emulator.records import TranscriptMessage, to_json
 from telesnap.emulator.server import EmulatorServer, build_app
-from telesnap.emulator.world import StoredMessage
 
 MAX_WAIT_S = 30.0
 
 
-def _newest_bot_message(emulator: Emulator, chat_id: int) -> StoredMessage | None:
+def _newest_bot_message(emulator: Emulator, chat_id: int) -> TranscriptMessage | None:
     # Messages are kept in the order they were made, so the newest is near the end.
     for (message_chat_id, _), message in reversed(emulator.world.messages.items()):
-        if message_chat_id == chat_id and message.sender.is_bot and not message.deleted:
+        if message_chat_id == chat_id and message.is_from_bot and not message.deleted:
             return message
     return None
 
@@ -54,7 +53,7 @@ async def _toasts(request: web.Request) -> web.Response:
         return all(i in queries and queries[i].answered_at is not None for i in ids)
 
     done = await emulator.changes.wait_until(answered, timeout)
-    toasts = {i: to_json(queries[i].to_toast()) for i in ids if i in queries}
+    toasts = {i: to_json(queries[i]) for i in ids if i in queries}
     return web.json_response({"toasts": toasts, "done": done})
 
 
@@ -63,7 +62,7 @@ async def _board(request: web.Request) -> web.Response:
     body = await request.json()
     chat_id, after = int(body["chat_id"]), int(body["after"])
     timeout = min(float(body.get("timeout", 10.0)), MAX_WAIT_S)
-    found: list[StoredMessage] = []
+    found: list[TranscriptMessage] = []
 
     def newer() -> bool:
         message = _newest_bot_message(emulator, chat_id)
@@ -73,7 +72,7 @@ async def _board(request: web.Request) -> web.Response:
         return True
 
     await emulator.changes.wait_until(newer, timeout)
-    message = to_json(found[0].to_transcript()) if found else None
+    message = to_json(found[0]) if found else None
     return web.json_response({"message": message})
 
 

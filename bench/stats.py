@@ -66,7 +66,7 @@ from telesnap.storage.models import (
     GamePlayer,
 )
 from telesnap.storage.repositories import OperationRecord
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 TIMED_RUNS = 30
 GOAL_MS = 100.0
@@ -98,7 +98,7 @@ def median_ms_of(samples: list[float]) -> str:
 
 async def measure(url: str, args: argparse.Namespace) -> None:
     engine = create_engine(url)
-    service = StatsService(session_factory(engine))
+    service = StatsService(UnitsOfWork(session_factory(engine)))
     signer = StatsButtonSigner(b"bench")
     tr = translator("en")
     rng = random.Random(args.seed + 1)
@@ -168,7 +168,7 @@ async def measure_growth(url: str, args: argparse.Namespace) -> None:
             await end_game(sessions, next_id, users, template)
             times[group].append(time.perf_counter() - began)
             next_id += 1
-    service = StatsService(sessions)
+    service = StatsService(UnitsOfWork(sessions))
     veteran_stats = []
     for _ in range(TIMED_RUNS):
         began = time.perf_counter()
