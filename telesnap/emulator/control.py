@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -21,17 +21,29 @@ from .users import Press, kick_bot, schedule_presses, send_text
 
 EMULATOR_KEY = web.AppKey("emulator", Emulator)
 Endpoint = Callable[[Emulator, dict[str, Any]], Awaitable[Any]]
+Target = TypeVar("Target")
+BAD_REQUEST_ERRORS: tuple[type[Exception], ...] = (ValueError, KeyError, TypeError, ApiError)
+"""What a control endpoint answers with 400 and the error's text (bad input, not a fault)."""
 
 
-def _endpoint(action: Endpoint) -> Callable[[web.Request], Awaitable[web.Response]]:
+def json_endpoint(
+    key: web.AppKey[Target], action: Callable[[Target, dict[str, Any]], Awaitable[Any]]
+) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """An aiohttp handler for ``action``: its input is the query, the JSON body and the path.
+
+    ``action`` gets the application's ``key`` object and that input; what it
+    returns is answered as JSON, and a bad input as 400 with the error's text.
+    The sandbox's interface uses it too.
+    """
+
     async def handle(request: web.Request) -> web.Response:
         body: dict[str, Any] = dict(request.query)
         if request.can_read_body:
             body.update(await request.json())
         body.update(request.match_info)
         try:
-            result = await action(request.app[EMULATOR_KEY], body)
-        except (ValueError, KeyError, ApiError) as error:
+            result = await action(request.app[key], body)
+        except BAD_REQUEST_ERRORS as error:
             return web.json_response({"error": str(error)}, status=400)
         return web.json_response(result)
 
@@ -251,4 +263,4 @@ def add_control_routes(app: web.Application) -> None:
         ("GET", "/idle", _idle),
     ]
     for method, path, action in routes:
-        app.router.add_route(method, f"/_emulator{path}", _endpoint(action))
+        app.router.add_route(method, f"/_emulator{path}", json_endpoint(EMULATOR_KEY, action))

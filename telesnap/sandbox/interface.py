@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from ..emulator.errors import ApiError
+from ..emulator.control import json_endpoint
 from .robots import RobotStyle
 
 if TYPE_CHECKING:
@@ -30,21 +30,6 @@ if TYPE_CHECKING:
 SANDBOX_KEY: web.AppKey[Sandbox] = web.AppKey("sandbox")
 Endpoint = Callable[["Sandbox", dict[str, Any]], Awaitable[Any]]
 LONGEST_SKIP_SECONDS = 7 * 24 * 3600
-
-
-def _endpoint(action: Endpoint) -> Callable[[web.Request], Awaitable[web.Response]]:
-    async def handle(request: web.Request) -> web.Response:
-        body: dict[str, Any] = dict(request.query)
-        if request.can_read_body:
-            body.update(await request.json())
-        body.update(request.match_info)
-        try:
-            result = await action(request.app[SANDBOX_KEY], body)
-        except (ValueError, KeyError, TypeError, ApiError) as error:
-            return web.json_response({"error": str(error)}, status=400)
-        return web.json_response(result)
-
-    return handle
 
 
 async def _overview(sandbox: Sandbox, body: dict[str, Any]) -> Any:
@@ -113,4 +98,4 @@ def add_sandbox_routes(app: web.Application, sandbox: Sandbox) -> None:
         ("PUT", "/robots/{user_id}", _change_robot),
     ]
     for method, path, action in routes:
-        app.router.add_route(method, f"/_sandbox{path}", _endpoint(action))
+        app.router.add_route(method, f"/_sandbox{path}", json_endpoint(SANDBOX_KEY, action))
