@@ -66,7 +66,7 @@ async def send_leaderboard(
     post = PhotoPost(
         place.chat_id, place.thread_id, picture, FILE_NAME, caption, keyboard, reply_to=reply_to
     )
-    runtime.courier.outbox.submit(place.chat_id, post)
+    runtime.courier.submit(place.chat_id, post)
 
 
 async def edit_leaderboard_picture(
@@ -87,7 +87,7 @@ async def edit_leaderboard_picture(
         lines.pop(-2)
     picture = await _picture(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)
-    runtime.courier.outbox.submit(
+    runtime.courier.submit(
         place.chat_id,
         PhotoEditPost(
             place.chat_id, message.message_id, picture, FILE_NAME, "\n".join(lines), keyboard

@@ -195,7 +195,7 @@ class _Outbox:
 
 
 class _Runtime:
-    """The two things send_leaderboard uses: say (a text message) and the outbox.
+    """The two things send_leaderboard uses: say (a text message) and submit (a post).
 
     It stands for the runtime, its presenter and its courier at once.
     """
@@ -208,6 +208,9 @@ class _Runtime:
 
     def say(self, place: Place, text: str, reply_to: int | None, keyboard: Any) -> None:
         self.said.append(text)
+
+    def submit(self, chat_id: int, post: Any) -> None:
+        self.outbox.submit(chat_id, post)
 
 
 async def _send(players: int, tr: gettext.NullTranslations) -> _Runtime:
