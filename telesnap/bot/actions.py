@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..game import CallKind, CallVerdict
 from ..services.types import Actor, Place, Reason, Receipt, Refused
 from ..services.views import CallOutcome, LobbyView, PlayOutcome
-from .context import as_manager
+from .context import admin_check
 from .i18n import language_of
 from .races import JoinedCall, Waiter
 from .runtime import Runtime
@@ -42,12 +42,12 @@ async def start(
     runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
 ) -> None:
     """Deal the cards (the game's creator or an admin), and show the closed lobby and the table."""
-    lobby = runtime.lobby
-    started = await as_manager(
-        runtime.bot,
+    started = await runtime.lobby.start(
         place,
         actor,
-        lambda admin: lobby.start(place, actor, is_admin=admin, receipt=receipt, game_id=game_id),
+        is_admin=admin_check(runtime.bot, place, actor),
+        receipt=receipt,
+        game_id=game_id,
     )
     runtime.presenter.show_lobby(place, started.lobby)
     runtime.presenter.show_play(place, started.play)

@@ -19,7 +19,7 @@ from telegram.ext import BaseHandler, CommandHandler, ContextTypes
 from ..game import CallKind, CallVerdict
 from ..services.types import Actor, Place, Reason, Receipt, Refused
 from . import actions
-from .context import actor_of, as_manager, command_arguments, place_of_update
+from .context import actor_of, admin_check, command_arguments, place_of_update
 from .i18n import language_of, translator
 from .render import name
 from .runtime import Runtime, runtime_of
@@ -99,11 +99,10 @@ async def _rules(request: CommandRequest) -> None:
 
 async def _newgame(request: CommandRequest) -> None:
     runtime, place, actor = request.runtime, request.place, request.actor
-    opened = await runtime.lobby.open(place, actor, request.receipt)
-    await runtime.settings.adopt_language(place, language_of(actor.language_code))
-    runtime.presenter.forget_language(place)
-    await runtime.presenter.remember_language(place)
-    runtime.presenter.show_lobby(place, opened)
+    language = language_of(actor.language_code)
+    opened = await runtime.lobby.open(place, actor, request.receipt, language=language)
+    runtime.presenter.use_language(place, opened.language)
+    runtime.presenter.show_lobby(place, opened.lobby)
 
 
 async def _join(request: CommandRequest) -> None:
@@ -120,12 +119,8 @@ async def _startgame(request: CommandRequest) -> None:
 
 async def _endgame(request: CommandRequest) -> None:
     runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    ended = await as_manager(
-        runtime.bot,
-        place,
-        actor,
-        lambda admin: runtime.lobby.end(place, actor, is_admin=admin, receipt=receipt),
-    )
+    is_admin = admin_check(runtime.bot, place, actor)
+    ended = await runtime.lobby.end(place, actor, is_admin=is_admin, receipt=receipt)
     if ended is None:
         runtime.presenter.say(place, request.translations().gettext("The game was called off."))
     actions.show_result(runtime, place, ended)
@@ -142,12 +137,8 @@ async def _kick(request: CommandRequest) -> None:
             )
         )
         return
-    result = await as_manager(
-        runtime.bot,
-        place,
-        actor,
-        lambda admin: runtime.lobby.kick(place, actor, target.id, is_admin=admin, receipt=receipt),
-    )
+    is_admin = admin_check(runtime.bot, place, actor)
+    result = await runtime.lobby.kick(place, actor, target.id, is_admin=is_admin, receipt=receipt)
     actions.show_result(runtime, place, result)
 
 

@@ -1,17 +1,20 @@
-"""Reading who, where and when from an update, and answering refusals."""
+"""Reading who and where from an update, and asking Telegram whether a user is an admin."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any
 
 from telegram import Bot, Message, Update, User
 from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 
-from ..services.types import Actor, Place, Reason, Refused
+from ..services.managers import AdminCheck
+from ..services.types import Actor, Place
 
-T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 def actor_of(user: User) -> Actor:
@@ -43,30 +46,28 @@ def place_of_update(update: Update) -> Place | None:
 
 
 async def is_chat_admin(bot: Bot, chat_id: int, user_id: int) -> bool:
-    """Whether the user is the chat's creator or an administrator."""
+    """Whether the user is the chat's creator or an administrator.
+
+    When Telegram cannot say, the user is taken for a plain member (the action is
+    refused, and can be tried again); the failure is logged.
+    """
     try:
         member = await bot.get_chat_member(chat_id, user_id)
-    except TelegramError:
+    except TelegramError as error:
+        logger.warning(
+            "chat %s: cannot tell whether user %s is an admin: %r", chat_id, user_id, error
+        )
         return False
     return member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
 
 
-async def as_manager(
-    bot: Bot, place: Place, actor: Actor, action: Callable[[bool], Awaitable[T]]
-) -> T:
-    """Run an action reserved to the game's creator or admins.
+def admin_check(bot: Bot, place: Place, actor: Actor) -> AdminCheck:
+    """How a manager's action asks whether ``actor`` is one of the chat's admins.
 
-    It is tried as a plain player first; only when that is refused is the
-    user's admin status asked of Telegram, so creators cost no extra call.
+    The service awaits it only when the actor is not the game's creator, so a
+    creator's action costs no call to Telegram.
     """
-    try:
-        return await action(False)
-    except Refused as refused:
-        if refused.reason not in (Reason.NOT_CREATOR, Reason.NOT_ADMIN):
-            raise
-        if not await is_chat_admin(bot, place.chat_id, actor.user_id):
-            raise
-    return await action(True)
+    return partial(is_chat_admin, bot, place.chat_id, actor.user_id)
 
 
 def command_arguments(message: Message) -> list[str]:

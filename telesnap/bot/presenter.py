@@ -66,17 +66,17 @@ class Presenter:
         """
         language = self._languages.get(place.chat_id)
         if language is None:
-            chosen = (await self.settings.show(place)).language
-            language = self._languages[place.chat_id] = language_of(chosen)
-            while len(self._languages) > LANGUAGE_CACHE_SIZE:
-                self._languages.popitem(last=False)
-        else:
-            self._languages.move_to_end(place.chat_id)
+            return self.use_language(place, (await self.settings.show(place)).language)
+        self._languages.move_to_end(place.chat_id)
         return language
 
-    def forget_language(self, place: Place) -> None:
-        """The chat's language may have changed: look it up again next time."""
-        self._languages.pop(place.chat_id, None)
+    def use_language(self, place: Place, chosen: str | None) -> str:
+        """The chat's language is ``chosen`` now (a service said so): keep it; return it."""
+        language = self._languages[place.chat_id] = language_of(chosen)
+        self._languages.move_to_end(place.chat_id)
+        while len(self._languages) > LANGUAGE_CACHE_SIZE:
+            self._languages.popitem(last=False)
+        return language
 
     @property
     def language_cache_size(self) -> int:

@@ -6,10 +6,10 @@ import gettext
 
 from telegram import Message
 
-from ..services.settings import SPECS
+from ..services.settings import SPECS, GameSettings
 from ..services.types import Actor, Place, Reason, Refused
 from .callbacks import ButtonPress
-from .context import as_manager, command_arguments
+from .context import admin_check, command_arguments
 from .i18n import translator
 from .runtime import Runtime
 from .settings_menu import (
@@ -25,22 +25,18 @@ from .settings_menu import (
 
 async def _change(
     runtime: Runtime, place: Place, actor: Actor, setting: str, value: str
-) -> gettext.NullTranslations:
-    """Change a setting (admins only); return the translations of the chat's language now."""
-    await as_manager(
-        runtime.bot, place, actor,
-        lambda admin: runtime.settings.change(place, actor, setting, value, is_admin=admin),
-    )  # fmt: skip
-    runtime.presenter.forget_language(place)
-    return translator(await runtime.presenter.remember_language(place))
+) -> tuple[GameSettings, gettext.NullTranslations]:
+    """Change a setting (admins only); the settings now, and the chat's language's translations."""
+    is_admin = admin_check(runtime.bot, place, actor)
+    changed = await runtime.settings.change(place, actor, setting, value, is_admin=is_admin)
+    return changed, translator(runtime.presenter.use_language(place, changed.language))
 
 
 async def settings_command(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
     """``/settings``: the menu; ``/settings NAME VALUE``: change one (admins)."""
     words = command_arguments(message)
     if len(words) == 2:
-        tr = await _change(runtime, place, actor, *words)
-        current = await runtime.settings.show(place)
+        current, tr = await _change(runtime, place, actor, *words)
         runtime.presenter.say(
             place,
             tr.gettext("Saved.") + "\n\n" + settings_text(current, tr),
@@ -66,16 +62,17 @@ async def settings_button(
 ) -> str:
     """A press in the settings menu: open a setting, save a choice (admins), or go back."""
     index, choice = press.game_id, press.version
-    tr = translator(runtime.presenter.language_for(place))
     toast = ""
     if index < BACK and choice != OPEN:
         value = preset_text(index, choice)
         if value is None:
             raise Refused(Reason.BAD_BUTTON)
-        tr = await _change(runtime, place, actor, SPECS[index].name, value)
+        current, tr = await _change(runtime, place, actor, SPECS[index].name, value)
         toast = tr.gettext("Saved.")
         index = BACK
-    current = await runtime.settings.show(place)
+    else:
+        current = await runtime.settings.show(place)
+        tr = translator(runtime.presenter.language_for(place))
     if index >= BACK:
         text, keyboard = settings_text(current, tr), overview_keyboard(current, runtime.signer, tr)
     else:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..storage.uow import UnitOfWork
 from .base import Service
+from .managers import AdminCheck
 from .settings import GameSettings, parse_setting
 from .types import Actor, Place, Reason, Refused
 
@@ -19,13 +21,15 @@ class SettingsService(Service):
             return GameSettings.from_values(values)
 
     async def change(
-        self, place: Place, actor: Actor, name: str, value: Any, *, is_admin: bool
+        self, place: Place, actor: Actor, name: str, value: Any, *, is_admin: AdminCheck
     ) -> GameSettings:
-        """Set one setting by its public name; a running game keeps the settings it has.
+        """Set one setting by its public name (a chat admin only); return the settings now.
 
+        The admin check is asked first, before any transaction is opened; a
+        refusal changes nothing. A running game keeps the settings it has.
         Settings are the whole chat's: a forum topic plays by its chat's settings.
         """
-        if not is_admin:
+        if not await is_admin():
             raise Refused(Reason.NOT_ADMIN)
         field, stored_value = parse_setting(name, str(value) if value is not None else "off")
         async with self._change(place, None) as uow:
@@ -36,11 +40,16 @@ class SettingsService(Service):
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
             return GameSettings.from_values(values)
 
-    async def adopt_language(self, place: Place, language: str) -> None:
-        """Give the chat ``language`` unless it already has one (the first opener's)."""
-        async with self._change(place, None) as uow:
-            stored = await uow.settings.get_values(place.chat_id, 0)
-            if "language" not in stored:
-                stored["language"] = language
-                await uow.chats.upsert(place.chat_id, place.chat_type, place.title, place.is_forum)
-                await uow.settings.save_values(place.chat_id, 0, stored)
+
+async def adopt_language(uow: UnitOfWork, place: Place, language: str | None) -> str | None:
+    """Give the chat ``language`` (when given) unless it already has one (the first opener's).
+
+    Returns the language the chat's messages are now written in, as the settings
+    read it (None: the default).
+    """
+    stored = await uow.settings.get_values(place.chat_id, 0)
+    if language is not None and "language" not in stored:
+        stored["language"] = language
+        await uow.settings.save_values(place.chat_id, 0, stored)
+    values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
+    return GameSettings.from_values(values).language

@@ -20,11 +20,13 @@ from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
+from .chat_settings import adopt_language
+from .managers import AdminCheck, ManagerCheck
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings
 from .store import GameStore, finish_row, loaded_game, name_of
 from .types import Actor, Place, Reason, Receipt, Refused
-from .views import LobbyView, PlayOutcome, StartOutcome
+from .views import LobbyView, OpenOutcome, PlayOutcome, StartOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -46,8 +48,14 @@ class LobbyService(Service):
         super().__init__(units, store)
         self.shuffle_seed = shuffle_seed
 
-    async def open(self, place: Place, actor: Actor, receipt: Receipt) -> LobbyView:
-        """Open a lobby in the topic with ``actor`` as its first player."""
+    async def open(
+        self, place: Place, actor: Actor, receipt: Receipt, *, language: str | None = None
+    ) -> OpenOutcome:
+        """Open a lobby in the topic with ``actor`` as its first player.
+
+        A chat that has no language yet adopts ``language`` (the opener's, when
+        given); the outcome says the chat's language, so the lobby is shown in it.
+        """
         if place.is_private:
             raise Refused(Reason.PRIVATE_CHAT)
         async with self._change(place, receipt) as uow:
@@ -61,7 +69,8 @@ class LobbyService(Service):
                 await uow.settings.get_effective_values(place.chat_id, place.thread_id)
             )
             await self._store.planner.lobby_opened(uow, row, settings)
-            return await lobby_view(uow, row)
+            chat_language = await adopt_language(uow, place, language)
+            return OpenOutcome(await lobby_view(uow, row), chat_language)
 
     async def join(
         self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
@@ -100,12 +109,20 @@ class LobbyService(Service):
             )
 
     async def kick(
-        self, place: Place, actor: Actor, target_user_id: int, *, is_admin: bool, receipt: Receipt
+        self,
+        place: Place,
+        actor: Actor,
+        target_user_id: int,
+        *,
+        is_admin: AdminCheck,
+        receipt: Receipt,
     ) -> LobbyView | PlayOutcome:
         """Remove another player (the game's creator or a chat admin only)."""
+        manager = ManagerCheck(actor.user_id, is_admin)
+        await self._ask_before_the_lock(manager, place)
         async with self._change(place, receipt) as uow:
             row = await self._active_game(uow, place)
-            self._check_may_manage(row, actor, is_admin)
+            await self._check_may_manage(row, manager)
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
                     raise Refused(Reason.TARGET_NOT_PLAYING)
@@ -119,14 +136,16 @@ class LobbyService(Service):
         place: Place,
         actor: Actor,
         *,
-        is_admin: bool,
+        is_admin: AdminCheck,
         receipt: Receipt,
         game_id: int | None = None,
     ) -> StartOutcome:
         """Deal the cards: the creator (or a chat admin) starts a lobby of 2 to 12 players."""
+        manager = ManagerCheck(actor.user_id, is_admin)
+        await self._ask_before_the_lock(manager, place, game_id, lobby_only=True)
         async with self._change(place, receipt) as uow:
             row = await self._lobby(uow, place, game_id)
-            self._check_may_manage(row, actor, is_admin)
+            await self._check_may_manage(row, manager)
             players = await uow.games.list_players(row.id)
             if len(players) < MIN_PLAYERS:
                 raise Refused(Reason.TOO_FEW_PLAYERS, {"min": MIN_PLAYERS})
@@ -158,15 +177,17 @@ class LobbyService(Service):
             )
 
     async def end(
-        self, place: Place, actor: Actor, *, is_admin: bool, receipt: Receipt
+        self, place: Place, actor: Actor, *, is_admin: AdminCheck, receipt: Receipt
     ) -> PlayOutcome | None:
         """Stop the topic's game (creator or admin): a lobby is cancelled, a game abandoned.
 
         Returns the final table of an abandoned game, None for a cancelled lobby.
         """
+        manager = ManagerCheck(actor.user_id, is_admin)
+        await self._ask_before_the_lock(manager, place)
         async with self._change(place, receipt) as uow:
             row = await self._active_game(uow, place)
-            self._check_may_manage(row, actor, is_admin)
+            await self._check_may_manage(row, manager)
             row.ended_at = self._store.planner.now()
             if row.status == GameStatus.LOBBY.value:
                 row.status = GameStatus.CANCELLED.value
@@ -205,9 +226,33 @@ class LobbyService(Service):
         await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
         return PlayOutcome(loaded.table(), operations)
 
+    async def _ask_before_the_lock(
+        self,
+        manager: ManagerCheck,
+        place: Place,
+        game_id: int | None = None,
+        *,
+        lobby_only: bool = False,
+    ) -> None:
+        """Ask the admin check now, if the game the action is for was created by someone else.
+
+        Asked here, outside the topic's lock and any transaction, the answer is
+        ready when the change runs; a game that changed hands in between (another
+        worker ended it and someone opened a new one) is asked about under the lock.
+        Nothing is asked when the action will be refused anyway (no such game).
+        """
+        async with self._units(read_only=True) as uow:
+            row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+            if row is None or (game_id is not None and row.id != game_id):
+                return
+            if lobby_only and row.status != GameStatus.LOBBY.value:
+                return
+            creator_id = row.creator_id
+        await manager.may_manage(creator_id)
+
     @staticmethod
-    def _check_may_manage(row: GameRow, actor: Actor, is_admin: bool) -> None:
-        if row.creator_id != actor.user_id and not is_admin:
+    async def _check_may_manage(row: GameRow, manager: ManagerCheck) -> None:
+        if not await manager.may_manage(row.creator_id):
             raise Refused(Reason.NOT_CREATOR)
 
     async def _lobby(self, uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:

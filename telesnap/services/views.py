@@ -121,6 +121,14 @@ class LobbyView:
 
 
 @dataclass(frozen=True, slots=True)
+class OpenOutcome:
+    """A lobby just opened, and the language the chat is written in now (None: the default)."""
+
+    lobby: LobbyView
+    language: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class PlayOutcome:
     """The result of an action on a running game: the table and what happened."""
 

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.game import CallKind, LeaveReason
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.lobby import LobbyService
+from telesnap.services.managers import known_admin
 from telesnap.services.play import PlayService
 from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
@@ -53,7 +54,9 @@ class Driver:
 
     async def play_games(self, count: int) -> None:
         for place in CHATS:
-            await self.settings.change(place, PLAYERS[0], "flip_limit", "40", is_admin=True)
+            await self.settings.change(
+                place, PLAYERS[0], "flip_limit", "40", is_admin=known_admin(True)
+            )
         for _ in range(count):
             place = self.rng.choice(CHATS)
             seated = self.rng.sample(PLAYERS, self.rng.randint(2, 4))
@@ -69,7 +72,7 @@ class Driver:
         await self.lobby.open(place, seated[0], self.receipt())
         for actor in seated[1:]:
             await self.lobby.join(place, actor, self.receipt())
-        await self.lobby.start(place, seated[0], is_admin=True, receipt=self.receipt())
+        await self.lobby.start(place, seated[0], is_admin=known_admin(True), receipt=self.receipt())
         return (await self.play.table(place)).table.game_id
 
     async def finish_one(self, place: Place, seated: list[Actor]) -> None:
@@ -89,7 +92,9 @@ class Driver:
         actors = {actor.user_id: actor for actor in seated}
         roll = rng.random()
         if roll < 0.0015:
-            await self.lobby.end(place, seated[0], is_admin=True, receipt=self.receipt())
+            await self.lobby.end(
+                place, seated[0], is_admin=known_admin(True), receipt=self.receipt()
+            )
             return
         if roll < 0.01 and len(active) > 1:
             leaver = rng.choice(active)
@@ -133,7 +138,7 @@ class Driver:
             await self.lobby.leave(place, leaver, self.receipt())
         elif reason is LeaveReason.REMOVED:
             await self.lobby.kick(
-                place, manager, leaver.user_id, is_admin=True, receipt=self.receipt()
+                place, manager, leaver.user_id, is_admin=known_admin(True), receipt=self.receipt()
             )
         else:
             # No AFK timer exists yet: remove the player the way it will, with reason AFK.

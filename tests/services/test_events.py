@@ -9,6 +9,7 @@ from telesnap.game import EndReason
 from telesnap.game import GameEnded as EngineGameEnded
 from telesnap.services.events import GameChanged, GameEnded, default_events
 from telesnap.services.lobby import LobbyService
+from telesnap.services.managers import known_admin
 from telesnap.services.play import PlayService
 from telesnap.services.store import GameStore
 from telesnap.services.timers import TimerPlanner
@@ -22,7 +23,7 @@ async def _started(sessions: async_sessionmaker[AsyncSession], store: GameStore)
     await lobby.open(PLACE, ANN, receipt())
     await lobby.join(PLACE, BOB, receipt())
     await lobby.join(PLACE, CID, receipt())
-    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    await lobby.start(PLACE, ANN, is_admin=known_admin(False), receipt=receipt())
     return lobby
 
 
@@ -40,7 +41,7 @@ async def test_an_ended_game_is_announced_once_before_its_last_change(
     events.subscribe(GameChanged, note)
     lobby = await _started(session_factory, GameStore(planner, events=events))
     assert [type(event) for event in seen] == [GameChanged]  # the start
-    await lobby.end(PLACE, ANN, is_admin=True, receipt=receipt())
+    await lobby.end(PLACE, ANN, is_admin=known_admin(True), receipt=receipt())
 
     ended, changed = seen[1:]
     assert isinstance(ended, GameEnded)
@@ -62,7 +63,7 @@ async def test_a_failing_handler_rolls_the_change_back(
     events.subscribe(GameEnded, fail)
     lobby = await _started(session_factory, GameStore(planner, events=events))
     with pytest.raises(RuntimeError):
-        await lobby.end(PLACE, ANN, is_admin=True, receipt=receipt())
+        await lobby.end(PLACE, ANN, is_admin=known_admin(True), receipt=receipt())
 
     table = (await PlayService(UnitsOfWork(session_factory), GameStore()).table(PLACE)).table
     assert table.final is None  # still running: the end was not committed

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.game import CallKind, CallVerdict, EndReason, Game, operation_from_json
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.lobby import LobbyService
+from telesnap.services.managers import known_admin
 from telesnap.services.play import PlayService
 from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
@@ -43,7 +44,7 @@ async def started_game(
     await lobby.open(PLACE, ANN, receipt())
     await lobby.join(PLACE, BOB, receipt())
     await lobby.join(PLACE, CID, receipt())
-    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    await lobby.start(PLACE, ANN, is_admin=known_admin(False), receipt=receipt())
     return lobby, play
 
 
@@ -65,7 +66,7 @@ async def test_lobby_refuses_a_second_game_and_a_double_join(
 ) -> None:
     lobby = LobbyService(UnitsOfWork(session_factory), GameStore())
     view = await lobby.open(PLACE, ANN, receipt())
-    assert view.player_names == ("Ann",)
+    assert view.lobby.player_names == ("Ann",)
     with pytest.raises(Refused) as second:
         await lobby.open(PLACE, BOB, receipt())
     assert second.value.reason is Reason.GAME_EXISTS
@@ -73,7 +74,7 @@ async def test_lobby_refuses_a_second_game_and_a_double_join(
         await lobby.join(PLACE, ANN, receipt())
     assert double.value.reason is Reason.ALREADY_JOINED
     with pytest.raises(Refused) as too_few:
-        await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+        await lobby.start(PLACE, ANN, is_admin=known_admin(False), receipt=receipt())
     assert too_few.value.reason is Reason.TOO_FEW_PLAYERS
 
 
@@ -151,7 +152,7 @@ async def test_history_in_the_database_replays_to_the_table(
 ) -> None:
     lobby, play = await started_game(session_factory)
     await flip_until_match(play)
-    ended = await lobby.end(PLACE, ANN, is_admin=False, receipt=receipt())
+    ended = await lobby.end(PLACE, ANN, is_admin=known_admin(False), receipt=receipt())
     assert ended is not None
     assert ended.table.end_reason is EndReason.ABANDONED
     async with UnitOfWork(session_factory) as uow:
@@ -167,7 +168,7 @@ async def test_a_running_game_keeps_the_settings_it_started_with(
 ) -> None:
     _, play = await started_game(session_factory)
     settings = SettingsService(UnitsOfWork(session_factory), GameStore())
-    await settings.change(PLACE, ANN, "tie_window", "0", is_admin=True)
+    await settings.change(PLACE, ANN, "tie_window", "0", is_admin=known_admin(True))
     version = await flip_until_match(play)
     for actor, stamp in ((ANN, 1000.0), (BOB, 1040.0)):
         await play.call(PLACE, actor, CallKind.SNAP, receipt(stamp), seen_version=version)

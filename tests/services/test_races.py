@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, EndReason
+from telesnap.services.managers import known_admin
 from telesnap.services.play import PlayService
 from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
@@ -87,7 +88,7 @@ async def test_a_race_the_end_of_the_game_overtook_is_called_off(
     version = await flip_until_match(play)
     call = await play.call(PLACE, CID, CallKind.SNAP, receipt(1000.0), seen_version=version)
     assert call.race_id is not None
-    ended = await lobby.end(PLACE, ANN, is_admin=True, receipt=receipt())
+    ended = await lobby.end(PLACE, ANN, is_admin=known_admin(True), receipt=receipt())
     assert ended is not None
     assert ended.table.end_reason is EndReason.ABANDONED
     races = RaceService(UnitsOfWork(session_factory), GameStore())

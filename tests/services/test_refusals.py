@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.game import CallKind, CallVerdict
 from telesnap.services.base import Service
 from telesnap.services.lobby import LobbyService
+from telesnap.services.managers import known_admin
 from telesnap.services.play import PlayService
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Receipt, Refused
@@ -43,7 +44,7 @@ async def started(sessions: async_sessionmaker[AsyncSession], store: GameStore) 
     await lobby.open(PLACE, ANN, at(-9000))
     await lobby.join(PLACE, BOB, at(-9000))
     await lobby.join(PLACE, CID, at(-9000))
-    await lobby.start(PLACE, ANN, is_admin=False, receipt=at(-9000))
+    await lobby.start(PLACE, ANN, is_admin=known_admin(False), receipt=at(-9000))
     return PlayService(UnitsOfWork(sessions), store)
 
 
@@ -189,7 +190,7 @@ async def test_the_game_cache_keeps_the_most_recently_used_games_and_reloads_the
     for place in places:
         await lobby.open(place, ANN, at(0))
         await lobby.join(place, BOB, at(0))
-        await lobby.start(place, ANN, is_admin=False, receipt=at(0))
+        await lobby.start(place, ANN, is_admin=known_admin(False), receipt=at(0))
     assert len(store) == 2
     first = (await play.table(places[0])).table  # rebuilt from its history
     assert store.cached(first.game_id) is not None

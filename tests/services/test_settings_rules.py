@@ -7,7 +7,8 @@ from typing import Any, Self
 
 import pytest
 
-from telesnap.services.chat_settings import SettingsService
+from telesnap.services.chat_settings import SettingsService, adopt_language
+from telesnap.services.managers import known_admin
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Refused
 
@@ -79,7 +80,7 @@ async def test_only_an_admin_changes_a_setting_and_a_refusal_opens_no_transactio
     units = FakeUnits()
     service = SettingsService(units, GameStore())
     with pytest.raises(Refused) as refused:
-        await service.change(PLACE, ADA, "tie_window", "250", is_admin=False)
+        await service.change(PLACE, ADA, "tie_window", "250", is_admin=known_admin(False))
     assert refused.value.reason is Reason.NOT_ADMIN
     assert units.opened == 0
 
@@ -87,9 +88,9 @@ async def test_only_an_admin_changes_a_setting_and_a_refusal_opens_no_transactio
 async def test_a_bad_value_is_refused_and_the_chat_keeps_its_settings() -> None:
     units = FakeUnits()
     service = SettingsService(units, GameStore())
-    await service.change(PLACE, ADA, "tie_window", "250", is_admin=True)
+    await service.change(PLACE, ADA, "tie_window", "250", is_admin=known_admin(True))
     with pytest.raises(Refused) as refused:
-        await service.change(PLACE, ADA, "tie_window", "2001", is_admin=True)
+        await service.change(PLACE, ADA, "tie_window", "2001", is_admin=known_admin(True))
     assert refused.value.reason is Reason.BAD_SETTING_VALUE
     assert (await service.show(PLACE)).tie_window_ms == 250
 
@@ -97,7 +98,7 @@ async def test_a_bad_value_is_refused_and_the_chat_keeps_its_settings() -> None:
 async def test_a_topic_plays_by_its_chats_settings() -> None:
     units = FakeUnits()
     service = SettingsService(units, GameStore())
-    changed = await service.change(PLACE, ADA, "tie_window", "300", is_admin=True)
+    changed = await service.change(PLACE, ADA, "tie_window", "300", is_admin=known_admin(True))
     assert changed.tie_window_ms == 300
     assert units.committed == {(PLACE.chat_id, 0): {"tie_window_ms": 300}}
     other_topic = Place(chat_id=PLACE.chat_id, chat_type="supergroup", thread_id=9)
@@ -107,6 +108,23 @@ async def test_a_topic_plays_by_its_chats_settings() -> None:
 async def test_the_first_language_adopted_stays() -> None:
     units = FakeUnits()
     service = SettingsService(units, GameStore())
-    await service.adopt_language(PLACE, "sw")
-    await service.adopt_language(PLACE, "th")
+    async with units() as uow:
+        assert await adopt_language(uow, PLACE, "sw") == "sw"  # type: ignore[arg-type]
+    async with units() as uow:
+        assert await adopt_language(uow, PLACE, "th") == "sw"  # type: ignore[arg-type]
+        assert await adopt_language(uow, PLACE, None) == "sw"  # type: ignore[arg-type]
     assert (await service.show(PLACE)).language == "sw"
+
+
+async def test_the_admin_check_is_asked_once_before_any_transaction() -> None:
+    units = FakeUnits()
+    service = SettingsService(units, GameStore())
+    asked: list[int] = []
+
+    async def is_admin() -> bool:
+        asked.append(units.opened)
+        return True
+
+    await service.change(PLACE, ADA, "tie_window", "250", is_admin=is_admin)
+    assert asked == [0], "asked once, before the change's unit of work was opened"
+    assert units.committed == {(PLACE.chat_id, 0): {"tie_window_ms": 250}}

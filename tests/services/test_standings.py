@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, EndReason, LeaveReason, SeatStatus
 from telesnap.services.lobby import LobbyService
+from telesnap.services.managers import known_admin
 from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
 from telesnap.storage.uow import UnitsOfWork
@@ -34,7 +35,7 @@ async def test_the_fastest_correct_call_survives_a_restart_and_wrong_calls_are_c
     store = GameStore()
     await LobbyService(UnitsOfWork(session_factory), store).leave(PLACE, CID, receipt())
     ended = await LobbyService(UnitsOfWork(session_factory), store).end(
-        PLACE, ANN, is_admin=True, receipt=receipt()
+        PLACE, ANN, is_admin=known_admin(True), receipt=receipt()
     )
     assert ended is not None
     final = ended.table.final
@@ -64,7 +65,7 @@ async def test_a_game_without_timed_calls_has_no_fastest_call(
 ) -> None:
     lobby, play = await started_game(session_factory)
     await play.call(PLACE, ANN, CallKind.SNAP, receipt())
-    ended = await lobby.end(PLACE, ANN, is_admin=True, receipt=receipt())
+    ended = await lobby.end(PLACE, ANN, is_admin=known_admin(True), receipt=receipt())
     assert ended is not None
     assert ended.table.final is not None
     assert ended.table.final.fastest is None

@@ -22,6 +22,7 @@ from openskill.models import PlackettLuce
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from telesnap.services.managers import known_admin
 from telesnap.services.stats import StatsService
 from telesnap.services.stats_audit import (
     check_game,
@@ -262,7 +263,7 @@ async def test_the_history_lists_games_in_the_order_they_ended(
 ) -> None:
     driver = Driver(session_factory, random.Random(7))
     chat = CHATS[0]
-    await driver.settings.change(chat, PLAYERS[0], "flip_limit", "40", is_admin=True)
+    await driver.settings.change(chat, PLAYERS[0], "flip_limit", "40", is_admin=known_admin(True))
     early = Place(chat.chat_id, thread_id=1, chat_type="supergroup", is_forum=True)
     late = Place(chat.chat_id, thread_id=2, chat_type="supergroup", is_forum=True)
     first_started = await driver.start_one(early, [PLAYERS[0], PLAYERS[1]])

@@ -9,6 +9,7 @@ from sqlalchemy import event, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from telesnap.services.managers import known_admin
 from telesnap.services.timer_service import MAX_TIMER_FAILURES, retry_delay
 from telesnap.services.timers import TimerKind
 from telesnap.services.types import Actor, Place
@@ -22,10 +23,10 @@ CID, DAN = Actor(3, "Cid"), Actor(4, "Dan")
 
 
 async def start_in(world: World, place: Place, first: Actor, second: Actor) -> int:
-    await world.settings.change(place, first, "turn_timer", "60", is_admin=True)
+    await world.settings.change(place, first, "turn_timer", "60", is_admin=known_admin(True))
     await world.lobby.open(place, first, receipt())
     await world.lobby.join(place, second, receipt())
-    started = await world.lobby.start(place, first, is_admin=False, receipt=receipt())
+    started = await world.lobby.start(place, first, is_admin=known_admin(False), receipt=receipt())
     return started.play.table.game_id
 
 

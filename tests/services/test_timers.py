@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.game import EndReason, LeaveReason, PlayerLeft, TurnSkipped
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.lobby import LobbyService
+from telesnap.services.managers import known_admin
 from telesnap.services.play import PlayService
 from telesnap.services.store import GameStore
 from telesnap.services.timer_service import TimerService
@@ -56,7 +57,7 @@ async def world_with(
 ) -> World:
     world = World(sessions, clock)
     for name, value in settings.items():
-        await world.settings.change(PLACE, ANN, name, value, is_admin=True)
+        await world.settings.change(PLACE, ANN, name, value, is_admin=known_admin(True))
     return world
 
 
@@ -64,7 +65,7 @@ async def start(world: World, players: tuple[Actor, ...] = (ANN, BOB, CID)) -> N
     await world.lobby.open(PLACE, players[0], receipt())
     for player in players[1:]:
         await world.lobby.join(PLACE, player, receipt())
-    await world.lobby.start(PLACE, players[0], is_admin=False, receipt=receipt())
+    await world.lobby.start(PLACE, players[0], is_admin=known_admin(False), receipt=receipt())
 
 
 async def turn_actor(world: World) -> Actor:
@@ -172,7 +173,7 @@ async def test_an_unstarted_lobby_expires(
     assert expired.kind is TimerKind.LOBBY_EXPIRY
     assert expired.lobby.status == "cancelled"
     reopened = await world.lobby.open(PLACE, BOB, receipt())
-    assert reopened.player_names == ("Bob",)
+    assert reopened.lobby.player_names == ("Bob",)
 
 
 async def test_a_started_lobby_does_not_expire(
@@ -240,7 +241,7 @@ async def test_a_bad_timer_value_changes_nothing(
 
     world = World(session_factory, Clock())
     with pytest.raises(Refused) as refused:
-        await world.settings.change(PLACE, ANN, "turn_timer", value, is_admin=True)
+        await world.settings.change(PLACE, ANN, "turn_timer", value, is_admin=known_admin(True))
     assert refused.value.reason is Reason.BAD_SETTING_VALUE
     assert refused.value.details["allowed"] == "10-86400, off"
     assert (await world.settings.show(PLACE)).turn_timer_s == 300
