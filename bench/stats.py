@@ -54,7 +54,6 @@ from telesnap.bot.stats_render import (
     render_leaderboard,
     render_player_stats,
 )
-from telesnap.game import operation_to_json
 from telesnap.services.stats import StatsService
 from telesnap.services.stats_recorder import record_game_result
 from telesnap.services.stats_views import Ranking
@@ -210,7 +209,7 @@ async def end_game(sessions: Any, game_id: int, users: list[int], template: Temp
         assert row is not None
         await uow.history.append(
             game_id,
-            [OperationRecord(last.kind, operation_to_json(last))],
+            [OperationRecord(last)],
             after_seq=len(template.history) - 1,
         )
         row.history_length = len(template.history)

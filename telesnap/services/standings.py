@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..game import CallVerdict, EndReason, Game, LeaveReason, SeatStatus
+from ..game import CallVerdict, EndReason, Game, LeaveReason, Operation, SeatStatus, SnapCalled
 from .stats_figures import summarize_game
 
 __all__ = ["FastestCall", "FinalView", "StandingRow", "correct_call_reaction", "final_view"]
@@ -63,20 +63,23 @@ class FinalView:
     fastest: FastestCall | None
 
 
-def correct_call_reaction(payload: Mapping[str, object], reaction_ms: int | None) -> int | None:
-    """The reaction time of a stored ``snap_called`` operation if the call was correct.
+def correct_call_reaction(operation: Operation, reaction_ms: int | None) -> int | None:
+    """The reaction time of a stored call (``reaction_ms``) if the call was correct.
 
     A correct call is one that found a match on arrival (its verdict was then
     ``pending``, whatever the race made of it); wrong and too-late calls do not count.
 
-    >>> correct_call_reaction({"kind": "snap_called", "verdict": "pending"}, 300)
+    >>> import dataclasses
+    >>> from ..game import CallKind
+    >>> called = SnapCalled(0, CallKind.SNAP, 0, 1, 4, CallVerdict.PENDING)
+    >>> correct_call_reaction(called, 300)
     300
-    >>> correct_call_reaction({"kind": "snap_called", "verdict": "wrong"}, 120) is None
+    >>> correct_call_reaction(dataclasses.replace(called, verdict=CallVerdict.WRONG), 120) is None
     True
     """
-    if payload.get("kind") != "snap_called" or reaction_ms is None:
+    if not isinstance(operation, SnapCalled) or reaction_ms is None:
         return None
-    return reaction_ms if payload.get("verdict") == CallVerdict.PENDING.value else None
+    return reaction_ms if operation.verdict is CallVerdict.PENDING else None
 
 
 def final_view(game: Game, names: list[str], fastest_calls: Mapping[int, int]) -> FinalView:

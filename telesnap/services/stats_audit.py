@@ -183,8 +183,8 @@ async def recompute_ratings(uow: UnitOfWork) -> dict[tuple[int, int], Rating]:
     """
     ratings: dict[tuple[int, int], Rating] = {}
     for result in await uow.stats.results_in_end_order():
-        rows = await uow.history.load(result.game_id)
-        summary = summarize_game([operation_from_json(row.payload) for row in rows])
+        history = await uow.history.operations(result.game_id)
+        summary = summarize_game([stored.operation for stored in history])
         if not summary.rated:
             continue
         players = await uow.games.list_players(result.game_id)

@@ -25,8 +25,6 @@ from ..game import (
     Game,
     Operation,
     SnapCalled,
-    operation_from_json,
-    operation_to_json,
 )
 from ..storage.models import Game as GameRow
 from ..storage.models import GamePlayer, GameStatus
@@ -169,8 +167,8 @@ class GameStore:
         ):
             self._games.move_to_end(row.id)
             return cached
-        rows = await uow.history.load(row.id)
-        game = Game.replay(operation_from_json(op.payload) for op in rows)
+        rows = await uow.history.operations(row.id)
+        game = Game.replay(op.operation for op in rows)
         players = await uow.games.list_players(row.id)
         settings = GameSettings.from_values(row.settings)
         loaded = await loaded_game(uow, row, game, players, settings, len(rows))
@@ -178,9 +176,10 @@ class GameStore:
             seat: player.afk_streak for seat, player in enumerate(players) if player.afk_streak
         }
         for op in rows:
-            seat = op.payload.get("seat")
-            if isinstance(seat, int):
-                loaded.note_call(seat, correct_call_reaction(op.payload, op.reaction_ms))
+            if isinstance(op.operation, SnapCalled):
+                loaded.note_call(
+                    op.operation.seat, correct_call_reaction(op.operation, op.reaction_ms)
+                )
         self._keep(loaded)
         return loaded
 
@@ -228,8 +227,7 @@ class GameStore:
         """
         records = [
             OperationRecord(
-                kind=op.kind,
-                payload=operation_to_json(op),
+                operation=op,
                 user_id=actor.user_id if actor else None,
                 update_id=receipt.update_id if receipt else None,
                 receipt_wall_at=receipt.wall if receipt else None,
@@ -242,7 +240,7 @@ class GameStore:
             await uow.history.append(row.id, records, after_seq=loaded.stored_operations)
         for op, record in zip(operations, records, strict=True):
             if isinstance(op, SnapCalled):
-                loaded.note_call(op.seat, correct_call_reaction(record.payload, record.reaction_ms))
+                loaded.note_call(op.seat, correct_call_reaction(op, record.reaction_ms))
         loaded.stored_operations += len(records)
         if loaded.game_id in self._games:
             self._saved_uncommitted.add(loaded.game_id)

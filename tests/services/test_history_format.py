@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import Game, operation_from_json
@@ -14,8 +15,7 @@ from telesnap.services.play import PlayService
 from telesnap.services.settings import GameSettings
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt
-from telesnap.storage.models import GameStatus
-from telesnap.storage.repositories import OperationRecord
+from telesnap.storage.models import GameOperation, GameStatus
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 FORMAT_1 = Path(__file__).parents[1] / "game" / "fixtures" / "history_format_1.tsv"
@@ -49,9 +49,13 @@ async def store_running_game(
             await uow.games.add_player(row.id, user_id)
         row.status = GameStatus.RUNNING.value
         row.settings = GameSettings.from_values({}).to_values()
-        records = [OperationRecord(str(p["kind"]), dict(p)) for p in payloads]
-        await uow.history.append(row.id, records, after_seq=0)
-        row.history_length = len(records)
+        # Written as an older telesnap wrote them (the history repository writes today's format).
+        stored = [
+            {"game_id": row.id, "seq": seq, "kind": str(payload["kind"]), "payload": payload}
+            for seq, payload in enumerate(payloads, start=1)
+        ]
+        await uow.session.execute(insert(GameOperation), stored)
+        row.history_length = len(stored)
 
 
 async def test_a_game_stored_in_format_1_plays_on_and_reloads(

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from telesnap.game import TurnSkipped
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.migrate import upgrade_database
 from telesnap.storage.repositories import OperationRecord
@@ -42,7 +43,8 @@ async def append_after_reading(factory: Factory, game_id: int, worker: int) -> t
         last_seen = await uow.history.last_seq(game_id)
         for _ in range(5):
             await asyncio.sleep(0)
-        records = [OperationRecord("Work", {"worker": worker, "n": n}) for n in range(3)]
+        # Each worker's operations name it and their order: seat = worker * 3 + n.
+        records = [OperationRecord(TurnSkipped(worker * OPERATIONS_EACH + n)) for n in range(3)]
         rows = await uow.history.append(game_id, records)
         game.board_version += 1
         return last_seen, rows[0]
@@ -60,10 +62,11 @@ async def test_concurrent_appends_never_collide(session_factory: Factory) -> Non
         game = await uow.games.get(game_id)
     assert [op.seq for op in operations] == list(range(1, WORKERS * OPERATIONS_EACH + 1))
     blocks = [operations[i : i + OPERATIONS_EACH] for i in range(0, len(operations), 3)]
-    for block in blocks:
-        assert len({op.payload["worker"] for op in block}) == 1
-        assert [op.payload["n"] for op in block] == [0, 1, 2]
-    assert sorted(block[0].payload["worker"] for block in blocks) == list(range(WORKERS))
+    seats = [[op.payload["seat"] for op in block] for block in blocks]
+    for block_seats in seats:
+        assert len({seat // OPERATIONS_EACH for seat in block_seats}) == 1
+        assert [seat % OPERATIONS_EACH for seat in block_seats] == [0, 1, 2]
+    assert sorted(block[0] // OPERATIONS_EACH for block in seats) == list(range(WORKERS))
     assert game is not None
     assert game.board_version == WORKERS
 
@@ -80,7 +83,7 @@ async def test_a_second_unit_of_work_waits_for_the_first_to_commit(
             game = await uow.games.get(game_id)
             assert game is not None
             first_holds_the_lock.set()
-            await uow.history.append(game_id, [OperationRecord("First", {})])
+            await uow.history.append(game_id, [OperationRecord(TurnSkipped(0))])
             order.append("first appended")
         order.append("first committed")
 
@@ -90,7 +93,7 @@ async def test_a_second_unit_of_work_waits_for_the_first_to_commit(
             game = await uow.games.get(game_id)
             assert game is not None
             order.append("second locked")
-            rows = await uow.history.append(game_id, [OperationRecord("Second", {})])
+            rows = await uow.history.append(game_id, [OperationRecord(TurnSkipped(1))])
             return rows[0]
 
     _, second_seq = await asyncio.gather(first(), second())

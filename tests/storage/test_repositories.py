@@ -8,6 +8,16 @@ import pytest
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from telesnap.game import (
+    CallKind,
+    CallResult,
+    CallVerdict,
+    CardFlipped,
+    RaceResolved,
+    SnapCalled,
+    operation_to_json,
+    parse_card,
+)
 from telesnap.storage.errors import ActiveGameExistsError, PlayerAlreadySeatedError
 from telesnap.storage.models import Game, GameStatus
 from telesnap.storage.repositories import OperationRecord
@@ -193,47 +203,52 @@ async def test_operations_get_consecutive_seq_and_load_in_order(session_factory:
     await seed_chat_and_users(session_factory, 1)
     game_id = await open_game(session_factory)
     receipt = datetime(2025, 6, 1, 9, 0, 0, 654321, tzinfo=UTC)
-    payloads = [
-        {"type": "CardFlipped", "seat": 0, "card": "QS", "nested": {"piles": [1, 2, []]}},
-        {"type": "SnapCalled", "seat": 1, "names": ["Ада", "مرحبا", "สวัสดี"], "ok": True},
-    ]
+    flipped = CardFlipped(seat=0, card=parse_card("10♥"), turned_over=False)
+    called = SnapCalled(1, CallKind.SNAP, 9, 4, 3, CallVerdict.PENDING)
+    call = OperationRecord(
+        called,
+        user_id=BIG_USER,
+        update_id=900_000_000_123,
+        receipt_wall_at=receipt,
+        receipt_monotonic_ns=123_456_789_012_345,
+        reaction_ms=412,
+    )
+    resolved = RaceResolved(
+        CallKind.SNAP,
+        (1,),
+        (0, 3),
+        pot_taken=False,
+        cards=3,
+        results=(CallResult(1, CallVerdict.WON),),
+    )
     async with UnitOfWork(session_factory) as uow:
-        rows = await uow.history.append(
-            game_id,
-            [
-                OperationRecord("CardFlipped", payloads[0]),
-                OperationRecord(
-                    "SnapCalled",
-                    payloads[1],
-                    user_id=BIG_USER,
-                    update_id=900_000_000_123,
-                    receipt_wall_at=receipt,
-                    receipt_monotonic_ns=123_456_789_012_345,
-                    reaction_ms=412,
-                ),
-            ],
-        )
+        rows = await uow.history.append(game_id, [OperationRecord(flipped), call])
         assert rows == [1, 2]
     async with UnitOfWork(session_factory) as uow:
-        more = await uow.history.append(game_id, [OperationRecord("RaceResolved", {"n": 3})])
+        more = await uow.history.append(game_id, [OperationRecord(resolved)])
         assert more == [3]
         assert await uow.history.append(game_id, []) == []
         assert await uow.history.last_seq(game_id) == 3
     async with UnitOfWork(session_factory) as uow:
         loaded = await uow.history.load(game_id)
         assert [(op.seq, op.kind) for op in loaded] == [
-            (1, "CardFlipped"),
-            (2, "SnapCalled"),
-            (3, "RaceResolved"),
+            (1, "card_flipped"),
+            (2, "snap_called"),
+            (3, "race_resolved"),
         ]
-        assert [op.payload for op in loaded[:2]] == payloads
-        call = loaded[1]
-        assert (call.user_id, call.update_id, call.reaction_ms) == (BIG_USER, 900_000_000_123, 412)
-        assert call.receipt_wall_at == receipt
-        assert call.receipt_monotonic_ns == 123_456_789_012_345
+        assert [op.payload for op in loaded[:2]] == [
+            operation_to_json(flipped),
+            operation_to_json(called),
+        ]
         assert loaded[0].user_id is None
         assert loaded[0].recorded_at.tzinfo is UTC
+        assert await uow.history.operations(game_id) == [
+            OperationRecord(flipped),
+            call,
+            OperationRecord(resolved),
+        ]
         assert [op.seq for op in await uow.history.load(game_id, after_seq=2)] == [3]
+        assert await uow.history.operations(game_id, after_seq=2) == [OperationRecord(resolved)]
         assert await uow.history.last_seq(game_id + 1) == 0
 
 

@@ -1,15 +1,20 @@
-"""A game's history: the engine's operations, one row each, numbered 1, 2, 3, ..."""
+"""A game's history: the engine's operations, one row each, numbered 1, 2, 3, ...
+
+The one place an engine operation becomes a stored row and back: a row keeps
+the operation's ``kind`` and its JSON (:func:`~telesnap.game.operation_to_json`,
+the engine's own format, versioned), with the metadata of the update that caused it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ...game import Operation, operation_from_json, operation_to_json
 from ..models import Game, GameOperation, utc_now
 
 __all__ = ["HistoryRepository", "OperationRecord"]
@@ -17,14 +22,14 @@ __all__ = ["HistoryRepository", "OperationRecord"]
 
 @dataclass(frozen=True)
 class OperationRecord:
-    """One operation to append: what the engine did, and the call that caused it.
+    """One operation of a game's history: what the engine did, and the update that caused it.
 
-    ``payload`` is the operation's ``to_json()`` dict; the rest is metadata of
-    the Telegram update that triggered it (all optional: timers have none).
+    What :meth:`HistoryRepository.append` stores and :meth:`HistoryRepository.operations`
+    reads back. Everything but the operation is metadata of the Telegram update
+    that triggered it (all optional: timers have none).
     """
 
-    kind: str
-    payload: dict[str, Any] = field(default_factory=dict)
+    operation: Operation
     user_id: int | None = None
     update_id: int | None = None
     receipt_wall_at: datetime | None = None
@@ -58,8 +63,8 @@ class HistoryRepository:
             {
                 "game_id": game_id,
                 "seq": seq,
-                "kind": record.kind,
-                "payload": dict(record.payload),
+                "kind": record.operation.kind,
+                "payload": operation_to_json(record.operation),
                 "recorded_at": recorded_at,
                 "user_id": record.user_id,
                 "update_id": record.update_id,
@@ -79,10 +84,31 @@ class HistoryRepository:
         return int(await self._session.scalar(statement) or 0)
 
     async def load(self, game_id: int, after_seq: int = 0) -> list[GameOperation]:
-        """Return the game's operations with ``seq`` > ``after_seq``, in ``seq`` order."""
+        """The game's stored rows with ``seq`` > ``after_seq``, in ``seq`` order, as stored.
+
+        For what needs the stored JSON itself (a replay file); the engine's
+        operations are read with :meth:`operations`.
+        """
         statement = (
             select(GameOperation)
             .where(GameOperation.game_id == game_id, GameOperation.seq > after_seq)
             .order_by(GameOperation.seq)
         )
         return list(await self._session.scalars(statement))
+
+    async def operations(self, game_id: int, after_seq: int = 0) -> list[OperationRecord]:
+        """The game's operations with ``seq`` > ``after_seq``, in ``seq`` order, with metadata.
+
+        A stored operation that does not read raises :class:`~telesnap.game.SnapError`.
+        """
+        return [
+            OperationRecord(
+                operation=operation_from_json(row.payload),
+                user_id=row.user_id,
+                update_id=row.update_id,
+                receipt_wall_at=row.receipt_wall_at,
+                receipt_monotonic_ns=row.receipt_monotonic_ns,
+                reaction_ms=row.reaction_ms,
+            )
+            for row in await self.load(game_id, after_seq)
+        ]
