@@ -150,12 +150,7 @@ class TimerLoop:
     async def _show(self, outcome: TimerOutcome) -> None:
         runtime = self._runtime
         place = outcome.place
-        try:
-            language = await runtime.presenter.remember_language(place)
-        except Exception as error:  # what the timer did is committed: show it anyway
-            logger.warning("chat %s: language unknown (%r); showing it as last known", place, error)
-            language = runtime.presenter.language_for(place)
-        tr = translator(language)
+        tr = translator(runtime.presenter.use_language(place, outcome.language))
         absent = outcome.absent
         if outcome.kind is TimerKind.TURN_REMINDER and absent is not None:
             runtime.presenter.say(

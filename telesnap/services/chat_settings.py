@@ -51,5 +51,10 @@ async def adopt_language(uow: UnitOfWork, place: Place, language: str | None) ->
     if language is not None and "language" not in stored:
         stored["language"] = language
         await uow.settings.save_values(place.chat_id, 0, stored)
+    return await chat_language(uow, place)
+
+
+async def chat_language(uow: UnitOfWork, place: Place) -> str | None:
+    """The language the chat's messages are written in, as its settings say (None: the default)."""
     values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
     return GameSettings.from_values(values).language

@@ -9,6 +9,7 @@ usual, and what they did is returned to be shown.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from ..storage.models import Timer as TimerRow
 from ..storage.repositories.bookkeeping import FAILURES_KEY, SET_ASIDE_KEY
 from ..storage.uow import UnitOfWork
 from .base import Service
+from .chat_settings import chat_language
 from .lobby import lobby_view
 from .play import end_if_flip_limit
 from .ports import UnitOfWorkFactory
@@ -56,6 +58,8 @@ class TimerOutcome:
     play: PlayOutcome | None = None
     lobby: LobbyView | None = None
     absent: AbsentPlayer | None = None
+    language: str | None = None
+    """The chat's language (None: the default), read with what the timer did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,37 +161,52 @@ class TimerService(Service):
         now: datetime,
     ) -> TimerOutcome | None:
         async with self._change(place, None) as uow:
-            if not await uow.timers.mark_fired(timer_id, now) or game_id is None:
+            outcome = await self._fire_in(uow, timer_id, kind, place, game_id, payload, now)
+            if outcome is None:
                 return None
-            row = await uow.games.get(game_id)
-            if row is None:
-                return None
-            if kind is TimerKind.LOBBY_EXPIRY:
-                return await self._expire_lobby(uow, place, row, now)
-            if row.status != GameStatus.RUNNING.value:
-                return None
-            loaded = await self._store.load(uow, row)
-            if kind is TimerKind.IDLE:
-                return await self._check_idle(uow, place, row, loaded, now)
-            if loaded.game.is_race_open:
-                await self._store.planner.add(uow, kind, RETRY_DURING_RACE, row, payload)
-                return None
-            if kind is TimerKind.TIME_LIMIT:
-                return await self._end_by_time(uow, place, row, loaded)
-            timer_s = loaded.settings.turn_timer_s
-            if timer_s is None:
-                return None
-            started = row.turn_started_at
-            if started is None or payload.get("turn_started_at") != started.isoformat():
-                # The turn moved on since this timer was set: time the new turn.
-                await self._store.planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, timer_s)
-                return None
-            if kind is TimerKind.TURN_REMINDER:
-                await self._store.planner.arm_turn(uow, row, TimerKind.TURN_EXPIRY, 2 * timer_s)
-                return TimerOutcome(
-                    kind, place, absent=self._absent(loaded, loaded.game.turn, "reminded")
-                )
-            return await self._act_for_absent(uow, place, row, loaded)
+            return dataclasses.replace(outcome, language=await chat_language(uow, place))
+
+    async def _fire_in(
+        self,
+        uow: UnitOfWork,
+        timer_id: int,
+        kind: TimerKind,
+        place: Place,
+        game_id: int | None,
+        payload: dict[str, str],
+        now: datetime,
+    ) -> TimerOutcome | None:
+        if not await uow.timers.mark_fired(timer_id, now) or game_id is None:
+            return None
+        row = await uow.games.get(game_id)
+        if row is None:
+            return None
+        if kind is TimerKind.LOBBY_EXPIRY:
+            return await self._expire_lobby(uow, place, row, now)
+        if row.status != GameStatus.RUNNING.value:
+            return None
+        loaded = await self._store.load(uow, row)
+        if kind is TimerKind.IDLE:
+            return await self._check_idle(uow, place, row, loaded, now)
+        if loaded.game.is_race_open:
+            await self._store.planner.add(uow, kind, RETRY_DURING_RACE, row, payload)
+            return None
+        if kind is TimerKind.TIME_LIMIT:
+            return await self._end_by_time(uow, place, row, loaded)
+        timer_s = loaded.settings.turn_timer_s
+        if timer_s is None:
+            return None
+        started = row.turn_started_at
+        if started is None or payload.get("turn_started_at") != started.isoformat():
+            # The turn moved on since this timer was set: time the new turn.
+            await self._store.planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, timer_s)
+            return None
+        if kind is TimerKind.TURN_REMINDER:
+            await self._store.planner.arm_turn(uow, row, TimerKind.TURN_EXPIRY, 2 * timer_s)
+            return TimerOutcome(
+                kind, place, absent=self._absent(loaded, loaded.game.turn, "reminded")
+            )
+        return await self._act_for_absent(uow, place, row, loaded)
 
     @staticmethod
     def _absent(loaded: LoadedGame, seat: int, action: str, removed: bool = False) -> AbsentPlayer:

@@ -54,11 +54,8 @@ class SayingRuntime:
         self.said: list[tuple[int, str]] = []
         self.presenter = self
 
-    async def remember_language(self, place: Place) -> str:
-        return "en"
-
-    def language_for(self, place: Place) -> str:
-        return "en"
+    def use_language(self, place: Place, chosen: str | None) -> str:
+        return chosen or "en"
 
     def say(self, place: Place, text: str) -> None:
         if place.chat_id == self.broken_chat:
