@@ -48,8 +48,10 @@ async def test_a_chat_admin_removes_a_player_and_ends_the_game(
     names = ["Ann", "Bob", "Cid", "Zed"]
     async with table_with(emulator, database_file(tmp_path), names, admins=["Zed"]) as table:
         await table.open_and_start(["Ann", "Bob", "Cid"])
+        assert await table.client.calls("getChatMember") == [], "the creator is not looked up"
         refused = await table.command("Bob", "endgame")
         assert (await table.reply_to(refused)).text == NOT_MANAGER
+        assert len(await table.client.calls("getChatMember")) == 1, "looked up once"
 
         hello = await table.say("Cid", "brb, dinner")
         await table.command("Zed", "kick", reply_to=hello)
@@ -62,6 +64,7 @@ async def test_a_chat_admin_removes_a_player_and_ends_the_game(
         final = await table.next_board()
         assert "The game was stopped. Nobody wins." in final.message.text
         assert final.message.buttons == [], "an ended game has no buttons left"
+        assert len(await table.client.calls("getChatMember")) == 3, "once per action"
 
 
 async def test_stats_sent_as_a_reply_show_the_replied_to_player(
