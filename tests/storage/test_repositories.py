@@ -208,7 +208,7 @@ async def test_operations_get_consecutive_seq_and_load_in_order(session_factory:
                     user_id=BIG_USER,
                     update_id=900_000_000_123,
                     receipt_wall_at=receipt,
-                    receipt_monotonic_ns=123_456_789_012_345,
+                    receipt_stamp_ns=123_456_789_012_345,
                     reaction_ms=412,
                 ),
             ],
@@ -230,7 +230,7 @@ async def test_operations_get_consecutive_seq_and_load_in_order(session_factory:
         call = loaded[1]
         assert (call.user_id, call.update_id, call.reaction_ms) == (BIG_USER, 900_000_000_123, 412)
         assert call.receipt_wall_at == receipt
-        assert call.receipt_monotonic_ns == 123_456_789_012_345
+        assert call.receipt_stamp_ns == 123_456_789_012_345
         assert loaded[0].user_id is None
         assert loaded[0].recorded_at.tzinfo is UTC
         assert [op.seq for op in await uow.history.load(game_id, after_seq=2)] == [3]
