@@ -172,11 +172,11 @@ class BotRunner:
         await self._initialize(application)
         await publish_commands(application)
         await application.start()
+        await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if self._resume_games:
             await self._resume(runtime)
         if self._run_timers:
             self.timer_loop.start()
-        await dispatcher.start()
         if self._webhook is None:
             assert application.updater is not None
             await application.bot.delete_webhook()
@@ -217,7 +217,8 @@ class BotRunner:
         raced = set()
         for race in await runtime.races.open_races():
             await runtime.presenter.remember_language(race.place)
-            runtime.referee.decide_now(race)
+            if not runtime.referee.is_deciding(race.place):  # not joined by a pending call
+                runtime.referee.decide_now(race)
             if await runtime.referee.wait_until_decided(race.place) is not None:
                 raced.add(race.game_id)
         for place, outcome in await runtime.play.running_games():

@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_DATABASE_URL",
     "ConfigError",
     "Settings",
+    "default_host_id",
     "load_settings",
     "normalize_database_url",
 ]

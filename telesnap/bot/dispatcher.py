@@ -79,8 +79,15 @@ class InboxDispatcher:
         return self._slot_count
 
     async def start(self) -> None:
-        """Listen for other workers' updates and take what is pending (left by a stop, say)."""
+        """Listen for other workers' updates and take what is pending (left by a stop, say).
+
+        The pending Snap calls are handled before this returns, so a race that a
+        stop interrupted is decided with every call that had reached the inbox.
+        """
         await self._claims.start(self.wake)
+        for call in await self._inbox.pending_calls():
+            self._take_call(call)
+        await asyncio.gather(*self._calls.values(), return_exceptions=True)
         self._loop_task = asyncio.create_task(self._run(), name="inbox-dispatcher")
 
     def wake(self) -> None:
@@ -91,7 +98,7 @@ class InboxDispatcher:
         """Take updates this process has just stored (the quick path, without a query)."""
         for update in stored:
             if update.is_call:
-                self._take_call(update.update_id)
+                self._take_call(update)
             else:
                 self._take_topic(Topic(update.chat_id, update.thread_id))
 
@@ -99,8 +106,8 @@ class InboxDispatcher:
         while not self._draining:
             self._wake.clear()
             try:
-                for update_id in await self._inbox.pending_calls():
-                    self._take_call(update_id)
+                for call in await self._inbox.pending_calls():
+                    self._take_call(call)
                 for topic in await self._inbox.pending_topics():
                     self._take_topic(topic)
             except Exception:
@@ -117,10 +124,12 @@ class InboxDispatcher:
             return
         self._topics[topic] = asyncio.create_task(self._run_topic(topic))
 
-    def _take_call(self, update_id: int) -> None:
-        if self._draining or update_id in self._calls:
+    def _take_call(self, call: StoredUpdate) -> None:
+        if self._draining or call.update_id in self._calls:
             return
-        self._calls[update_id] = asyncio.create_task(self._run_call(update_id))
+        # Its topic's races wait for it (it may have been stamped by another worker).
+        self._book.expect_call(call.update_id, Topic(call.chat_id, call.thread_id), call.stamp_ns)
+        self._calls[call.update_id] = asyncio.create_task(self._run_call(call.update_id))
 
     async def _run_topic(self, topic: Topic) -> None:
         try:

@@ -131,6 +131,14 @@ class ReceiptBook:
         self._arrivals.pop(update.update_id, None)
         self.handled_elsewhere(update.update_id)
 
+    def expect_call(self, update_id: int, topic: Topic, stamp_ns: int) -> None:
+        """A call stamped elsewhere (another worker, before a restart) is to be handled here.
+
+        The races of its topic wait for it, as for a call stamped here.
+        """
+        if not self._released:
+            self._calls_in_flight[update_id] = (topic, stamp_ns)
+
     def handled_elsewhere(self, update_id: int) -> None:
         """An update stamped here is not handled here (another worker took it)."""
         if self._calls_in_flight.pop(update_id, None) is not None:

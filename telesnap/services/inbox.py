@@ -78,8 +78,8 @@ class InboxService:
         async with self._units(read_only=True) as uow:
             return [Topic(*key) for key in await uow.updates.pending_topics()]
 
-    async def pending_calls(self) -> list[int]:
-        """The update ids of the pending calls, oldest first."""
+    async def pending_calls(self) -> list[StoredUpdate]:
+        """The pending calls, oldest first."""
         async with self._units(read_only=True) as uow:
             return await uow.updates.pending_calls()
 

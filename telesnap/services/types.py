@@ -110,8 +110,8 @@ class Receipt:
     def monotonic_ns(self) -> int:
         """The stamp under its name of before the stamps were wall-clock time.
 
-        Kept for ``services/play.py`` and ``bot/actions.py``, which other work owns
-        this wave; they move to :attr:`stamp_ns`.
+        Kept for ``services/play.py``, which other work owns this wave; it moves
+        to :attr:`stamp_ns`, and this goes.
         """
         return self.stamp_ns
 

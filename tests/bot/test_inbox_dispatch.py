@@ -163,3 +163,42 @@ async def test_an_update_keeps_the_stamp_taken_when_it_was_received(engine: Asyn
     await done.reached(1)
     await worker.dispatcher.drain()
     assert stamps == [stored.stamp_ns]
+
+
+async def test_a_drain_finishes_the_update_in_hand_and_leaves_the_rest_for_the_next_worker(
+    engine: AsyncEngine,
+) -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def hold_the_first(update: Update) -> None:
+        if update.update_id == 1:
+            started.set()
+            await release.wait()
+
+    stopping = Worker(engine, hold_the_first)
+    await stopping.dispatcher.start()
+    await stopping.receive(message_update(1, -5), message_update(2, -5))
+    async with asyncio.timeout(SAFETY_S):
+        await started.wait()
+    drain = asyncio.create_task(stopping.dispatcher.drain())
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not drain.done(), "the drain waits for the update in hand"
+    await stopping.receive(message_update(3, -6))  # arrives during the drain: stored, not taken
+    release.set()
+    async with asyncio.timeout(SAFETY_S):
+        await drain
+    assert stopping.application.seen == [1]
+    assert await stopping.inbox.is_processed(1)
+
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    successor = Worker(engine, handle)
+    await successor.dispatcher.start()
+    await done.reached(2)
+    await successor.dispatcher.drain()
+    assert sorted(successor.application.seen) == [2, 3], "nothing lost, nothing twice"

@@ -135,15 +135,15 @@ class InboxRepository:
             (chat_id, thread_id) for chat_id, thread_id in await self._session.execute(statement)
         ]
 
-    async def pending_calls(self, limit: int = 500) -> list[int]:
-        """The update ids of pending calls, oldest first."""
+    async def pending_calls(self, limit: int = 500) -> list[StoredUpdate]:
+        """The pending calls, oldest first."""
         statement = (
-            select(InboxUpdate.update_id)
+            select(InboxUpdate)
             .where(_PENDING, InboxUpdate.is_call.is_(True))
             .order_by(InboxUpdate.update_id)
             .limit(limit)
         )
-        return list(await self._session.scalars(statement))
+        return [_stored(row) for row in await self._session.scalars(statement)]
 
     async def next_in_topic(
         self, chat_id: int, thread_id: int, limit: int = 20
