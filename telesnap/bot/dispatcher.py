@@ -38,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 SWEEP_S = 2.0
 """How often pending updates are looked for without a wake-up (a dead worker's, a failed mark)."""
+TOPIC_BATCH = 20
+"""How many of a topic's pending updates are read at a time."""
 MARK_RETRIES_S = (0.1, 0.5, 2.0)
 """The waits before marking a handled update again after a failure."""
 
@@ -134,15 +136,10 @@ class InboxDispatcher:
     async def _run_topic(self, topic: Topic) -> None:
         try:
             while not self._draining:
-                self._again.discard(topic)
                 if not await self._claims.try_topic(topic):
                     return  # another worker has the line; it looks again before letting go
                 try:
-                    while not self._draining and (batch := await self._inbox.next_in_topic(topic)):
-                        for stored in batch:
-                            if self._draining:
-                                break
-                            await self._handle(stored)
+                    await self._run_line(topic)
                 finally:
                     await self._claims.release_topic(topic)
                 if topic not in self._again:
@@ -153,6 +150,19 @@ class InboxDispatcher:
             )
         finally:
             self._topics.pop(topic, None)
+
+    async def _run_line(self, topic: Topic) -> None:
+        """Handle the topic's pending updates in order, until none is left (claim held)."""
+        while not self._draining:
+            self._again.discard(topic)
+            batch = await self._inbox.next_in_topic(topic, TOPIC_BATCH)
+            for stored in batch:
+                if self._draining:
+                    return
+                await self._handle(stored)
+            # A short batch was all there was; one stored since flagged the topic again.
+            if len(batch) < TOPIC_BATCH and topic not in self._again:
+                return
 
     async def _run_call(self, update_id: int) -> None:
         try:
@@ -175,7 +185,9 @@ class InboxDispatcher:
     async def _handle(self, stored: StoredUpdate) -> None:
         """Run one stored update through the handlers, then mark it processed."""
         try:
-            update = Update.de_json(stored.payload, self._application.bot)
+            update = self._book.stamped(stored.update_id) or Update.de_json(
+                stored.payload, self._application.bot
+            )
         except Exception:
             logger.exception("update %d is stored but cannot be read; set aside", stored.update_id)
             await self._mark_handled(stored)

@@ -57,6 +57,8 @@ class Arrival:
     """An update as it entered the bot: its receipt, its topic, and its press decoded once."""
 
     receipt: Receipt
+    update: Update
+    """The update itself, parsed once (the inbox hands it back without parsing it again)."""
     press: ButtonPress | None
     """The authentic press of a callback query, or None (not a press, or not one of ours)."""
     is_call: bool
@@ -89,6 +91,11 @@ class ReceiptBook:
             arrivals.append(arrival)
         return arrivals
 
+    def stamped(self, update_id: int) -> Update | None:
+        """The update stamped here with this id, parsed, if the book still has it."""
+        arrival = self._arrivals.get(update_id)
+        return None if arrival is None else arrival.update
+
     def admit(self, update: Update, receipt: Receipt) -> Arrival:
         """Ready an update taken from the inbox for its handler, with its stored receipt.
 
@@ -113,11 +120,11 @@ class ReceiptBook:
         if query is not None:
             press = self.signer.decode(query.data)
             is_call = press is not None and press.action in (Action.SNAP, Action.SNAP_POT)
-            return Arrival(receipt, press, is_call, topic)
+            return Arrival(receipt, update, press, is_call, topic)
         message = update.effective_message
         text = message.text if message and message.text else ""
         command = text.split(maxsplit=1)[0].split("@")[0].lower() if text else ""
-        return Arrival(receipt, None, command in _CALL_COMMANDS, topic)
+        return Arrival(receipt, update, None, command in _CALL_COMMANDS, topic)
 
     def arrival_for(self, update: Update) -> Arrival:
         """The update's arrival, handed to its handler (stamped now if it entered unstamped)."""

@@ -83,10 +83,10 @@ class InboxService:
         async with self._units(read_only=True) as uow:
             return await uow.updates.pending_calls()
 
-    async def next_in_topic(self, topic: Topic) -> list[StoredUpdate]:
-        """The next pending updates of a topic (not calls), in update_id order."""
+    async def next_in_topic(self, topic: Topic, limit: int) -> list[StoredUpdate]:
+        """The next (up to ``limit``) pending updates of a topic (not calls), in update_id order."""
         async with self._units(read_only=True) as uow:
-            return await uow.updates.next_in_topic(topic.chat_id, topic.thread_id)
+            return await uow.updates.next_in_topic(topic.chat_id, topic.thread_id, limit)
 
     async def pending(self, update_id: int) -> StoredUpdate | None:
         """The update, if it is still pending (read after claiming it)."""

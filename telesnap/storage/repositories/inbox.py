@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, delete, select, text, update
+from sqlalchemy import CursorResult, Table, delete, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..models import InboxUpdate, utc_now
+from ..models import NO_CHAT, InboxUpdate, utc_now
 from ._dialect import upsert_insert
 
 __all__ = ["INBOX_CHANNEL", "InboxRepository", "StoredUpdate"]
@@ -32,19 +32,33 @@ class StoredUpdate:
     host_id: str
 
 
-def _stored(row: InboxUpdate) -> StoredUpdate:
+# Core statements on the table: the ORM's bulk machinery costs more than the query here,
+# and these run for every update.
+_INBOX: Table = cast("Table", InboxUpdate.__table__)
+_C = _INBOX.c
+_PENDING = _C.processed_at.is_(None)
+_STORED_COLUMNS = (
+    _C.update_id,
+    _C.chat_id,
+    _C.thread_id,
+    _C.is_call,
+    _C.payload,
+    _C.stamp_ns,
+    _C.host_id,
+)
+
+
+def _stored(row: Sequence[Any]) -> StoredUpdate:
+    update_id, chat_id, thread_id, is_call, payload, stamp_ns, host_id = row
     return StoredUpdate(
-        row.update_id,
-        row.chat_id,
-        row.thread_id,
-        row.is_call,
-        dict(row.payload or {}),
-        row.stamp_ns or 0,
-        row.host_id or "",
+        update_id,
+        chat_id,
+        thread_id,
+        bool(is_call),
+        dict(payload or {}),
+        stamp_ns or 0,
+        host_id or "",
     )
-
-
-_PENDING = InboxUpdate.processed_at.is_(None)
 
 
 class InboxRepository:
@@ -76,9 +90,9 @@ class InboxRepository:
             for stored in updates
         ]
         statement = (
-            upsert_insert(self._session, InboxUpdate)
+            upsert_insert(self._session, _INBOX)
             .values(rows)
-            .on_conflict_do_nothing(index_elements=[InboxUpdate.update_id])
+            .on_conflict_do_nothing(index_elements=[_C.update_id])
         )
         result = cast("CursorResult[Any]", await self._session.execute(statement))
         if self._session.get_bind().dialect.name == "postgresql":
@@ -94,11 +108,16 @@ class InboxRepository:
         not hold (a service used without the bot) is recorded as processed.
         """
         now = utc_now()
-        insert = upsert_insert(self._session, InboxUpdate).values(
-            update_id=update_id, received_at=now, processed_at=now
+        insert = upsert_insert(self._session, _INBOX).values(
+            update_id=update_id,
+            chat_id=NO_CHAT,
+            thread_id=0,
+            is_call=False,
+            received_at=now,
+            processed_at=now,
         )
         statement = insert.on_conflict_do_update(
-            index_elements=[InboxUpdate.update_id],
+            index_elements=[_C.update_id],
             set_={"processed_at": now},
             where=_PENDING,
         )
@@ -109,26 +128,23 @@ class InboxRepository:
     async def mark_handled(self, update_id: int) -> None:
         """Mark an update processed once its handlers are done (if its change did not already)."""
         statement = (
-            update(InboxUpdate)
-            .where(InboxUpdate.update_id == update_id, _PENDING)
-            .values(processed_at=utc_now())
-            .execution_options(synchronize_session=False)
+            update(_INBOX).where(_C.update_id == update_id, _PENDING).values(processed_at=utc_now())
         )
         await self._session.execute(statement)
 
     async def is_processed(self, update_id: int) -> bool:
         """Whether ``update_id`` is processed."""
-        statement = select(InboxUpdate.update_id).where(
-            InboxUpdate.update_id == update_id, InboxUpdate.processed_at.is_not(None)
+        statement = select(_C.update_id).where(
+            _C.update_id == update_id, _C.processed_at.is_not(None)
         )
         return await self._session.scalar(statement) is not None
 
     async def pending_topics(self, limit: int = 500) -> list[tuple[int, int]]:
         """The (chat id, thread id) of topics with pending updates that are not calls."""
         statement = (
-            select(InboxUpdate.chat_id, InboxUpdate.thread_id)
-            .where(_PENDING, InboxUpdate.is_call.is_(False))
-            .group_by(InboxUpdate.chat_id, InboxUpdate.thread_id)
+            select(_C.chat_id, _C.thread_id)
+            .where(_PENDING, _C.is_call.is_(False))
+            .group_by(_C.chat_id, _C.thread_id)
             .limit(limit)
         )
         return [
@@ -138,34 +154,31 @@ class InboxRepository:
     async def pending_calls(self, limit: int = 500) -> list[StoredUpdate]:
         """The pending calls, oldest first."""
         statement = (
-            select(InboxUpdate)
-            .where(_PENDING, InboxUpdate.is_call.is_(True))
-            .order_by(InboxUpdate.update_id)
+            select(*_STORED_COLUMNS)
+            .where(_PENDING, _C.is_call.is_(True))
+            .order_by(_C.update_id)
             .limit(limit)
         )
-        return [_stored(row) for row in await self._session.scalars(statement)]
+        return [_stored(row) for row in await self._session.execute(statement)]
 
     async def next_in_topic(
         self, chat_id: int, thread_id: int, limit: int = 20
     ) -> list[StoredUpdate]:
         """The topic's pending updates that are not calls, in update_id order."""
         statement = (
-            select(InboxUpdate)
+            select(*_STORED_COLUMNS)
             .where(
-                _PENDING,
-                InboxUpdate.is_call.is_(False),
-                InboxUpdate.chat_id == chat_id,
-                InboxUpdate.thread_id == thread_id,
+                _PENDING, _C.is_call.is_(False), _C.chat_id == chat_id, _C.thread_id == thread_id
             )
-            .order_by(InboxUpdate.update_id)
+            .order_by(_C.update_id)
             .limit(limit)
         )
-        return [_stored(row) for row in await self._session.scalars(statement)]
+        return [_stored(row) for row in await self._session.execute(statement)]
 
     async def pending(self, update_id: int) -> StoredUpdate | None:
         """The update, if it is still pending."""
-        statement = select(InboxUpdate).where(InboxUpdate.update_id == update_id, _PENDING)
-        row = await self._session.scalar(statement)
+        statement = select(*_STORED_COLUMNS).where(_C.update_id == update_id, _PENDING)
+        row = (await self._session.execute(statement)).first()
         return None if row is None else _stored(row)
 
     async def forget_before(self, moment: datetime, limit: int = 1000) -> int:
@@ -175,13 +188,7 @@ class InboxRepository:
         and a batch reads little more than the rows it deletes. Pending updates stay.
         """
         oldest = (
-            select(InboxUpdate.update_id)
-            .where(InboxUpdate.processed_at < moment)
-            .order_by(InboxUpdate.update_id)
-            .limit(limit)
+            select(_C.update_id).where(_C.processed_at < moment).order_by(_C.update_id).limit(limit)
         )
-        statement = delete(InboxUpdate).where(InboxUpdate.update_id.in_(oldest))
-        result = await self._session.execute(
-            statement, execution_options={"synchronize_session": False}
-        )
+        result = await self._session.execute(delete(_INBOX).where(_C.update_id.in_(oldest)))
         return cast("CursorResult[Any]", result).rowcount
