@@ -6,7 +6,9 @@ held, so those rows move into the inbox as processed and the old table goes.
 Receipt stamps become wall-clock nanoseconds with the host that took them: the
 history's ``receipt_monotonic_ns`` becomes ``receipt_stamp_ns`` (the old
 monotonic readings meant nothing outside their process, so they are cleared)
-and gains ``receipt_host_id``.
+and gains ``receipt_host_id``. A race left open by the stop for this upgrade
+keeps its old deadline reading; the bot decides every open race at start, so
+that reading is never waited for.
 
 Revision ID: c4e8a1f25b73
 Revises: 3f7a2c9d1e05
