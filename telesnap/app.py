@@ -22,6 +22,7 @@ from telegram.error import InvalidToken, NetworkError
 from .bot.application import BotApplication, StampingBot, build_application
 from .bot.callbacks import CallbackSigner
 from .bot.courier import Courier
+from .bot.dispatcher import InboxDispatcher, Intake
 from .bot.i18n import translator
 from .bot.menu import publish_commands
 from .bot.outbox import FloodLimits, Outbox
@@ -33,9 +34,10 @@ from .bot.stats_handlers import install_stats_service
 from .bot.tidy import BoardTidier
 from .bot.timer_loop import TimerLoop
 from .bot.webhook import WebhookServer
-from .config import ConfigError, Settings
+from .config import ConfigError, Settings, default_host_id
 from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
+from .services.inbox import InboxService
 from .services.lobby import LobbyService
 from .services.play import PlayService
 from .services.races import RaceService
@@ -43,6 +45,7 @@ from .services.stats import StatsService
 from .services.store import GameStore
 from .services.timer_service import TimerService
 from .services.timers import TimerPlanner
+from .storage.claims import claims_for
 from .storage.database import create_engine, is_sqlite, session_factory
 from .storage.migrate import upgrade_database
 from .storage.uow import UnitsOfWork
@@ -101,6 +104,7 @@ class BotRunner:
         self.application: BotApplication | None = None
         self.runtime: Runtime | None = None
         self.webhook_server: WebhookServer | None = None
+        self.dispatcher: InboxDispatcher | None = None
 
     @property
     def shuffle_seed(self) -> int | None:
@@ -127,9 +131,15 @@ class BotRunner:
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
         signer = CallbackSigner.for_token(token)
-        book = ReceiptBook(signer)
+        book = ReceiptBook(signer, self.settings.host_id or default_host_id())
         application = build_application(token, self.settings.api_url, book)
         self.application = application
+        inbox = InboxService(units)
+        dispatcher = InboxDispatcher(application, book, inbox, claims_for(self._engine))
+        self.dispatcher = dispatcher
+        intake = Intake(book, inbox, dispatcher)
+        assert isinstance(application.bot, StampingBot)
+        application.bot.store_into(intake)
         lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed)
         play = PlayService(units, store)
         races = RaceService(units, store)
@@ -162,6 +172,7 @@ class BotRunner:
         await self._initialize(application)
         await publish_commands(application)
         await application.start()
+        await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if self._resume_games:
             await self._resume(runtime)
         if self._run_timers:
@@ -175,7 +186,7 @@ class BotRunner:
         else:
             server = WebhookServer(
                 application,
-                book,
+                intake,
                 secret=self._webhook.secret,
                 host=self._webhook.host,
                 port=self._webhook.port,
@@ -206,7 +217,8 @@ class BotRunner:
         raced = set()
         for race in await runtime.races.open_races():
             await runtime.presenter.remember_language(race.place)
-            runtime.referee.decide_now(race)
+            if not runtime.referee.is_deciding(race.place):  # not joined by a pending call
+                runtime.referee.decide_now(race)
             if await runtime.referee.wait_until_decided(race.place) is not None:
                 raced.add(race.game_id)
         for place, outcome in await runtime.play.running_games():
@@ -217,11 +229,20 @@ class BotRunner:
             runtime.presenter.show_play(place, outcome)
 
     async def stop(self) -> None:
-        """Stop listening, finish what is in flight, and close everything."""
+        """Drain: take no more updates, finish the ones taken, then close everything.
+
+        The webhook answers 503 from the start of the drain (Telegram or the
+        reverse proxy delivers elsewhere), polling stops; an update stored but not
+        taken stays in the inbox for another worker, or for the next start.
+        """
         application = self.application
         if application is not None:
+            if self.webhook_server is not None:
+                self.webhook_server.drain()
             if application.updater is not None and application.updater.running:
                 await application.updater.stop()
+            if self.dispatcher is not None:
+                await self.dispatcher.drain()
             if self.webhook_server is not None:
                 await self.webhook_server.stop()
             if application.running:

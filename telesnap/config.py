@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ __all__ = [
     "DEFAULT_DATABASE_URL",
     "ConfigError",
     "Settings",
+    "default_host_id",
     "load_settings",
     "normalize_database_url",
 ]
@@ -38,6 +40,7 @@ LOG_LEVEL_VARIABLE = "TELESNAP_LOG_LEVEL"
 SHUFFLE_SEED_VARIABLE = "TELESNAP_SHUFFLE_SEED"
 FLOOD_CONTROL_VARIABLE = "TELESNAP_FLOOD_CONTROL"
 SANDBOX_PORT_VARIABLE = "TELESNAP_SANDBOX_PORT"
+HOST_ID_VARIABLE = "TELESNAP_HOST_ID"
 
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///telesnap.db"
@@ -53,6 +56,7 @@ _DATABASE_SCHEMES = {
     "postgresql+asyncpg": "postgresql+asyncpg",
 }
 _TOKEN_PATTERN = re.compile(r"\d+:\S+")
+_HOST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _HTTP_URL_PATTERN = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?", re.IGNORECASE)
 
 
@@ -69,7 +73,7 @@ class Settings:
     >>> Settings(token="42:abc", api_url=DEFAULT_API_URL, database_url=DEFAULT_DATABASE_URL)
     Settings(token='42:***', api_url='https://api.telegram.org', \
 database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO', shuffle_seed=None, \
-flood_control=True, sandbox_port=None)
+flood_control=True, sandbox_port=None, host_id='')
     """
 
     token: str | None
@@ -82,6 +86,9 @@ flood_control=True, sandbox_port=None)
     """Keep within Telegram's flood limits (off only against the emulator or a test server)."""
     sandbox_port: int | None = None
     """The port of ``telesnap sandbox``'s page when ``--port`` is not given (None: its default)."""
+    host_id: str = ""
+    """Which host stamps the updates this process receives, stored beside each stamp
+    (``TELESNAP_HOST_ID``; by default the machine's hostname, see :func:`default_host_id`)."""
 
     @property
     def masked_token(self) -> str | None:
@@ -109,7 +116,7 @@ flood_control=True, sandbox_port=None)
             f"Settings(token={self.masked_token!r}, api_url={self.api_url!r}, "
             f"database_url={self.database_url!r}, log_level={self.log_level!r}, "
             f"shuffle_seed={self.shuffle_seed!r}, flood_control={self.flood_control!r}, "
-            f"sandbox_port={self.sandbox_port!r})"
+            f"sandbox_port={self.sandbox_port!r}, host_id={self.host_id!r})"
         )
 
     __str__ = __repr__
@@ -174,6 +181,7 @@ def load_settings(
         shuffle_seed=_parse_shuffle_seed(values.get(SHUFFLE_SEED_VARIABLE)),
         flood_control=_parse_flood_control(values.get(FLOOD_CONTROL_VARIABLE)),
         sandbox_port=_parse_port(values.get(SANDBOX_PORT_VARIABLE), SANDBOX_PORT_VARIABLE),
+        host_id=_parse_host_id(values.get(HOST_ID_VARIABLE)),
     )
 
 
@@ -267,6 +275,25 @@ def _parse_port(value: str | None, variable: str) -> int | None:
     if not text.isdigit() or not 0 <= int(text) <= 65535:
         raise ConfigError(f"{variable} must be a port number, not {_shorten(value)!r}")
     return int(text)
+
+
+def default_host_id() -> str:
+    """The hostname of the machine, cut to what a host id holds (``"host"`` if it has none)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._:-]", "-", socket.gethostname())[:64]
+    return cleaned or "host"
+
+
+def _parse_host_id(value: str | None) -> str:
+    if _is_blank(value):
+        return default_host_id()
+    assert value is not None
+    value = value.strip()
+    if not _HOST_ID_PATTERN.fullmatch(value):
+        raise ConfigError(
+            f"{HOST_ID_VARIABLE} is {_shorten(value)!r}: it must be 1 to 64 letters, digits"
+            " or . _ : -"
+        )
+    return value
 
 
 def _shorten(text: str, limit: int = 60) -> str:

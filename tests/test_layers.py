@@ -397,6 +397,28 @@ def test_a_handler_makes_one_service_call_on_its_way(handlers: str) -> None:
     assert offences == []
 
 
+# -- one ordered place (issue 12, issue 13) ---------------------------------------------------
+
+
+def _all_files() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_updates_reach_the_handlers_only_from_the_inbox_dispatcher() -> None:
+    """bot/dispatcher.py alone runs updates through python-telegram-bot's dispatch."""
+    offences = [
+        path.name
+        for path in layer_files("bot")
+        if "process_update" in attribute_names(parsed(path)) and path.name != "dispatcher.py"
+    ]
+    offences += [
+        f"{path.name} orders updates with python-telegram-bot's processor"
+        for path in layer_files("bot")
+        if {"concurrent_updates", "BaseUpdateProcessor"} & _names_used(parsed(path))
+    ]
+    assert offences == []
+
+
 def test_the_path_counter_takes_branches_as_alternatives() -> None:
     source = (
         "async def f(runtime):\n"
@@ -472,5 +494,54 @@ def test_the_services_write_and_read_operations_only_through_the_history_reposit
     assert offences == []
 
 
+def _names_used(tree: ast.AST) -> set[str]:
+    names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return names | attribute_names(tree)
+
+
+def test_there_is_one_lock_per_topic_and_the_game_store_holds_it() -> None:
+    """Keyed locks are built in services/store.py only; the bot layer takes no topic lock."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} builds keyed locks"
+        for path in _all_files()
+        if "KeyedLocks" in called_names(parsed(path)) and path.name != "store.py"
+    ]
+    offences += [
+        f"{path.relative_to(PACKAGE.parent)} imports {module}"
+        for path in layer_files("bot")
+        for module in modules_of(path)
+        if _violates(module, "telesnap.services.locks")
+    ]
+    assert offences == []
+
+
 def _used_names(tree: ast.AST) -> set[str]:
     return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def test_the_bot_layer_reaches_the_inbox_through_its_service_only() -> None:
+    """The claims (advisory locks, LISTEN) are storage's; app.py hands them to the dispatcher."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} imports {module}"
+        for path in layer_files("bot")
+        for module in modules_of(path)
+        if _violates(module, "telesnap.storage")
+    ]
+    assert offences == []
+
+
+def test_the_topic_key_has_one_name_and_one_home() -> None:
+    """A chat topic's key is services/types.py's Topic: no other alias, class or helper."""
+    offences = []
+    for path in _all_files():
+        for node in ast.walk(parsed(path)):
+            defined = None
+            if isinstance(node, ast.ClassDef | ast.FunctionDef):
+                defined = node.name
+            elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+                defined = node.targets[0].id
+            if defined in ("TopicKey", "topic_key"):
+                offences.append(f"{path.relative_to(PACKAGE.parent)} defines {defined}")
+            if defined == "Topic" and path != PACKAGE / "services" / "types.py":
+                offences.append(f"{path.relative_to(PACKAGE.parent)} defines Topic")
+    assert offences == []

@@ -92,7 +92,7 @@ async def flip_after_race(
                     runtime.referee.adopt(race)
             after_race = await runtime.referee.wait_until_decided(place)
         elif refused.reason is Reason.OLD_BOARD and version is not None:
-            after_race = runtime.referee.board_after_race(place, version, receipt.monotonic_ns)
+            after_race = runtime.referee.board_after_race(place, version, receipt.stamp_ns)
             if after_race is None:
                 raise
         else:
@@ -119,7 +119,7 @@ async def call(
     is answered when its race is decided.
     """
     outcome = await runtime.play.call(place, actor, kind, receipt, version, game_id)
-    received_ns = receipt.monotonic_ns if query_id is not None else None
+    received_ns = receipt.stamp_ns if query_id is not None else None
     _after_call(runtime, place, outcome, query_id, actor, received_ns)
     return outcome
 

@@ -1,39 +1,46 @@
-"""The python-telegram-bot Application: the stamping bot, update ordering, handlers."""
+"""The python-telegram-bot Application: the stamping bot and the handlers.
+
+Updates reach the handlers through the inbox (:mod:`.dispatcher`), not through
+python-telegram-bot's own update queue.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from typing import Any
+import logging
+from typing import TYPE_CHECKING, Any
 
 from telegram import InlineKeyboardMarkup, Update
 from telegram.constants import ParseMode
 from telegram.ext import (
     Application,
     ApplicationBuilder,
-    BaseUpdateProcessor,
     CallbackQueryHandler,
     ChatMemberHandler,
     ExtBot,
     MessageHandler,
     TypeHandler,
+    Updater,
     filters,
 )
 
-from ..services.locks import KeyedLocks
 from .buttons import button_handlers, on_unknown_button
 from .commands import command_handlers, forget_receipt, on_unknown_command
 from .errors import AnsweredPresses, on_error
 from .membership import on_my_chat_member
-from .receipts import ReceiptBook, topic_key
+from .receipts import ReceiptBook
 from .stats_handlers import register_stats_handlers
 from .transport import AiohttpRequest
 
+if TYPE_CHECKING:
+    from .dispatcher import Intake
+
 BotApplication = Application[Any, Any, Any, Any, Any, Any]
+logger = logging.getLogger(__name__)
 
 
 class StampingBot(ExtBot[None]):
-    """A bot that stamps every batch of updates the moment ``getUpdates`` returns it.
+    """A bot that stamps and stores every batch of updates the moment ``getUpdates`` returns it.
 
     It talks to ``api_url`` (Telegram, a self-hosted Bot API server or the
     emulator) through two aiohttp connection pools: one for the calls, one for
@@ -56,6 +63,14 @@ class StampingBot(ExtBot[None]):
             self.receipt_book = book
             self.transports = transports
             self.answered_presses = AnsweredPresses()
+            self.intake: Intake | None = None
+            """Where fetched updates are stored (set by the wiring)."""
+            self.store_backoff_s = FIRST_STORE_BACKOFF_S
+
+    def store_into(self, intake: Intake) -> None:
+        """Store every batch ``getUpdates`` returns through ``intake`` (before it is confirmed)."""
+        with self._unfrozen():
+            self.intake = intake
 
     async def answer_callback_query(
         self, callback_query_id: str, *args: Any, **kwargs: Any
@@ -96,62 +111,58 @@ class StampingBot(ExtBot[None]):
             await transport.shutdown()
 
     async def get_updates(self, *args: Any, **kwargs: Any) -> tuple[Update, ...]:
-        """Fetch updates, then stamp them before anything else can delay them."""
+        """Fetch updates, then stamp and store them before anything else can delay them.
+
+        They are returned (and so confirmed by the next ``getUpdates``) only once
+        they are committed in the inbox. If storing fails this raises:
+        python-telegram-bot logs it and asks again with the same offset, so the
+        updates come back; a growing pause keeps that from spinning.
+        """
         updates = await super().get_updates(*args, **kwargs)
-        self.receipt_book.stamp(updates)
+        if not updates:
+            return updates
+        if self.intake is None:
+            raise RuntimeError("the bot has no inbox to store its updates in")
+        try:
+            await self.intake.receive(updates, [update.to_dict() for update in updates])
+        except Exception:
+            logger.exception(
+                "could not store updates %d to %d; asking for them again in %.1f s",
+                updates[0].update_id,
+                updates[-1].update_id,
+                self.store_backoff_s,
+            )
+            await asyncio.sleep(self.store_backoff_s)
+            with self._unfrozen():
+                self.store_backoff_s = min(self.store_backoff_s * 2, MAX_STORE_BACKOFF_S)
+            raise
+        with self._unfrozen():
+            self.store_backoff_s = FIRST_STORE_BACKOFF_S
         return updates
 
 
-UNBOUNDED = 2**31 - 1
-"""The limit handed to python-telegram-bot's own slot (see ChatOrderedProcessor)."""
+FIRST_STORE_BACKOFF_S = 0.5
+MAX_STORE_BACKOFF_S = 5.0
 
 
-class ChatOrderedProcessor(BaseUpdateProcessor):
-    """Handles one chat topic's updates in arrival order, and different topics concurrently.
+class HandedToInbox(asyncio.Queue[object]):
+    """The update queue: it drops the updates it is given, since the inbox has them already.
 
-    An update first takes its topic's place in line, then one of the
-    ``max_concurrent_updates`` slots: updates queued behind a busy topic wait
-    without holding a slot, so one busy chat never stalls the others.
-
-    Snap calls skip the topic's line (they only take a slot): they are decided
-    by their stamps, and a flip waiting for a race to be decided must not hold
-    back the calls of that race.
+    Updates reach the handlers from the inbox (:class:`.dispatcher.InboxDispatcher`),
+    which orders them across workers; python-telegram-bot's own queue would hand
+    them over a second time, unordered. Anything else (python-telegram-bot's own
+    stop signal) goes through.
     """
 
-    def __init__(self, book: ReceiptBook, max_concurrent_updates: int = 256) -> None:
-        # python-telegram-bot's BaseUpdateProcessor.process_update (final) takes a
-        # slot of its own semaphore, sized by the number given here, *before*
-        # do_process_update: that order is what let a busy topic hold every slot.
-        # So its semaphore is made too large to bind, and ours is taken after the
-        # topic's lock. tests/bot/test_update_processor.py checks this seam.
-        super().__init__(UNBOUNDED)
-        if max_concurrent_updates < 1:
-            raise ValueError("max_concurrent_updates must be a positive integer")
-        self._slot_count = max_concurrent_updates
-        self._slots = asyncio.Semaphore(max_concurrent_updates)
-        self._book = book
-        self._locks: KeyedLocks[tuple[int, int]] = KeyedLocks()
+    async def put(self, item: object) -> None:
+        """Drop an update (it is stored in the inbox); queue anything else."""
+        if not isinstance(item, Update):
+            await super().put(item)
 
-    @property
-    def slot_count(self) -> int:
-        """How many updates are handled at once, at most."""
-        return self._slot_count
-
-    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        """Run the update's handlers, after the earlier updates of its topic."""
-        key = topic_key(update) if isinstance(update, Update) else None
-        if key is None or (isinstance(update, Update) and self._book.is_call(update)):
-            async with self._slots:
-                await coroutine
-            return
-        async with self._locks.get(key), self._slots:
-            await coroutine
-
-    async def initialize(self) -> None:
-        """Nothing to set up."""
-
-    async def shutdown(self) -> None:
-        """Nothing to release."""
+    def put_nowait(self, item: object) -> None:
+        """Drop an update (it is stored in the inbox); queue anything else."""
+        if not isinstance(item, Update):
+            super().put_nowait(item)
 
 
 def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplication:
@@ -160,9 +171,7 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
     It talks to ``api_url``: Telegram, a self-hosted Bot API server, or the emulator.
     """
     bot = StampingBot(book, token, api_url)
-    application = (
-        ApplicationBuilder().bot(bot).concurrent_updates(ChatOrderedProcessor(book)).build()
-    )
+    application = ApplicationBuilder().updater(Updater(bot, HandedToInbox())).build()
     register_stats_handlers(application)
     application.add_handlers([*command_handlers(), *button_handlers()])
     application.add_handler(CallbackQueryHandler(on_unknown_button))

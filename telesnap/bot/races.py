@@ -20,12 +20,11 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 
 from telegram import Bot
 
 from ..services.races import OpenRace, RaceService
-from ..services.types import Place
+from ..services.types import Place, Topic
 from ..services.views import RaceEnding, RaceOutcome
 from .i18n import translator
 from .receipts import ReceiptBook
@@ -34,7 +33,6 @@ from .toasts import answer_toast
 
 logger = logging.getLogger(__name__)
 
-TopicKey = tuple[int, int]
 ShowRace = Callable[[Place, RaceOutcome], Awaitable[None]]
 
 FIRST_RETRY_S = 0.1
@@ -82,7 +80,7 @@ class _Race:
     waiters: list[Waiter] = field(default_factory=list)
     decided: asyncio.Event = field(default_factory=asyncio.Event)
     decided_ns: int | None = None
-    """When the decision was known here (monotonic, like the receipt stamps)."""
+    """When the decision was known here (wall-clock ns, like the receipt stamps)."""
     board_after: int | None = None
     """The board the race left behind (see :attr:`RaceOutcome.board_version`)."""
 
@@ -104,14 +102,14 @@ class RaceReferee:
         self._races_service = races
         self._book = book
         self._show = show
-        self._races: dict[TopicKey, _Race] = {}
-        self._settled: dict[TopicKey, _Race] = {}
-        self._forget_settled: dict[TopicKey, asyncio.TimerHandle] = {}
+        self._races: dict[Topic, _Race] = {}
+        self._settled: dict[Topic, _Race] = {}
+        self._forget_settled: dict[Topic, asyncio.TimerHandle] = {}
         self._deciding: set[asyncio.Task[None]] = set()
 
     def call_joined(self, place: Place, call: JoinedCall, waiter: Waiter | None) -> None:
         """A correct call joined a stored race, which closes at ``call.deadline_ns``."""
-        key = (place.chat_id, place.thread_id)
+        key = place.topic
         race = self._races.get(key)
         if race is None or race.decided.is_set() or race.race_id != call.race_id:
             race = _Race(place, call.race_id, call.game_id, call.deadline_ns, call.board_version)
@@ -128,7 +126,7 @@ class RaceReferee:
         None when there is no race here, it took longer than ``timeout_s``, or the
         game has moved on since (or ended).
         """
-        race = self._races.get((place.chat_id, place.thread_id))
+        race = self._races.get(place.topic)
         if race is None:
             return None
         try:
@@ -148,33 +146,32 @@ class RaceReferee:
     def decide_now(self, race: OpenRace) -> None:
         """Have a stored race decided at once.
 
-        After a restart: its stamps came from the clock of the process that stopped.
+        After a restart: the calls the stopped process had not handled are in the
+        inbox, and join the race if they come before it is decided.
         """
-        key = (race.place.chat_id, race.place.thread_id)
-        self._start(key, _Race(race.place, race.race_id, race.game_id, time.monotonic_ns(), None))
+        decided_ns = time.time_ns()
+        self._start(
+            race.place.topic, _Race(race.place, race.race_id, race.game_id, decided_ns, None)
+        )
 
     def is_deciding(self, place: Place) -> bool:
         """Whether this referee has the topic's race in hand (it may be another worker's)."""
-        race = self._races.get((place.chat_id, place.thread_id))
+        race = self._races.get(place.topic)
         return race is not None and not race.decided.is_set()
 
     def adopt(self, race: OpenRace) -> None:
         """Decide a race another worker opened (it may have stopped before deciding it).
 
-        It is decided ``ADOPT_GRACE_S`` after its wall-clock deadline (the monotonic
-        stamps of another process are only comparable on the same host), so a
-        worker still running, which waits for the calls on their way through it,
-        decides first.
+        It is decided ``ADOPT_GRACE_S`` after its deadline (stamps are wall-clock
+        time, so another host's deadline holds here), so a worker still running,
+        which waits for the calls on their way through it, decides first.
         """
         if self.is_deciding(race.place):
             return
-        key = (race.place.chat_id, race.place.thread_id)
-        due = race.deadline_at + timedelta(seconds=ADOPT_GRACE_S)
-        remaining_s = max(0.0, (due - datetime.now(UTC)).total_seconds())
-        deadline_ns = time.monotonic_ns() + int(remaining_s * 1e9)
-        self._start(key, _Race(race.place, race.race_id, race.game_id, deadline_ns, None))
+        due_ns = int(race.deadline_at.timestamp() * 1e9) + int(ADOPT_GRACE_S * 1e9)
+        self._start(race.place.topic, _Race(race.place, race.race_id, race.game_id, due_ns, None))
 
-    def _start(self, key: TopicKey, race: _Race) -> None:
+    def _start(self, key: Topic, race: _Race) -> None:
         self._races[key] = race
         task = asyncio.create_task(self._decide(key, race))
         self._deciding.add(task)
@@ -187,19 +184,19 @@ class RaceReferee:
         handled after it: it acts on the board the race left behind, if nothing
         else has changed the game since. None when no such race is known here.
         """
-        race = self._settled.get((place.chat_id, place.thread_id))
+        race = self._settled.get(place.topic)
         if race is None or race.decided_ns is None or race.board_before != pressed_version:
             return None
         return race.board_after if stamp_ns <= race.decided_ns else None
 
-    async def _decide(self, key: TopicKey, race: _Race) -> None:
+    async def _decide(self, key: Topic, race: _Race) -> None:
         try:
             # The deadline can move earlier while we sleep (an earlier stamp arrived late).
-            while (delay_ns := race.deadline_ns - time.monotonic_ns()) > 0:  # noqa: ASYNC110
+            while (delay_ns := race.deadline_ns - time.time_ns()) > 0:  # noqa: ASYNC110
                 await asyncio.sleep(min(delay_ns / 1e9, 0.05))
             await self._book.wait_for_calls(key, race.deadline_ns)
             outcome = await self._decide_with_retries(race)
-            race.decided_ns = time.monotonic_ns()
+            race.decided_ns = time.time_ns()
             race.board_after = outcome.board_version
             self._settle(key, race)
         finally:
@@ -210,7 +207,7 @@ class RaceReferee:
         if outcome.play is not None:
             await self._show(race.place, outcome)
 
-    def _settle(self, key: TopicKey, race: _Race) -> None:
+    def _settle(self, key: Topic, race: _Race) -> None:
         """Remember the decided race for a while (see :meth:`board_after_race`)."""
         self._settled[key] = race
         if (handle := self._forget_settled.pop(key, None)) is not None:

@@ -42,12 +42,12 @@ async def answer_toast(
     text: str | None,
     *,
     received_ns: int | None = None,
-    clock_ns: Callable[[], int] = time.monotonic_ns,
+    clock_ns: Callable[[], int] = time.time_ns,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> bool:
     """Answer press ``query_id`` with ``text``; return whether Telegram took the answer.
 
-    ``received_ns`` is the press's receipt stamp (monotonic ns), when known: the
+    ``received_ns`` is the press's receipt stamp (wall-clock ns), when known: the
     retries stop in time for it. ``clock_ns`` and ``sleep`` let tests move time.
     """
     received = received_ns if received_ns is not None else clock_ns() - int(ASSUMED_AGE_S * 1e9)

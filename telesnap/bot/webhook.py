@@ -1,7 +1,14 @@
-"""Receiving updates by webhook: stamp on arrival, check the secret, queue for handling.
+"""Receiving updates by webhook: check the secret, stamp and store the update, then 200.
 
+The 200 is sent only once the update is committed in the inbox: a worker that
+dies before that never acknowledged it, and Telegram delivers it again. If
+storing fails the answer is 500 (Telegram retries). While the bot drains for a
+stop, new POSTs get 503, so Telegram, or the reverse proxy, sends them elsewhere.
 A body that is not an update (not JSON, not an object, nested too deeply) is
 logged and answered with 200, so Telegram does not redeliver it again and again.
+
+:attr:`WebhookServer.app` is the aiohttp application: more routes can be added
+to it before :meth:`WebhookServer.start`.
 """
 
 from __future__ import annotations
@@ -9,12 +16,13 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+from typing import Any
 
 from aiohttp import web
 from telegram import Update
 
 from .application import BotApplication
-from .receipts import ReceiptBook
+from .dispatcher import Intake
 
 logger = logging.getLogger(__name__)
 
@@ -22,12 +30,12 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 
 
 class WebhookServer:
-    """An HTTP server that hands Telegram's POSTs to the application's update queue."""
+    """An HTTP server that stores Telegram's POSTs in the inbox before answering them."""
 
     def __init__(
         self,
         application: BotApplication,
-        book: ReceiptBook,
+        intake: Intake,
         *,
         secret: str,
         host: str,
@@ -35,35 +43,49 @@ class WebhookServer:
         path: str = "/telegram",
     ) -> None:
         self._application = application
-        self._book = book
+        self._intake = intake
+        self._draining = False
         self._secret = secret
         self._host = host
         self._port = port
         self.path = path
         self._runner: web.AppRunner | None = None
         self.bound_port: int | None = None
+        self.app = web.Application()
+        """The aiohttp application (routes may be added before :meth:`start`)."""
+        self.app.router.add_post(self.path, self._receive)
+
+    def drain(self) -> None:
+        """Refuse new updates from now on (503): the bot is stopping."""
+        self._draining = True
 
     async def _receive(self, request: web.Request) -> web.Response:
+        if self._draining:
+            return web.Response(status=503, text="stopping: deliver elsewhere")
         given = request.headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self._secret.encode()):
             return web.Response(status=403, text="forbidden")
         body = await request.read()
-        update = self._parse(body)
-        if update is None:
+        parsed = self._parse(body)
+        if parsed is None:
             # Answered with 200 all the same: Telegram would redeliver it with backoff,
             # and hold up the chat's later updates behind it.
             return web.Response(text="ignored: not an update")
-        self._book.stamp([update])
-        await self._application.update_queue.put(update)
+        update, data = parsed
+        try:
+            await self._intake.receive([update], [data])
+        except Exception:
+            logger.exception("webhook: could not store update %d; answered 500", update.update_id)
+            return web.Response(status=500, text="not stored; deliver again")
         return web.Response(text="ok")
 
-    def _parse(self, body: bytes) -> Update | None:
-        """The update in a request body, or None (logged) if it holds none."""
+    def _parse(self, body: bytes) -> tuple[Update, dict[str, Any]] | None:
+        """The update in a request body (and its JSON), or None (logged) if it holds none."""
         try:
             data = json.loads(body)
             if not isinstance(data, dict) or type(data.get("update_id")) is not int:
                 raise ValueError("not an update object")
-            return Update.de_json(data, self._application.bot)
+            return Update.de_json(data, self._application.bot), data
         except Exception as error:  # anything in a body we cannot read: JSON, shape, depth
             logger.warning(
                 "webhook: ignored a body that is not an update (%d bytes, %s: %s): %r",
@@ -76,9 +98,7 @@ class WebhookServer:
 
     async def start(self) -> None:
         """Start listening."""
-        app = web.Application()
-        app.router.add_post(self.path, self._receive)
-        self._runner = web.AppRunner(app, access_log=None)
+        self._runner = web.AppRunner(self.app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port)
         await site.start()

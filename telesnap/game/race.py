@@ -39,7 +39,7 @@ class CallKind(enum.Enum):
 class Call:
     """One call as the server received it.
 
-    ``stamp_ns`` is the receipt stamp (a monotonic clock in nanoseconds) and
+    ``stamp_ns`` is the receipt stamp (wall-clock nanoseconds) and
     ``sequence`` orders calls with equal stamps (the Telegram update_id).
     """
 

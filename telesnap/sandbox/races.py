@@ -2,7 +2,7 @@
 
 A race starts with the first correct call (``SnapCalled`` with verdict
 ``pending``) and ends with its ``RaceResolved``. Each call is placed by its
-receipt stamp (the monotonic reading taken when its update entered the bot),
+receipt stamp (the wall-clock reading taken when its update entered the bot),
 relative to the race's first call; the tie window is the game's setting.
 Wrong calls made while the race was open, and the calls that came after it
 was decided (too slow, too late) until the next flip, are shown too.

@@ -28,7 +28,7 @@ _ONLY_SETTLING = frozenset({"penalty_paid", "player_out", "game_ended"})
 
 @dataclass(frozen=True, slots=True)
 class RaceTicket:
-    """The race a correct call is in, and when its tie window closes (monotonic ns)."""
+    """The race a correct call is in, and when its tie window closes (wall-clock ns)."""
 
     race_id: int
     deadline_ns: int
@@ -58,7 +58,7 @@ async def enter_race(
     window closes ``tie_window_ms`` after its earliest stamp, so a call stamped
     earlier than those before it (handled later) moves the deadline earlier.
     """
-    deadline_ns = receipt.monotonic_ns + tie_window_ms * NANOSECONDS_PER_MS
+    deadline_ns = receipt.stamp_ns + tie_window_ms * NANOSECONDS_PER_MS
     deadline_at = receipt.wall + timedelta(milliseconds=tie_window_ms)
     race = await uow.races.find_open(row.id)
     if race is None:

@@ -35,7 +35,7 @@ from .locks import KeyedLocks
 from .settings import GameSettings
 from .standings import correct_call_reaction
 from .timers import TimerPlanner
-from .types import UNKNOWN_NAME, Actor, Place, Reason, Receipt, Refused, display_name
+from .types import UNKNOWN_NAME, Actor, Place, Reason, Receipt, Refused, Topic, display_name
 from .views import TableView
 
 
@@ -84,7 +84,7 @@ DEFAULT_CAPACITY = 1000
 
 
 class GameStore:
-    """The cache of engine games and the per-topic locks that serialise their changes."""
+    """The cache of engine games and the per-topic lock that serialises their changes."""
 
     def __init__(
         self,
@@ -110,15 +110,19 @@ class GameStore:
         self._capacity = capacity
         self._games: OrderedDict[int, LoadedGame] = OrderedDict()
         self._saved_uncommitted: set[int] = set()
-        self._locks: KeyedLocks[tuple[int, int]] = KeyedLocks()
+        self._locks: KeyedLocks[Topic] = KeyedLocks()
 
     def lock(self, place: Place) -> asyncio.Lock:
-        """The lock of one chat topic: every change there runs under it.
+        """The lock of one chat topic: every change there runs under it, whatever asks.
+
+        It is the one lock per topic: updates (a topic's line in the inbox only
+        orders them, see ``bot/dispatcher.py``), Snap calls, timers, the referee and
+        resuming at start all change a topic's games through ``Service._change``.
 
         Keep the returned lock only while using it: a topic's lock is forgotten
         once nobody holds or awaits it.
         """
-        return self._locks.get((place.chat_id, place.thread_id))
+        return self._locks.get(place.topic)
 
     def forget(self, game_id: int) -> None:
         """Drop a cached game (when it has ended)."""
@@ -131,10 +135,9 @@ class GameStore:
 
     def committed(self, place: Place) -> None:
         """The topic's change is committed: what it saved is the stored truth now."""
-        key = (place.chat_id, place.thread_id)
         for game_id in list(self._saved_uncommitted):  # a few games, not the whole cache
             loaded = self._games.get(game_id)
-            if loaded is None or (loaded.place.chat_id, loaded.place.thread_id) == key:
+            if loaded is None or loaded.place.topic == place.topic:
                 self._saved_uncommitted.discard(game_id)
 
     def refused(self, place: Place) -> None:
@@ -200,11 +203,8 @@ class GameStore:
         self._saved_uncommitted.discard(game_id)
 
     def _games_of(self, place: Place) -> list[int]:
-        key = (place.chat_id, place.thread_id)
         return [
-            game_id
-            for game_id, loaded in self._games.items()
-            if (loaded.place.chat_id, loaded.place.thread_id) == key
+            game_id for game_id, loaded in self._games.items() if loaded.place.topic == place.topic
         ]
 
     async def save(
@@ -231,7 +231,8 @@ class GameStore:
                 user_id=actor.user_id if actor else None,
                 update_id=receipt.update_id if receipt else None,
                 receipt_wall_at=receipt.wall if receipt else None,
-                receipt_monotonic_ns=receipt.monotonic_ns if receipt else None,
+                receipt_stamp_ns=receipt.stamp_ns if receipt else None,
+                receipt_host_id=receipt.host_id or None if receipt else None,
                 reaction_ms=reaction_ms if op.kind == "snap_called" else None,
             )
             for op in operations

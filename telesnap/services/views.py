@@ -141,7 +141,7 @@ class CallOutcome:
     """The result of a call: its verdict now, and the race a correct call is in.
 
     ``race_id`` and ``race_deadline_ns`` (when the race must be decided, on the
-    monotonic clock of the receipt stamps) are set for a correct call only.
+    wall clock of the receipt stamps, in ns) are set for a correct call only.
     """
 
     verdict: CallVerdict

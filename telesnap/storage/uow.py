@@ -27,7 +27,7 @@ from .repositories import (
     ChatSettingsRepository,
     GameRepository,
     HistoryRepository,
-    ProcessedUpdateRepository,
+    InboxRepository,
     RaceRepository,
     StatsRepository,
     TimerRepository,
@@ -58,7 +58,7 @@ class UnitOfWork:
     games: GameRepository
     history: HistoryRepository
     board_views: BoardViewRepository
-    updates: ProcessedUpdateRepository
+    updates: InboxRepository
     timers: TimerRepository
     races: RaceRepository
     stats: StatsRepository
@@ -91,7 +91,7 @@ class UnitOfWork:
         self.games = GameRepository(session)
         self.history = HistoryRepository(session)
         self.board_views = BoardViewRepository(session)
-        self.updates = ProcessedUpdateRepository(session)
+        self.updates = InboxRepository(session)
         self.timers = TimerRepository(session)
         self.races = RaceRepository(session)
         self.stats = StatsRepository(session)

@@ -10,7 +10,6 @@ from typing import Any
 
 from telegram import Chat, Message, Update
 
-from telesnap.bot.application import ChatOrderedProcessor
 from telesnap.bot.callbacks import CallbackSigner
 from telesnap.bot.outbox import FloodLimits, Outbox, Post
 from telesnap.bot.races import JoinedCall, RaceReferee
@@ -39,24 +38,6 @@ def message_update(update_id: int, chat_id: int) -> Update:
     chat = Chat(id=chat_id, type=Chat.GROUP)
     message = Message(message_id=1, date=datetime.now(UTC), chat=chat, text="hi")
     return Update(update_id=update_id, message=message)
-
-
-async def test_the_update_processor_keeps_no_lock_for_chats_without_updates() -> None:
-    processor = ChatOrderedProcessor(BOOK)
-    order: list[int] = []
-
-    async def handle(update_id: int) -> None:
-        await asyncio.sleep(0)
-        order.append(update_id)
-
-    same_chat = [processor.do_process_update(message_update(n, -5), handle(n)) for n in range(1, 4)]
-    other_chats = [
-        processor.do_process_update(message_update(n, -100 - n), handle(n)) for n in range(10, 300)
-    ]
-    await asyncio.gather(*same_chat, *other_chats)
-    assert [n for n in order if n < 10] == [1, 2, 3], "one chat's updates in arrival order"
-    gc.collect()
-    assert len(processor._locks) == 0
 
 
 class CountingPost:

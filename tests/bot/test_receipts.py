@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
+import time
 
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.application import ChatOrderedProcessor
 from telesnap.bot.callbacks import Action, ButtonPress, CallbackSigner
 from telesnap.bot.receipts import ReceiptBook
+from telesnap.services.types import Receipt, Topic
 
 USER = User(7, "Ada", is_bot=False)
 
@@ -29,20 +29,16 @@ def press(update_id: int, data: str) -> Update:
     return Update(update_id, callback_query=query)
 
 
-async def test_a_press_is_decoded_once_from_stamp_through_ordering_to_its_handler() -> None:
+async def test_a_press_is_decoded_once_from_stamp_through_the_inbox_to_its_handler() -> None:
     signer = CountingSigner(b"secret")
-    book = ReceiptBook(signer)
+    book = ReceiptBook(signer, "host-a")
     update = press(1, signer.encode(Action.SNAP, game_id=3, version=5))
-    book.stamp([update])
-    handled = asyncio.Event()
-
-    async def handler() -> None:
-        handled.set()
-
-    await ChatOrderedProcessor(book).process_update(update, handler())
+    (stamped,) = book.stamp([update])
+    # Taken back from the inbox by this process, with the receipt stored there.
+    book.admit(update, Receipt.at(stamped.receipt.stamp_ns, 1, "host-a"))
     arrival = book.arrival_for(update)
     book.finished(update)
-    assert handled.is_set()
+    assert arrival.receipt == stamped.receipt
     assert arrival.press == ButtonPress(Action.SNAP, 3, 5)
     assert arrival.is_call
     assert signer.decoded == 1
@@ -66,3 +62,24 @@ def test_an_update_that_entered_unstamped_still_gets_its_press() -> None:
     arrival = ReceiptBook(signer).arrival_for(update)
     assert arrival.press == ButtonPress(Action.JOIN, 4, 0)
     assert arrival.receipt.update_id == 3
+
+
+def test_a_stamp_is_wall_clock_time_with_the_host_beside_it() -> None:
+    book = ReceiptBook(CallbackSigner(b"secret"), "host-a")
+    before = time.time_ns()
+    (arrival,) = book.stamp([press(4, "x")])
+    after = time.time_ns()
+    assert before <= arrival.receipt.stamp_ns <= after
+    assert arrival.receipt.host_id == "host-a"
+    assert abs(arrival.receipt.wall.timestamp() * 1e9 - arrival.receipt.stamp_ns) < 1e6
+    assert arrival.topic == Topic(-100, 0)
+
+
+def test_an_update_stamped_by_another_host_keeps_that_stamp_and_is_decoded_here() -> None:
+    signer = CountingSigner(b"secret")
+    update = press(5, signer.encode(Action.SNAP, game_id=3, version=5))
+    elsewhere = Receipt.at(1_700_000_000_000_000_000, 5, "host-b")
+    arrival = ReceiptBook(signer, "host-a").admit(update, elsewhere)
+    assert arrival.receipt == elsewhere
+    assert arrival.is_call
+    assert signer.decoded == 1

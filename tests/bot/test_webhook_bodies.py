@@ -1,4 +1,9 @@
-"""The webhook answers what it cannot read with a 2xx (after logging it), never a 500."""
+"""The webhook: an update is answered 200 only once it is stored; what it cannot read, 2xx.
+
+A body that is not an update gets a 2xx (after logging it), never a 500. An
+update whose storing fails gets a 500 (Telegram delivers it again); while the
+bot drains for a stop, 503.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +16,14 @@ from typing import Any
 
 import aiohttp
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.receipts import ReceiptBook
 from telesnap.bot.webhook import SECRET_HEADER, WebhookServer
+from telesnap.services.inbox import InboxService
+from telesnap.storage.database import session_factory
+from telesnap.storage.uow import UnitsOfWork
+
+from .inbox_helpers import SAFETY_S, Worker, message_update
 
 SECRET = "s3cret"
 DEEP_LIST = "[" * 100_000 + "]" * 100_000
@@ -22,27 +31,38 @@ DEEP_OBJECT = '{"update_id": 9, "message": ' + '{"a": ' * 100_000 + "1" + "}" * 
 
 
 @dataclass
-class QueueOnly:
-    """What the server uses of the Application: its bot and its update queue."""
+class BotOnly:
+    """What the server uses of the Application: its bot."""
 
     bot: Any = None
-    update_queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
+
+
+@dataclass
+class RecordingIntake:
+    """Stands in for the intake: records what it was handed (or fails, as a dead database)."""
+
+    received: list[dict[str, Any]] = field(default_factory=list)
+    fails: bool = False
+
+    async def receive(self, updates: Any, payloads: list[dict[str, Any]]) -> None:
+        if self.fails:
+            raise ConnectionError("the database went away")
+        self.received.extend(payloads)
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[tuple[WebhookServer, QueueOnly]]:
-    application = QueueOnly()
-    book = ReceiptBook(CallbackSigner.for_token("123:secret"))
+async def server() -> AsyncIterator[tuple[WebhookServer, RecordingIntake]]:
+    intake = RecordingIntake()
     hook = WebhookServer(
-        application,  # type: ignore[arg-type]
-        book,
+        BotOnly(),  # type: ignore[arg-type]
+        intake,  # type: ignore[arg-type]
         secret=SECRET,
         host="127.0.0.1",
         port=0,
     )
     await hook.start()
     try:
-        yield hook, application
+        yield hook, intake
     finally:
         await hook.stop()
 
@@ -86,18 +106,69 @@ async def post(hook: WebhookServer, body: bytes) -> int:
     ],
 )
 async def test_a_body_that_is_not_an_update_gets_a_2xx_and_is_logged(
-    server: tuple[WebhookServer, QueueOnly], body: bytes, caplog: pytest.LogCaptureFixture
+    server: tuple[WebhookServer, RecordingIntake], body: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
-    hook, application = server
+    hook, intake = server
     with caplog.at_level(logging.WARNING, logger="telesnap.bot.webhook"):
         status = await post(hook, body)
     assert status == 200
-    assert application.update_queue.empty()
+    assert intake.received == []
     assert any("not an update" in record.getMessage() for record in caplog.records)
 
 
-async def test_an_update_is_queued(server: tuple[WebhookServer, QueueOnly]) -> None:
-    hook, application = server
+async def test_an_update_is_handed_to_the_inbox(
+    server: tuple[WebhookServer, RecordingIntake],
+) -> None:
+    hook, intake = server
     assert await post(hook, json.dumps({"update_id": 5}).encode()) == 200
-    update = application.update_queue.get_nowait()
-    assert update.update_id == 5
+    assert intake.received == [{"update_id": 5}]
+
+
+async def test_an_update_that_could_not_be_stored_is_not_acknowledged(
+    server: tuple[WebhookServer, RecordingIntake], caplog: pytest.LogCaptureFixture
+) -> None:
+    hook, intake = server
+    intake.fails = True
+    with caplog.at_level(logging.ERROR, logger="telesnap.bot.webhook"):
+        status = await post(hook, json.dumps({"update_id": 6}).encode())
+    assert status == 500, "Telegram delivers it again"
+    assert any("could not store update 6" in record.getMessage() for record in caplog.records)
+
+
+async def test_a_draining_bot_refuses_new_updates_so_they_go_elsewhere(
+    server: tuple[WebhookServer, RecordingIntake],
+) -> None:
+    hook, intake = server
+    hook.drain()
+    assert await post(hook, json.dumps({"update_id": 7}).encode()) == 503
+    assert intake.received == []
+
+
+async def test_the_row_is_committed_before_the_200(engine: AsyncEngine) -> None:
+    """With the real inbox: when the 200 arrives, another connection already sees the row."""
+    handled = asyncio.Event()
+
+    async def handle(update: Any) -> None:
+        handled.set()
+
+    worker = Worker(engine, handle)
+    await worker.dispatcher.start()
+    hook = WebhookServer(
+        BotOnly(),  # type: ignore[arg-type]
+        worker.intake,
+        secret=SECRET,
+        host="127.0.0.1",
+        port=0,
+    )
+    await hook.start()
+    try:
+        update = message_update(11, -5)
+        assert await post(hook, json.dumps(update.to_dict()).encode()) == 200
+        seen = InboxService(UnitsOfWork(session_factory(engine)))
+        stored = await seen.pending(11)
+        assert stored is not None or await seen.is_processed(11), "stored before the 200"
+        async with asyncio.timeout(SAFETY_S):
+            await handled.wait()
+    finally:
+        await hook.stop()
+        await worker.dispatcher.drain()

@@ -251,6 +251,19 @@ async def another_chat(
     return Table(table.running, table.database_url, int(chat["id"]), players, runner=table.runner)
 
 
+async def handed_over_unconfirmed(client: Any, update_kind: str, count: int = 1) -> None:
+    """Wait until the newest ``count`` updates of ``update_kind`` were handed to the bot
+    at least twice without being confirmed: the bot could not store them, so it never
+    acknowledged them, and they came again."""
+
+    async def probe() -> bool | None:
+        latest = [u for u in await client.updates() if u.kind == update_kind][-count:]
+        waiting = all(len(u.deliveries) >= 2 and not u.confirmed for u in latest)
+        return True if len(latest) == count and waiting else None
+
+    await client.wait_for(probe, what=f"{update_kind} handed over again, unconfirmed")
+
+
 class DatabaseOutage:
     """Makes every statement on the bot's database fail while it is on.
 

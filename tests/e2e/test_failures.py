@@ -11,7 +11,14 @@ from sqlalchemy import text
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.storage.database import create_engine
 
-from .harness import DatabaseOutage, Table, another_chat, database_file, table_with
+from .harness import (
+    DatabaseOutage,
+    Table,
+    another_chat,
+    database_file,
+    handed_over_unconfirmed,
+    table_with,
+)
 
 PRESS_FAILED = "⚠️ Something went wrong on my side. Please try again."
 PRESS_FAILED_ES = "⚠️ Algo ha fallado por mi parte. Inténtalo de nuevo."
@@ -89,25 +96,40 @@ async def test_a_press_and_a_command_whose_game_fails_to_replay_are_answered(
         assert all(t.is_answered for t in toasts), "every press answered, none twice"
 
 
-async def test_a_press_and_a_command_during_a_database_outage_are_answered(
+async def test_a_press_during_a_database_outage_is_not_acknowledged_and_is_applied_after_it(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:
-    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+    """The inbox cannot store it, so Telegram is never told it arrived: it comes again,
+    and once the database is back it is applied, once, and answered."""
+    database_url = database_file(tmp_path)
+    async with table_with(emulator, database_url, ["Ann", "Bob"]) as table:
         board = await table.open_and_start(["Ann", "Bob"])
         assert table.runner is not None
         outage = DatabaseOutage(table.runner.engine)
         outage.active = True
         try:
             assert board.turn is not None
-            toast = await table.press(board.turn, board.message, "Flip")
-            assert toast.text == PRESS_FAILED
-            asked = await table.command(board.turn, "flip")
-            reply = await table.reply_to(asked)
-            assert "Something went wrong on my side with /flip" in reply.text
+            query_id = await table.client.press(
+                table.chat_id,
+                board.message.message_id,
+                table.players[board.turn],
+                button_text="Flip",
+            )
+            await handed_over_unconfirmed(table.client, "callback_query")
             assert outage.failures > 0
         finally:
             outage.active = False
+        toast = await table.client.wait_for_toast(callback_query_id=query_id)
+        assert toast.is_answered
+        assert toast.text != PRESS_FAILED
+        after = await table.next_board()
+        assert f"{board.turn} flips" in after.message.text
         await flip_and_see(table)
+        flips = await sql(
+            database_url,
+            "SELECT count(*) FROM game_operations WHERE kind = 'card_flipped'",
+        )
+        assert flips == [(2,)], "the press from the outage applied once, and one more"
         outage.remove()
 
 

@@ -279,3 +279,63 @@ async def test_a_worker_started_with_no_resume_leaves_the_running_games_alone(
         await table.wait_for_text("I am back: the game goes on.")
         resumed = await table.next_board()
         assert resumed.turn is not None
+
+
+async def test_a_stopping_webhook_bot_answers_503_while_it_drains(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/telegram"
+    settings = Settings(
+        token=emulator.token, api_url=emulator.url, database_url=database_file(tmp_path)
+    )
+    runner = BotRunner(
+        settings, limits=NO_FLOOD, shuffle_seed=7, webhook=Webhook(url, "127.0.0.1", port, "s3cret")
+    )
+    client = emulator.client
+    users = {name: int((await client.create_user(name))["id"]) for name in ("Ann", "Bob")}
+    chat = await client.create_chat("group", title="Draining", members=list(users.values()))
+    table = Table(emulator, settings.database_url, int(chat["id"]), users)
+    await runner.start()
+    stopping: asyncio.Task[None] | None = None
+    try:
+        await table.open_and_start(["Ann", "Bob"])
+        dispatcher = runner.dispatcher
+        assert dispatcher is not None
+        draining, release = asyncio.Event(), asyncio.Event()
+        finish_taken = dispatcher.drain
+
+        async def held_drain() -> None:
+            draining.set()
+            await release.wait()  # the drain is held open while the test looks
+            await finish_taken()
+
+        monkeypatch.setattr(dispatcher, "drain", held_drain)
+        stopping = asyncio.create_task(runner.stop())
+        async with asyncio.timeout(10):
+            await draining.wait()
+        headers = {"X-Telegram-Bot-Api-Secret-Token": "s3cret"}
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(url, json={"update_id": 99_999}, headers=headers) as reply,
+        ):
+            assert reply.status == 503, "delivered elsewhere, or again later"
+        release.set()
+        async with asyncio.timeout(30):
+            await stopping
+    finally:
+        if stopping is None:
+            await runner.stop()
+    engine = create_engine(settings.database_url)
+    try:
+        async with engine.connect() as connection:
+            stored = await connection.scalar(
+                text("SELECT count(*) FROM inbox WHERE update_id = 99999")
+            )
+            pending = await connection.scalar(
+                text("SELECT count(*) FROM inbox WHERE processed_at IS NULL")
+            )
+    finally:
+        await engine.dispose()
+    assert stored == 0, "refused, so not stored"
+    assert pending == 0, "what was taken before the stop was finished"

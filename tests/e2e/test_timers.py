@@ -148,12 +148,12 @@ async def test_bookkeeping_is_forgotten_two_days_on(
         clock.advance(600)
         await table.fire_timers()
         await table.wait_for_text("the lobby is closed")
-        assert count_rows(database, "processed_updates") == 1, "the /newgame"
+        assert count_rows(database, "inbox") == 2, "the /settings and the /newgame, received"
         assert count_rows(database, "timers") == 1, "the lobby's expiry, fired"
 
         clock.advance(2 * 24 * 3600 + 1)
         await table.fire_timers()
-        assert count_rows(database, "processed_updates") == 0
+        assert count_rows(database, "inbox") == 0
         assert count_rows(database, "timers") == 0
         await table.command("Ann", "newgame")
         await table.wait_for_text("Players (1/12)")

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services import housekeeping
 from telesnap.services.housekeeping import HousekeepingService, Tidied
-from telesnap.storage.models import ProcessedUpdate, Timer
+from telesnap.storage.models import InboxUpdate, Timer
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 Factory = async_sessionmaker[AsyncSession]
@@ -20,7 +20,7 @@ CHAT = -300
 
 async def mark_processed(factory: Factory, update_id: int, at: datetime) -> None:
     async with UnitOfWork(factory) as uow:
-        uow.session.add(ProcessedUpdate(update_id=update_id, processed_at=at))
+        uow.session.add(InboxUpdate(update_id=update_id, received_at=at, processed_at=at))
 
 
 async def add_timer(factory: Factory, due_at: datetime, fired_at: datetime | None) -> int:
@@ -35,7 +35,7 @@ async def add_timer(factory: Factory, due_at: datetime, fired_at: datetime | Non
 async def remaining(factory: Factory) -> tuple[list[int], list[int]]:
     async with UnitOfWork(factory) as uow:
         updates = await uow.session.scalars(
-            select(ProcessedUpdate.update_id).order_by(ProcessedUpdate.update_id)
+            select(InboxUpdate.update_id).order_by(InboxUpdate.update_id)
         )
         timers = await uow.session.scalars(select(Timer.id).order_by(Timer.id))
         return list(updates), list(timers)
@@ -78,5 +78,5 @@ async def test_tidying_runs_at_start_then_once_an_hour(session_factory: Factory)
     assert (await remaining(session_factory))[0] == [2], "not yet: tidied less than an hour ago"
     assert await service.tidy_if_due(NOW + timedelta(hours=1)) == Tidied(1, 0)
     async with UnitOfWork(session_factory) as uow:
-        count = await uow.session.scalar(select(func.count()).select_from(ProcessedUpdate))
+        count = await uow.session.scalar(select(func.count()).select_from(InboxUpdate))
     assert count == 0

@@ -29,7 +29,7 @@ _CLOCK_ZERO = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
 
 def receipt(stamp_ms: float = 0.0, update_id: int | None = None) -> Receipt:
     return Receipt(
-        monotonic_ns=int(stamp_ms * 1_000_000),
+        stamp_ns=int(stamp_ms * 1_000_000),
         wall=_CLOCK_ZERO + timedelta(milliseconds=stamp_ms),  # the two clocks agree
         update_id=next(_update_ids) if update_id is None else update_id,
     )

@@ -29,7 +29,7 @@ _update_ids = itertools.count(7000)
 def at(ms_after_shown: float) -> Receipt:
     """A press received ``ms_after_shown`` after the board was shown (both clocks agree)."""
     return Receipt(
-        monotonic_ns=int(ms_after_shown * 1_000_000),
+        stamp_ns=int(ms_after_shown * 1_000_000),
         wall=SHOWN + timedelta(milliseconds=ms_after_shown),
         update_id=next(_update_ids),
     )

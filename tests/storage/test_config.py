@@ -11,6 +11,7 @@ from telesnap.config import (
     DEFAULT_DATABASE_URL,
     ConfigError,
     Settings,
+    default_host_id,
     load_settings,
 )
 
@@ -48,6 +49,8 @@ def test_token_is_masked_in_repr_and_str() -> None:
         ("TELESNAP_DATABASE_URL", "just-a-file.db"),
         ("TELESNAP_DATABASE_URL", "postgresql:///nohost"),
         ("TELESNAP_LOG_LEVEL", "LOUD"),
+        ("TELESNAP_HOST_ID", "two words"),
+        ("TELESNAP_HOST_ID", "x" * 65),
     ],
 )
 def test_a_bad_setting_raises_one_line_naming_the_variable(variable: str, value: str) -> None:
@@ -167,3 +170,9 @@ def test_the_runner_takes_its_shuffle_seed_and_flood_control_from_the_settings()
     runner = BotRunner(Settings(token=TOKEN, shuffle_seed=5, flood_control=False))
     assert runner.shuffle_seed == 5
     assert runner.limits.enabled is False
+
+
+def test_the_host_id_defaults_to_the_hostname_and_can_be_set() -> None:
+    assert load(TELESNAP_TOKEN=TOKEN).host_id == default_host_id()
+    assert default_host_id() == default_host_id().strip() != ""
+    assert load(TELESNAP_TOKEN=TOKEN, TELESNAP_HOST_ID="worker-2.eu").host_id == "worker-2.eu"

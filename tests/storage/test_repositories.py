@@ -210,7 +210,8 @@ async def test_operations_get_consecutive_seq_and_load_in_order(session_factory:
         user_id=BIG_USER,
         update_id=900_000_000_123,
         receipt_wall_at=receipt,
-        receipt_monotonic_ns=123_456_789_012_345,
+        receipt_stamp_ns=123_456_789_012_345,
+        receipt_host_id="host-a",
         reaction_ms=412,
     )
     resolved = RaceResolved(
@@ -240,6 +241,15 @@ async def test_operations_get_consecutive_seq_and_load_in_order(session_factory:
             operation_to_json(flipped),
             operation_to_json(called),
         ]
+        stored_call = loaded[1]
+        assert (stored_call.user_id, stored_call.update_id, stored_call.reaction_ms) == (
+            BIG_USER,
+            900_000_000_123,
+            412,
+        )
+        assert stored_call.receipt_wall_at == receipt
+        assert stored_call.receipt_stamp_ns == 123_456_789_012_345
+        assert stored_call.receipt_host_id == "host-a"
         assert loaded[0].user_id is None
         assert loaded[0].recorded_at.tzinfo is UTC
         assert await uow.history.operations(game_id) == [

@@ -3,7 +3,8 @@
 from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .base import Base, UtcDateTime, utc_now
 from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
-from .infrastructure import ProcessedUpdate, Timer
+from .inbox import NO_CHAT, InboxUpdate
+from .infrastructure import Timer
 from .races import Race, RaceState
 from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats, ReactionCount
 
@@ -11,6 +12,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "ALL_CHATS",
     "CHAT_TYPES",
+    "NO_CHAT",
     "WHOLE_CHAT",
     "Base",
     "BoardView",
@@ -22,8 +24,8 @@ __all__ = [
     "GamePlayerResult",
     "GameResult",
     "GameStatus",
+    "InboxUpdate",
     "PlayerStats",
-    "ProcessedUpdate",
     "Race",
     "RaceState",
     "ReactionCount",

@@ -119,7 +119,9 @@ class GameOperation(Base):
     user_id: Mapped[int | None] = mapped_column(BigInteger)
     update_id: Mapped[int | None] = mapped_column(BigInteger)
     receipt_wall_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
-    receipt_monotonic_ns: Mapped[int | None] = mapped_column(BigInteger)
+    receipt_stamp_ns: Mapped[int | None] = mapped_column(BigInteger)
+    """The update's receipt stamp (wall-clock ns), taken by ``receipt_host_id``."""
+    receipt_host_id: Mapped[str | None] = mapped_column(String(64))
     reaction_ms: Mapped[int | None] = mapped_column(Integer)
 
 

@@ -1,4 +1,4 @@
-"""Bookkeeping tables: processed Telegram updates (idempotence) and timers."""
+"""Bookkeeping tables: timers (the received updates are in :mod:`.inbox`)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,9 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UtcDateTime, utc_now
+from .base import Base, UtcDateTime
 
-__all__ = ["ProcessedUpdate", "Timer"]
-
-
-class ProcessedUpdate(Base):
-    """A Telegram update whose effects are committed; a redelivery of it changes nothing."""
-
-    __tablename__ = "processed_updates"
-
-    update_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    processed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
+__all__ = ["Timer"]
 
 
 class Timer(Base):

@@ -28,9 +28,9 @@ _OPEN_CONDITION = "state = 'open'"
 class Race(Base):
     """A Snap race of a game: where it is, when its tie window closes, and how it ended.
 
-    The deadline is kept on both clocks of the receipt stamps: ``deadline_ns`` on
-    the monotonic clock (comparable between processes on one host) and
-    ``deadline_at`` as wall time (meaningful after a restart).
+    The deadline is the earliest call's receipt stamp plus the tie window, as
+    wall-clock nanoseconds (``deadline_ns``, comparable between hosts whose
+    clocks agree) and as a datetime (``deadline_at``, the same moment).
     """
 
     __tablename__ = "races"

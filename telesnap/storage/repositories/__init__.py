@@ -2,24 +2,27 @@
 
 from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
 from .board_views import BoardViewRepository, ShownBoard
-from .bookkeeping import ProcessedUpdateRepository, TimerRepository
+from .bookkeeping import TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
+from .inbox import INBOX_CHANNEL, InboxRepository, StoredUpdate
 from .races import RaceRepository
 from .stats import Ranking, StatsRepository
 
 __all__ = [
+    "INBOX_CHANNEL",
     "BoardViewRepository",
     "ChatRepository",
     "ChatSettingsRepository",
     "GameRepository",
     "HistoryRepository",
+    "InboxRepository",
     "OperationRecord",
-    "ProcessedUpdateRepository",
     "RaceRepository",
     "Ranking",
     "ShownBoard",
     "StatsRepository",
+    "StoredUpdate",
     "TimerRepository",
     "UserRepository",
 ]

@@ -1,4 +1,4 @@
-"""Processed updates (so a redelivered update changes nothing) and timers."""
+"""Timers (the processed updates are in the inbox: :mod:`.inbox`)."""
 
 from __future__ import annotations
 
@@ -8,58 +8,15 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Delete, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..models import ProcessedUpdate, Timer, utc_now
+from ..models import Timer, utc_now
 from ..models.accounts import WHOLE_CHAT
-from ._dialect import upsert_insert
 
-__all__ = ["FAILURES_KEY", "SET_ASIDE_KEY", "ProcessedUpdateRepository", "TimerRepository"]
+__all__ = ["FAILURES_KEY", "SET_ASIDE_KEY", "TimerRepository"]
 
 FAILURES_KEY = "failures"
 """In a timer's payload: how many times firing it has failed."""
 SET_ASIDE_KEY = "set_aside"
 """In a timer's payload: why it was given up on (its last error)."""
-
-
-class ProcessedUpdateRepository:
-    """The Telegram updates whose effects are committed."""
-
-    def __init__(self, session: AsyncSession) -> None:
-        self._session = session
-
-    async def mark_update_processed(self, update_id: int) -> bool:
-        """Record ``update_id``; return False if it was recorded already (a redelivery).
-
-        Call it in the same unit of work as the update's changes: if that rolls
-        back, the update counts as unprocessed again.
-        """
-        statement = (
-            upsert_insert(self._session, ProcessedUpdate)
-            .values(update_id=update_id, processed_at=utc_now())
-            .on_conflict_do_nothing(index_elements=[ProcessedUpdate.update_id])
-        )
-        # The row count says whether the row went in; no row comes back to fetch.
-        result = cast("CursorResult[Any]", await self._session.execute(statement))
-        return result.rowcount == 1
-
-    async def is_processed(self, update_id: int) -> bool:
-        """Whether ``update_id`` is recorded."""
-        statement = select(ProcessedUpdate.update_id).where(ProcessedUpdate.update_id == update_id)
-        return await self._session.scalar(statement) is not None
-
-    async def forget_before(self, moment: datetime, limit: int = 1000) -> int:
-        """Delete up to ``limit`` records processed before ``moment``; return how many went.
-
-        Update ids grow with time, so the oldest records come first in key order
-        and a batch reads little more than the rows it deletes.
-        """
-        oldest = (
-            select(ProcessedUpdate.update_id)
-            .where(ProcessedUpdate.processed_at < moment)
-            .order_by(ProcessedUpdate.update_id)
-            .limit(limit)
-        )
-        statement = delete(ProcessedUpdate).where(ProcessedUpdate.update_id.in_(oldest))
-        return await _delete(self._session, statement)
 
 
 class TimerRepository:

@@ -33,7 +33,8 @@ class OperationRecord:
     user_id: int | None = None
     update_id: int | None = None
     receipt_wall_at: datetime | None = None
-    receipt_monotonic_ns: int | None = None
+    receipt_stamp_ns: int | None = None
+    receipt_host_id: str | None = None
     reaction_ms: int | None = None
 
 
@@ -69,7 +70,8 @@ class HistoryRepository:
                 "user_id": record.user_id,
                 "update_id": record.update_id,
                 "receipt_wall_at": record.receipt_wall_at,
-                "receipt_monotonic_ns": record.receipt_monotonic_ns,
+                "receipt_stamp_ns": record.receipt_stamp_ns,
+                "receipt_host_id": record.receipt_host_id,
                 "reaction_ms": record.reaction_ms,
             }
             for seq, record in zip(seqs, records, strict=True)
@@ -107,7 +109,8 @@ class HistoryRepository:
                 user_id=row.user_id,
                 update_id=row.update_id,
                 receipt_wall_at=row.receipt_wall_at,
-                receipt_monotonic_ns=row.receipt_monotonic_ns,
+                receipt_stamp_ns=row.receipt_stamp_ns,
+                receipt_host_id=row.receipt_host_id,
                 reaction_ms=row.reaction_ms,
             )
             for row in await self.load(game_id, after_seq)

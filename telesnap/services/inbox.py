@@ -1,0 +1,104 @@
+"""The durable inbox: received updates stored before they are acknowledged, taken in order.
+
+Every update is stored (with its topic, raw JSON and receipt stamp) before
+Telegram is told it arrived: the webhook answers 200 and long polling confirms
+the offset only after the row is committed. A worker takes a topic's pending
+updates one at a time, in update_id order, under the topic's claim
+(:class:`TopicClaims`); a Snap call is taken on its own claim, at once, so it
+never waits behind its topic's line. A stored update stays pending until its
+change is committed (the change's own transaction marks it, see
+``Service._change``) or its handlers are done (:meth:`InboxService.handled`):
+a worker that dies before either leaves it pending for a live worker, and a
+second application of an update whose change was committed is a no-op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from ..storage.models import NO_CHAT
+from ..storage.repositories import StoredUpdate
+from .ports import UnitOfWorkFactory
+from .types import Topic
+
+__all__ = ["NO_CHAT", "InboxService", "StoredUpdate", "TopicClaims"]
+
+
+class TopicClaims(Protocol):
+    """Who may take which pending updates now: one taker per topic, and per call.
+
+    With several workers on PostgreSQL, a claim is an advisory lock on one
+    connection of the worker (a worker that dies releases its claims with its
+    connection) and storing updates wakes every worker (LISTEN/NOTIFY); with
+    SQLite, one process, the claims are in memory and the wake-up is direct.
+    """
+
+    async def start(self, wake: Callable[[], None]) -> None:
+        """Begin; ``wake`` is called whenever another worker stored updates."""
+        ...
+
+    async def try_topic(self, topic: Topic) -> bool:
+        """Claim a topic's line; False if someone else holds it."""
+        ...
+
+    async def release_topic(self, topic: Topic) -> None:
+        """Give a topic's line back."""
+        ...
+
+    async def try_call(self, update_id: int) -> bool:
+        """Claim one call; False if someone else holds it."""
+        ...
+
+    async def release_call(self, update_id: int) -> None:
+        """Give a call back."""
+        ...
+
+    async def close(self) -> None:
+        """Release every claim and stop listening."""
+        ...
+
+
+class InboxService:
+    """Store received updates, find the pending ones, mark them handled."""
+
+    def __init__(self, units: UnitOfWorkFactory) -> None:
+        self._units = units
+
+    async def store(self, updates: Sequence[StoredUpdate]) -> int:
+        """Store received updates in one transaction; return how many were new.
+
+        A redelivered update (its update_id stored already) is stored once.
+        """
+        async with self._units() as uow:
+            return await uow.updates.store(updates)
+
+    async def pending_topics(self) -> list[Topic]:
+        """The topics with pending updates that are not calls."""
+        async with self._units(read_only=True) as uow:
+            return [Topic(*key) for key in await uow.updates.pending_topics()]
+
+    async def pending_calls(self) -> list[StoredUpdate]:
+        """The pending calls, oldest first."""
+        async with self._units(read_only=True) as uow:
+            return await uow.updates.pending_calls()
+
+    async def next_in_topic(self, topic: Topic, limit: int) -> list[StoredUpdate]:
+        """The next (up to ``limit``) pending updates of a topic (not calls), in update_id order."""
+        async with self._units(read_only=True) as uow:
+            return await uow.updates.next_in_topic(topic.chat_id, topic.thread_id, limit)
+
+    async def pending(self, update_id: int) -> StoredUpdate | None:
+        """The update, if it is still pending (read after claiming it)."""
+        async with self._units(read_only=True) as uow:
+            return await uow.updates.pending(update_id)
+
+    async def handled(self, update_id: int) -> None:
+        """Mark an update processed now that its handlers are done."""
+        async with self._units() as uow:
+            await uow.updates.mark_handled(update_id)
+
+    async def is_processed(self, update_id: int) -> bool:
+        """Whether the update is processed."""
+        async with self._units(read_only=True) as uow:
+            return await uow.updates.is_processed(update_id)

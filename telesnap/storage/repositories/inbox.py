@@ -1,0 +1,194 @@
+"""The inbox of received updates: storing them, finding what is pending, marking them done."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, Table, delete, select, text, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..models import NO_CHAT, InboxUpdate, utc_now
+from ._dialect import upsert_insert
+
+__all__ = ["INBOX_CHANNEL", "InboxRepository", "StoredUpdate"]
+
+INBOX_CHANNEL = "telesnap_inbox"
+"""The PostgreSQL NOTIFY channel that wakes the workers when updates are stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredUpdate:
+    """A received update as the inbox holds it."""
+
+    update_id: int
+    chat_id: int
+    thread_id: int
+    is_call: bool
+    payload: dict[str, Any]
+    stamp_ns: int
+    host_id: str
+
+
+# Core statements on the table: the ORM's bulk machinery costs more than the query here,
+# and these run for every update.
+_INBOX: Table = cast("Table", InboxUpdate.__table__)
+_C = _INBOX.c
+_PENDING = _C.processed_at.is_(None)
+_STORED_COLUMNS = (
+    _C.update_id,
+    _C.chat_id,
+    _C.thread_id,
+    _C.is_call,
+    _C.payload,
+    _C.stamp_ns,
+    _C.host_id,
+)
+
+
+def _stored(row: Sequence[Any]) -> StoredUpdate:
+    update_id, chat_id, thread_id, is_call, payload, stamp_ns, host_id = row
+    return StoredUpdate(
+        update_id,
+        chat_id,
+        thread_id,
+        bool(is_call),
+        dict(payload or {}),
+        stamp_ns or 0,
+        host_id or "",
+    )
+
+
+class InboxRepository:
+    """The received updates, and which of them are processed (so a redelivery changes nothing)."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def store(self, updates: Sequence[StoredUpdate]) -> int:
+        """Store received updates (one already stored is left as it is); return how many went in.
+
+        On PostgreSQL the other workers are woken when the transaction commits.
+        """
+        if not updates:
+            return 0
+        now = utc_now()
+        rows = [
+            {
+                "update_id": stored.update_id,
+                "chat_id": stored.chat_id,
+                "thread_id": stored.thread_id,
+                "is_call": stored.is_call,
+                "payload": stored.payload,
+                "stamp_ns": stored.stamp_ns,
+                "host_id": stored.host_id,
+                "received_at": now,
+                "processed_at": None,
+            }
+            for stored in updates
+        ]
+        statement = (
+            upsert_insert(self._session, _INBOX)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=[_C.update_id])
+        )
+        result = cast("CursorResult[Any]", await self._session.execute(statement))
+        if self._session.get_bind().dialect.name == "postgresql":
+            # NOTIFY is delivered on commit, and not at all if the transaction rolls back.
+            await self._session.execute(text(f"NOTIFY {INBOX_CHANNEL}"))
+        return result.rowcount
+
+    async def mark_update_processed(self, update_id: int) -> bool:
+        """Mark ``update_id`` processed; return False if it was processed already (a redelivery).
+
+        Call it in the same unit of work as the update's changes: if that rolls
+        back, the update counts as unprocessed again. An update the inbox does
+        not hold (a service used without the bot) is recorded as processed.
+        """
+        now = utc_now()
+        insert = upsert_insert(self._session, _INBOX).values(
+            update_id=update_id,
+            chat_id=NO_CHAT,
+            thread_id=0,
+            is_call=False,
+            received_at=now,
+            processed_at=now,
+        )
+        statement = insert.on_conflict_do_update(
+            index_elements=[_C.update_id],
+            set_={"processed_at": now},
+            where=_PENDING,
+        )
+        # The row count says whether a row went in or changed; no row comes back to fetch.
+        result = cast("CursorResult[Any]", await self._session.execute(statement))
+        return result.rowcount == 1
+
+    async def mark_handled(self, update_id: int) -> None:
+        """Mark an update processed once its handlers are done (if its change did not already)."""
+        statement = (
+            update(_INBOX).where(_C.update_id == update_id, _PENDING).values(processed_at=utc_now())
+        )
+        await self._session.execute(statement)
+
+    async def is_processed(self, update_id: int) -> bool:
+        """Whether ``update_id`` is processed."""
+        statement = select(_C.update_id).where(
+            _C.update_id == update_id, _C.processed_at.is_not(None)
+        )
+        return await self._session.scalar(statement) is not None
+
+    async def pending_topics(self, limit: int = 500) -> list[tuple[int, int]]:
+        """The (chat id, thread id) of topics with pending updates that are not calls."""
+        statement = (
+            select(_C.chat_id, _C.thread_id)
+            .where(_PENDING, _C.is_call.is_(False))
+            .group_by(_C.chat_id, _C.thread_id)
+            .limit(limit)
+        )
+        return [
+            (chat_id, thread_id) for chat_id, thread_id in await self._session.execute(statement)
+        ]
+
+    async def pending_calls(self, limit: int = 500) -> list[StoredUpdate]:
+        """The pending calls, oldest first."""
+        statement = (
+            select(*_STORED_COLUMNS)
+            .where(_PENDING, _C.is_call.is_(True))
+            .order_by(_C.update_id)
+            .limit(limit)
+        )
+        return [_stored(row) for row in await self._session.execute(statement)]
+
+    async def next_in_topic(
+        self, chat_id: int, thread_id: int, limit: int = 20
+    ) -> list[StoredUpdate]:
+        """The topic's pending updates that are not calls, in update_id order."""
+        statement = (
+            select(*_STORED_COLUMNS)
+            .where(
+                _PENDING, _C.is_call.is_(False), _C.chat_id == chat_id, _C.thread_id == thread_id
+            )
+            .order_by(_C.update_id)
+            .limit(limit)
+        )
+        return [_stored(row) for row in await self._session.execute(statement)]
+
+    async def pending(self, update_id: int) -> StoredUpdate | None:
+        """The update, if it is still pending."""
+        statement = select(*_STORED_COLUMNS).where(_C.update_id == update_id, _PENDING)
+        row = (await self._session.execute(statement)).first()
+        return None if row is None else _stored(row)
+
+    async def forget_before(self, moment: datetime, limit: int = 1000) -> int:
+        """Delete up to ``limit`` updates processed before ``moment``; return how many went.
+
+        Update ids grow with time, so the oldest records come first in key order
+        and a batch reads little more than the rows it deletes. Pending updates stay.
+        """
+        oldest = (
+            select(_C.update_id).where(_C.processed_at < moment).order_by(_C.update_id).limit(limit)
+        )
+        result = await self._session.execute(delete(_INBOX).where(_C.update_id.in_(oldest)))
+        return cast("CursorResult[Any]", result).rowcount

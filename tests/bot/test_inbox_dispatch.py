@@ -1,0 +1,204 @@
+"""The one ordered place: updates come from the inbox, one topic's at a time, calls at once.
+
+These run the real dispatcher and the real inbox (SQLite, and PostgreSQL when
+it is configured) behind a stand-in for python-telegram-bot's ``process_update``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from telegram import Update
+
+from .inbox_helpers import SAFETY_S, Counter, Worker, message_update, snap_press
+
+
+async def test_a_busy_topic_waits_in_its_own_line_without_stalling_another_chat(
+    engine: AsyncEngine,
+) -> None:
+    busy_release = asyncio.Event()
+    busy_started = asyncio.Event()
+    other_done = asyncio.Event()
+    order: list[int] = []
+    busy_done = Counter()
+
+    async def handle(update: Update) -> None:
+        if update.effective_chat and update.effective_chat.id == -6:
+            other_done.set()
+            return
+        busy_started.set()
+        order.append(update.update_id)
+        await busy_release.wait()
+        busy_done.add()
+
+    worker = Worker(engine, handle, slots=2)
+    await worker.dispatcher.start()
+    await worker.receive(message_update(1, -5))
+    async with asyncio.timeout(SAFETY_S):
+        await busy_started.wait()
+    # Four more updates for the busy chat: in its line, they hold no slot.
+    await worker.receive(*(message_update(n, -5) for n in range(2, 6)))
+    await worker.receive(message_update(9, -6))
+    async with asyncio.timeout(SAFETY_S):
+        await other_done.wait()
+    assert order == [1], "the busy chat's later updates still wait for its first"
+    busy_release.set()
+    await busy_done.reached(5)
+    await worker.dispatcher.drain()
+    assert order == [1, 2, 3, 4, 5], "one chat's updates in update_id order"
+
+
+async def test_no_more_updates_run_at_once_than_there_are_slots(engine: AsyncEngine) -> None:
+    release = asyncio.Event()
+    running = 0
+    most = 0
+    two_running = asyncio.Event()
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        if running == 2:
+            two_running.set()
+        await release.wait()
+        running -= 1
+        done.add()
+
+    worker = Worker(engine, handle, slots=2)
+    await worker.dispatcher.start()
+    await worker.receive(*(message_update(n, -100 - n) for n in range(6)))
+    async with asyncio.timeout(SAFETY_S):
+        await two_running.wait()
+    for _ in range(20):
+        await asyncio.sleep(0)  # give the other four every chance to start
+    assert running == 2
+    release.set()
+    await done.reached(6)
+    await worker.dispatcher.drain()
+    assert most == 2
+    assert worker.dispatcher.slot_count == 2
+
+
+async def test_a_call_is_not_held_behind_a_flip_waiting_in_its_topic(engine: AsyncEngine) -> None:
+    call_handled = asyncio.Event()
+    flip_waits = asyncio.Event()
+
+    async def handle(update: Update) -> None:
+        if update.callback_query is not None:
+            call_handled.set()
+            return
+        flip_waits.set()
+        await call_handled.wait()  # as a Flip waits for the race its calls decide
+
+    worker = Worker(engine, handle)
+    await worker.dispatcher.start()
+    await worker.receive(message_update(1, -5))
+    async with asyncio.timeout(SAFETY_S):
+        await flip_waits.wait()
+    await worker.receive(snap_press(2, -5))
+    async with asyncio.timeout(SAFETY_S):
+        await call_handled.wait()
+    await worker.dispatcher.drain()
+    assert worker.application.seen == [1, 2]
+
+
+async def test_a_redelivered_update_is_stored_and_handled_once(engine: AsyncEngine) -> None:
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    worker = Worker(engine, handle)
+    await worker.dispatcher.start()
+    await worker.receive(message_update(1, -5))
+    await done.reached(1)
+    await worker.receive(message_update(1, -5), message_update(2, -5))  # 1 again, with 2
+    await done.reached(2)
+    await worker.dispatcher.drain()
+    assert worker.application.seen == [1, 2]
+    assert await worker.inbox.is_processed(1)
+    assert await worker.inbox.is_processed(2)
+
+
+async def test_updates_stored_before_a_stop_are_handled_once_after_the_restart(
+    engine: AsyncEngine,
+) -> None:
+    async def never(update: Update) -> None:
+        raise AssertionError("the stopped worker handles nothing")
+
+    stopped = Worker(engine, never)
+    # Stored, then the process stops before its dispatcher takes them (as after a kill).
+    await stopped.inbox.store(
+        stopped.stamped(message_update(1, -5), snap_press(2, -5), message_update(3, -5))
+    )
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    restarted = Worker(engine, handle)
+    await restarted.dispatcher.start()
+    await done.reached(3)
+    await restarted.dispatcher.drain()
+    assert sorted(restarted.application.seen) == [1, 2, 3]
+    again = Worker(engine, never)
+    await again.dispatcher.start()  # a second restart finds nothing pending
+    await again.dispatcher.drain()
+
+
+async def test_an_update_keeps_the_stamp_taken_when_it_was_received(engine: AsyncEngine) -> None:
+    stamps: list[int] = []
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        stamps.append(worker.book.arrival_for(update).receipt.stamp_ns)
+        done.add()
+
+    worker = Worker(engine, handle)
+    (stored,) = worker.stamped(message_update(1, -5))
+    await worker.inbox.store([stored])
+    await worker.dispatcher.start()
+    await done.reached(1)
+    await worker.dispatcher.drain()
+    assert stamps == [stored.stamp_ns]
+
+
+async def test_a_drain_finishes_the_update_in_hand_and_leaves_the_rest_for_the_next_worker(
+    engine: AsyncEngine,
+) -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def hold_the_first(update: Update) -> None:
+        if update.update_id == 1:
+            started.set()
+            await release.wait()
+
+    stopping = Worker(engine, hold_the_first)
+    await stopping.dispatcher.start()
+    await stopping.receive(message_update(1, -5), message_update(2, -5))
+    async with asyncio.timeout(SAFETY_S):
+        await started.wait()
+    drain = asyncio.create_task(stopping.dispatcher.drain())
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not drain.done(), "the drain waits for the update in hand"
+    await stopping.receive(message_update(3, -6))  # arrives during the drain: stored, not taken
+    release.set()
+    async with asyncio.timeout(SAFETY_S):
+        await drain
+    assert stopping.application.seen == [1]
+    assert await stopping.inbox.is_processed(1)
+
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    successor = Worker(engine, handle)
+    await successor.dispatcher.start()
+    await done.reached(2)
+    await successor.dispatcher.drain()
+    assert sorted(successor.application.seen) == [2, 3], "nothing lost, nothing twice"

@@ -1,0 +1,56 @@
+"""Long polling: a batch goes back to python-telegram-bot (whose next getUpdates
+confirms it) only once it is stored in the inbox."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from telegram import Update
+from telegram.ext import ExtBot
+
+from telesnap.bot.application import StampingBot
+from telesnap.bot.receipts import ReceiptBook
+
+from .inbox_helpers import SAFETY_S, SIGNER, message_update
+
+
+class HeldIntake:
+    """An intake whose store is held open until the test lets it commit."""
+
+    def __init__(self) -> None:
+        self.storing = asyncio.Event()
+        self.commit = asyncio.Event()
+        self.payloads: list[dict[str, Any]] = []
+
+    async def receive(self, updates: Any, payloads: list[dict[str, Any]]) -> None:
+        self.storing.set()
+        await self.commit.wait()
+        self.payloads.extend(payloads)
+
+
+async def test_a_batch_is_handed_back_only_after_it_is_stored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def fetched(self: ExtBot[None], *args: Any, **kwargs: Any) -> tuple[Update, ...]:
+        return (message_update(41, -5), message_update(42, -5))
+
+    monkeypatch.setattr(ExtBot, "get_updates", fetched)
+    bot = StampingBot(ReceiptBook(SIGNER), "123:secret", "http://127.0.0.1:1")
+    intake = HeldIntake()
+    bot.store_into(intake)  # type: ignore[arg-type]
+    try:
+        polling = asyncio.create_task(bot.get_updates(offset=41))
+        async with asyncio.timeout(SAFETY_S):
+            await intake.storing.wait()
+        for _ in range(20):
+            await asyncio.sleep(0)  # every chance to return early
+        assert not polling.done(), "not handed back (so not confirmed) while being stored"
+        intake.commit.set()
+        async with asyncio.timeout(SAFETY_S):
+            updates = await polling
+        assert [update.update_id for update in updates] == [41, 42]
+        assert [payload["update_id"] for payload in intake.payloads] == [41, 42]
+    finally:
+        await bot.close_transports()

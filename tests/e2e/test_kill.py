@@ -1,0 +1,99 @@
+"""Killed with -9 during fast play, the bot loses nothing and applies nothing twice.
+
+A real bot process on SQLite is sent bursts of Flips (each from the player whose
+turn it will be, so every one is accepted if none is lost or applied twice), and
+is killed with -9 in the middle of each burst, at a moment picked at random
+among the Flips already stored. After each restart the burst is finished: the
+updates the dead process had acknowledged are in the inbox, the others come
+again from the Bot API.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+from pathlib import Path
+
+from sqlalchemy import text
+
+from telesnap.emulator.testing import RunningEmulator
+from telesnap.game import Game, operation_from_json
+from telesnap.storage.database import create_engine, session_factory
+from telesnap.storage.uow import UnitOfWork
+
+from .harness import Table, database_file
+from .test_resilience import bot_process
+
+KILLS = 3
+BURST = 8
+
+
+async def _count(database_url: str, statement: str) -> int:
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            return int(await connection.scalar(text(statement)) or 0)
+    finally:
+        await engine.dispose()
+
+
+FLIPS = "SELECT count(*) FROM game_operations WHERE kind = 'card_flipped'"
+FLIPS_TWICE = (
+    "SELECT count(*) FROM (SELECT update_id FROM game_operations WHERE kind = 'card_flipped'"
+    " AND update_id IS NOT NULL GROUP BY update_id HAVING count(*) > 1) AS twice"
+)
+PENDING = "SELECT count(*) FROM inbox WHERE processed_at IS NULL"
+
+
+async def _flips_reach(emulator: RunningEmulator, database_url: str, count: int) -> None:
+    async def probe() -> bool | None:
+        return True if await _count(database_url, FLIPS) >= count else None
+
+    await emulator.client.wait_for(probe, timeout=30, what=f"{count} flips stored")
+
+
+async def test_kill_9_during_fast_play_loses_no_press_and_applies_none_twice(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    client = emulator.client
+    users = {name: int((await client.create_user(name))["id"]) for name in ("Ann", "Bob")}
+    chat = await client.create_chat("group", title="Killy", members=list(users.values()))
+    database_url = database_file(tmp_path)
+    table = Table(emulator, database_url, int(chat["id"]), users)
+    log = tmp_path / "bot.log"
+    chooser = random.Random()
+    async with bot_process(emulator, database_url, log):
+        board = await table.open_and_start(["Ann", "Bob"])
+    assert board.turn is not None
+    order = [board.turn, "Bob" if board.turn == "Ann" else "Ann"]
+    sent = 0
+    for _ in range(KILLS):
+        async with bot_process(emulator, database_url, log) as process:
+            first = sent
+            for _ in range(BURST):
+                await table.command(order[sent % 2], "flip")
+                sent += 1
+            await _flips_reach(emulator, database_url, first + chooser.randint(1, BURST - 2))
+            process.send_signal(signal.SIGKILL)
+            await process.wait()
+    async with bot_process(emulator, database_url, log):
+        await _flips_reach(emulator, database_url, sent)
+        await client.wait_until_idle()
+        await table.command(order[sent % 2], "flip")  # the game goes on after the last kill
+        sent += 1
+        await _flips_reach(emulator, database_url, sent)
+
+    assert await _count(database_url, FLIPS) == sent, "every Flip applied, none twice"
+    assert await _count(database_url, FLIPS_TWICE) == 0, "no update applied twice"
+    assert await _count(database_url, PENDING) == 0, "nothing left behind in the inbox"
+    assert all(update.confirmed for update in await client.updates()), "all acknowledged"
+    engine = create_engine(database_url)
+    try:
+        async with UnitOfWork(session_factory(engine)) as uow:
+            (game,) = await uow.games.list_running()
+            rows = await uow.history.load(game.id)
+            replayed = Game.replay(operation_from_json(row.payload) for row in rows)
+            assert replayed.board_version == game.board_version
+            assert sum(replayed.card_counts()) + len(replayed.pot) == 52
+    finally:
+        await engine.dispose()

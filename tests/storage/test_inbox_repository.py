@@ -1,0 +1,56 @@
+"""The inbox table: an update stored once, pending until processed, processed once."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from telesnap.storage.models import utc_now
+from telesnap.storage.repositories import StoredUpdate
+from telesnap.storage.uow import UnitOfWork
+
+Factory = async_sessionmaker[AsyncSession]
+
+
+def received(update_id: int, *, chat_id: int = -5, is_call: bool = False) -> StoredUpdate:
+    return StoredUpdate(update_id, chat_id, 0, is_call, {"update_id": update_id}, 10**18, "h1")
+
+
+async def test_a_redelivered_update_is_stored_once(session_factory: Factory) -> None:
+    async with UnitOfWork(session_factory) as uow:
+        assert await uow.updates.store([received(1), received(2)]) == 2
+    async with UnitOfWork(session_factory) as uow:
+        assert await uow.updates.store([received(2), received(3)]) == 1
+        assert [u.update_id for u in await uow.updates.next_in_topic(-5, 0)] == [1, 2, 3]
+
+
+async def test_an_update_is_pending_until_its_change_marks_it_and_then_a_duplicate(
+    session_factory: Factory,
+) -> None:
+    async with UnitOfWork(session_factory) as uow:
+        await uow.updates.store([received(1), received(2, is_call=True)])
+    async with UnitOfWork(session_factory) as uow:
+        assert [u.update_id for u in await uow.updates.pending_calls()] == [2]
+        assert await uow.updates.pending_topics() == [(-5, 0)]
+        assert await uow.updates.mark_update_processed(1), "its change marks it"
+    async with UnitOfWork(session_factory) as uow:
+        assert not await uow.updates.mark_update_processed(1), "applied again: a duplicate"
+        assert await uow.updates.next_in_topic(-5, 0) == []
+        assert await uow.updates.pending(2) is not None
+        await uow.updates.mark_handled(2)
+    async with UnitOfWork(session_factory) as uow:
+        assert await uow.updates.pending(2) is None
+        assert await uow.updates.is_processed(2)
+        assert await uow.updates.mark_update_processed(99), "one the inbox never held"
+        assert not await uow.updates.mark_update_processed(99)
+
+
+async def test_only_processed_updates_are_forgotten(session_factory: Factory) -> None:
+    async with UnitOfWork(session_factory) as uow:
+        await uow.updates.store([received(1), received(2)])
+        await uow.updates.mark_handled(1)
+    async with UnitOfWork(session_factory) as uow:
+        assert await uow.updates.forget_before(utc_now() + timedelta(days=1)) == 1
+    async with UnitOfWork(session_factory) as uow:
+        assert [u.update_id for u in await uow.updates.next_in_topic(-5, 0)] == [2]
