@@ -37,6 +37,7 @@ from .config import ConfigError, Settings
 from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.lobby import LobbyService
+from .services.outbox import OutboxService, record_boards
 from .services.play import PlayService
 from .services.races import RaceService
 from .services.stats import StatsService
@@ -126,6 +127,8 @@ class BotRunner:
         units = UnitsOfWork(session_factory(self._engine))
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
+        record_boards(store)
+        boards = OutboxService(units)
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer)
         application = build_application(token, self.settings.api_url, book)
@@ -140,7 +143,7 @@ class BotRunner:
         )
         courier = Courier(outbox)
         presenter = Presenter(
-            courier, signer, chat_settings, play, lobby, tidier=BoardTidier(outbox)
+            courier, signer, chat_settings, boards, lobby, tidier=BoardTidier(outbox)
         )
         runtime = Runtime(
             bot=application.bot,
@@ -202,14 +205,22 @@ class BotRunner:
                 delay = min(delay * 2, 30.0)
 
     async def _resume(self, runtime: Runtime) -> None:
-        """Decide the races a stop interrupted and post every running game's table again."""
+        """Decide interrupted races, send what was committed but not sent, show the games again.
+
+        The boards of a running game that were never sent go out merged with its
+        table shown again; those of games that ended meanwhile go out on their own.
+        """
         raced = set()
         for race in await runtime.races.open_races():
             await runtime.presenter.remember_language(race.place)
             runtime.referee.decide_now(race)
             if await runtime.referee.wait_until_decided(race.place) is not None:
                 raced.add(race.game_id)
-        for place, outcome in await runtime.play.running_games():
+        running = await runtime.play.running_games()
+        running_ids = {outcome.table.game_id for _, outcome in running}
+        for chat_id in await runtime.presenter.outbox.chats_waiting():
+            await runtime.presenter.show_unsent(chat_id, skip_games=running_ids)
+        for place, outcome in running:
             if outcome.table.game_id in raced:
                 continue  # deciding its race showed the table
             tr = translator(await runtime.presenter.remember_language(place))

@@ -282,3 +282,26 @@ def test_nothing_takes_the_planner_or_the_stats_recorder_from_the_store_module()
     ]
     assert offences == []
     assert _names_imported_from(PACKAGE / "services" / "lobby.py", "telesnap.services.store")
+
+
+def test_the_outbox_rows_have_one_home_in_the_services() -> None:
+    """Only services/outbox.py writes and reads outbox rows; the bot renders what it hands out."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} uses uow.outbox"
+        for path in layer_files("services")
+        if path.name != "outbox.py"
+        and any(
+            isinstance(node, ast.Attribute)
+            and node.attr == "outbox"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "uow"
+            for node in ast.walk(parsed(path))
+        )
+    ]
+    offences += [
+        f"{path.relative_to(PACKAGE.parent)} imports {module}"
+        for path in layer_files("bot")
+        for module in modules_of(path)
+        if _violates(module, "telesnap.storage")
+    ]
+    assert offences == []

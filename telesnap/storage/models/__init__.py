@@ -4,6 +4,7 @@ from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .base import Base, UtcDateTime, utc_now
 from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
 from .infrastructure import ProcessedUpdate, Timer
+from .outbox import OutboxMessage, OutboxSender, OutboxState
 from .races import Race, RaceState
 from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats, ReactionCount
 
@@ -22,6 +23,9 @@ __all__ = [
     "GamePlayerResult",
     "GameResult",
     "GameStatus",
+    "OutboxMessage",
+    "OutboxSender",
+    "OutboxState",
     "PlayerStats",
     "ProcessedUpdate",
     "Race",

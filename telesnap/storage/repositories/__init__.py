@@ -5,6 +5,7 @@ from .board_views import BoardViewRepository, ShownBoard
 from .bookkeeping import ProcessedUpdateRepository, TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
+from .outbox import OutboxRepository
 from .races import RaceRepository
 from .stats import Ranking, StatsRepository
 
@@ -15,6 +16,7 @@ __all__ = [
     "GameRepository",
     "HistoryRepository",
     "OperationRecord",
+    "OutboxRepository",
     "ProcessedUpdateRepository",
     "RaceRepository",
     "Ranking",
