@@ -305,3 +305,14 @@ def test_the_outbox_rows_have_one_home_in_the_services() -> None:
         if _violates(module, "telesnap.storage")
     ]
     assert offences == []
+
+
+def test_the_flood_limit_windows_are_built_in_one_place() -> None:
+    """bot/slots.py counts every send (in memory or in the database); nothing else does."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} builds {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name not in ("slots.py", "pacing.py")
+        for name in called_names(parsed(path)) & {"RollingWindow", "Pace"}
+    ]
+    assert offences == []

@@ -30,8 +30,11 @@ logger = logging.getLogger(__name__)
 BoardShown = Callable[["BoardPost", int], Awaitable[None]]
 """Told which message shows a board once Telegram has accepted it."""
 
-PendingBoards = Callable[[int, int, int], Awaitable[list[OutboxEntry]]]
-"""Reads a game's unsent boards: ``(chat_id, game_id, after_id)``, oldest first."""
+PendingBoards = Callable[[int, int, int], Awaitable[list[OutboxEntry] | None]]
+"""Reads a game's unsent boards: ``(chat_id, game_id, after_id)``, oldest first.
+
+None: another worker sends the chat's boards now (and so these too).
+"""
 
 NoteFor = Callable[[OutboxEntry], str | None]
 """A line to show before an unsent board's events (why a timer acted), if there is one."""
@@ -60,7 +63,7 @@ class BoardPost:
     game's unsent rows, read when the board is about to go out; ``standalone``
     boards (the table shown again, after a restart) go out even with none, and
     the others then have nothing to say and send nothing. ``entry_ids`` are the
-    rows a board shows; ``more`` says rows were left that did not fit in it.
+    rows a board shows (those that do not fit wait for the next board).
     Without ``pending``, the board shows its own ``events`` and ``table``.
     """
 
@@ -75,7 +78,6 @@ class BoardPost:
     note_for: NoteFor | None = None
     standalone: bool = True
     entry_ids: list[int] = field(default_factory=list)
-    more: bool = False
     key: str | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -84,7 +86,9 @@ class BoardPost:
     async def send(self, bot: Bot) -> int | None:
         """Send the board (None: nothing to show); then report the message as shown."""
         if self.pending is not None:
-            await self._take_pending(self.pending)
+            if not await self._take_pending(self.pending):
+                self.entry_ids.clear()
+                return None  # another worker sends the chat's boards
             if not self.entry_ids and not self.standalone:
                 return None  # an earlier board of the game showed these rows already
         text = compose_board(board_lines(self.events, self.table, self.tr), self.table, self.tr)
@@ -116,22 +120,27 @@ class BoardPost:
                 )
         return message_id
 
-    async def _take_pending(self, pending: PendingBoards) -> None:
-        """Add the game's unsent rows (after those taken already) while they fit."""
+    async def _take_pending(self, pending: PendingBoards) -> bool:
+        """Add the game's unsent rows (after those taken already) while they fit.
+
+        False: another worker sends the chat's boards.
+        """
         after = self.entry_ids[-1] if self.entry_ids else 0
-        self.more = False
-        for entry in await pending(self.chat_id, self.table.game_id, after):
+        entries = await pending(self.chat_id, self.table.game_id, after)
+        if entries is None:
+            return False
+        for entry in entries:
             note = self.note_for(entry) if self.note_for is not None else None
             events = [] if note is None else [BoardEvent(note)]
             events += board_events(entry.board.operations, entry.board.table, self.tr)
             table = entry.board.table
             if self.entry_ids and not fits_together([*self.events, *events], table, self.tr):
-                self.more = True  # the rest goes in the next board
-                return
+                return True  # the rest goes in the next board
             self.events.extend(events)
             if table.board_version >= self.table.board_version or not self.standalone:
                 self.table = table
             self.entry_ids.append(entry.id)
+        return True
 
     def absorb(self, newer: Post) -> bool:
         """Take a newer board of the same game: its events are added, its table shown.

@@ -115,7 +115,7 @@ class Presenter:
         takes their unsent boards in).
         """
         games: dict[int, OutboxEntry] = {}
-        for entry in await self.outbox.pending_boards(chat_id):
+        for entry in await self.outbox.pending_boards(chat_id) or ():
             if entry.game_id not in skip_games:
                 games.setdefault(entry.game_id, entry)
         for entry in games.values():
@@ -125,6 +125,10 @@ class Presenter:
         return len(games)
 
     def _submit_board(self, place: Place, table: TableView, *, standalone: bool) -> None:
+        if self.courier.is_closed(place.chat_id):
+            # Nothing goes there any more: its boards are set aside, not tried for ever.
+            self.courier.spawn(self._chat_gone(place))
+            return
         post = BoardPost(
             place.chat_id,
             place.thread_id,
@@ -141,12 +145,17 @@ class Presenter:
         if not future.done():
             future.add_done_callback(lambda done: self._board_settled(place, post, done))
 
-    async def _pending_boards(self, chat_id: int, game_id: int, after_id: int) -> list[OutboxEntry]:
+    async def _pending_boards(
+        self, chat_id: int, game_id: int, after_id: int
+    ) -> list[OutboxEntry] | None:
         entries = await self.outbox.pending_boards(chat_id, game_id, after_id)
+        if entries is None:
+            return None
         return [entry for entry in entries if entry.id not in self._sent_unmarked]
 
     def _note_for(self, entry: OutboxEntry) -> str | None:
-        return self._notes.pop((entry.game_id, entry.board.operations), None)
+        # Looked up, not taken: a board that is not sent after all leaves it to the next.
+        return self._notes.get((entry.game_id, entry.board.operations))
 
     def _board_settled(self, place: Place, post: BoardPost, done: asyncio.Future[Any]) -> None:
         """A board that failed for good: its rows are marked failed (the outbox logged why)."""
@@ -155,25 +164,36 @@ class Presenter:
         error = done.exception()
         self.courier.spawn(self._mark_failed(place, list(post.entry_ids), repr(error)))
 
+    async def _chat_gone(self, place: Place) -> None:
+        try:
+            await self.outbox.chat_gone(place.chat_id)
+        except Exception:
+            logger.exception("%s: could not set the boards of a removed chat aside", place)
+
     async def _mark_failed(self, place: Place, entry_ids: list[int], error: str) -> None:
         try:
-            await self.outbox.boards_failed(entry_ids, error)
+            more = await self.outbox.boards_failed(place.chat_id, entry_ids, error)
         except Exception:
             logger.exception("%s: could not mark boards %s as failed", place, entry_ids)
+            return
+        if more:
+            await self.show_unsent(place.chat_id)
 
     def board_shown(self, place: Place) -> Any:
         """What to do once a board of the topic is on screen: mark it sent, tidy older ones.
 
         The rows are marked sent (with the message that shows the board) before the
-        chat's next board is read, so no board is shown twice.
+        chat's next board is read, so no board is shown twice. Boards still unsent
+        in the chat then (those that did not fit, or another worker's) are queued.
         """
 
         async def shown(post: BoardPost, message_id: int) -> None:
             table = post.table
             entry_ids = [*self._sent_unmarked, *post.entry_ids]
+            more = False
             try:
-                await self.outbox.boards_sent(
-                    entry_ids, table.game_id, table.board_version, message_id
+                more = await self.outbox.boards_sent(
+                    place.chat_id, entry_ids, table.game_id, table.board_version, message_id
                 )
                 self._sent_unmarked.clear()
             except Exception:
@@ -188,8 +208,8 @@ class Presenter:
                     place.chat_id,
                 )
             self.tidier.board_shown(place.chat_id, table.game_id, message_id, is_over=table.is_over)
-            if post.more:
-                self._submit_board(place, table, standalone=False)
+            if more:  # boards that did not fit, or that another worker committed meanwhile
+                self.courier.spawn(self.show_unsent(place.chat_id))
 
         return shown
 

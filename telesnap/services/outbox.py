@@ -15,13 +15,17 @@ one transaction); a board Telegram refuses for good is marked failed and the
 chat's later rows go on. Delivery is at least once: a crash between Telegram's
 answer and that commit shows the board again after the restart.
 
-Calls that wait for their race (and calls too late to count) show nothing of
-their own: the race's decision shows the table.
+Calls show nothing of their own unless they were wrong: a correct call waits
+for its race (whose decision shows the table), and a call too slow or too late
+is told to its caller alone.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import secrets
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -41,15 +45,19 @@ logger = logging.getLogger(__name__)
 BOARD = "board"
 """The kind of outbox row that shows a game's table and what just happened."""
 
-_SILENT_VERDICTS = (CallVerdict.PENDING, CallVerdict.TOO_LATE)
 
 T = TypeVar("T")
 
 
 def shows_a_board(operations: Sequence[Operation]) -> bool:
-    """Whether a change with ``operations`` is shown on a board (a waiting call is not)."""
+    """Whether a change with ``operations`` is shown on a board.
+
+    A call is shown on its own only when it was wrong: a correct one waits for its
+    race (whose decision is shown), and one too slow or too late is told to its
+    caller alone.
+    """
     return any(
-        not (isinstance(op, SnapCalled) and op.verdict in _SILENT_VERDICTS) for op in operations
+        not isinstance(op, SnapCalled) or op.verdict is CallVerdict.WRONG for op in operations
     )
 
 
@@ -90,25 +98,59 @@ class OutboxEntry:
     board: PlayOutcome
 
 
+def worker_name() -> str:
+    """A name for this process among the workers: host, process id and a random part."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+DEFAULT_LEASE = timedelta(seconds=30)
+"""How long a worker sends a chat's boards after it last read them, unless it gives them up.
+
+Longer than any one send may take (so a slow send is never repeated by another
+worker), short enough that a dead worker's chats are taken over soon.
+"""
+
+
 class OutboxService:
-    """Reads the unsent rows, settles sent and failed ones, leases chats and keeps their pace."""
+    """Reads the unsent rows, settles sent and failed ones, leases chats and keeps their pace.
+
+    One worker at a time sends a chat's boards: reading them leases the chat to
+    ``owner`` (for ``lease``, renewed at every read), and the lease is given up
+    when the chat has nothing left to send, so whichever worker's board comes
+    next takes it. While another worker holds it, its boards are that worker's
+    to send: it sees them when it settles its own.
+    """
 
     def __init__(
-        self, units: UnitOfWorkFactory, clock: Callable[[], datetime] | None = None
+        self,
+        units: UnitOfWorkFactory,
+        clock: Callable[[], datetime] | None = None,
+        *,
+        owner: str | None = None,
+        lease: timedelta = DEFAULT_LEASE,
     ) -> None:
-        """Use ``units`` for every transaction; ``clock`` (wall time, UTC) lets tests move time."""
+        """Use ``units`` for every transaction; ``clock`` (wall time, UTC) lets tests move time.
+
+        ``owner`` names this worker (by default :func:`worker_name`).
+        """
         self._units = units
         self._clock = clock or (lambda: datetime.now(UTC))
+        self.owner = owner or worker_name()
+        self._lease = lease
 
     async def pending_boards(
         self, chat_id: int, game_id: int | None = None, after_id: int = 0
-    ) -> list[OutboxEntry]:
+    ) -> list[OutboxEntry] | None:
         """The chat's unsent boards (of ``game_id`` only, if given) above ``after_id``, in order.
 
-        A row that cannot be read back (written by a newer version, say) is marked
-        failed and logged, so it never holds up the chat's later rows.
+        None: another worker sends the chat's boards now. A row that cannot be
+        read back (written by a newer version, say) is marked failed and logged,
+        so it never holds up the chat's later rows.
         """
+        now = self._clock()
         async with self._units() as uow:
+            if not await uow.outbox.claim(chat_id, self.owner, now, now + self._lease):
+                return None
             rows = await uow.outbox.pending(chat_id, after_id)
             entries: list[OutboxEntry] = []
             unreadable: list[int] = []
@@ -133,6 +175,8 @@ class OutboxService:
             await uow.outbox.settle(
                 unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
             )
+            if not entries and not await uow.outbox.has_pending(chat_id):
+                await uow.outbox.release(chat_id, self.owner)  # nothing to send: let it go
             return entries
 
     async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
@@ -142,12 +186,13 @@ class OutboxService:
             return await uow.outbox.chats_waiting(now - older_than, now)
 
     async def boards_sent(
-        self, entry_ids: Sequence[int], game_id: int, version: int, message_id: int
-    ) -> None:
+        self, chat_id: int, entry_ids: Sequence[int], game_id: int, version: int, message_id: int
+    ) -> bool:
         """Mark the rows sent and store that ``message_id`` shows board ``version``, at once.
 
         One transaction: a board is never marked sent without the record of its
-        message (reaction times start there), nor recorded and left unsent.
+        message (reaction times start there), nor recorded and left unsent. True:
+        the chat has more to send (this worker keeps it); False: the chat is let go.
         """
         shown = ShownBoard(game_id, version, message_id, self._clock())
         async with self._units() as uow:
@@ -155,22 +200,57 @@ class OutboxService:
                 entry_ids, OutboxState.SENT, self._clock(), message_id=shown.message_id
             )
             await uow.board_views.record([shown])
+            return await self._keep_or_let_go(uow, chat_id)
 
-    async def boards_failed(self, entry_ids: Sequence[int], error: str) -> None:
-        """Mark the rows failed for good (Telegram refused them): they are not tried again."""
+    async def boards_failed(self, chat_id: int, entry_ids: Sequence[int], error: str) -> bool:
+        """Mark the rows failed for good (Telegram refused them); True: the chat has more."""
         async with self._units() as uow:
             await uow.outbox.settle(entry_ids, OutboxState.FAILED, self._clock(), error=error[:200])
+            return await self._keep_or_let_go(uow, chat_id)
 
-    async def claim(self, chat_id: int, owner: str, lease: timedelta) -> bool:
-        """Lease the chat's sending to ``owner`` for ``lease`` (False: another owner holds it)."""
+    async def chat_gone(self, chat_id: int) -> None:
+        """The bot was removed from the chat: its unsent rows are set aside, the chat let go."""
+        async with self._units() as uow:
+            rows = await uow.outbox.pending(chat_id)
+            await uow.outbox.settle(
+                [row.id for row in rows], OutboxState.FAILED, self._clock(), error="chat gone"
+            )
+            await uow.outbox.release(chat_id, self.owner)
+
+    async def _keep_or_let_go(self, uow: UnitOfWork, chat_id: int) -> bool:
+        # The chat's row is locked first: a worker trying to take the chat meanwhile
+        # waits, and then finds it free; one that tried before committed its board
+        # before, and the look below sees that board.
+        await uow.outbox.locked_pace(chat_id)
+        if await uow.outbox.has_pending(chat_id):
+            return True
+        await uow.outbox.release(chat_id, self.owner)
+        return False
+
+    async def claim(self, chat_id: int) -> bool:
+        """Lease the chat's sending to this worker (False: another worker holds it)."""
         now = self._clock()
         async with self._units() as uow:
-            return await uow.outbox.claim(chat_id, owner, now, now + lease)
+            return await uow.outbox.claim(chat_id, self.owner, now, now + self._lease)
 
-    async def release(self, chat_id: int, owner: str) -> None:
-        """Give up ``owner``'s lease of the chat."""
+    async def release(self, chat_id: int) -> None:
+        """Give up this worker's lease of the chat."""
         async with self._units() as uow:
-            await uow.outbox.release(chat_id, owner)
+            await uow.outbox.release(chat_id, self.owner)
+
+    async def release_all(self) -> None:
+        """Give up every chat this worker holds (it stops: the others take them at once)."""
+        async with self._units() as uow:
+            await uow.outbox.release_all(self.owner)
+
+    async def take_over_all(self) -> None:
+        """End every worker's lease: only for the one process a database has (SQLite).
+
+        A process that died holding chats would otherwise keep them until their
+        leases lapse; with one process, whoever held them is gone.
+        """
+        async with self._units() as uow:
+            await uow.outbox.release_all(None)
 
     async def with_states(
         self,

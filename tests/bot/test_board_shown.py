@@ -21,8 +21,8 @@ class _UnreachableDatabase:
         self.attempts: list[tuple[list[int], int, int, int]] = []
 
     async def boards_sent(
-        self, entry_ids: Sequence[int], game_id: int, version: int, message_id: int
-    ) -> None:
+        self, chat_id: int, entry_ids: Sequence[int], game_id: int, version: int, message_id: int
+    ) -> bool:
         self.attempts.append((list(entry_ids), game_id, version, message_id))
         raise ConnectionError("database unreachable")
 

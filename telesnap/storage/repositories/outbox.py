@@ -128,6 +128,25 @@ class OutboxRepository:
             .values(owner="")
         )
 
+    async def release_all(self, owner: str | None) -> None:
+        """End every lease ``owner`` holds (a worker that stops); None: everyone's."""
+        statement = update(OutboxSender).where(OutboxSender.owner != "")
+        if owner is not None:
+            statement = statement.where(OutboxSender.owner == owner)
+        await self._session.execute(statement.values(owner=""))
+
+    async def has_pending(self, chat_id: int) -> bool:
+        """Whether the chat has a message still to send."""
+        found = await self._session.scalar(
+            select(OutboxMessage.id)
+            .where(
+                OutboxMessage.state == OutboxState.PENDING.value,
+                OutboxMessage.chat_id == chat_id,
+            )
+            .limit(1)
+        )
+        return found is not None
+
     async def locked_pace(self, chat_id: int) -> OutboxSender:
         """The chat's sender row, locked until the transaction ends (created if missing)."""
         insert = upsert_insert(self._session, OutboxSender).values(
