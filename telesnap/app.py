@@ -135,8 +135,8 @@ class BotRunner:
         units = UnitsOfWork(session_factory(self._engine))
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
-        record_boards(store)
         boards = self._boards = OutboxService(units)
+        record_boards(store, boards)
         # Several workers share the database: they count Telegram's limits together there.
         shared_slots = None
         if not is_sqlite(self._engine):

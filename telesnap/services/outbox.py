@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from ..game import CallVerdict, Operation, SnapCalled, SnapError
-from ..storage.models import GameStatus, OutboxState
+from ..storage.models import GameStatus, OutboxMessage, OutboxState
 from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .events import GameChanged
@@ -61,8 +61,12 @@ def shows_a_board(operations: Sequence[Operation]) -> bool:
     )
 
 
-def record_boards(store: GameStore) -> None:
-    """Make every change of ``store``'s games that players must see write its outbox row."""
+def record_boards(store: GameStore, outbox: OutboxService) -> None:
+    """Make every change of ``store``'s games that players must see write its outbox row.
+
+    The change also takes the chat's lease for ``outbox``'s worker when nobody
+    else holds it, so this worker then reads its boards without another write.
+    """
 
     async def record_board(uow: UnitOfWork, event: GameChanged) -> None:
         if not shows_a_board(event.operations):
@@ -83,6 +87,7 @@ def record_boards(store: GameStore) -> None:
             game_id=row.id,
             board_version=board.table.board_version,
         )
+        await outbox.claim_in(uow, row.chat_id)
 
     store.events.subscribe(GameChanged, record_board)
 
@@ -114,11 +119,12 @@ worker), short enough that a dead worker's chats are taken over soon.
 class OutboxService:
     """Reads the unsent rows, settles sent and failed ones, leases chats and keeps their pace.
 
-    One worker at a time sends a chat's boards: reading them leases the chat to
-    ``owner`` (for ``lease``, renewed at every read), and the lease is given up
-    when the chat has nothing left to send, so whichever worker's board comes
-    next takes it. While another worker holds it, its boards are that worker's
-    to send: it sees them when it settles its own.
+    One worker at a time sends a chat's boards: the change that writes a board
+    leases the chat to ``owner`` (for ``lease``) unless another worker holds it,
+    reading the boards renews the lease when half of it is gone, and the lease
+    is given up when the chat has nothing left to send, so whichever worker's
+    board comes next takes it. While another worker holds it, its boards are
+    that worker's to send: it sees them when it settles its own.
     """
 
     def __init__(
@@ -148,36 +154,54 @@ class OutboxService:
         so it never holds up the chat's later rows.
         """
         now = self._clock()
+        async with self._units(read_only=True) as uow:
+            lease_until = await uow.outbox.lease_of(chat_id, self.owner, now)
+            if lease_until is not None and lease_until - now > self._lease / 2:
+                # Held (the change that wrote the rows took the chat): reading changes nothing.
+                entries, unreadable = self._readable(
+                    chat_id, game_id, await uow.outbox.pending(chat_id, after_id)
+                )
+                if not unreadable:
+                    return entries
         async with self._units() as uow:
             if not await uow.outbox.claim(chat_id, self.owner, now, now + self._lease):
                 return None
-            rows = await uow.outbox.pending(chat_id, after_id)
-            entries: list[OutboxEntry] = []
-            unreadable: list[int] = []
-            for row in rows:
-                if row.kind != BOARD or row.game_id is None:
-                    unreadable.append(row.id)
-                    continue
-                if game_id is not None and row.game_id != game_id:
-                    continue
-                try:
-                    board = play_from_json(row.payload)
-                except (KeyError, TypeError, ValueError, SnapError):
-                    logger.exception(
-                        "chat %s: outbox row %s (game %s) cannot be read; set aside",
-                        chat_id,
-                        row.id,
-                        row.game_id,
-                    )
-                    unreadable.append(row.id)
-                    continue
-                entries.append(OutboxEntry(row.id, row.chat_id, row.thread_id, row.game_id, board))
+            entries, unreadable = self._readable(
+                chat_id, game_id, await uow.outbox.pending(chat_id, after_id)
+            )
             await uow.outbox.settle(
                 unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
             )
             if not entries and not await uow.outbox.has_pending(chat_id):
                 await uow.outbox.release(chat_id, self.owner)  # nothing to send: let it go
             return entries
+
+    @staticmethod
+    def _readable(
+        chat_id: int, game_id: int | None, rows: Sequence[OutboxMessage]
+    ) -> tuple[list[OutboxEntry], list[int]]:
+        """The boards among ``rows`` (of ``game_id``, if given), and the rows unreadable."""
+        entries: list[OutboxEntry] = []
+        unreadable: list[int] = []
+        for row in rows:
+            if row.kind != BOARD or row.game_id is None:
+                unreadable.append(row.id)
+                continue
+            if game_id is not None and row.game_id != game_id:
+                continue
+            try:
+                board = play_from_json(row.payload)
+            except (KeyError, TypeError, ValueError, SnapError):
+                logger.exception(
+                    "chat %s: outbox row %s (game %s) cannot be read; set aside",
+                    chat_id,
+                    row.id,
+                    row.game_id,
+                )
+                unreadable.append(row.id)
+                continue
+            entries.append(OutboxEntry(row.id, row.chat_id, row.thread_id, row.game_id, board))
+        return entries, unreadable
 
     async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
         """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""
@@ -221,11 +245,16 @@ class OutboxService:
         # The chat's row is locked first: a worker trying to take the chat meanwhile
         # waits, and then finds it free; one that tried before committed its board
         # before, and the look below sees that board.
-        await uow.outbox.locked_pace(chat_id)
+        await uow.outbox.lock_sender(chat_id)
         if await uow.outbox.has_pending(chat_id):
             return True
         await uow.outbox.release(chat_id, self.owner)
         return False
+
+    async def claim_in(self, uow: UnitOfWork, chat_id: int) -> bool:
+        """Lease the chat to this worker in ``uow`` (a change's), unless another worker holds it."""
+        now = self._clock()
+        return await uow.outbox.claim(chat_id, self.owner, now, now + self._lease)
 
     async def claim(self, chat_id: int) -> bool:
         """Lease the chat's sending to this worker (False: another worker holds it)."""

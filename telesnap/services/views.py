@@ -7,6 +7,7 @@ so the bot can render them without touching either.
 from __future__ import annotations
 
 import enum
+import functools
 import types
 import typing
 from collections.abc import Mapping
@@ -237,6 +238,11 @@ def _encode(value: Any) -> Any:
     return value
 
 
+@functools.cache
+def _field_types(kind: type) -> dict[str, Any]:
+    return typing.get_type_hints(kind)
+
+
 def _decode(kind: Any, data: Any) -> Any:
     origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
@@ -250,7 +256,7 @@ def _decode(kind: Any, data: Any) -> Any:
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         return kind(data)
     if isinstance(kind, type) and is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
+        hints = _field_types(kind)
         return kind(
             **{field.name: _decode(hints[field.name], data[field.name]) for field in fields(kind)}
         )

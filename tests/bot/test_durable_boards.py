@@ -51,11 +51,11 @@ async def test_a_board_refused_for_good_is_set_aside_and_the_next_one_is_sent(
     session_factory: Sessions,
 ) -> None:
     store = GameStore()
-    record_boards(store)
     units = UnitsOfWork(session_factory)
+    boards = OutboxService(units)
+    record_boards(store, boards)
     lobby = LobbyService(units, store, shuffle_seed=3)
     play = PlayService(units, store)
-    boards = OutboxService(units)
     bot = RefusesFirstBoard()
     outbox = Outbox(bot, FloodLimits(enabled=False), time.monotonic)  # type: ignore[arg-type]
     courier = Courier(outbox)

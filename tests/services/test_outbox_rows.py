@@ -24,15 +24,16 @@ Sessions = async_sessionmaker[AsyncSession]
 
 async def durable_game(sessions: Sessions) -> tuple[LobbyService, PlayService, OutboxService]:
     store = GameStore()
-    record_boards(store)
     units = UnitsOfWork(sessions)
+    outbox = OutboxService(units)
+    record_boards(store, outbox)
     lobby = LobbyService(units, store, shuffle_seed=3)
     play = PlayService(units, store)
     await lobby.open(PLACE, ANN, receipt())
     await lobby.join(PLACE, BOB, receipt())
     await lobby.join(PLACE, CID, receipt())
     await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
-    return lobby, play, OutboxService(units)
+    return lobby, play, outbox
 
 
 async def test_each_change_players_see_leaves_one_row_that_rebuilds_its_board(

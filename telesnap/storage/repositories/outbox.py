@@ -120,6 +120,16 @@ class OutboxRepository:
         )
         return holder == owner
 
+    async def lease_of(self, chat_id: int, owner: str, now: datetime) -> datetime | None:
+        """Until when ``owner`` holds the chat (None: it does not hold it now)."""
+        return await self._session.scalar(
+            select(OutboxSender.lease_until).where(
+                OutboxSender.chat_id == chat_id,
+                OutboxSender.owner == owner,
+                OutboxSender.lease_until > now,
+            )
+        )
+
     async def release(self, chat_id: int, owner: str) -> None:
         """End ``owner``'s lease of the chat (its pace is kept for the next sender)."""
         await self._session.execute(
@@ -146,6 +156,12 @@ class OutboxRepository:
             .limit(1)
         )
         return found is not None
+
+    async def lock_sender(self, chat_id: int) -> None:
+        """Lock the chat's sender row (if it has one) until the transaction ends."""
+        await self._session.execute(
+            select(OutboxSender.chat_id).where(OutboxSender.chat_id == chat_id).with_for_update()
+        )
 
     async def locked_pace(self, chat_id: int) -> OutboxSender:
         """The chat's sender row, locked until the transaction ends (created if missing)."""
