@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,7 +30,9 @@ from .bot.outbox import FloodLimits, Outbox
 from .bot.presenter import Presenter
 from .bot.races import RaceReferee
 from .bot.receipts import ReceiptBook
+from .bot.resender import Resender, ResendPolicy
 from .bot.runtime import Runtime, install
+from .bot.slots import StoredSlots
 from .bot.stats_handlers import install_stats_service
 from .bot.tidy import BoardTidier
 from .bot.timer_loop import TimerLoop
@@ -39,6 +42,7 @@ from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
 from .services.lobby import LobbyService
+from .services.outbox import OutboxService, record_boards
 from .services.play import PlayService
 from .services.races import RaceService
 from .services.stats import StatsService
@@ -80,10 +84,12 @@ class BotRunner:
         clock: Callable[[], datetime] | None = None,
         run_timers: bool = True,
         resume: bool = True,
+        resend: ResendPolicy | None = None,
     ) -> None:
         """Prepare a bot; ``clock`` and ``run_timers=False`` let tests drive the timers.
 
-        ``limits`` and ``shuffle_seed`` default to what ``settings`` says.
+        ``limits`` and ``shuffle_seed`` default to what ``settings`` says; ``resend``
+        says how often boards nobody sends are looked for (and taken over).
 
         ``resume=False`` skips what a restart does (deciding the races a stop
         interrupted, posting every running game again): for a worker that joins
@@ -99,7 +105,10 @@ class BotRunner:
         self._clock = clock
         self._run_timers = run_timers
         self._resume_games = resume
+        self._resend = resend
         self.timer_loop: TimerLoop | None = None
+        self.resender: Resender | None = None
+        self._boards: OutboxService | None = None
         self._engine: AsyncEngine | None = None
         self.application: BotApplication | None = None
         self.runtime: Runtime | None = None
@@ -130,6 +139,12 @@ class BotRunner:
         units = UnitsOfWork(session_factory(self._engine))
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
+        boards = self._boards = OutboxService(units)
+        record_boards(store, boards)
+        # Several workers share the database: they count Telegram's limits together there.
+        shared_slots = None
+        if not is_sqlite(self._engine):
+            shared_slots = StoredSlots(self._limits, boards.with_states, time.time)
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer, self.settings.host_id or default_host_id())
         application = build_application(token, self.settings.api_url, book)
@@ -146,11 +161,14 @@ class BotRunner:
         chat_settings = SettingsService(units, store)
         # A 403 from any send means the bot was removed: the chat's games end.
         outbox = Outbox(
-            application.bot, self._limits, on_forbidden=lambda chat_id: runtime.bot_removed(chat_id)
+            application.bot,
+            self._limits,
+            on_forbidden=lambda chat_id: runtime.bot_removed(chat_id),
+            slots=shared_slots,
         )
         courier = Courier(outbox)
         presenter = Presenter(
-            courier, signer, chat_settings, play, lobby, tidier=BoardTidier(outbox)
+            courier, signer, chat_settings, boards, lobby, tidier=BoardTidier(outbox)
         )
         runtime = Runtime(
             bot=application.bot,
@@ -173,8 +191,12 @@ class BotRunner:
         await publish_commands(application)
         await application.start()
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
+        if is_sqlite(self._engine):
+            await boards.take_over_all()  # one process: whoever held a chat died with it
         if self._resume_games:
             await self._resume(runtime)
+        self.resender = Resender(presenter, boards, self._resend)
+        self.resender.start()
         if self._run_timers:
             self.timer_loop.start()
         if self._webhook is None:
@@ -213,7 +235,11 @@ class BotRunner:
                 delay = min(delay * 2, 30.0)
 
     async def _resume(self, runtime: Runtime) -> None:
-        """Decide the races a stop interrupted and post every running game's table again."""
+        """Decide interrupted races, send what was committed but not sent, show the games again.
+
+        The boards of a running game that were never sent go out merged with its
+        table shown again; those of games that ended meanwhile go out on their own.
+        """
         raced = set()
         for race in await runtime.races.open_races():
             await runtime.presenter.remember_language(race.place)
@@ -221,7 +247,11 @@ class BotRunner:
                 runtime.referee.decide_now(race)
             if await runtime.referee.wait_until_decided(race.place) is not None:
                 raced.add(race.game_id)
-        for place, outcome in await runtime.play.running_games():
+        running = await runtime.play.running_games()
+        running_ids = {outcome.table.game_id for _, outcome in running}
+        for chat_id in await runtime.presenter.outbox.chats_waiting():
+            await runtime.presenter.show_unsent(chat_id, skip_games=running_ids)
+        for place, outcome in running:
             if outcome.table.game_id in raced:
                 continue  # deciding its race showed the table
             tr = translator(await runtime.presenter.remember_language(place))
@@ -249,13 +279,25 @@ class BotRunner:
                 await application.stop()
             if self.timer_loop is not None:
                 await self.timer_loop.stop()
+            if self.resender is not None:
+                await self.resender.stop()
             if self.runtime is not None:
                 await self.runtime.close()
+            await self._let_chats_go()
             await application.shutdown()
             if isinstance(application.bot, StampingBot):
                 await application.bot.close_transports()
         if self._engine is not None:
             await self._engine.dispose()
+
+    async def _let_chats_go(self) -> None:
+        """Give up this worker's chats, so that another worker sends their boards at once."""
+        if self._boards is None or self._engine is None:
+            return
+        try:
+            await self._boards.release_all()
+        except Exception:
+            logger.exception("giving up the chats this worker sent to failed; their leases lapse")
 
     async def run_until_stopped(self) -> None:
         """Run until SIGINT or SIGTERM (also while still starting, e.g. waiting for the API)."""

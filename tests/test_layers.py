@@ -530,6 +530,29 @@ def test_the_bot_layer_reaches_the_inbox_through_its_service_only() -> None:
     assert offences == []
 
 
+def test_the_outbox_rows_have_one_home_in_the_services() -> None:
+    """Only services/outbox.py writes and reads outbox rows; the bot renders what it hands out."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} uses uow.outbox"
+        for path in layer_files("services")
+        if path.name != "outbox.py"
+        and any(
+            isinstance(node, ast.Attribute)
+            and node.attr == "outbox"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "uow"
+            for node in ast.walk(parsed(path))
+        )
+    ]
+    offences += [
+        f"{path.relative_to(PACKAGE.parent)} imports {module}"
+        for path in layer_files("bot")
+        for module in modules_of(path)
+        if _violates(module, "telesnap.storage")
+    ]
+    assert offences == []
+
+
 def test_the_topic_key_has_one_name_and_one_home() -> None:
     """A chat topic's key is services/types.py's Topic: no other alias, class or helper."""
     offences = []
@@ -544,4 +567,15 @@ def test_the_topic_key_has_one_name_and_one_home() -> None:
                 offences.append(f"{path.relative_to(PACKAGE.parent)} defines {defined}")
             if defined == "Topic" and path != PACKAGE / "services" / "types.py":
                 offences.append(f"{path.relative_to(PACKAGE.parent)} defines Topic")
+    assert offences == []
+
+
+def test_the_flood_limit_windows_are_built_in_one_place() -> None:
+    """bot/slots.py counts every send (in memory or in the database); nothing else does."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} builds {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name not in ("slots.py", "pacing.py")
+        for name in called_names(parsed(path)) & {"RollingWindow", "Pace"}
+    ]
     assert offences == []

@@ -80,7 +80,10 @@ class Courier:
             async with asyncio.timeout(5.0):
                 await self.outbox.flush()
         except TimeoutError:
-            logger.warning("stopping with messages unsent; the tables are posted again at start")
+            logger.warning(
+                "stopping with messages unsent; the boards among them are sent at the next"
+                " start, or by another worker"
+            )
         await self.outbox.close()
         for task in list(self._tasks):
             task.cancel()

@@ -20,7 +20,7 @@ from ..services.stats_views import LeaderboardView
 from ..services.types import Place
 from .charts import leaderboard_picture
 from .i18n import directed
-from .photo_posts import PhotoEditPost, PhotoPost
+from .posts import PhotoEditPost, PhotoPost
 from .runtime import Runtime
 from .stats_render import (
     StatsButtonSigner,

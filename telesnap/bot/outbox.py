@@ -31,6 +31,10 @@ such as taking the buttons off an old board) goes out only when the chat has
 nothing else to send and its pace is back to a full burst, so it never costs a
 message the players need; it counts in the windows like any other.
 
+**Across workers.** The windows and the pace live in :mod:`.slots`: in the
+process (:class:`~.slots.MemorySlots`), or in the database that several workers
+share (:class:`~.slots.StoredSlots`), so they count every worker's messages.
+
 **Failures stay local.** A post Telegram refuses for good fails its own future
 (logged with the chat); a 403 (the bot was removed) fails the chat's lane and
 is reported to ``on_forbidden``; any other exception of a send is logged with
@@ -51,33 +55,16 @@ from typing import Any, Protocol
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
-from .pacing import Pace, RollingWindow
+from .slots import FloodLimits, MemorySlots, Slots
+
+__all__ = ["OWN_FAULT_ATTEMPTS", "FloodLimits", "Outbox", "Post"]
 
 logger = logging.getLogger(__name__)
 
 _MAX_BACKOFF_S = 30.0
+_SLOTS_RETRY_S = 1.0
 OWN_FAULT_ATTEMPTS = 3
 """How often a post whose sending raises an error of our own is tried before it is set aside."""
-
-
-@dataclass(frozen=True)
-class FloodLimits:
-    """How many messages (and edits) may go out per rolling window."""
-
-    group_messages: int = 20
-    group_window_s: float = 61.0  # a second of margin over Telegram's minute
-    group_burst: int = 3
-    """Messages a quiet group gets at once; after them, one per even share of the window."""
-    private_messages: int = 1
-    private_window_s: float = 1.05
-    bot_messages: int = 30
-    bot_window_s: float = 1.05  # Telegram's second, with a margin
-    enabled: bool = True
-
-    @property
-    def group_interval_s(self) -> float:
-        """The steady spacing of a busy group's messages, once its burst is spent."""
-        return self.group_window_s / max(1, self.group_messages - self.group_burst)
 
 
 class Post(Protocol):
@@ -116,17 +103,16 @@ class _Queued:
 @dataclass(eq=False)
 class _Lane:
     items: deque[_Queued] = field(default_factory=deque)
-    window: RollingWindow | None = None
-    pace: Pace | None = None
     worker: asyncio.Task[None] | None = None
     spare: deque[Post] = field(default_factory=deque)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
     emptied: asyncio.Event = field(default_factory=asyncio.Event)
 
     def is_idle(self) -> bool:
-        """Nothing to send, nothing sending, and no recent message to count."""
-        busy = self.items or self.spare or (self.worker is not None and not self.worker.done())
-        return not busy and (self.window is None or self.window.is_quiet())
+        """Nothing to send and nothing sending."""
+        return not (
+            self.items or self.spare or (self.worker is not None and not self.worker.done())
+        )
 
     def newest_with_key(self, key: str) -> _Queued | None:
         return next((item for item in reversed(self.items) if item.post.key == key), None)
@@ -163,10 +149,12 @@ class Outbox:
         *,
         on_forbidden: Callable[[int], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        slots: Slots | None = None,
     ) -> None:
         """Send through ``bot``; ``on_forbidden(chat_id)`` hears when a chat answers 403.
 
-        ``clock`` and ``sleep`` let tests move time by hand.
+        ``slots`` keeps the flood-limit windows (by default in this process, on
+        ``clock``). ``clock`` and ``sleep`` let tests move time by hand.
         """
         self._bot = bot
         self._limits = limits
@@ -175,7 +163,7 @@ class Outbox:
         self._on_forbidden = on_forbidden
         self._lanes: dict[int, _Lane] = {}
         self._last_sweep = clock()
-        self._bot_window = RollingWindow(limits.bot_messages, limits.bot_window_s, clock)
+        self._slots = slots if slots is not None else MemorySlots(limits, clock)
 
     @property
     def lane_count(self) -> int:
@@ -187,18 +175,7 @@ class Outbox:
         if lane is None:
             if self._clock() - self._last_sweep >= self._limits.group_window_s:
                 self._sweep()
-            limits = self._limits
-            group = chat_id < 0
-            lane = self._lanes[chat_id] = _Lane(
-                window=RollingWindow(
-                    limits.group_messages if group else limits.private_messages,
-                    limits.group_window_s if group else limits.private_window_s,
-                    self._clock,
-                ),
-                pace=Pace(limits.group_burst, limits.group_interval_s, self._clock)
-                if group
-                else None,
-            )
+            lane = self._lanes[chat_id] = _Lane()
         return lane
 
     def submit(self, chat_id: int, post: Post) -> asyncio.Future[Any]:
@@ -234,37 +211,37 @@ class Outbox:
         """Drop the lanes of idle chats, so chats seen once do not stay for ever."""
         # At most once per group window, when a new chat needs a lane: by then the
         # lanes of chats that went quiet before the last sweep count nothing.
-        self._lanes = {chat_id: lane for chat_id, lane in self._lanes.items() if not lane.is_idle()}
+        self._lanes = {
+            chat_id: lane
+            for chat_id, lane in self._lanes.items()
+            if not (lane.is_idle() and self._slots.forget_if_quiet(chat_id))
+        }
         self._last_sweep = self._clock()
 
-    async def _wait_for_slot(self, lane: _Lane) -> None:
+    async def _wait_for_slot(self, chat_id: int) -> None:
         # The windows only free up as time passes, so there is no event to wait for.
-        while (delay := self._delay(lane)) > 0:
+        while (delay := await self._reserve(chat_id)) > 0:
             await self._sleep(delay)
-        self._take_slot(lane)
 
-    def _take_slot(self, lane: _Lane) -> None:
-        if self._limits.enabled:
-            assert lane.window is not None
-            lane.window.begin()
-            self._bot_window.begin()
-            if lane.pace is not None:
-                lane.pace.take()
-
-    def _delay(self, lane: _Lane, *, spare: bool = False) -> float:
+    async def _reserve(self, chat_id: int, *, spare: bool = False) -> float:
+        """Take a slot now (0) or say how long to wait; a slot that cannot be counted waits."""
         if not self._limits.enabled:
             return 0.0
-        assert lane.window is not None
-        pace = 0.0
-        if lane.pace is not None:
-            pace = lane.pace.until_full() if spare else lane.pace.delay()
-        return max(lane.window.delay(), self._bot_window.delay(), pace)
+        try:
+            return await self._slots.reserve(chat_id, spare=spare)
+        except Exception:
+            # Sending uncounted could break the limits for every worker: wait and ask again.
+            logger.exception("chat %s: the flood-limit windows cannot be read; waiting", chat_id)
+            return _SLOTS_RETRY_S
 
-    def _sent(self, lane: _Lane) -> None:
-        if self._limits.enabled:
-            assert lane.window is not None
-            lane.window.end()
-            self._bot_window.end()
+    async def _sent(self, chat_id: int) -> None:
+        if not self._limits.enabled:
+            return
+        try:
+            await self._slots.finish(chat_id)
+        except Exception:
+            # The slot stays taken until it is stale: the windows only err on the safe side.
+            logger.exception("chat %s: ending a send in the flood-limit windows failed", chat_id)
 
     async def _drain(self, chat_id: int, lane: _Lane) -> None:
         failures = 0
@@ -274,13 +251,13 @@ class Outbox:
                 await self._send_spare(chat_id, lane)
                 continue
             item = lane.items[0]
-            await self._wait_for_slot(lane)
+            await self._wait_for_slot(chat_id)
             item.in_flight = True
             try:
                 try:
                     result = await item.post.send(self._bot)
                 finally:
-                    self._sent(lane)
+                    await self._sent(chat_id)
             except RetryAfter as error:
                 delay = error.retry_after
                 seconds = delay if isinstance(delay, int | float) else delay.total_seconds()
@@ -346,7 +323,7 @@ class Outbox:
 
     async def _send_spare(self, chat_id: int, lane: _Lane) -> None:
         """Send the first spare post if the chat has room to spare; else wait for it (or a post)."""
-        wait = self._delay(lane, spare=True)
+        wait = await self._reserve(chat_id, spare=True)
         if wait > 0:
             lane.arrived.clear()
             waits = [
@@ -361,12 +338,11 @@ class Outbox:
                 await asyncio.gather(*waits, return_exceptions=True)
             return
         post = lane.spare.popleft()
-        self._take_slot(lane)
         try:
             try:
                 await post.send(self._bot)
             finally:
-                self._sent(lane)
+                await self._sent(chat_id)
         except BadRequest as error:
             if "not modified" not in str(error).lower():
                 logger.warning(

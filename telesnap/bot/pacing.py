@@ -4,15 +4,23 @@ A :class:`RollingWindow` counts sends from the moment each ended (and while it
 is on its way), so sends the bot spaced a window apart are at least that far
 apart when Telegram counts them. A :class:`Pace` spreads a busy chat's sends
 evenly once a small burst is spent.
+
+Both can be saved as plain JSON (:meth:`RollingWindow.state`, :meth:`Pace.state`)
+and rebuilt from it, so that workers sharing a database continue one chat's
+pace (see :mod:`.slots`); their times are then wall-clock seconds.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Callable
+from typing import Any
 
 _IN_FLIGHT_POLL_S = 0.02
 """How often to look again when every slot is taken by a send still on its way."""
+
+STALE_SEND_S = 60.0
+"""A send still "on its way" after this long was lost with its worker: it stops holding a slot."""
 
 
 class RollingWindow:
@@ -31,18 +39,31 @@ class RollingWindow:
     0.0
     """
 
-    def __init__(self, count: int, window_s: float, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        count: int,
+        window_s: float,
+        clock: Callable[[], float],
+        state: dict[str, Any] | None = None,
+    ) -> None:
+        """Count up to ``count`` sends per ``window_s``; ``state`` continues a saved window."""
         self._count = count
         self._window_s = window_s
         self._clock = clock
-        self._ended: list[float] = []  # sorted
-        self._open = 0
+        state = state or {}
+        self._ended: list[float] = sorted(float(t) for t in state.get("ended", ()))
+        self._open: list[float] = [float(t) for t in state.get("open", ())]
+        """When each send still on its way began, oldest first."""
+
+    def state(self) -> dict[str, Any]:
+        """The window as JSON (the sends it still counts), to continue it elsewhere."""
+        return {"ended": list(self._ended), "open": list(self._open)}
 
     def delay(self) -> float:
         """Seconds to wait before the next send fits (0 if it fits now)."""
         now = self._clock()
         self._forget_before(now - self._window_s)
-        excess = self._open + len(self._ended) - self._count
+        excess = len(self._open) + len(self._ended) - self._count
         if excess < 0:
             return 0.0
         if excess < len(self._ended):
@@ -51,11 +72,12 @@ class RollingWindow:
 
     def begin(self) -> None:
         """A send starts: it holds a slot until it ends."""
-        self._open += 1
+        self._open.append(self._clock())
 
     def end(self) -> None:
         """The send that began first among those still open has ended now."""
-        self._open = max(0, self._open - 1)
+        if self._open:
+            self._open.pop(0)
         bisect.insort(self._ended, self._clock())
 
     def record(self) -> None:
@@ -72,6 +94,9 @@ class RollingWindow:
         drop = bisect.bisect_right(self._ended, moment)
         if drop:
             del self._ended[:drop]
+        stale = self._clock() - STALE_SEND_S
+        if self._open and self._open[0] < stale:
+            self._open = [begun for begun in self._open if begun >= stale]
 
 
 class Pace:
@@ -85,12 +110,28 @@ class Pace:
     1.5
     """
 
-    def __init__(self, burst: int, interval_s: float, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        burst: int,
+        interval_s: float,
+        clock: Callable[[], float],
+        state: dict[str, Any] | None = None,
+    ) -> None:
+        """``burst`` tokens refilled one per ``interval_s``; ``state`` continues a saved pace."""
         self._burst = float(max(1, burst))
         self._interval_s = interval_s
         self._clock = clock
-        self._tokens = self._burst
-        self._at = clock()
+        state = state or {}
+        self._tokens = min(self._burst, float(state.get("tokens", self._burst)))
+        self._at = float(state.get("at", clock()))
+
+    def state(self) -> dict[str, Any]:
+        """The pace as JSON (its tokens and when they were counted), to continue it elsewhere."""
+        return {"tokens": self._tokens, "at": self._at}
+
+    def is_full(self) -> bool:
+        """Whether the whole burst is available (forgetting the pace loses nothing)."""
+        return self.until_full() == 0.0
 
     def delay(self) -> float:
         """Seconds until a token is free (0 if one is free now)."""

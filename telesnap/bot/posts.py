@@ -1,4 +1,10 @@
-"""The posts the bot sends through the outbox: boards, lobby edits and plain replies."""
+"""Every kind of post the bot sends through the outbox: boards, texts, edits, files, pictures.
+
+A board is durable: it reads its game's unsent rows of the outbox
+(:mod:`telesnap.services.outbox`) when its turn to be sent comes, so it shows
+every change committed by then, in order, whichever process made it. A picture
+with buttons (the leaderboard) is replaced in one ``editMessageMedia`` call.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +15,29 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from telegram import Bot, InlineKeyboardMarkup, InputFile, Message
+from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaPhoto, Message
 from telegram.constants import ParseMode
 
+from ..services.outbox import OutboxEntry
 from ..services.views import TableView
 from .callbacks import CallbackSigner
-from .digest import BoardEvent, board_lines, fits_together
+from .digest import BoardEvent, board_events, board_lines, fits_together
 from .outbox import Post
 from .render import board_keyboard, compose_board
 
 logger = logging.getLogger(__name__)
 
-BoardShown = Callable[[TableView, int], Awaitable[None]]
+BoardShown = Callable[["BoardPost", int], Awaitable[None]]
+"""Told which message shows a board once Telegram has accepted it."""
+
+PendingBoards = Callable[[int, int, int], Awaitable[list[OutboxEntry] | None]]
+"""Reads a game's unsent boards: ``(chat_id, game_id, after_id)``, oldest first.
+
+None: another worker sends the chat's boards now (and so these too).
+"""
+
+NoteFor = Callable[[OutboxEntry], str | None]
+"""A line to show before an unsent board's events (why a timer acted), if there is one."""
 
 
 @runtime_checkable
@@ -40,7 +57,15 @@ class QuickSender(Protocol):
 
 @dataclass(eq=False)
 class BoardPost:
-    """A new message showing a game's table, with the events since the previous one."""
+    """A new message showing a game's table, with the events since the previous one.
+
+    With ``pending`` (the durable outbox), the events and the table come from the
+    game's unsent rows, read when the board is about to go out; ``standalone``
+    boards (the table shown again, after a restart) go out even with none, and
+    the others then have nothing to say and send nothing. ``entry_ids`` are the
+    rows a board shows (those that do not fit wait for the next board).
+    Without ``pending``, the board shows its own ``events`` and ``table``.
+    """
 
     chat_id: int
     thread_id: int
@@ -49,13 +74,23 @@ class BoardPost:
     signer: CallbackSigner
     tr: gettext.NullTranslations
     on_shown: BoardShown | None = None
+    pending: PendingBoards | None = None
+    note_for: NoteFor | None = None
+    standalone: bool = True
+    entry_ids: list[int] = field(default_factory=list)
     key: str | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.key = f"board:{self.table.game_id}"
 
-    async def send(self, bot: Bot) -> int:
-        """Send the board; then report the message as shown (for reaction times)."""
+    async def send(self, bot: Bot) -> int | None:
+        """Send the board (None: nothing to show); then report the message as shown."""
+        if self.pending is not None:
+            if not await self._take_pending(self.pending):
+                self.entry_ids.clear()
+                return None  # another worker sends the chat's boards
+            if not self.entry_ids and not self.standalone:
+                return None  # an earlier board of the game showed these rows already
         text = compose_board(board_lines(self.events, self.table, self.tr), self.table, self.tr)
         keyboard = board_keyboard(self.table, self.signer, self.tr)
         thread = self.thread_id or None
@@ -74,10 +109,9 @@ class BoardPost:
             message_id = message.message_id
         if self.on_shown is not None:
             try:
-                await self.on_shown(self.table, message_id)
+                await self.on_shown(self, message_id)
             except Exception:
-                # The board is out: sending it again would show it twice, so only
-                # the moment it was shown (for reaction times) is lost, and logged.
+                # The board is out: sending it again would show it twice.
                 logger.exception(
                     "chat %s, game %s: noting board %s as shown failed",
                     self.chat_id,
@@ -86,13 +120,42 @@ class BoardPost:
                 )
         return message_id
 
+    async def _take_pending(self, pending: PendingBoards) -> bool:
+        """Add the game's unsent rows (after those taken already) while they fit.
+
+        False: another worker sends the chat's boards.
+        """
+        after = self.entry_ids[-1] if self.entry_ids else 0
+        entries = await pending(self.chat_id, self.table.game_id, after)
+        if entries is None:
+            return False
+        for entry in entries:
+            note = self.note_for(entry) if self.note_for is not None else None
+            events = [] if note is None else [BoardEvent(note)]
+            events += board_events(entry.board.operations, entry.board.table, self.tr)
+            table = entry.board.table
+            if self.entry_ids and not fits_together([*self.events, *events], table, self.tr):
+                return True  # the rest goes in the next board
+            self.events.extend(events)
+            if table.board_version >= self.table.board_version or not self.standalone:
+                self.table = table
+            self.entry_ids.append(entry.id)
+        return True
+
     def absorb(self, newer: Post) -> bool:
         """Take a newer board of the same game: its events are added, its table shown.
 
-        A board full even when summarised takes no more: the newer one goes out after it.
+        A durable board takes any newer one (the rows are read at send time). A
+        board full even when summarised takes no more: the newer one goes out after it.
         """
         if not isinstance(newer, BoardPost):
             return False
+        if self.pending is not None:
+            if newer.standalone and newer.table.board_version >= self.table.board_version:
+                self.table = newer.table
+            self.standalone = self.standalone or newer.standalone
+            self.tr = newer.tr
+            return True
         if not fits_together([*self.events, *newer.events], newer.table, newer.tr):
             return False
         self.events.extend(newer.events)
@@ -210,3 +273,74 @@ class KeyboardRemovalPost:
     def absorb(self, newer: Post) -> bool:
         """Removals never merge."""
         return False
+
+
+def _upload(data: bytes, file_name: str, *, attach: bool = False) -> InputFile:
+    """The file to upload; ``attach``: sent as an ``attach://`` part of an InputMedia."""
+    return InputFile(io.BytesIO(data), filename=file_name, attach=attach)
+
+
+@dataclass(eq=False)
+class PhotoPost:
+    """A new photo (PNG bytes) with an HTML caption and a keyboard."""
+
+    chat_id: int
+    thread_id: int
+    data: bytes
+    file_name: str
+    caption: str
+    reply_markup: InlineKeyboardMarkup | None = None
+    reply_to: int | None = None
+    key: str | None = None
+
+    async def send(self, bot: Bot) -> Message:
+        """Upload and send the photo."""
+        return await bot.send_photo(
+            self.chat_id,
+            _upload(self.data, self.file_name),
+            caption=self.caption,
+            parse_mode=ParseMode.HTML,
+            reply_markup=self.reply_markup,
+            message_thread_id=self.thread_id or None,
+            reply_to_message_id=self.reply_to,
+            allow_sending_without_reply=True,
+        )
+
+    def absorb(self, newer: Post) -> bool:
+        """Photos never merge."""
+        return False
+
+
+@dataclass(eq=False)
+class PhotoEditPost:
+    """A new picture, caption and keyboard for a photo message; a waiting one is replaced."""
+
+    chat_id: int
+    message_id: int
+    data: bytes
+    file_name: str
+    caption: str
+    reply_markup: InlineKeyboardMarkup | None = None
+    key: str | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = f"edit:{self.message_id}"
+
+    async def send(self, bot: Bot) -> Any:
+        """Replace the message's photo, caption and keyboard."""
+        media = InputMediaPhoto(
+            _upload(self.data, self.file_name, attach=True),
+            caption=self.caption,
+            parse_mode=ParseMode.HTML,
+        )
+        return await bot.edit_message_media(
+            media, chat_id=self.chat_id, message_id=self.message_id, reply_markup=self.reply_markup
+        )
+
+    def absorb(self, newer: Post) -> bool:
+        """Only the newest picture of a message matters."""
+        if not isinstance(newer, PhotoEditPost):
+            return False
+        self.data, self.file_name = newer.data, newer.file_name
+        self.caption, self.reply_markup = newer.caption, newer.reply_markup
+        return True

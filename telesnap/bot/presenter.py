@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from telegram import InlineKeyboardMarkup
@@ -15,12 +14,11 @@ from telegram.error import TelegramError
 
 from ..services.chat_settings import SettingsService
 from ..services.lobby import LobbyService
-from ..services.play import PlayService
-from ..services.types import Place, Receipt
+from ..services.outbox import OutboxEntry, OutboxService
+from ..services.types import Place
 from ..services.views import LobbyView, PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
 from .courier import ChatGoneError, Courier
-from .digest import BoardEvent, board_events
 from .i18n import DEFAULT_LANGUAGE, directed, language_of, translator
 from .posts import BoardPost, EditPost, TextPost
 from .render import lobby_keyboard, render_lobby
@@ -30,6 +28,9 @@ logger = logging.getLogger(__name__)
 
 LANGUAGE_CACHE_SIZE = 10_000
 """How many chats' languages are kept; the least recently used is looked up again."""
+
+NOTES_KEPT = 1_000
+"""How many notes (why a timer acted) wait for their board at most."""
 
 
 @dataclass(eq=False)
@@ -47,11 +48,14 @@ class Presenter:
     courier: Courier
     signer: CallbackSigner
     settings: SettingsService
-    play: PlayService
+    outbox: OutboxService
     lobby: LobbyService
     tidier: BoardTidier
     _languages: OrderedDict[int, str] = field(default_factory=OrderedDict)
     _pending_lobbies: dict[int, _PendingLobby] = field(default_factory=dict)
+    _notes: OrderedDict[tuple[int, tuple[object, ...]], str] = field(default_factory=OrderedDict)
+    _sent_unmarked: set[int] = field(default_factory=set)
+    """Rows shown whose marking as sent failed: never shown again, marked with the next."""
 
     # -- the chat's language --------------------------------------------------------------
 
@@ -86,48 +90,116 @@ class Presenter:
     # -- showing things -------------------------------------------------------------------
 
     def show_play(self, place: Place, outcome: PlayOutcome, note: str | None = None) -> None:
-        """Post what happened and the table (merged into a waiting board of the game).
+        """Post the game's unsent boards (merged into a waiting board of the game).
 
-        ``note`` is a line shown before the events (why a timer acted, say).
+        The change's board is in the durable outbox already; this board reads the
+        game's unsent rows when its turn comes. An outcome with no operations
+        (the table shown again) goes out even when nothing is unsent. ``note`` is
+        a line shown before the change's events (why a timer acted, say).
         """
-        tr = translator(self.language_for(place))
-        events = [] if note is None else [BoardEvent(note)]
-        events += board_events(outcome.operations, outcome.table, tr)
-        self.courier.submit(
-            place.chat_id,
-            BoardPost(
-                place.chat_id,
-                place.thread_id,
-                events,
-                outcome.table,
-                self.signer,
-                tr,
-                on_shown=self.board_shown(place),
-            ),
-        )
+        if note is not None and outcome.operations:
+            self._notes[(outcome.table.game_id, outcome.operations)] = note
+            while len(self._notes) > NOTES_KEPT:
+                self._notes.popitem(last=False)
+        self._submit_board(place, outcome.table, standalone=not outcome.operations)
 
     async def show_race(self, place: Place, outcome: RaceOutcome) -> None:
         """Show the table after a race decided here."""
         if outcome.play is not None:
             self.show_play(place, outcome.play)
 
+    async def show_unsent(self, chat_id: int, skip_games: Collection[int] = ()) -> int:
+        """Post the chat's boards committed but never sent (after a restart); how many games.
+
+        The games in ``skip_games`` are left out (their table is shown again, which
+        takes their unsent boards in).
+        """
+        games: dict[int, OutboxEntry] = {}
+        for entry in await self.outbox.pending_boards(chat_id) or ():
+            if entry.game_id not in skip_games:
+                games.setdefault(entry.game_id, entry)
+        for entry in games.values():
+            place = Place(chat_id=entry.chat_id, thread_id=entry.thread_id)
+            await self.remember_language(place)
+            self._submit_board(place, entry.board.table, standalone=False)
+        return len(games)
+
+    def _submit_board(self, place: Place, table: TableView, *, standalone: bool) -> None:
+        if self.courier.is_closed(place.chat_id):
+            # Nothing goes there any more: its boards are set aside, not tried for ever.
+            self.courier.spawn(self._chat_gone(place))
+            return
+        post = BoardPost(
+            place.chat_id,
+            place.thread_id,
+            [],
+            table,
+            self.signer,
+            translator(self.language_for(place)),
+            on_shown=self.board_shown(place),
+            pending=self._pending_boards,
+            note_for=self._note_for,
+            standalone=standalone,
+        )
+        future = self.courier.submit(place.chat_id, post)
+        if not future.done():
+            future.add_done_callback(lambda done: self._board_settled(place, post, done))
+
+    async def _pending_boards(
+        self, chat_id: int, game_id: int, after_id: int
+    ) -> list[OutboxEntry] | None:
+        entries = await self.outbox.pending_boards(chat_id, game_id, after_id)
+        if entries is None:
+            return None
+        return [entry for entry in entries if entry.id not in self._sent_unmarked]
+
+    def _note_for(self, entry: OutboxEntry) -> str | None:
+        # Looked up, not taken: a board that is not sent after all leaves it to the next.
+        return self._notes.get((entry.game_id, entry.board.operations))
+
+    def _board_settled(self, place: Place, post: BoardPost, done: asyncio.Future[Any]) -> None:
+        """A board that failed for good: its rows are marked failed (the outbox logged why)."""
+        if done.cancelled() or done.exception() is None or not post.entry_ids:
+            return
+        error = done.exception()
+        self.courier.spawn(self._mark_failed(place, list(post.entry_ids), repr(error)))
+
+    async def _chat_gone(self, place: Place) -> None:
+        try:
+            await self.outbox.chat_gone(place.chat_id)
+        except Exception:
+            logger.exception("%s: could not set the boards of a removed chat aside", place)
+
+    async def _mark_failed(self, place: Place, entry_ids: list[int], error: str) -> None:
+        try:
+            more = await self.outbox.boards_failed(place.chat_id, entry_ids, error)
+        except Exception:
+            logger.exception("%s: could not mark boards %s as failed", place, entry_ids)
+            return
+        if more:
+            await self.show_unsent(place.chat_id)
+
     def board_shown(self, place: Place) -> Any:
-        """What to do once a board of the topic is on screen: store its message, tidy older ones."""
+        """What to do once a board of the topic is on screen: mark it sent, tidy older ones.
 
-        async def shown(table: TableView, message_id: int) -> None:
-            # Stored beside the chat's outbox lane, which goes on to the next message.
-            receipt = Receipt(time.monotonic_ns(), datetime.now(UTC))
-            self.courier.spawn(record(table, message_id, receipt))
-            self.tidier.board_shown(place.chat_id, table.game_id, message_id, is_over=table.is_over)
+        The rows are marked sent (with the message that shows the board) before the
+        chat's next board is read, so no board is shown twice. Boards still unsent
+        in the chat then (those that did not fit, or another worker's) are queued.
+        """
 
-        async def record(table: TableView, message_id: int, receipt: Receipt) -> None:
+        async def shown(post: BoardPost, message_id: int) -> None:
+            table = post.table
+            entry_ids = [*self._sent_unmarked, *post.entry_ids]
+            more = False
             try:
-                await self.play.record_board_shown(
-                    table.game_id, table.board_version, message_id, receipt
+                more = await self.outbox.boards_sent(
+                    place.chat_id, entry_ids, table.game_id, table.board_version, message_id
                 )
+                self._sent_unmarked.clear()
             except Exception:
                 # The board is out: sending it again would not help. Calls on it get no
                 # reaction time, and a Flip on it is taken as a press on the newest board.
+                self._sent_unmarked.update(post.entry_ids)
                 logger.exception(
                     "could not store that message %s shows board %s of game %s in chat %s",
                     message_id,
@@ -135,6 +207,9 @@ class Presenter:
                     table.game_id,
                     place.chat_id,
                 )
+            self.tidier.board_shown(place.chat_id, table.game_id, message_id, is_over=table.is_over)
+            if more:  # boards that did not fit, or that another worker committed meanwhile
+                self.courier.spawn(self.show_unsent(place.chat_id))
 
         return shown
 

@@ -7,10 +7,24 @@ so the bot can render them without touching either.
 from __future__ import annotations
 
 import enum
+import functools
+import types
+import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any
 
-from ..game import CallResult, CallVerdict, Card, EndReason, Game, Operation, SeatStatus
+from ..game import (
+    CallResult,
+    CallVerdict,
+    Card,
+    EndReason,
+    Game,
+    Operation,
+    SeatStatus,
+    operation_from_json,
+    operation_to_json,
+)
 from .standings import FinalView, final_view
 
 
@@ -192,3 +206,68 @@ class StartOutcome:
 
     lobby: LobbyView
     play: PlayOutcome
+
+
+# -- serialisation: a table and its operations as JSON, for the durable outbox -------------
+
+
+def play_to_json(outcome: PlayOutcome) -> dict[str, Any]:
+    """A play outcome as a JSON-ready dict (:func:`play_from_json` rebuilds it).
+
+    >>> from telesnap.game import Game, standard_deck
+    >>> game = Game()
+    >>> _ = game.deal(2, dealer=0, deck=standard_deck())
+    >>> outcome = PlayOutcome(TableView.of(7, game, [1, 2], ["Ann", "Bob"]), tuple(game.history))
+    >>> play_from_json(play_to_json(outcome)) == outcome
+    True
+    """
+    return {
+        "table": _encode(outcome.table),
+        "operations": [operation_to_json(op) for op in outcome.operations],
+    }
+
+
+def play_from_json(data: Mapping[str, Any]) -> PlayOutcome:
+    """Rebuild what :func:`play_to_json` wrote (raises ``ValueError`` or ``SnapError`` if bad)."""
+    table = _decode(TableView, data["table"])
+    operations = tuple(operation_from_json(op) for op in data["operations"])
+    return PlayOutcome(table, operations)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if is_dataclass(value) and not isinstance(value, type):
+        return {field.name: _encode(getattr(value, field.name)) for field in fields(value)}
+    if isinstance(value, tuple | list):
+        return [_encode(item) for item in value]
+    return value
+
+
+@functools.cache
+def _field_types(kind: type) -> dict[str, Any]:
+    return typing.get_type_hints(kind)
+
+
+def _decode(kind: Any, data: Any) -> Any:
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = [option for option in typing.get_args(kind) if option is not type(None)]
+        return None if data is None else _decode(options[0], data)
+    if origin is tuple:
+        item = typing.get_args(kind)[0]
+        return tuple(_decode(item, value) for value in data)
+    if kind is Card:
+        return Card.parse(data)
+    if isinstance(kind, type) and issubclass(kind, enum.Enum):
+        return kind(data)
+    if isinstance(kind, type) and is_dataclass(kind):
+        hints = _field_types(kind)
+        return kind(
+            **{field.name: _decode(hints[field.name], data[field.name]) for field in fields(kind)}
+        )
+    if kind in (int, str, bool) and not isinstance(data, kind):
+        raise ValueError(f"expected {kind.__name__}, not {data!r}")
+    return data

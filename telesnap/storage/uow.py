@@ -28,6 +28,7 @@ from .repositories import (
     GameRepository,
     HistoryRepository,
     InboxRepository,
+    OutboxRepository,
     RaceRepository,
     StatsRepository,
     TimerRepository,
@@ -62,6 +63,7 @@ class UnitOfWork:
     timers: TimerRepository
     races: RaceRepository
     stats: StatsRepository
+    outbox: OutboxRepository
 
     def __init__(
         self, factory: async_sessionmaker[AsyncSession], *, read_only: bool = False
@@ -95,6 +97,7 @@ class UnitOfWork:
         self.timers = TimerRepository(session)
         self.races = RaceRepository(session)
         self.stats = StatsRepository(session)
+        self.outbox = OutboxRepository(session)
         return self
 
     async def __aexit__(

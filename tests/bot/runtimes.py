@@ -20,6 +20,7 @@ def wired_runtime(
     bot: Any = None,
     lobby: Any = None,
     play: Any = None,
+    boards: Any = None,
     races: Any = None,
     settings: Any = None,
     outbox: Any = None,
@@ -28,7 +29,7 @@ def wired_runtime(
     """A runtime whose courier, presenter and referee are built as ``telesnap.app`` builds them."""
     book = ReceiptBook(signer)
     courier = Courier(outbox)
-    presenter = Presenter(courier, signer, settings, play, lobby, BoardTidier(outbox))
+    presenter = Presenter(courier, signer, settings, boards, lobby, BoardTidier(outbox))
     return Runtime(
         bot=bot,
         lobby=lobby,

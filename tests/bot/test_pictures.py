@@ -25,7 +25,7 @@ from telesnap.bot.chart_fonts import chart_text, drawable, families_for
 from telesnap.bot.charts import leaderboard_figure, leaderboard_picture, stats_chart, stats_figure
 from telesnap.bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
 from telesnap.bot.leaderboard_posts import send_leaderboard
-from telesnap.bot.photo_posts import PhotoEditPost, PhotoPost
+from telesnap.bot.posts import PhotoEditPost, PhotoPost
 from telesnap.bot.stats_render import (
     PICTURE_MIN_ENTRIES,
     StatsButtonSigner,

@@ -5,6 +5,7 @@ from .base import Base, UtcDateTime, utc_now
 from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
 from .inbox import NO_CHAT, InboxUpdate
 from .infrastructure import Timer
+from .outbox import OutboxMessage, OutboxSender, OutboxState
 from .races import Race, RaceState
 from .stats import ALL_CHATS, GamePlayerResult, GameResult, PlayerStats, ReactionCount
 
@@ -25,6 +26,9 @@ __all__ = [
     "GameResult",
     "GameStatus",
     "InboxUpdate",
+    "OutboxMessage",
+    "OutboxSender",
+    "OutboxState",
     "PlayerStats",
     "Race",
     "RaceState",

@@ -6,6 +6,7 @@ from .bookkeeping import TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
 from .inbox import INBOX_CHANNEL, InboxRepository, StoredUpdate
+from .outbox import OutboxRepository
 from .races import RaceRepository
 from .stats import Ranking, StatsRepository
 
@@ -18,6 +19,7 @@ __all__ = [
     "HistoryRepository",
     "InboxRepository",
     "OperationRecord",
+    "OutboxRepository",
     "RaceRepository",
     "Ranking",
     "ShownBoard",

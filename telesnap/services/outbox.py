@@ -1,0 +1,306 @@
+"""The durable outbox: what a change must show is stored in its transaction, sent afterwards.
+
+A change to a game that players must see (a flip, a decided race, a wrong call,
+a timer's move, the game's end) writes one outbox row in the change's own unit
+of work (:func:`record_boards` subscribes to the store's
+:class:`~.events.GameChanged`), so a committed change is never lost with the
+process that made it. The row says *what* to show, as plain JSON: the table
+after the change and the change's operations (:func:`.views.play_to_json`),
+the chat topic, the game and its board version. The bot renders *how* at send
+time, in the chat's language.
+
+After Telegram accepts a board, its rows are marked sent together with the
+record of the message that shows the board (:meth:`OutboxService.boards_sent`,
+one transaction); a board Telegram refuses for good is marked failed and the
+chat's later rows go on. Delivery is at least once: a crash between Telegram's
+answer and that commit shows the board again after the restart.
+
+Calls show nothing of their own unless they were wrong: a correct call waits
+for its race (whose decision shows the table), and a call too slow or too late
+is told to its caller alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from ..game import CallVerdict, Operation, SnapCalled, SnapError
+from ..storage.models import GameStatus, OutboxMessage, OutboxState
+from ..storage.repositories import ShownBoard
+from ..storage.uow import UnitOfWork
+from .events import GameChanged
+from .ports import UnitOfWorkFactory
+from .store import GameStore
+from .views import PlayOutcome, play_from_json, play_to_json
+
+logger = logging.getLogger(__name__)
+
+BOARD = "board"
+"""The kind of outbox row that shows a game's table and what just happened."""
+
+
+T = TypeVar("T")
+
+
+def shows_a_board(operations: Sequence[Operation]) -> bool:
+    """Whether a change with ``operations`` is shown on a board.
+
+    A call is shown on its own only when it was wrong: a correct one waits for its
+    race (whose decision is shown), and one too slow or too late is told to its
+    caller alone.
+    """
+    return any(
+        not isinstance(op, SnapCalled) or op.verdict is CallVerdict.WRONG for op in operations
+    )
+
+
+def record_boards(store: GameStore, outbox: OutboxService) -> None:
+    """Make every change of ``store``'s games that players must see write its outbox row.
+
+    The change also takes the chat's lease for ``outbox``'s worker when nobody
+    else holds it, so this worker then reads its boards without another write.
+    """
+
+    async def record_board(uow: UnitOfWork, event: GameChanged) -> None:
+        if not shows_a_board(event.operations):
+            return
+        row = event.row
+        loaded = store.cached(row.id)
+        if loaded is None or loaded.stored_operations != row.history_length:
+            # A game that just started or ended is not (or no longer) in the cache.
+            loaded = await store.load(uow, row)
+            if row.status != GameStatus.RUNNING.value:
+                store.forget(row.id)
+        board = PlayOutcome(loaded.table(), event.operations)
+        await uow.outbox.add(
+            row.chat_id,
+            row.thread_id,
+            BOARD,
+            play_to_json(board),
+            game_id=row.id,
+            board_version=board.table.board_version,
+        )
+        await outbox.claim_in(uow, row.chat_id)
+
+    store.events.subscribe(GameChanged, record_board)
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """One unsent board: where it goes, its row id (the order), and what it shows."""
+
+    id: int
+    chat_id: int
+    thread_id: int
+    game_id: int
+    board: PlayOutcome
+
+
+def worker_name() -> str:
+    """A name for this process among the workers: host, process id and a random part."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+DEFAULT_LEASE = timedelta(seconds=30)
+"""How long a worker sends a chat's boards after it last read them, unless it gives them up.
+
+Longer than any one send may take (so a slow send is never repeated by another
+worker), short enough that a dead worker's chats are taken over soon.
+"""
+
+
+class OutboxService:
+    """Reads the unsent rows, settles sent and failed ones, leases chats and keeps their pace.
+
+    One worker at a time sends a chat's boards: the change that writes a board
+    leases the chat to ``owner`` (for ``lease``) unless another worker holds it,
+    reading the boards renews the lease when half of it is gone, and the lease
+    is given up when the chat has nothing left to send, so whichever worker's
+    board comes next takes it. While another worker holds it, its boards are
+    that worker's to send: it sees them when it settles its own.
+    """
+
+    def __init__(
+        self,
+        units: UnitOfWorkFactory,
+        clock: Callable[[], datetime] | None = None,
+        *,
+        owner: str | None = None,
+        lease: timedelta = DEFAULT_LEASE,
+    ) -> None:
+        """Use ``units`` for every transaction; ``clock`` (wall time, UTC) lets tests move time.
+
+        ``owner`` names this worker (by default :func:`worker_name`).
+        """
+        self._units = units
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self.owner = owner or worker_name()
+        self._lease = lease
+
+    async def pending_boards(
+        self, chat_id: int, game_id: int | None = None, after_id: int = 0
+    ) -> list[OutboxEntry] | None:
+        """The chat's unsent boards (of ``game_id`` only, if given) above ``after_id``, in order.
+
+        None: another worker sends the chat's boards now. A row that cannot be
+        read back (written by a newer version, say) is marked failed and logged,
+        so it never holds up the chat's later rows.
+        """
+        now = self._clock()
+        async with self._units(read_only=True) as uow:
+            lease_until = await uow.outbox.lease_of(chat_id, self.owner, now)
+            if lease_until is not None and lease_until - now > self._lease / 2:
+                # Held (the change that wrote the rows took the chat): reading changes nothing.
+                entries, unreadable = self._readable(
+                    chat_id, game_id, await uow.outbox.pending(chat_id, after_id)
+                )
+                if not unreadable:
+                    return entries
+        async with self._units() as uow:
+            if not await uow.outbox.claim(chat_id, self.owner, now, now + self._lease):
+                return None
+            entries, unreadable = self._readable(
+                chat_id, game_id, await uow.outbox.pending(chat_id, after_id)
+            )
+            await uow.outbox.settle(
+                unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
+            )
+            if not entries and not await uow.outbox.has_pending(chat_id):
+                await uow.outbox.release(chat_id, self.owner)  # nothing to send: let it go
+            return entries
+
+    @staticmethod
+    def _readable(
+        chat_id: int, game_id: int | None, rows: Sequence[OutboxMessage]
+    ) -> tuple[list[OutboxEntry], list[int]]:
+        """The boards among ``rows`` (of ``game_id``, if given), and the rows unreadable."""
+        entries: list[OutboxEntry] = []
+        unreadable: list[int] = []
+        for row in rows:
+            if row.kind != BOARD or row.game_id is None:
+                unreadable.append(row.id)
+                continue
+            if game_id is not None and row.game_id != game_id:
+                continue
+            try:
+                board = play_from_json(row.payload)
+            except (KeyError, TypeError, ValueError, SnapError):
+                logger.exception(
+                    "chat %s: outbox row %s (game %s) cannot be read; set aside",
+                    chat_id,
+                    row.id,
+                    row.game_id,
+                )
+                unreadable.append(row.id)
+                continue
+            entries.append(OutboxEntry(row.id, row.chat_id, row.thread_id, row.game_id, board))
+        return entries, unreadable
+
+    async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
+        """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""
+        now = self._clock()
+        async with self._units(read_only=True) as uow:
+            return await uow.outbox.chats_waiting(now - older_than, now)
+
+    async def boards_sent(
+        self, chat_id: int, entry_ids: Sequence[int], game_id: int, version: int, message_id: int
+    ) -> bool:
+        """Mark the rows sent and store that ``message_id`` shows board ``version``, at once.
+
+        One transaction: a board is never marked sent without the record of its
+        message (reaction times start there), nor recorded and left unsent. True:
+        the chat has more to send (this worker keeps it); False: the chat is let go.
+        """
+        shown = ShownBoard(game_id, version, message_id, self._clock())
+        async with self._units() as uow:
+            await uow.outbox.settle(
+                entry_ids, OutboxState.SENT, self._clock(), message_id=shown.message_id
+            )
+            await uow.board_views.record([shown])
+            return await self._keep_or_let_go(uow, chat_id)
+
+    async def boards_failed(self, chat_id: int, entry_ids: Sequence[int], error: str) -> bool:
+        """Mark the rows failed for good (Telegram refused them); True: the chat has more."""
+        async with self._units() as uow:
+            await uow.outbox.settle(entry_ids, OutboxState.FAILED, self._clock(), error=error[:200])
+            return await self._keep_or_let_go(uow, chat_id)
+
+    async def chat_gone(self, chat_id: int) -> None:
+        """The bot was removed from the chat: its unsent rows are set aside, the chat let go."""
+        async with self._units() as uow:
+            rows = await uow.outbox.pending(chat_id)
+            await uow.outbox.settle(
+                [row.id for row in rows], OutboxState.FAILED, self._clock(), error="chat gone"
+            )
+            await uow.outbox.release(chat_id, self.owner)
+
+    async def _keep_or_let_go(self, uow: UnitOfWork, chat_id: int) -> bool:
+        # The chat's row is locked first: a worker trying to take the chat meanwhile
+        # waits, and then finds it free; one that tried before committed its board
+        # before, and the look below sees that board.
+        await uow.outbox.lock_sender(chat_id)
+        if await uow.outbox.has_pending(chat_id):
+            return True
+        await uow.outbox.release(chat_id, self.owner)
+        return False
+
+    async def claim_in(self, uow: UnitOfWork, chat_id: int) -> bool:
+        """Lease the chat to this worker in ``uow`` (a change's), unless another worker holds it."""
+        now = self._clock()
+        return await uow.outbox.claim(chat_id, self.owner, now, now + self._lease)
+
+    async def claim(self, chat_id: int) -> bool:
+        """Lease the chat's sending to this worker (False: another worker holds it)."""
+        now = self._clock()
+        async with self._units() as uow:
+            return await uow.outbox.claim(chat_id, self.owner, now, now + self._lease)
+
+    async def release(self, chat_id: int) -> None:
+        """Give up this worker's lease of the chat."""
+        async with self._units() as uow:
+            await uow.outbox.release(chat_id, self.owner)
+
+    async def release_all(self) -> None:
+        """Give up every chat this worker holds (it stops: the others take them at once)."""
+        async with self._units() as uow:
+            await uow.outbox.release_all(self.owner)
+
+    async def take_over_all(self) -> None:
+        """End every worker's lease: only for the one process a database has (SQLite).
+
+        A process that died holding chats would otherwise keep them until their
+        leases lapse; with one process, whoever held them is gone.
+        """
+        async with self._units() as uow:
+            await uow.outbox.release_all(None)
+
+    async def with_states(
+        self,
+        keys: Sequence[int],
+        step: Callable[[list[dict[str, Any]]], tuple[list[dict[str, Any]], T]],
+    ) -> T:
+        """Run ``step`` on the stored pace states of ``keys`` (chats; 0: the whole bot).
+
+        The states are opaque here (the bot's flood-limit windows). Their rows are
+        locked (in one order, so two workers never wait for each other) until the
+        states ``step`` returns are stored, so the workers that share the database
+        take their turns one at a time.
+        """
+        async with self._units() as uow:
+            rows = {key: await uow.outbox.locked_pace(key) for key in sorted(set(keys))}
+            states, result = step([dict(rows[key].pace or {}) for key in keys])
+            for key, state in zip(keys, states, strict=True):
+                rows[key].pace = state
+            return result
+
+    async def forget_settled(self, older_than: timedelta) -> int:
+        """Delete rows settled longer than ``older_than`` ago; how many were deleted."""
+        async with self._units() as uow:
+            return await uow.outbox.forget_settled(self._clock() - older_than)

@@ -1,0 +1,66 @@
+"""The durable outbox: messages a change must show, and who sends each chat's messages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .base import Base, UtcDateTime, utc_now
+
+__all__ = ["OutboxMessage", "OutboxSender", "OutboxState"]
+
+
+class OutboxState(StrEnum):
+    """Where an outbox message stands."""
+
+    PENDING = "pending"
+    SENT = "sent"
+    FAILED = "failed"
+    """Telegram refused it for good (or it could not be built): set aside, logged."""
+
+
+class OutboxMessage(Base):
+    """One message a committed change must show, written in that change's transaction.
+
+    ``payload`` describes *what* to show (for a board: the table and the operations
+    since the previous board, see ``telesnap.services.outbox``); the bot renders it
+    at send time. Rows of a chat are sent in ``id`` order.
+    """
+
+    __tablename__ = "outbox_messages"
+    __table_args__ = (Index("ix_outbox_messages_state_chat_id", "state", "chat_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    chat_id: Mapped[int] = mapped_column(BigInteger)
+    thread_id: Mapped[int] = mapped_column(BigInteger, default=0)
+    kind: Mapped[str] = mapped_column(String(16))
+    game_id: Mapped[int | None] = mapped_column(
+        Integer, ForeignKey("games.id", ondelete="CASCADE"), index=True
+    )
+    board_version: Mapped[int | None] = mapped_column(Integer)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    state: Mapped[str] = mapped_column(String(8), default=OutboxState.PENDING.value)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
+    done_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    message_id: Mapped[int | None] = mapped_column(BigInteger)
+    error: Mapped[str | None] = mapped_column(String(200))
+
+
+class OutboxSender(Base):
+    """The worker that sends a chat's messages now (a lease), and the chat's pace.
+
+    ``pace`` is the chat's flood-limit state (opaque to storage): a worker that
+    takes the chat over continues it, so the limits hold across workers. The row
+    with ``chat_id`` 0 holds the bot-wide window.
+    """
+
+    __tablename__ = "outbox_senders"
+
+    chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    owner: Mapped[str] = mapped_column(String(64), default="")
+    lease_until: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
+    pace: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

@@ -1,0 +1,179 @@
+"""The outbox's rows: messages to send, in order per chat, and each chat's sender lease."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..models import OutboxMessage, OutboxSender, OutboxState
+from ._dialect import upsert_insert
+
+__all__ = ["OutboxRepository"]
+
+
+class OutboxRepository:
+    """Adds, reads and settles outbox messages; leases chats to one sender at a time."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    async def add(
+        self,
+        chat_id: int,
+        thread_id: int,
+        kind: str,
+        payload: dict[str, Any],
+        *,
+        game_id: int | None = None,
+        board_version: int | None = None,
+    ) -> OutboxMessage:
+        """Queue a message (sent after the transaction commits, in ``id`` order)."""
+        row = OutboxMessage(
+            chat_id=chat_id,
+            thread_id=thread_id,
+            kind=kind,
+            payload=payload,
+            game_id=game_id,
+            board_version=board_version,
+            state=OutboxState.PENDING.value,
+        )
+        self._session.add(row)
+        await self._session.flush()
+        return row
+
+    async def pending(self, chat_id: int, after_id: int = 0) -> list[OutboxMessage]:
+        """The chat's unsent messages with an id above ``after_id``, oldest first."""
+        statement = (
+            select(OutboxMessage)
+            .where(
+                OutboxMessage.state == OutboxState.PENDING.value,
+                OutboxMessage.chat_id == chat_id,
+                OutboxMessage.id > after_id,
+            )
+            .order_by(OutboxMessage.id)
+        )
+        return list(await self._session.scalars(statement))
+
+    async def chats_waiting(self, created_before: datetime, now: datetime) -> list[int]:
+        """Chats with a message unsent since before ``created_before`` and no live sender."""
+        leased = select(OutboxSender.chat_id).where(
+            OutboxSender.lease_until > now, OutboxSender.owner != ""
+        )
+        statement = (
+            select(OutboxMessage.chat_id)
+            .where(
+                OutboxMessage.state == OutboxState.PENDING.value,
+                OutboxMessage.created_at < created_before,
+                OutboxMessage.chat_id.not_in(leased),
+            )
+            .distinct()
+        )
+        return list(await self._session.scalars(statement))
+
+    async def settle(
+        self,
+        ids: Sequence[int],
+        state: OutboxState,
+        at: datetime,
+        *,
+        message_id: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Mark pending messages sent (with the message showing them) or failed."""
+        if not ids:
+            return
+        await self._session.execute(
+            update(OutboxMessage)
+            .where(OutboxMessage.id.in_(ids), OutboxMessage.state == OutboxState.PENDING.value)
+            .values(state=state.value, done_at=at, message_id=message_id, error=error)
+        )
+
+    async def forget_settled(self, before: datetime) -> int:
+        """Delete messages sent or failed before ``before``; how many were deleted."""
+        result = await self._session.execute(
+            delete(OutboxMessage).where(
+                OutboxMessage.state != OutboxState.PENDING.value, OutboxMessage.done_at < before
+            )
+        )
+        return int(getattr(result, "rowcount", 0) or 0)
+
+    async def claim(self, chat_id: int, owner: str, now: datetime, until: datetime) -> bool:
+        """Lease the chat to ``owner`` until ``until``, unless another owner's lease is live."""
+        insert = upsert_insert(self._session, OutboxSender).values(
+            chat_id=chat_id, owner=owner, lease_until=until, pace={}
+        )
+        table = OutboxSender.__table__
+        statement = insert.on_conflict_do_update(
+            index_elements=[OutboxSender.chat_id],
+            set_={"owner": owner, "lease_until": until},
+            where=or_(table.c.owner == owner, table.c.owner == "", table.c.lease_until <= now),
+        )
+        await self._session.execute(statement)
+        holder = await self._session.scalar(
+            select(OutboxSender.owner)
+            .where(OutboxSender.chat_id == chat_id)
+            .execution_options(populate_existing=True)
+        )
+        return holder == owner
+
+    async def lease_of(self, chat_id: int, owner: str, now: datetime) -> datetime | None:
+        """Until when ``owner`` holds the chat (None: it does not hold it now)."""
+        return await self._session.scalar(
+            select(OutboxSender.lease_until).where(
+                OutboxSender.chat_id == chat_id,
+                OutboxSender.owner == owner,
+                OutboxSender.lease_until > now,
+            )
+        )
+
+    async def release(self, chat_id: int, owner: str) -> None:
+        """End ``owner``'s lease of the chat (its pace is kept for the next sender)."""
+        await self._session.execute(
+            update(OutboxSender)
+            .where(OutboxSender.chat_id == chat_id, OutboxSender.owner == owner)
+            .values(owner="")
+        )
+
+    async def release_all(self, owner: str | None) -> None:
+        """End every lease ``owner`` holds (a worker that stops); None: everyone's."""
+        statement = update(OutboxSender).where(OutboxSender.owner != "")
+        if owner is not None:
+            statement = statement.where(OutboxSender.owner == owner)
+        await self._session.execute(statement.values(owner=""))
+
+    async def has_pending(self, chat_id: int) -> bool:
+        """Whether the chat has a message still to send."""
+        found = await self._session.scalar(
+            select(OutboxMessage.id)
+            .where(
+                OutboxMessage.state == OutboxState.PENDING.value,
+                OutboxMessage.chat_id == chat_id,
+            )
+            .limit(1)
+        )
+        return found is not None
+
+    async def lock_sender(self, chat_id: int) -> None:
+        """Lock the chat's sender row (if it has one) until the transaction ends."""
+        await self._session.execute(
+            select(OutboxSender.chat_id).where(OutboxSender.chat_id == chat_id).with_for_update()
+        )
+
+    async def locked_pace(self, chat_id: int) -> OutboxSender:
+        """The chat's sender row, locked until the transaction ends (created if missing)."""
+        insert = upsert_insert(self._session, OutboxSender).values(
+            chat_id=chat_id, owner="", lease_until=datetime.fromtimestamp(0).astimezone(), pace={}
+        )
+        await self._session.execute(insert.on_conflict_do_nothing(index_elements=["chat_id"]))
+        row = await self._session.scalar(
+            select(OutboxSender)
+            .where(OutboxSender.chat_id == chat_id)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+        assert row is not None
+        return row

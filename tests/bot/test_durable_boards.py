@@ -1,0 +1,90 @@
+"""Durable boards through the real outbox: a board refused for good blocks nothing after it."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from telegram.error import BadRequest
+
+from telesnap.bot.callbacks import CallbackSigner
+from telesnap.bot.courier import Courier
+from telesnap.bot.outbox import FloodLimits, Outbox
+from telesnap.bot.presenter import Presenter
+from telesnap.services.lobby import LobbyService
+from telesnap.services.outbox import OutboxService, record_boards
+from telesnap.services.play import PlayService
+from telesnap.services.store import GameStore
+from telesnap.services.types import Actor
+from telesnap.storage.models import OutboxMessage
+from telesnap.storage.uow import UnitsOfWork
+
+from ..services.test_play_flow import ANN, BOB, PLACE, receipt
+
+Sessions = async_sessionmaker[AsyncSession]
+
+
+class RefusesFirstBoard:
+    """A Bot API that refuses the first message for good (a 400) and takes the rest."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.refused = 0
+
+    async def send_message(self, chat_id: int, text: str, **_: Any) -> Any:
+        if not self.refused:
+            self.refused += 1
+            raise BadRequest("Bad Request: can't parse entities")
+        self.texts.append(text)
+        return SimpleNamespace(message_id=100 + len(self.texts))
+
+
+class NoTidying:
+    def board_shown(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+async def test_a_board_refused_for_good_is_set_aside_and_the_next_one_is_sent(
+    session_factory: Sessions,
+) -> None:
+    store = GameStore()
+    units = UnitsOfWork(session_factory)
+    boards = OutboxService(units)
+    record_boards(store, boards)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    play = PlayService(units, store)
+    bot = RefusesFirstBoard()
+    outbox = Outbox(bot, FloodLimits(enabled=False), time.monotonic)  # type: ignore[arg-type]
+    courier = Courier(outbox)
+    presenter = Presenter(
+        courier,
+        CallbackSigner.for_token("1:x"),
+        None,
+        boards,
+        lobby,
+        NoTidying(),  # type: ignore[arg-type]
+    )
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    started = await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    presenter.show_play(PLACE, started.play)  # refused for good
+    await outbox.flush()
+    await courier.settle()
+    turn = started.play.table.turn_player
+    assert turn is not None
+    flipped = await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
+    presenter.show_play(PLACE, flipped)
+    await outbox.flush()
+    await courier.settle()
+    await outbox.close()
+    assert len(bot.texts) == 1
+    assert f"<b>{turn.name}</b> flips" in bot.texts[0], "the next board goes out"
+    assert "face-down" in bot.texts[0]
+    async with session_factory() as session:
+        rows = list(await session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)))
+    assert [row.state for row in rows] == ["failed", "sent"]
+    assert "Can't parse entities" in (rows[0].error or "")
+    assert rows[1].message_id == 101

@@ -1,0 +1,164 @@
+"""The durable outbox's rows: written with the change that must be shown, settled after sending."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from telesnap.game import CallKind, CallVerdict, SnapCalled
+from telesnap.services.lobby import LobbyService
+from telesnap.services.outbox import OutboxService, record_boards, shows_a_board
+from telesnap.services.play import PlayService
+from telesnap.services.store import GameStore
+from telesnap.services.types import Actor, Refused
+from telesnap.storage.models import BoardView, OutboxMessage
+from telesnap.storage.uow import UnitsOfWork
+
+from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt
+
+Sessions = async_sessionmaker[AsyncSession]
+
+
+async def durable_game(sessions: Sessions) -> tuple[LobbyService, PlayService, OutboxService]:
+    store = GameStore()
+    units = UnitsOfWork(sessions)
+    outbox = OutboxService(units)
+    record_boards(store, outbox)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    play = PlayService(units, store)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    await lobby.join(PLACE, CID, receipt())
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    return lobby, play, outbox
+
+
+async def test_each_change_players_see_leaves_one_row_that_rebuilds_its_board(
+    session_factory: Sessions,
+) -> None:
+    _, play, outbox = await durable_game(session_factory)
+    table = (await play.table(PLACE)).table
+    assert table.turn_player is not None
+    turn = table.turn_player
+    flipped = await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
+    entries = await outbox.pending_boards(PLACE.chat_id)
+    assert entries is not None
+    assert len(entries) == 2, "the start and the flip"
+    start, flip = entries
+    assert start.id < flip.id
+    assert flip.board == flipped, "the row rebuilds the very table and operations shown"
+    assert flip.game_id == flipped.table.game_id
+    assert (flip.chat_id, flip.thread_id) == (PLACE.chat_id, PLACE.thread_id)
+
+
+def test_only_a_wrong_call_is_shown_on_a_board_of_its_own() -> None:
+    def call(verdict: CallVerdict) -> SnapCalled:
+        return SnapCalled(0, CallKind.SNAP, 0, 0, 1, verdict)
+
+    assert shows_a_board([call(CallVerdict.WRONG)])
+    silent = (CallVerdict.PENDING, CallVerdict.TOO_SLOW, CallVerdict.TOO_LATE)
+    assert not any(shows_a_board([call(verdict)]) for verdict in silent)
+    assert not shows_a_board([])
+
+
+async def test_a_call_that_waits_for_its_race_and_a_refused_press_write_no_row(
+    session_factory: Sessions,
+) -> None:
+    _, play, outbox = await durable_game(session_factory)
+    await flip_until_match(play)
+    before = len(await outbox.pending_boards(PLACE.chat_id) or [])
+    called = await play.call(PLACE, BOB, CallKind.SNAP, receipt())
+    assert called.verdict is CallVerdict.PENDING
+    turn = (await play.table(PLACE)).table.turn_player
+    assert turn is not None
+    with pytest.raises(Refused):  # a race is collecting
+        await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
+    assert len(await outbox.pending_boards(PLACE.chat_id) or []) == before
+
+
+async def test_a_sent_board_is_marked_with_its_message_in_one_go_and_a_failed_one_set_aside(
+    session_factory: Sessions,
+) -> None:
+    _, play, outbox = await durable_game(session_factory)
+    turn = (await play.table(PLACE)).table.turn_player
+    assert turn is not None
+    await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
+    pending = await outbox.pending_boards(PLACE.chat_id)
+    assert pending is not None
+    start, flip = pending
+    more = await outbox.boards_failed(PLACE.chat_id, [start.id], "BadRequest('refused')")
+    assert more, "the flip's board is still to send"
+    table = flip.board.table
+    more = await outbox.boards_sent(
+        PLACE.chat_id, [flip.id], table.game_id, table.board_version, 321
+    )
+    assert not more
+    assert await outbox.pending_boards(PLACE.chat_id) == []
+    async with session_factory() as session:
+        rows = {row.id: row for row in await session.scalars(select(OutboxMessage))}
+        views = list(await session.scalars(select(BoardView)))
+    assert rows[start.id].state == "failed"
+    assert rows[start.id].error == "BadRequest('refused')"
+    assert rows[flip.id].state == "sent"
+    assert rows[flip.id].message_id == 321
+    assert [(v.game_id, v.version, v.message_id) for v in views] == [
+        (table.game_id, table.board_version, 321)
+    ]
+
+
+async def test_a_chat_is_sent_by_one_worker_at_a_time_until_its_lease_lapses(
+    session_factory: Sessions,
+) -> None:
+    now = [datetime(2026, 12, 1, 12, 0, tzinfo=UTC)]
+    units = UnitsOfWork(session_factory)
+    lease = timedelta(seconds=10)
+    a = OutboxService(units, clock=lambda: now[0], owner="worker-a", lease=lease)
+    b = OutboxService(units, clock=lambda: now[0], owner="worker-b", lease=lease)
+    assert await a.claim(-7)
+    assert not await b.claim(-7)
+    assert await b.pending_boards(-7) is None, "b may not read what a sends"
+    assert await a.claim(-7), "the owner renews its lease"
+    now[0] += timedelta(seconds=11)
+    assert await b.claim(-7), "a lapsed lease is taken over"
+    assert not await a.claim(-7)
+    await b.release(-7)
+    assert await a.claim(-7), "a released chat is free at once"
+    await a.release_all()
+    assert await b.pending_boards(-7) == [], "a worker that stops gives its chats up"
+    assert await a.claim(-7), "and a chat with nothing to send is let go when read"
+
+
+async def test_a_worker_that_settles_its_board_keeps_the_chat_only_while_it_has_more(
+    session_factory: Sessions,
+) -> None:
+    _, play, a = await durable_game(session_factory)
+    b = OutboxService(UnitsOfWork(session_factory), owner="worker-b")
+    pending = await a.pending_boards(PLACE.chat_id)
+    assert pending is not None
+    (start,) = pending
+    turn = (await play.table(PLACE)).table.turn_player
+    assert turn is not None
+    await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())  # made on worker b, say
+    assert await b.pending_boards(PLACE.chat_id) is None, "a is sending the chat"
+    table = start.board.table
+    assert await a.boards_sent(PLACE.chat_id, [start.id], table.game_id, table.board_version, 5)
+    rest = await a.pending_boards(PLACE.chat_id)
+    assert rest is not None
+    (flip,) = rest  # a sends b's board too
+    table = flip.board.table
+    assert not await a.boards_sent(PLACE.chat_id, [flip.id], table.game_id, table.board_version, 6)
+    assert await b.claim(PLACE.chat_id), "a let the chat go once it had nothing left"
+
+
+async def test_the_boards_of_a_chat_that_removed_the_bot_are_set_aside(
+    session_factory: Sessions,
+) -> None:
+    _, _, outbox = await durable_game(session_factory)
+    await outbox.chat_gone(PLACE.chat_id)
+    assert await outbox.pending_boards(PLACE.chat_id) == []
+    async with session_factory() as session:
+        rows = list(await session.scalars(select(OutboxMessage)))
+    assert [(row.state, row.error) for row in rows] == [("failed", "chat gone")]
