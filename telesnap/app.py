@@ -14,6 +14,7 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -22,6 +23,7 @@ from telegram.error import InvalidToken, NetworkError
 from .bot.application import BotApplication, StampingBot, build_application
 from .bot.callbacks import CallbackSigner
 from .bot.courier import Courier
+from .bot.health import Readiness, install_readiness
 from .bot.i18n import translator
 from .bot.menu import publish_commands
 from .bot.outbox import FloodLimits, Outbox
@@ -43,7 +45,7 @@ from .services.stats import StatsService
 from .services.store import GameStore
 from .services.timer_service import TimerService
 from .services.timers import TimerPlanner
-from .storage.database import create_engine, is_sqlite, session_factory
+from .storage.database import create_engine, database_answers, is_sqlite, session_factory
 from .storage.migrate import upgrade_database
 from .storage.uow import UnitsOfWork
 
@@ -158,6 +160,9 @@ class BotRunner:
         self.timer_loop = TimerLoop(runtime, TimerService(units, store), HousekeepingService(units))
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
+        install_readiness(
+            application, Readiness(partial(database_answers, self._engine), application.bot.get_me)
+        )
         install_stats_service(application, StatsService(units))
         await self._initialize(application)
         await publish_commands(application)

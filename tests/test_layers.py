@@ -282,3 +282,27 @@ def test_nothing_takes_the_planner_or_the_stats_recorder_from_the_store_module()
     ]
     assert offences == []
     assert _names_imported_from(PACKAGE / "services" / "lobby.py", "telesnap.services.store")
+
+
+def test_the_health_checks_get_their_probes_from_the_wiring() -> None:
+    """bot/health.py runs the probes app.py hands it: it reaches no database of its own."""
+    found = modules_of(PACKAGE / "bot" / "health.py")
+    offences = [
+        module
+        for module in found
+        for prefix in ("telesnap.storage", "telesnap.services", "sqlalchemy")
+        if _violates(module, prefix)
+    ]
+    assert offences == []
+
+
+def test_the_worker_supervisor_only_starts_processes() -> None:
+    """cli/workers.py runs ``telesnap run`` processes: it imports neither the bot nor the database."""
+    found = modules_of(PACKAGE / "cli" / "workers.py")
+    offences = [
+        module
+        for module in found
+        for prefix in ("telegram", "telesnap.bot", "telesnap.storage", "telesnap.services")
+        if _violates(module, prefix)
+    ]
+    assert offences == []

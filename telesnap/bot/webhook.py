@@ -14,6 +14,7 @@ from aiohttp import web
 from telegram import Update
 
 from .application import BotApplication
+from .health import add_health_routes
 from .receipts import ReceiptBook
 
 logger = logging.getLogger(__name__)
@@ -78,6 +79,7 @@ class WebhookServer:
         """Start listening."""
         app = web.Application()
         app.router.add_post(self.path, self._receive)
+        add_health_routes(app, self._application)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port)
