@@ -297,7 +297,7 @@ def test_the_health_checks_get_their_probes_from_the_wiring() -> None:
 
 
 def test_the_worker_supervisor_only_starts_processes() -> None:
-    """cli/workers.py runs ``telesnap run`` processes: it imports neither the bot nor the database."""
+    """cli/workers.py runs ``telesnap run`` processes: it imports no bot and no database."""
     found = modules_of(PACKAGE / "cli" / "workers.py")
     offences = [
         module

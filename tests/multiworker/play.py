@@ -9,6 +9,7 @@ makes is valid when made, and a press whose board never comes is a stall.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 from collections import Counter
@@ -164,7 +165,7 @@ async def stored_histories(database_url: str) -> list[StoredHistory]:
                     ).all()
                 )
                 operations = [
-                    (kind, dict(payload), update_id)
+                    (kind, payload if isinstance(payload, dict) else json.loads(payload), update_id)
                     for kind, payload, update_id in (
                         await session.execute(
                             text(

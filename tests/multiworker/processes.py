@@ -156,6 +156,8 @@ class Worker(Process):
 
     port: int | None = None
     resume_first: bool = False
+    resume_always: bool = False
+    """Resume on every start: the one process of a deployment, which nobody else covers."""
     starts: int = 0
 
     @property
@@ -166,7 +168,7 @@ class Worker(Process):
     async def start(self) -> None:
         """Start it; only the first start of a ``resume_first`` worker resumes the games."""
         base = [arg for arg in self.command if arg != "--no-resume"]
-        resume = self.resume_first and self.starts == 0
+        resume = self.resume_always or (self.resume_first and self.starts == 0)
         self.command = base if resume else [*base, "--no-resume"]
         self.starts += 1
         await super().start()
@@ -240,7 +242,7 @@ http {{
       proxy_pass http://telesnap;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_next_upstream error timeout http_502 http_503;
+      proxy_next_upstream error timeout;
       proxy_connect_timeout 1s;
       proxy_read_timeout 30s;
     }}
@@ -333,7 +335,8 @@ async def deployment(
     """Start the emulator, nginx and ``workers`` workers (all at once); stop them after.
 
     The first worker's first start resumes the games, as ``telesnap run --workers``
-    does; every other start joins with ``--no-resume``.
+    does; every other start joins with ``--no-resume``. A lone worker resumes on
+    every start, as a restarted bot does.
     """
     emulator, emulator_url = await _start_emulator(folder, flood_limits=flood_limits)
     client = EmulatorClient(emulator_url)
@@ -371,6 +374,7 @@ async def deployment(
                 cwd=folder,
                 port=port,
                 resume_first=number == 0,
+                resume_always=len(ports) == 1,
             )
             pool.append(worker)
         for worker in pool:
