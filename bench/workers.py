@@ -154,11 +154,41 @@ async def workers_run(
             for table, rng in zip(tables, rngs, strict=True)
         ]
         pids = {**pids, "emulator": emulator_pid}
+        before = await database_work(database_url)
         result = await bench.drive(client, run, pids, options, players)
+        after = await database_work(database_url)
+        presses = len(run.flips) + sum(len(race) for race in run.races)
+        result.database = {k: (after[k] - before[k]) / max(presses, 1) for k in after}
         violations = await client.violations()
         if violations:
             print(f"  {label}: {len(violations)} Bot API violations", file=sys.stderr)
         return result
+
+
+async def database_work(database_url: str) -> dict[str, int]:
+    """PostgreSQL's counters of the bench database: commits, statements' row work."""
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    url = make_url(database_url)
+    engine = create_async_engine(url)
+    try:
+        async with engine.connect() as connection:
+            await connection.execute(text("SELECT pg_stat_clear_snapshot()"))
+            row = (
+                await connection.execute(
+                    text(
+                        "SELECT xact_commit, tup_inserted, tup_updated, tup_deleted, "
+                        "tup_fetched FROM pg_stat_database WHERE datname = :name"
+                    ),
+                    {"name": url.database},
+                )
+            ).one()
+    finally:
+        await engine.dispose()
+    names = ("commits", "inserted", "updated", "deleted", "fetched")
+    return dict(zip(names, (int(value) for value in row), strict=True))
 
 
 def report(bench: ModuleType, results: list[Any], options: Any) -> None:
@@ -187,6 +217,10 @@ def report(bench: ModuleType, results: list[Any], options: Any) -> None:
             f"{fmt(per_press if result.rate else math.nan, 2):>14}"
         )
     print("CPU ms/press: the workers' and nginx's CPU time per press handled")
+    print("\nPostgreSQL per press (whole run, warm-up included; the statistics lag a little):")
+    for result in results:
+        work = ", ".join(f"{value:.1f} {name}" for name, value in result.database.items())
+        print(f"  {result.label}: {work}")
 
 
 async def workers_bench(

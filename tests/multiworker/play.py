@@ -2,8 +2,9 @@
 
 A driver plays one chat: it reads the newest board, presses Snap! when it shows
 a match and otherwise has the player whose turn it is press Flip, then waits
-for the board that press produces before pressing again. So every press it
-makes is valid when made, and a press whose board never comes is a stall.
+for a newer board before pressing again. So every press it makes is valid when
+made (unless a board was on its way already), and a press after which no board
+comes is a stall.
 """
 
 from __future__ import annotations
@@ -77,12 +78,19 @@ def _button_data(message: TranscriptMessage, action: str) -> str | None:
 
 
 async def _board_after(table: Table, message_id: int, timeout_s: float) -> Board:
-    message = await table.client.wait_for_message(
-        table.chat_id,
-        lambda m: m.message_id > message_id and ("face-down" in m.text or _is_final(m)),
-        timeout=timeout_s,
+    """The newest board (or final message) of the chat, once one is newer than ``message_id``."""
+
+    async def newest() -> TranscriptMessage | None:
+        for message in reversed(await table.client.transcript(table.chat_id)):
+            if message.deleted or not ("face-down" in message.text or _is_final(message)):
+                continue
+            return message if message.message_id > message_id else None
+        return None
+
+    found: TranscriptMessage = await table.client.wait_for(
+        newest, timeout=timeout_s, what=f"a board after message {message_id}"
     )
-    return read_board(message)
+    return read_board(found)
 
 
 def _is_final(message: TranscriptMessage) -> bool:
@@ -207,20 +215,29 @@ def flips_stored(history: StoredHistory) -> list[tuple[str, str]]:
     ]
 
 
-def is_in_order_within(wanted: list[Any], seen: list[Any]) -> bool:
-    """Whether ``wanted`` appears in ``seen`` in the same order (others may come between).
+def first_not_shown(wanted: list[Any], seen: list[Any]) -> int | None:
+    """The index of the first item of ``wanted`` not found, in order, in ``seen`` (None: all are).
 
-    >>> is_in_order_within([1, 3], [1, 2, 3]), is_in_order_within([3, 1], [1, 2, 3])
-    (True, False)
+    Others may come between, and an item may be seen twice (a board sent again).
+
+    >>> first_not_shown([1, 3], [1, 2, 3]), first_not_shown([3, 1], [1, 2, 3])
+    (None, 1)
     """
     rest = iter(seen)
-    return all(any(item == other for other in rest) for item in wanted)
+    for index, item in enumerate(wanted):
+        if not any(item == other for other in rest):
+            return index
+    return None
 
 
 async def exactly_once_problems(
     client: EmulatorClient, log: PlayLog, histories: list[StoredHistory]
 ) -> list[str]:
-    """Every press not applied exactly once, and every update_id applied twice."""
+    """Every press lost (neither applied nor answered), and every update applied twice.
+
+    A press may be refused (its answer says why): after a restart the bot posts the
+    table again, and a press on it can meet a board that was on its way already.
+    """
     problems = []
     update_of = {}
     for record in await client.updates():
@@ -243,13 +260,15 @@ async def exactly_once_problems(
             problems.append(f"press {press}: its update was never confirmed")
             continue
         kind = "card_flipped" if press.action == FLIP else "snap_called"
-        if applied[(record.update_id, kind)] != 1:
-            toast = toasts.get(press.query_id)
-            answer = toast.text if toast is not None and toast.is_answered else "no answer"
-            problems.append(
-                f"update {record.update_id} ({press.action} in chat {press.chat_id}): "
-                f"applied {applied[(record.update_id, kind)]} times; answered {answer!r}"
-            )
+        count = applied[(record.update_id, kind)]
+        toast = toasts.get(press.query_id)
+        answer = toast.text if toast is not None and toast.is_answered else None
+        what = f"update {record.update_id} ({press.action} in chat {press.chat_id})"
+        if count == 0 and answer is None:
+            problems.append(f"{what}: lost, neither applied nor answered")
+        elif count == 0 and press.action == FLIP and not answer:
+            problems.append(f"{what}: answered as flipped, but no flip is stored")
+    return problems
     return problems
 
 
@@ -262,10 +281,10 @@ async def history_problems(client: EmulatorClient, histories: list[StoredHistory
             problems.append(f"game {history.game_id}: {history.cards} cards")
         shown = flips_shown(await client.transcript(history.chat_id))
         stored = flips_stored(history)
-        if not is_in_order_within(stored, shown):
-            missing = [flip for flip in stored if flip not in shown]
+        missing = first_not_shown(stored, shown)
+        if missing is not None:
             problems.append(
-                f"game {history.game_id}: {len(stored)} flips stored, {len(shown)} shown; "
-                f"not shown in order (absent: {missing[:5]})"
+                f"game {history.game_id}: flip {missing + 1} of {len(stored)} "
+                f"({stored[missing]}) was never shown after the ones before it"
             )
     return problems
