@@ -242,7 +242,7 @@ http {{
       proxy_pass http://telesnap;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_next_upstream error timeout;
+      proxy_next_upstream error timeout http_503 non_idempotent;
       proxy_connect_timeout 1s;
       proxy_read_timeout 30s;
     }}
