@@ -76,8 +76,7 @@ def run_command(args: argparse.Namespace) -> int:
         assert webhook is not None
         asyncio.run(upgrade_database(settings.database_url))  # once, before the workers start
         specs = worker_specs(webhook, args.workers, resume=not args.no_resume)
-        asyncio.run(Supervisor(specs).run())
-        return 0
+        return 0 if asyncio.run(Supervisor(specs).run()) else 1
     runner = BotRunner(settings, webhook=webhook, resume=not args.no_resume)
     try:
         asyncio.run(runner.run_until_stopped())

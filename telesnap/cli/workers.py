@@ -120,9 +120,13 @@ class Supervisor:
         self._workers = [_Worker(spec) for spec in specs]
         self._stopping = asyncio.Event()
         self._rolling: asyncio.Task[None] | None = None
+        self._failed = False
 
-    async def run(self) -> None:
-        """Run the workers until SIGTERM or SIGINT; SIGHUP restarts them one at a time."""
+    async def run(self) -> bool:
+        """Run the workers until SIGTERM or SIGINT; SIGHUP restarts them one at a time.
+
+        Return False if the supervisor itself failed (a worker could not be started).
+        """
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self._stopping.set)
@@ -141,8 +145,17 @@ class Supervisor:
             for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(signum)
         logger.info("all workers stopped")
+        return not self._failed
 
     async def _keep_running(self, worker: _Worker) -> None:
+        try:
+            await self._keep_one_running(worker)
+        except Exception:
+            logger.exception("worker %d: could not be kept running; stopping", worker.spec.number)
+            self._failed = True
+            self._stopping.set()
+
+    async def _keep_one_running(self, worker: _Worker) -> None:
         while not self._stopping.is_set():
             await self._start(worker)
             assert worker.process is not None
