@@ -83,6 +83,7 @@ async def test_thirty_kills_of_random_workers_during_ten_fast_games_lose_and_rep
         stop.set()
         await asyncio.gather(*players)
         assert sum(worker.kills for worker in running.workers) == KILLS
+        assert len(log.presses) >= 5 * len(tables), "the kills met too little play"
         await check_nothing_lost_or_repeated(running, postgres_url, log)
         floods = [v for v in await running.client.violations() if v.status == 429]
         assert floods == [], "Telegram's limits were broken between the workers"
@@ -183,4 +184,5 @@ async def test_one_process_on_sqlite_killed_thirty_times_in_six_chats_loses_no_p
         stop.set()
         await asyncio.gather(*players)
         assert bot.kills == KILLS
+        assert len(log.presses) >= 5 * len(tables), "the kills met too little play"
         await check_nothing_lost_or_repeated(running, database_url, log)
