@@ -1,7 +1,10 @@
 """Bot benchmark: presses per second and press latency, the full bot against a bare PTB bot.
 
 Run: .venv/bin/python bench/bot.py [--games 8] [--seconds 20] [--tie-window 100]
-         [--postgres-url postgresql+asyncpg://postgres@127.0.0.1:5432/test]
+         [--postgres-url postgresql+asyncpg://postgres@127.0.0.1:5432/test] [--workers N]
+
+With ``--workers N`` (and a PostgreSQL URL) it runs bench/workers.py instead:
+the full bot as 1, 2, … N webhook workers behind nginx, in one report.
 
 Up to four runs, one after the other, each with its own emulator (flood
 limits off, bench/emulator_server.py), bot and driver in separate processes:
@@ -642,10 +645,21 @@ def main() -> int:
         default=os.environ.get("TELESNAP_BENCH_POSTGRES_URL"),
         help="a PostgreSQL server on 127.0.0.1 (default: $TELESNAP_BENCH_POSTGRES_URL)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="instead: the full bot as 1 … N webhook workers behind nginx, on PostgreSQL "
+        "(bench/workers.py)",
+    )
     args = parser.parse_args()
     options = Options(
         args.games, args.seconds, args.warmup, args.tie_window, args.seed, args.profile
     )
+    if args.workers:
+        import workers
+
+        return workers.main(sys.modules[__name__], args.workers, options, args.postgres_url)
     # The whole benchmark is bounded: four runs, each with its start-up and wind-down.
     limit = 4 * (options.warmup + options.seconds + 2 * START_S + WAIT_S)
     try:

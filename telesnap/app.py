@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -24,6 +25,7 @@ from .bot.application import BotApplication, StampingBot, build_application
 from .bot.callbacks import CallbackSigner
 from .bot.courier import Courier
 from .bot.dispatcher import InboxDispatcher, Intake
+from .bot.health import Readiness, install_readiness
 from .bot.i18n import translator
 from .bot.menu import publish_commands
 from .bot.outbox import FloodLimits, Outbox
@@ -50,7 +52,7 @@ from .services.store import GameStore
 from .services.timer_service import TimerService
 from .services.timers import TimerPlanner
 from .storage.claims import claims_for
-from .storage.database import create_engine, is_sqlite, session_factory
+from .storage.database import create_engine, database_answers, is_sqlite, session_factory
 from .storage.migrate import upgrade_database
 from .storage.uow import UnitsOfWork
 
@@ -186,6 +188,9 @@ class BotRunner:
         self.timer_loop = TimerLoop(runtime, TimerService(units, store), HousekeepingService(units))
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
+        install_readiness(
+            application, Readiness(partial(database_answers, self._engine), application.bot.get_me)
+        )
         install_stats_service(application, StatsService(units))
         await self._initialize(application)
         await publish_commands(application)

@@ -397,6 +397,18 @@ def test_a_handler_makes_one_service_call_on_its_way(handlers: str) -> None:
     assert offences == []
 
 
+def test_the_health_checks_get_their_probes_from_the_wiring() -> None:
+    """bot/health.py runs the probes app.py hands it: it reaches no database of its own."""
+    found = modules_of(PACKAGE / "bot" / "health.py")
+    offences = [
+        module
+        for module in found
+        for prefix in ("telesnap.storage", "telesnap.services", "sqlalchemy")
+        if _violates(module, prefix)
+    ]
+    assert offences == []
+
+
 # -- one ordered place (issue 12, issue 13) ---------------------------------------------------
 
 
@@ -580,5 +592,17 @@ def test_the_flood_limit_windows_are_built_in_one_place() -> None:
         for path in sorted(PACKAGE.rglob("*.py"))
         if path.name not in ("slots.py", "pacing.py")
         for name in called_names(parsed(path)) & {"RollingWindow", "Pace"}
+    ]
+    assert offences == []
+
+
+def test_the_worker_supervisor_only_starts_processes() -> None:
+    """cli/workers.py runs ``telesnap run`` processes: it imports no bot and no database."""
+    found = modules_of(PACKAGE / "cli" / "workers.py")
+    offences = [
+        module
+        for module in found
+        for prefix in ("telegram", "telesnap.bot", "telesnap.storage", "telesnap.services")
+        if _violates(module, prefix)
     ]
     assert offences == []

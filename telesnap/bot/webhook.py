@@ -23,6 +23,7 @@ from telegram import Update
 
 from .application import BotApplication
 from .dispatcher import Intake
+from .health import add_health_routes
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class WebhookServer:
         self.app = web.Application()
         """The aiohttp application (routes may be added before :meth:`start`)."""
         self.app.router.add_post(self.path, self._receive)
+        add_health_routes(self.app, self._application)
 
     def drain(self) -> None:
         """Refuse new updates from now on (503): the bot is stopping."""

@@ -72,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="start without deciding open races or posting running games again "
         "(for a worker that joins others already running)",
     )
+    run.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="with --webhook-url: run N worker processes on the ports from --listen's on "
+        "(for a reverse proxy in front), restarting any that dies; SIGHUP restarts them "
+        "one at a time",
+    )
     run.set_defaults(target="telesnap.cli.run:run_command")
 
     database = commands.add_parser("db", help="manage the database")

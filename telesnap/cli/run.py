@@ -14,10 +14,11 @@ import re
 import sys
 
 from ..app import BotRunner, Webhook
-from ..config import ConfigError, load_settings
+from ..config import ConfigError, Settings, load_settings
 from ..storage.migrate import upgrade_database
+from .workers import Supervisor, worker_specs
 
-__all__ = ["run_command", "upgrade_command", "webhook_from"]
+__all__ = ["check_workers", "run_command", "upgrade_command", "webhook_from"]
 
 
 def _fail(message: str) -> int:
@@ -47,6 +48,18 @@ def webhook_from(args: argparse.Namespace) -> Webhook | None:
     return Webhook(args.webhook_url, host, int(port), args.secret)
 
 
+def check_workers(settings: Settings, webhook: Webhook | None, workers: int) -> None:
+    """Refuse ``--workers`` without a webhook, or several workers on SQLite."""
+    if webhook is None:
+        raise ConfigError("--workers needs --webhook-url: workers share Telegram's POSTs")
+    if workers > 1 and settings.database_url.startswith("sqlite"):
+        raise ConfigError(
+            "--workers above 1 needs PostgreSQL (TELESNAP_DATABASE_URL): SQLite serves one process"
+        )
+    if webhook.port + workers - 1 > 65535:
+        raise ConfigError(f"--listen's port {webhook.port} leaves no room for {workers} workers")
+
+
 def run_command(args: argparse.Namespace) -> int:
     """``telesnap run``: run the bot until interrupted."""
     try:
@@ -55,6 +68,15 @@ def run_command(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return _fail(str(error))
     _configure_logging(settings.log_level)
+    if args.workers is not None:
+        try:
+            check_workers(settings, webhook, args.workers)
+        except ConfigError as error:
+            return _fail(str(error))
+        assert webhook is not None
+        asyncio.run(upgrade_database(settings.database_url))  # once, before the workers start
+        specs = worker_specs(webhook, args.workers, resume=not args.no_resume)
+        return 0 if asyncio.run(Supervisor(specs).run()) else 1
     runner = BotRunner(settings, webhook=webhook, resume=not args.no_resume)
     try:
         asyncio.run(runner.run_until_stopped())

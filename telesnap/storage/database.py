@@ -20,7 +20,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
@@ -33,6 +33,7 @@ __all__ = [
     "READ_ONLY_OPTION",
     "SQLITE_BUSY_TIMEOUT_MS",
     "create_engine",
+    "database_answers",
     "read_only_options",
     "session_factory",
 ]
@@ -89,6 +90,13 @@ def read_only_options(dialect_name: str) -> dict[str, bool]:
     if dialect_name == "postgresql":
         return {READ_ONLY_OPTION: True, "postgresql_readonly": True}
     return {READ_ONLY_OPTION: True}
+
+
+async def database_answers(engine: AsyncEngine) -> None:
+    """Run one trivial read-only query on ``engine``; raise if the database does not answer."""
+    async with engine.connect() as connection:
+        await connection.execution_options(**read_only_options(engine.dialect.name))
+        await connection.execute(text("SELECT 1"))
 
 
 def is_sqlite(engine: AsyncEngine) -> bool:

@@ -1,0 +1,254 @@
+"""``telesnap run --workers N``: N webhook workers on consecutive ports, kept running.
+
+Each worker is a plain ``telesnap run --webhook-url … --listen HOST:PORT+i``
+process of its own, listening on its own port; a reverse proxy in front (nginx
+or HAProxy, which terminates TLS) spreads Telegram's POSTs over them. This
+small supervisor only starts them, restarts one that dies (after 1 s, doubling
+up to 30 s while it keeps dying within a minute of its start), passes SIGTERM
+and SIGINT on to all of them (each drains and exits), and on SIGHUP restarts
+them one at a time, each waiting until the one before answers ``/ready``.
+
+Why separate ports rather than one port shared with ``SO_REUSEPORT``: the
+proxy sees each worker, so it can send a request to the next worker when one
+refuses the connection (a worker restarting loses no request, and none waits
+for a retry), and health checks see each worker. With a shared port the kernel
+hands new connections to a worker that is closing, and resets those left in
+its accept queue.
+
+Only the first worker's first start resumes the running games (deciding the
+races a stop interrupted, posting the tables again); a restarted worker joins
+the others as ``--no-resume`` does. ``--no-resume`` with ``--workers`` makes
+every worker join: for the supervisors of the other hosts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from ..app import Webhook
+
+__all__ = ["Supervisor", "WorkerSpec", "worker_specs"]
+
+logger = logging.getLogger(__name__)
+
+RESTART_DELAY_S = 1.0
+RESTART_DELAY_MAX_S = 30.0
+STABLE_AFTER_S = 60.0
+"""A worker that ran this long before it died is restarted after the first delay again."""
+DRAIN_TIMEOUT_S = 30.0
+"""How long a worker may take to drain after SIGTERM before it is killed."""
+READY_TIMEOUT_S = 60.0
+"""How long a rolling restart waits for a restarted worker's ``/ready``."""
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """One worker: its number, its port and how it is started."""
+
+    number: int
+    webhook: Webhook
+    resume_first: bool
+
+    def command(self, *, resume: bool) -> list[str]:
+        """The ``telesnap run`` command line of this worker."""
+        arguments = [
+            sys.executable,
+            "-m",
+            "telesnap",
+            "run",
+            "--webhook-url",
+            self.webhook.url,
+            "--listen",
+            f"{self.webhook.host}:{self.webhook.port}",
+            "--secret",
+            self.webhook.secret,
+        ]
+        return arguments if resume else [*arguments, "--no-resume"]
+
+    @property
+    def ready_url(self) -> str:
+        """Where this worker answers ``/ready``."""
+        host = self.webhook.host
+        if host in {"0.0.0.0", "::", ""}:
+            host = "127.0.0.1"
+        elif ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.webhook.port}/ready"
+
+
+def worker_specs(webhook: Webhook, workers: int, *, resume: bool) -> list[WorkerSpec]:
+    """The workers of ``--workers``: ports from ``webhook.port`` on, the first may resume.
+
+    >>> specs = worker_specs(Webhook("https://x/t", "127.0.0.1", 8443, "s"), 3, resume=True)
+    >>> [(s.webhook.port, s.resume_first) for s in specs]
+    [(8443, True), (8444, False), (8445, False)]
+    """
+    return [
+        WorkerSpec(
+            number,
+            Webhook(webhook.url, webhook.host, webhook.port + number, webhook.secret),
+            resume and number == 0,
+        )
+        for number in range(workers)
+    ]
+
+
+@dataclass(eq=False)
+class _Worker:
+    spec: WorkerSpec
+    process: asyncio.subprocess.Process | None = None
+    started_at: float = 0.0
+    delay_s: float = RESTART_DELAY_S
+    starts: int = 0
+    restarting: bool = False
+    started: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Supervisor:
+    """Starts the workers, restarts a dead one, stops them all, restarts them one by one."""
+
+    def __init__(self, specs: Sequence[WorkerSpec]) -> None:
+        """Prepare to run ``specs`` (see :func:`worker_specs`)."""
+        self._workers = [_Worker(spec) for spec in specs]
+        self._stopping = asyncio.Event()
+        self._rolling: asyncio.Task[None] | None = None
+        self._failed = False
+
+    async def run(self) -> bool:
+        """Run the workers until SIGTERM or SIGINT; SIGHUP restarts them one at a time.
+
+        Return False if the supervisor itself failed (a worker could not be started).
+        """
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self._stopping.set)
+        loop.add_signal_handler(signal.SIGHUP, self._roll)
+        watchers = [asyncio.create_task(self._keep_running(worker)) for worker in self._workers]
+        try:
+            await self._stopping.wait()
+            logger.info("stopping %d workers", len(self._workers))
+        finally:
+            if self._rolling is not None:
+                self._rolling.cancel()
+            await asyncio.gather(*(self._stop(worker) for worker in self._workers))
+            for watcher in watchers:
+                watcher.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
+            for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                loop.remove_signal_handler(signum)
+        logger.info("all workers stopped")
+        return not self._failed
+
+    async def _keep_running(self, worker: _Worker) -> None:
+        try:
+            await self._keep_one_running(worker)
+        except Exception:
+            logger.exception("worker %d: could not be kept running; stopping", worker.spec.number)
+            self._failed = True
+            self._stopping.set()
+
+    async def _keep_one_running(self, worker: _Worker) -> None:
+        while not self._stopping.is_set():
+            await self._start(worker)
+            assert worker.process is not None
+            code = await worker.process.wait()
+            if self._stopping.is_set():
+                return
+            if worker.restarting:
+                continue  # a rolling restart stopped it on purpose: start it again now
+            ran_s = time.monotonic() - worker.started_at
+            if ran_s >= STABLE_AFTER_S:
+                worker.delay_s = RESTART_DELAY_S
+            logger.error(
+                "worker %d (port %d) exited with code %s after %.0f s; restarting in %.0f s",
+                worker.spec.number,
+                worker.spec.webhook.port,
+                code,
+                ran_s,
+                worker.delay_s,
+            )
+            try:
+                async with asyncio.timeout(worker.delay_s):
+                    await self._stopping.wait()
+            except TimeoutError:
+                pass
+            worker.delay_s = min(worker.delay_s * 2, RESTART_DELAY_MAX_S)
+
+    async def _start(self, worker: _Worker) -> None:
+        resume = worker.spec.resume_first and worker.starts == 0
+        worker.restarting = False
+        worker.process = await asyncio.create_subprocess_exec(*worker.spec.command(resume=resume))
+        worker.started_at = time.monotonic()
+        worker.starts += 1
+        worker.started.set()
+        logger.info(
+            "worker %d started on port %d (pid %d)",
+            worker.spec.number,
+            worker.spec.webhook.port,
+            worker.process.pid,
+        )
+
+    async def _stop(self, worker: _Worker) -> None:
+        process = worker.process
+        if process is None or process.returncode is not None:
+            return
+        process.terminate()
+        try:
+            async with asyncio.timeout(DRAIN_TIMEOUT_S):
+                await process.wait()
+        except TimeoutError:
+            logger.error(
+                "worker %d (pid %d) did not stop within %.0f s of SIGTERM; killing it",
+                worker.spec.number,
+                process.pid,
+                DRAIN_TIMEOUT_S,
+            )
+            process.kill()
+            await process.wait()
+
+    def _roll(self) -> None:
+        if self._rolling is not None and not self._rolling.done():
+            logger.warning("a rolling restart is already under way")
+            return
+        self._rolling = asyncio.create_task(self._rolling_restart())
+
+    async def _rolling_restart(self) -> None:
+        logger.info("rolling restart of %d workers", len(self._workers))
+        for worker in self._workers:
+            if self._stopping.is_set():
+                return
+            worker.restarting = True
+            worker.started.clear()
+            await self._stop(worker)
+            await worker.started.wait()
+            if not await self._wait_until_ready(worker):
+                logger.error(
+                    "rolling restart stopped: worker %d (port %d) is not ready after %.0f s",
+                    worker.spec.number,
+                    worker.spec.webhook.port,
+                    READY_TIMEOUT_S,
+                )
+                return
+        logger.info("rolling restart done")
+
+    async def _wait_until_ready(self, worker: _Worker) -> bool:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        async with aiohttp.ClientSession() as session:
+            while time.monotonic() < deadline:
+                try:
+                    timeout = aiohttp.ClientTimeout(total=5)
+                    async with session.get(worker.spec.ready_url, timeout=timeout) as reply:
+                        if reply.status == 200:
+                            return True
+                except (aiohttp.ClientError, TimeoutError):
+                    pass  # not listening yet
+                await asyncio.sleep(0.5)  # polling a starting process, with a deadline
+        return False
