@@ -59,6 +59,9 @@ class _Waiting:
     """The change storing it now (None: it waits for one, or for the grace to end)."""
     moved: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when its carrier commits it or gives it back."""
+    in_batch: bool = False
+    """A transaction of the boards' own is storing it: no change may take it meanwhile
+    (with PostgreSQL, both inserting the row would wait for each other's locks)."""
 
 
 class ShownBoards:
@@ -114,6 +117,8 @@ class ShownBoards:
 
     async def _write_waiting(self) -> None:
         batch = [waiting for waiting in self._waiting.values() if waiting.carrier is None]
+        for waiting in batch:
+            waiting.in_batch = True
         try:
             await self._store(batch)
         except Exception as error:
@@ -151,7 +156,7 @@ class ShownBoards:
         taken = [
             waiting
             for (game, _), waiting in self._waiting.items()
-            if game == game_id and waiting.carrier is None
+            if game == game_id and waiting.carrier is None and not waiting.in_batch
         ]
         for waiting in taken:
             waiting.carrier = carrier

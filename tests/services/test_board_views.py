@@ -148,3 +148,46 @@ async def test_a_version_shown_again_keeps_its_first_moment(
     async with UnitOfWork(session_factory) as uow:
         assert await restarted.shown_at(uow, game_id, 1) == SHOWN + timedelta(seconds=1)
     assert await stored(session_factory) == [(1, 101)]
+
+
+class HeldBoardViews:
+    """A board repository whose first write waits for ``release`` (a batch under way)."""
+
+    def __init__(self) -> None:
+        self.writes: list[list[ShownBoard]] = []
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def record(self, views: list[ShownBoard]) -> set[tuple[int, int]]:
+        self.writes.append(list(views))
+        if len(self.writes) == 1:
+            self.started.set()
+            await self.release.wait()
+        return {(view.game_id, view.version) for view in views}
+
+
+class HeldUnit:
+    """Just enough of a unit of work for :class:`ShownBoards`."""
+
+    def __init__(self, board_views: HeldBoardViews) -> None:
+        self.board_views = board_views
+
+    async def __aenter__(self) -> HeldUnit:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
+
+
+async def test_a_call_leaves_alone_the_boards_a_batch_is_storing() -> None:
+    # With PostgreSQL, both inserting one row would wait for each other: a deadlock.
+    views = HeldBoardViews()
+    shown = ShownBoards(lambda **_: HeldUnit(views), grace_s=0)  # type: ignore[arg-type,return-value]
+    recorded = asyncio.create_task(shown.record(board(1, 1)))
+    await views.started.wait()
+    async with shown.carry() as boards:
+        await boards.store_waiting(HeldUnit(views), 1)  # type: ignore[arg-type]
+        assert boards.shown_here_at(1, 1) is None
+    views.release.set()
+    await recorded
+    assert views.writes == [[board(1, 1)]], "written once, by the batch"
