@@ -247,6 +247,8 @@ class RaceReferee:
             delay = min(delay * 2, LAST_RETRY_S)
 
     async def _answer_waiters(self, race: _Race, outcome: RaceOutcome) -> None:
+        # All at once: no caller waits for another's answer (or its retries).
+        answers = []
         for waiter in race.waiters:
             tr = translator(waiter.language)
             result = outcome.result_of(waiter.user_id)
@@ -256,7 +258,8 @@ class RaceReferee:
                 text = race_over_toast(tr)
             else:
                 text = verdict_toast(result.verdict, result.behind_ms, tr)
-            await self._answer(waiter, text)
+            answers.append(self._answer(waiter, text))
+        await asyncio.gather(*answers)
 
     async def _answer(self, waiter: Waiter, text: str) -> None:
         await answer_toast(self._bot, waiter.query_id, text, received_ns=waiter.received_ns)

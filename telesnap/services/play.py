@@ -81,15 +81,20 @@ class PlayService(Service):
         same transaction; ``race_id`` and ``race_deadline_ns`` say which race and when it
         must be decided, on the monotonic clock of the receipt stamps.
         """
-        async with self._change(place, receipt) as uow:
+        async with self._shown.carry() as boards, self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
             loaded = await self._store.load(uow, row)
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             version = game.board_version if seen_version is None else seen_version
-            shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
+            # Stored here rather than read: the row this call's reaction time starts from.
+            await boards.store_waiting(uow, loaded.game_id)
+            shown_at = boards.shown_here_at(loaded.game_id, version)
+            if shown_at is None:
+                shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
             reaction_ms = reaction_ms_since(shown_at, receipt)
             before = len(game.history)
+            opens_race = not game.is_race_open
             try:
                 op = game.call(
                     seat,
@@ -105,7 +110,7 @@ class PlayService(Service):
             if op.verdict is CallVerdict.PENDING:
                 window_ms = loaded.settings.tie_window_ms
                 call_seq = loaded.stored_operations + 1
-                ticket = await enter_race(uow, row, window_ms, receipt, call_seq)
+                ticket = await enter_race(uow, row, window_ms, receipt, call_seq, opens=opens_race)
             await self._store.save(
                 uow, row, loaded, operations, actor=actor, receipt=receipt, reaction_ms=reaction_ms
             )
@@ -133,9 +138,10 @@ class PlayService(Service):
         """Store that ``message_id``, showing board ``version``, reached Telegram.
 
         Reaction times are measured from it (``shown.wall``), so they hold after a
-        refusal, a restart and on any worker. It runs after the send, in a short
-        transaction of its own (shared with the boards shown meanwhile), outside the
-        topic's lock.
+        refusal, a restart and on any worker. It runs after the send, outside the
+        topic's lock: a moment later, in one short transaction with the boards shown
+        meanwhile, or earlier by a call on the game, in its own transaction; see
+        :mod:`.board_views`.
         """
         await self._shown.record(ShownBoard(game_id, version, message_id, shown.wall))
 

@@ -50,17 +50,25 @@ class OpenRace:
 
 
 async def enter_race(
-    uow: UnitOfWork, row: GameRow, tie_window_ms: int, receipt: Receipt, call_seq: int
+    uow: UnitOfWork,
+    row: GameRow,
+    tie_window_ms: int,
+    receipt: Receipt,
+    call_seq: int,
+    *,
+    opens: bool,
 ) -> RaceTicket:
     """Enter a correct call (history ``call_seq``) in the game's open race, opening it if none.
 
-    Call it in the call's own transaction, under the game's row lock. The race's
-    window closes ``tie_window_ms`` after its earliest stamp, so a call stamped
-    earlier than those before it (handled later) moves the deadline earlier.
+    Call it in the call's own transaction, under the game's row lock. ``opens``: the
+    game (as just loaded) had no race open, so the call opens one without looking for
+    it (a race's row is open exactly while its game's race is). The race's window
+    closes ``tie_window_ms`` after its earliest stamp, so a call stamped earlier than
+    those before it (handled later) moves the deadline earlier.
     """
     deadline_ns = receipt.stamp_ns + tie_window_ms * NANOSECONDS_PER_MS
     deadline_at = receipt.wall + timedelta(milliseconds=tie_window_ms)
-    race = await uow.races.find_open(row.id)
+    race = None if opens else await uow.races.find_open(row.id)
     if race is None:
         race = await uow.races.open(
             row.id,
@@ -84,13 +92,11 @@ class RaceService(Service):
         Raises whatever the database or the history raises: the caller retries.
         """
         async with self._change(place, None) as uow:
+            # The game's row lock first (as every change takes it), then the race afresh.
+            row = await uow.races.lock_game_of(race_id)
             race = await uow.races.get(race_id)
             if race is None:
                 return RaceOutcome(RaceEnding.CALLED_OFF)
-            # The game's row lock first (as every change takes it), then the race afresh.
-            row = await uow.games.get(race.game_id)
-            race = await uow.races.get(race_id)
-            assert race is not None  # a race goes only with its game, whose row we hold
             if race.state == RaceState.DECIDED.value and row is not None:
                 return await self._read_back(uow, row, race)
             if race.state != RaceState.OPEN.value:

@@ -70,6 +70,7 @@ async def test_a_failing_decision_is_retried_and_logged_with_its_chat_and_game(
         await races.failed.wait()
         races.recover.set()
         await referee.wait_until_decided(PLACE)
+        await bot.answered.wait()
     assert races.attempts >= 2
     assert bot.answers == [("q", "⚡ You win!")]
     failure = caplog.records[0].getMessage()
@@ -119,3 +120,39 @@ async def test_waiting_for_calls_ends_when_the_last_call_is_handled() -> None:
     assert not waiting.done()
     book.finished(calls[1])
     await asyncio.wait_for(waiting, timeout=5)
+
+
+class HoldingBot(AnsweringBot):
+    """Holds the answer to press "first" until press "second" has been answered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.both_answered = asyncio.Event()
+
+    async def answer_callback_query(self, query_id: str, text: str) -> bool:
+        if query_id == "first":
+            await self.answered.wait()
+        answered = await super().answer_callback_query(query_id, text)
+        if len(self.answers) == 2:
+            self.both_answered.set()
+        return answered
+
+
+class TwoCallerRaces:
+    """A race service that decides a race of two callers: user 7 wins, user 8 is too slow."""
+
+    async def decide(self, place: Place, race_id: int) -> RaceOutcome:
+        results = (CallResult(0, CallVerdict.WON), CallResult(1, CallVerdict.TOO_SLOW, 12))
+        return RaceOutcome(RaceEnding.DECIDED_ELSEWHERE, results, (7, 8))
+
+
+async def test_no_caller_waits_for_another_callers_answer() -> None:
+    bot = HoldingBot()
+    referee = referee_with(TwoCallerRaces(), bot)
+    referee.call_joined(PLACE, CALL, Waiter("first", 7, "en"))
+    referee.call_joined(PLACE, CALL, Waiter("second", 8, "en"))
+    await referee.wait_until_decided(PLACE)
+    async with asyncio.timeout(5):  # a failure guard: one at a time would never get here
+        await bot.both_answered.wait()
+    assert [query for query, _ in bot.answers] == ["second", "first"]
+    await referee.close()

@@ -21,6 +21,13 @@ async def test_old_boards_lose_their_buttons_and_the_end_leaves_none(
         await table.client.wait_until_idle()
         boards = [m for m in await table.messages() if "face-down" in m.text]
         assert len(boards) == 6
+        # The game has gone quiet: its old boards lose their buttons at once.
+        await table.client.wait_for_call(
+            "editMessageReplyMarkup",
+            lambda call: int(call.params["message_id"]) == boards[-3].message_id,
+        )
+        await table.client.wait_until_idle()
+        boards = [m for m in await table.messages() if "face-down" in m.text]
         with_buttons = [m.message_id for m in boards if m.buttons]
         assert with_buttons == [m.message_id for m in boards[-2:]], "the newest two keep theirs"
         assert "Flip" in boards[-1].button_texts

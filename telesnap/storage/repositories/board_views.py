@@ -31,15 +31,16 @@ class BoardViewRepository:
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
 
-    async def record(self, views: Sequence[ShownBoard]) -> None:
+    async def record(self, views: Sequence[ShownBoard]) -> set[tuple[int, int]]:
         """Store that each message showed its board version from its ``shown_at``.
 
         The first message to show a version is the one its reaction times start
         from: a later message showing the same version again (the table posted
-        again after a restart) changes nothing.
+        again after a restart) changes nothing. Returns the ``(game_id, version)``
+        of the views stored now (the first to show their version).
         """
         if not views:
-            return
+            return set()
         rows = [
             {
                 "game_id": view.game_id,
@@ -53,8 +54,10 @@ class BoardViewRepository:
             upsert_insert(self._session, BoardView)
             .values(rows)
             .on_conflict_do_nothing(index_elements=[BoardView.game_id, BoardView.version])
+            .returning(BoardView.game_id, BoardView.version)
         )
-        await self._session.execute(statement)
+        result = await self._session.execute(statement)
+        return {(row.game_id, row.version) for row in result}
 
     async def shown_at(self, game_id: int, version: int) -> datetime | None:
         """When board ``version`` of the game was first shown, or None if it never was."""

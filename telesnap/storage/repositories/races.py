@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..models import Race, RaceState, utc_now
+from ..models import Game, Race, RaceState, utc_now
 
 __all__ = ["RaceRepository"]
 
@@ -46,6 +46,21 @@ class RaceRepository:
         """The game's open race, if any."""
         statement = select(Race).where(Race.game_id == game_id, Race.state == RaceState.OPEN.value)
         return await self._session.scalar(statement.execution_options(populate_existing=True))
+
+    async def lock_game_of(self, race_id: int) -> Game | None:
+        """The game of the race, locked for this transaction (as every change locks it), or None.
+
+        One statement, so deciding a race waits on the database once before its game is
+        held.
+        """
+        game_id = select(Race.game_id).where(Race.id == race_id).scalar_subquery()
+        statement = (
+            select(Game)
+            .where(Game.id == game_id)
+            .with_for_update()
+            .execution_options(populate_existing=True)
+        )
+        return await self._session.scalar(statement)
 
     async def get(self, race_id: int) -> Race | None:
         """The race by id, read afresh (another worker may have closed it)."""
