@@ -170,7 +170,7 @@ class BotRunner:
         )
         courier = Courier(outbox)
         presenter = Presenter(
-            courier, signer, chat_settings, boards, lobby, tidier=BoardTidier(outbox)
+            courier, signer, chat_settings, boards, lobby, tidier=BoardTidier(courier)
         )
         runtime = Runtime(
             bot=application.bot,
