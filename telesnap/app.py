@@ -142,7 +142,7 @@ class BotRunner:
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
         boards = self._boards = OutboxService(units)
-        record_boards(store, boards)
+        record_boards(store)
         # Several workers share the database: they count Telegram's limits together there.
         shared_slots = None
         if not is_sqlite(self._engine):

@@ -26,7 +26,7 @@ async def durable_game(sessions: Sessions) -> tuple[LobbyService, PlayService, O
     store = GameStore()
     units = UnitsOfWork(sessions)
     outbox = OutboxService(units)
-    record_boards(store, outbox)
+    record_boards(store)
     lobby = LobbyService(units, store, shuffle_seed=3)
     play = PlayService(units, store)
     await lobby.open(PLACE, ANN, receipt())
@@ -151,6 +151,19 @@ async def test_a_worker_that_settles_its_board_keeps_the_chat_only_while_it_has_
     table = flip.board.table
     assert not await a.boards_sent(PLACE.chat_id, [flip.id], table.game_id, table.board_version, 6)
     assert await b.claim(PLACE.chat_id), "a let the chat go once it had nothing left"
+
+
+async def test_a_board_left_by_a_worker_that_died_before_sending_it_is_free_to_take_over(
+    session_factory: Sessions,
+) -> None:
+    # The change was made on worker a, whose board then waited for its turn (the
+    # chat's pace) when a was killed: a never read it.
+    await durable_game(session_factory)
+    b = OutboxService(UnitsOfWork(session_factory), owner="worker-b")
+    assert await b.chats_waiting() == [PLACE.chat_id], "no lease keeps the board from b"
+    taken = await b.pending_boards(PLACE.chat_id)
+    assert taken is not None, "b sends it now, not once a lease of a's lapses"
+    assert [entry.board.table.board_version for entry in taken] == [0]
 
 
 async def test_the_boards_of_a_chat_that_removed_the_bot_are_set_aside(
