@@ -30,7 +30,7 @@ from .bot.i18n import translator
 from .bot.menu import publish_commands
 from .bot.outbox import FloodLimits, Outbox
 from .bot.presenter import Presenter
-from .bot.races import RaceReferee
+from .bot.races import RaceReferee, RaceSweeper
 from .bot.receipts import ReceiptBook
 from .bot.resender import Resender, ResendPolicy
 from .bot.runtime import Runtime, install
@@ -110,6 +110,7 @@ class BotRunner:
         self._resend = resend
         self.timer_loop: TimerLoop | None = None
         self.resender: Resender | None = None
+        self.race_sweeper: RaceSweeper | None = None
         self._boards: OutboxService | None = None
         self._engine: AsyncEngine | None = None
         self.application: BotApplication | None = None
@@ -202,6 +203,8 @@ class BotRunner:
             await self._resume(runtime)
         self.resender = Resender(presenter, boards, self._resend)
         self.resender.start()
+        self.race_sweeper = RaceSweeper(runtime.referee, races)  # races a killed worker left
+        self.race_sweeper.start()
         if self._run_timers:
             self.timer_loop.start()
         if self._webhook is None:
@@ -286,6 +289,8 @@ class BotRunner:
                 await self.timer_loop.stop()
             if self.resender is not None:
                 await self.resender.stop()
+            if self.race_sweeper is not None:
+                await self.race_sweeper.stop()
             if self.runtime is not None:
                 await self.runtime.close()
             await self._let_chats_go()

@@ -9,8 +9,10 @@ game) until it succeeds or the race has ended otherwise. Then every waiting
 caller's press is answered, however the race ended: with their own result
 (also when another worker decided it), or with a toast saying the game ended
 first; and a race decided here shows the new table. A race another worker
-opened and never decided (it stopped) is adopted by the next Flip that finds
-it open, and a race a restart interrupted is decided at start.
+opened and never decided (it stopped, or was killed) is adopted by the next
+Flip that finds it open, or by the :class:`RaceSweeper` of any worker, which
+looks for overdue races every second or so; a race a restart interrupted is
+decided at start.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ DECIDE_AT_STOP_S = 5.0
 """How long a stopping worker waits for the races in hand to be decided."""
 SETTLED_KEPT_S = 60.0
 """How long a decided race is remembered, for a Flip pressed during it and handled after it."""
+SWEEP_EVERY_S = 1.5
+"""How often every worker looks for overdue races that nobody decides."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,11 +274,12 @@ class RaceReferee:
         """Decide the races in hand (for ``decide_within_s`` at most), then cancel the rest.
 
         A stopping worker finishes what it took: a race it left open would wait for
-        the next Flip (the other workers do not look for open races), so its
-        callers would see no board. No call is awaited any more (the dispatcher
-        has drained): each race is decided once its window has closed. A race
-        still undecided after ``decide_within_s`` (the database is down, say) is
-        cancelled and logged; it is decided after a restart or adopted by a Flip.
+        another worker's :class:`RaceSweeper` (a second or two after its window),
+        so its callers would wait longer for their board. No call is awaited any
+        more (the dispatcher has drained): each race is decided once its window
+        has closed. A race still undecided after ``decide_within_s`` (the
+        database is down, say) is cancelled and logged; another worker's sweeper
+        or a restart decides it.
         """
         self._book.release_all()
         for handle in self._forget_settled.values():
@@ -292,3 +297,73 @@ class RaceReferee:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class RaceSweeper:
+    """Has the referee adopt the stored races that nobody decides.
+
+    A worker killed while its race's window ran leaves the race open, and its
+    callers press nothing more: they wait for the board. Every ``period_s`` this
+    looks (one read of the open races) for races overdue by more than
+    ``ADOPT_GRACE_S`` that the referee is not deciding, and adopts them; it is
+    decided once however many workers adopt it. A failed look is logged and
+    tried again with a growing delay.
+    """
+
+    def __init__(
+        self,
+        referee: RaceReferee,
+        races: RaceService,
+        *,
+        period_s: float = SWEEP_EVERY_S,
+        now_ns: Callable[[], int] = time.time_ns,
+    ) -> None:
+        self._referee = referee
+        self._races = races
+        self._period_s = period_s
+        self._now_ns = now_ns
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start looking, in the background."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="race-sweeper")
+
+    async def stop(self) -> None:
+        """Stop looking (the races adopted already are the referee's to finish)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def sweep(self) -> int:
+        """Look once: adopt every overdue race not in hand here; return how many."""
+        overdue_before_ns = self._now_ns() - int(ADOPT_GRACE_S * 1e9)
+        adopted = 0
+        for race in await self._races.overdue_races(overdue_before_ns):
+            if self._referee.is_deciding(race.place):
+                continue
+            logger.warning(
+                "race %d of game %d in chat %d topic %d is overdue and nobody decides it: "
+                "adopting it",
+                race.race_id,
+                race.game_id,
+                race.place.chat_id,
+                race.place.thread_id,
+            )
+            self._referee.adopt(race)
+            adopted += 1
+        return adopted
+
+    async def _run(self) -> None:
+        retry_in = self._period_s
+        while True:
+            try:
+                await self.sweep()
+            except Exception:
+                logger.exception("looking for overdue races failed; retrying in %.1f s", retry_in)
+                await asyncio.sleep(retry_in)
+                retry_in = min(retry_in * 2, LAST_RETRY_S)
+                continue
+            retry_in = self._period_s
+            await asyncio.sleep(self._period_s)

@@ -148,6 +148,15 @@ class RaceService(Service):
         async with self._units() as uow:
             return [OpenRace.of(race) for race in await uow.races.list_open()]
 
+    async def overdue_races(self, deadline_before_ns: int) -> list[OpenRace]:
+        """The races still open whose window closed before ``deadline_before_ns`` (wall ns).
+
+        Nobody may be deciding them (the worker that opened them died): each worker
+        looks for them now and then and adopts them.
+        """
+        async with self._units() as uow:
+            return [OpenRace.of(race) for race in await uow.races.list_overdue(deadline_before_ns)]
+
     async def open_race(self, place: Place) -> OpenRace | None:
         """The open race of the topic's running game, if any (whichever worker opened it)."""
         async with self._units() as uow:

@@ -296,3 +296,18 @@ async def test_a_race_whose_worker_stopped_before_deciding_it_is_decided_by_the_
         flip = await table.press(board.turn, board.message, "Flip")
         assert flip.text == ""
         assert f"{board.turn} flips" in await flip_after_race(table)
+
+
+async def test_a_race_nobody_decides_is_swept_and_its_board_shown_with_no_further_press(
+    emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race's deciding task is lost (as when its worker is killed): nobody presses again."""
+    monkeypatch.setattr(RaceReferee, "call_joined", lambda *args, **kwargs: None)
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+        await table.open_and_start(["Ann", "Bob", "Cid"])
+        board = await flip_until_match(table, await table.latest_board())
+        await table.client.press(
+            table.chat_id, board.message.message_id, table.players["Cid"], button_text="Snap!"
+        )
+        after = await table.next_board()
+        assert "Cid wins the Snap" in after.message.text

@@ -42,6 +42,13 @@ class Race(Base):
             sqlite_where=text(_OPEN_CONDITION),
             postgresql_where=text(_OPEN_CONDITION),
         ),
+        # Every worker looks for overdue open races (``RaceRepository.list_overdue``).
+        Index(
+            "ix_races_open_by_deadline",
+            "deadline_ns",
+            sqlite_where=text(_OPEN_CONDITION),
+            postgresql_where=text(_OPEN_CONDITION),
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)

@@ -76,6 +76,18 @@ class RaceRepository:
         )
         return list(await self._session.scalars(statement))
 
+    async def list_overdue(self, deadline_before_ns: int) -> list[Race]:
+        """The open races whose window closed before ``deadline_before_ns``, earliest first.
+
+        Read only, on the partial index of open races by deadline.
+        """
+        statement = (
+            select(Race)
+            .where(Race.state == RaceState.OPEN.value, Race.deadline_ns < deadline_before_ns)
+            .order_by(Race.deadline_ns, Race.id)
+        )
+        return list(await self._session.scalars(statement))
+
     async def close(self, race_id: int, state: RaceState, decided_seq: int | None = None) -> bool:
         """Close an open race as ``state``; False if it was closed already (by anyone).
 

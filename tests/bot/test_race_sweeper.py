@@ -1,0 +1,157 @@
+"""The race sweeper: a race nobody decides (its worker died) is adopted by another worker."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from telesnap.bot.races import ADOPT_GRACE_S, RaceReferee, RaceSweeper
+from telesnap.bot.receipts import ReceiptBook
+from telesnap.game import CallKind, CallVerdict
+from telesnap.services.races import OpenRace, RaceService
+from telesnap.services.store import GameStore
+from telesnap.services.types import Place
+from telesnap.services.views import RaceEnding, RaceOutcome
+from telesnap.storage.models import RaceState
+from telesnap.storage.uow import UnitsOfWork
+
+from ..services.test_play_flow import BOB, PLACE, flip_until_match, receipt, started_game
+from ..services.test_races import stored_races
+from .test_referee import SIGNER, AnsweringBot
+
+SHORT_PERIOD_S = 0.01
+
+
+class ShownRaces:
+    """Records the races a referee shows (the presenter's ``show_race``)."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[tuple[Place, RaceOutcome]] = []
+        self.shown = asyncio.Event()
+
+    async def show(self, place: Place, outcome: RaceOutcome) -> None:
+        self.outcomes.append((place, outcome))
+        self.shown.set()
+
+
+def worker(
+    sessions: async_sessionmaker[AsyncSession], shown: ShownRaces, **sweep: Any
+) -> tuple[RaceReferee, RaceSweeper]:
+    """Another worker's referee and sweeper, with its own game cache."""
+    races = RaceService(UnitsOfWork(sessions), GameStore(shared=True))
+    referee = RaceReferee(AnsweringBot(), races, ReceiptBook(SIGNER), shown.show)  # type: ignore[arg-type]
+    return referee, RaceSweeper(referee, races, period_s=SHORT_PERIOD_S, **sweep)
+
+
+async def open_race_of_a_dead_worker(sessions: async_sessionmaker[AsyncSession]) -> int:
+    """Bob's correct Snap! is stored with its race; the worker that took it decides nothing."""
+    _, play = await started_game(sessions)
+    version = await flip_until_match(play)
+    call = await play.call(PLACE, BOB, CallKind.SNAP, receipt(1000.0), seen_version=version)
+    assert call.race_id is not None
+    return version
+
+
+async def test_a_race_left_open_by_a_dead_worker_is_decided_by_another_and_its_board_shown(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    version = await open_race_of_a_dead_worker(session_factory)
+    shown = ShownRaces()
+    referee, sweeper = worker(session_factory, shown)
+    sweeper.start()
+    try:
+        await asyncio.wait_for(shown.shown.wait(), timeout=10)
+    finally:
+        await sweeper.stop()
+        await referee.close()
+    ((place, outcome),) = shown.outcomes
+    assert place.topic == PLACE.topic
+    assert outcome.ending is RaceEnding.DECIDED
+    verdicts = {outcome.user_ids[r.seat]: r.verdict for r in outcome.results}
+    assert verdicts == {BOB.user_id: CallVerdict.WON}
+    assert outcome.play is not None, "the new board goes to the chat"
+    assert outcome.play.table.board_version == version + 1
+    (race,) = await stored_races(session_factory)
+    assert race.state == RaceState.DECIDED.value
+
+
+async def test_two_workers_sweeping_the_same_race_decide_it_once(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    await open_race_of_a_dead_worker(session_factory)
+    shown = [ShownRaces(), ShownRaces()]
+    workers = [worker(session_factory, s) for s in shown]
+    adopted = await asyncio.gather(*(sweeper.sweep() for _, sweeper in workers))
+    assert adopted == [1, 1]
+    for referee, _ in workers:
+        assert await referee.wait_until_decided(PLACE) is not None
+        await referee.close()
+    assert len([s for s in shown if s.outcomes]) == 1, "the board is shown by the one deciding"
+    (race,) = await stored_races(session_factory)
+    assert race.state == RaceState.DECIDED.value
+    game_id = race.game_id
+    async with UnitsOfWork(session_factory)() as uow:
+        kinds = [row.kind for row in await uow.history.load(game_id)]
+    assert kinds.count("race_resolved") == 1
+
+
+async def test_a_race_within_its_window_and_grace_is_left_to_its_worker(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    await open_race_of_a_dead_worker(session_factory)
+    (race,) = await stored_races(session_factory)
+    deadline_ns = race.deadline_ns
+    grace_ns = int(ADOPT_GRACE_S * 1e9)
+    shown = ShownRaces()
+    referee, sweeper = worker(session_factory, shown, now_ns=lambda: deadline_ns + grace_ns)
+    assert await sweeper.sweep() == 0, "its own worker may still be waiting for its calls"
+    assert not referee.is_deciding(PLACE)
+    (race,) = await stored_races(session_factory)
+    assert race.state == RaceState.OPEN.value
+    await referee.close()
+
+
+class FailingLookups:
+    """A race service whose look for overdue races fails twice, then finds one race."""
+
+    def __init__(self) -> None:
+        self.looks = 0
+        self.found = asyncio.Event()
+        self.decided: list[int] = []
+
+    async def overdue_races(self, deadline_before_ns: int) -> list[OpenRace]:
+        self.looks += 1
+        if self.looks <= 2:
+            raise OSError("the database is unavailable")
+        self.found.set()
+        return [OpenRace(PLACE, 99, 5, deadline_at=_long_ago())]
+
+    async def decide(self, place: Place, race_id: int) -> RaceOutcome:
+        self.decided.append(race_id)
+        return RaceOutcome(RaceEnding.DECIDED_ELSEWHERE)
+
+
+def _long_ago() -> datetime:
+    return datetime.fromtimestamp(time.time() - 60, tz=UTC)
+
+
+async def test_a_failing_look_is_logged_and_tried_again(caplog: pytest.LogCaptureFixture) -> None:
+    races, shown = FailingLookups(), ShownRaces()
+    referee = RaceReferee(AnsweringBot(), races, ReceiptBook(SIGNER), shown.show)  # type: ignore[arg-type]
+    sweeper = RaceSweeper(referee, races, period_s=SHORT_PERIOD_S)  # type: ignore[arg-type]
+    with caplog.at_level(logging.ERROR, logger="telesnap.bot.races"):
+        sweeper.start()
+        await asyncio.wait_for(races.found.wait(), timeout=10)
+        await referee.wait_until_decided(PLACE)
+    await sweeper.stop()
+    await referee.close()
+    assert races.decided == [5], "the race found after the failures is decided"
+    failures = [r for r in caplog.records if "looking for overdue races failed" in r.getMessage()]
+    assert len(failures) == 2
+    assert all(r.exc_info is not None for r in failures), "with what went wrong"
