@@ -251,10 +251,7 @@ class OutboxService:
         # waits, and then finds it free; one that tried before committed its board
         # before, and the look below sees that board.
         await self._leases.lock(uow, chat_id)
-        if await uow.outbox.has_pending(chat_id):
-            return True
-        await self._leases.release(uow, chat_id, self.owner)
-        return False
+        return await self._leases.keep_if_pending(uow, chat_id, self.owner)
 
     async def claim_in(self, uow: UnitOfWork, chat_id: int) -> bool:
         """Lease the chat to this worker in ``uow`` (a change's), unless another worker holds it."""

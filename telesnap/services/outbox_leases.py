@@ -39,6 +39,10 @@ class SenderLeases(Protocol):
         """End ``owner``'s lease of the chat."""
         ...
 
+    async def keep_if_pending(self, uow: UnitOfWork, chat_id: int, owner: str) -> bool:
+        """Whether the chat has a message still to send; if not, end ``owner``'s lease."""
+        ...
+
     async def release_all(self, uow: UnitOfWork, owner: str | None) -> None:
         """End every lease ``owner`` holds; None: everyone's."""
         ...
@@ -70,6 +74,16 @@ class StoredLeases:
     async def release(self, uow: UnitOfWork, chat_id: int, owner: str) -> None:
         """End ``owner``'s lease of the chat (its pace is kept for the next sender)."""
         await uow.outbox.release(chat_id, owner)
+
+    async def keep_if_pending(self, uow: UnitOfWork, chat_id: int, owner: str) -> bool:
+        """Whether the chat has a message still to send; if not, end ``owner``'s lease.
+
+        One statement while ``owner`` holds the chat (its row locked, see ``lock``).
+        """
+        more = await uow.outbox.release_unless_pending(chat_id, owner)
+        if more is None:  # not held by owner: nothing to release
+            return await uow.outbox.has_pending(chat_id)
+        return more
 
     async def release_all(self, uow: UnitOfWork, owner: str | None) -> None:
         """End every lease ``owner`` holds; None: everyone's."""
@@ -113,6 +127,13 @@ class MemoryLeases:
         held = self._leases.get(chat_id)
         if held is not None and held[0] == owner:
             del self._leases[chat_id]
+
+    async def keep_if_pending(self, uow: UnitOfWork, chat_id: int, owner: str) -> bool:
+        """Whether the chat has a message still to send; if not, end ``owner``'s lease."""
+        if await uow.outbox.has_pending(chat_id):
+            return True
+        await self.release(uow, chat_id, owner)
+        return False
 
     async def release_all(self, uow: UnitOfWork, owner: str | None) -> None:
         """End every lease ``owner`` holds; None: everyone's (also those a stored row kept)."""
