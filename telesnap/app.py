@@ -145,7 +145,7 @@ class BotRunner:
         # One process on SQLite: it keeps the chats' sender leases in memory.
         leases = MemoryLeases() if is_sqlite(self._engine) else None
         boards = self._boards = OutboxService(units, leases=leases)
-        record_boards(store, boards)
+        record_boards(store)
         # Several workers share the database: they count Telegram's limits together there.
         shared_slots = None
         if not is_sqlite(self._engine):
@@ -173,7 +173,7 @@ class BotRunner:
         )
         courier = Courier(outbox)
         presenter = Presenter(
-            courier, signer, chat_settings, boards, lobby, tidier=BoardTidier(outbox)
+            courier, signer, chat_settings, boards, lobby, tidier=BoardTidier(courier)
         )
         runtime = Runtime(
             bot=application.bot,

@@ -44,6 +44,8 @@ ANSWER_WITHIN_S = 5.0
 
 ADOPT_GRACE_S = 1.0
 """How long after its deadline a race opened by another worker is decided here."""
+DECIDE_AT_STOP_S = 5.0
+"""How long a stopping worker waits for the races in hand to be decided."""
 SETTLED_KEPT_S = 60.0
 """How long a decided race is remembered, for a Flip pressed during it and handled after it."""
 
@@ -264,13 +266,28 @@ class RaceReferee:
     async def _answer(self, waiter: Waiter, text: str) -> None:
         await answer_toast(self._bot, waiter.query_id, text, received_ns=waiter.received_ns)
 
-    async def close(self) -> None:
-        """Cancel the races still waiting (they are decided again after a restart)."""
+    async def close(self, decide_within_s: float = DECIDE_AT_STOP_S) -> None:
+        """Decide the races in hand (for ``decide_within_s`` at most), then cancel the rest.
+
+        A stopping worker finishes what it took: a race it left open would wait for
+        the next Flip (the other workers do not look for open races), so its
+        callers would see no board. No call is awaited any more (the dispatcher
+        has drained): each race is decided once its window has closed. A race
+        still undecided after ``decide_within_s`` (the database is down, say) is
+        cancelled and logged; it is decided after a restart or adopted by a Flip.
+        """
         self._book.release_all()
         for handle in self._forget_settled.values():
             handle.cancel()
         self._forget_settled.clear()
+        tasks = list(self._deciding)
+        if tasks:
+            await asyncio.wait(tasks, timeout=decide_within_s)
         self._settled.clear()
+        for key, race in list(self._races.items()):
+            logger.warning(
+                "stopping with race %d of game %d in %s undecided", race.race_id, race.game_id, key
+            )
         tasks = list(self._deciding)
         for task in tasks:
             task.cancel()

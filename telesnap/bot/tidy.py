@@ -13,7 +13,8 @@ shows a board every second or two is left alone while it plays (each edit is
 an API call, and it would compete with the presses of every chat), and
 tidied when it pauses or ends.
 
-The removals are spare posts of the outbox: they go out only when the chat has
+The removals are spare posts, queued through the courier (never to a chat that
+removed the bot): they go out only when the chat has
 nothing else to send and a full burst at hand, so they never delay a board,
 and they count in the flood windows like any edit. After a restart, boards
 shown before it keep theirs (their presses still get a clear answer).
@@ -25,7 +26,7 @@ import asyncio
 from collections import deque
 from dataclasses import dataclass, field
 
-from .outbox import Outbox
+from .courier import Courier
 from .posts import KeyboardRemovalPost
 
 KEEP_LIVE = 2
@@ -47,7 +48,7 @@ class _LiveBoards:
 class BoardTidier:
     """Remembers each running game's boards that still have buttons, and tidies them."""
 
-    outbox: Outbox
+    courier: Courier
     quiet_s: float = QUIET_S
     """How long a game shows no new board before it is tidied (see :data:`QUIET_S`)."""
     _live: dict[int, _LiveBoards] = field(default_factory=dict)
@@ -75,7 +76,7 @@ class BoardTidier:
         live.tidy_later = None
         while len(live.message_ids) > keep:
             message_id = live.message_ids.popleft()
-            self.outbox.submit_spare(live.chat_id, KeyboardRemovalPost(live.chat_id, message_id))
+            self.courier.submit_spare(live.chat_id, KeyboardRemovalPost(live.chat_id, message_id))
 
     @property
     def game_count(self) -> int:

@@ -62,11 +62,12 @@ def shows_a_board(operations: Sequence[Operation]) -> bool:
     )
 
 
-def record_boards(store: GameStore, outbox: OutboxService) -> None:
+def record_boards(store: GameStore) -> None:
     """Make every change of ``store``'s games that players must see write its outbox row.
 
-    The change also takes the chat's lease for ``outbox``'s worker when nobody
-    else holds it, so this worker then reads its boards without another write.
+    The change takes no lease of the chat: its board may wait in this worker's
+    lane for a while (the chat's pace), and a worker that dies meanwhile must not
+    keep the chat from the others for a whole lease (see :class:`OutboxService`).
     """
 
     async def record_board(uow: UnitOfWork, event: GameChanged) -> None:
@@ -88,7 +89,6 @@ def record_boards(store: GameStore, outbox: OutboxService) -> None:
             game_id=row.id,
             board_version=board.table.board_version,
         )
-        await outbox.claim_in(uow, row.chat_id)
 
     store.events.subscribe(GameChanged, record_board)
 
@@ -120,12 +120,14 @@ worker), short enough that a dead worker's chats are taken over soon.
 class OutboxService:
     """Reads the unsent rows, settles sent and failed ones, leases chats and keeps their pace.
 
-    One worker at a time sends a chat's boards: the change that writes a board
-    leases the chat to ``owner`` (for ``lease``) unless another worker holds it,
-    reading the boards renews the lease when half of it is gone, and the lease
-    is given up when the chat has nothing left to send, so whichever worker's
-    board comes next takes it. While another worker holds it, its boards are
-    that worker's to send: it sees them when it settles its own.
+    One worker at a time sends a chat's boards: reading them when a board's turn
+    to be sent has come leases the chat to ``owner`` (for ``lease``; a read with
+    more than half of it left changes nothing), and the lease is given up when
+    the chat has nothing left to send, so whichever worker's board comes next
+    takes it. While another worker holds it, its boards are that worker's to
+    send: it sees them when it settles its own. A board still waiting for its
+    turn holds no lease, so the boards of a worker that dies while they wait are
+    taken over as soon as they are older than the resender's grace.
     """
 
     def __init__(
@@ -161,7 +163,7 @@ class OutboxService:
         async with self._units(read_only=True) as uow:
             lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
             if lease_until is not None and lease_until - now > self._lease / 2:
-                # Held (the change that wrote the rows took the chat): reading changes nothing.
+                # Held (read a moment ago, for this send): reading again changes nothing.
                 entries, unreadable = self._readable(
                     chat_id, game_id, await uow.outbox.pending(chat_id, after_id)
                 )
@@ -252,11 +254,6 @@ class OutboxService:
         # before, and the look below sees that board.
         await self._leases.lock(uow, chat_id)
         return await self._leases.keep_if_pending(uow, chat_id, self.owner)
-
-    async def claim_in(self, uow: UnitOfWork, chat_id: int) -> bool:
-        """Lease the chat to this worker in ``uow`` (a change's), unless another worker holds it."""
-        now = self._clock()
-        return await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease)
 
     async def claim(self, chat_id: int) -> bool:
         """Lease the chat's sending to this worker (False: another worker holds it)."""

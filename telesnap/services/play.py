@@ -79,7 +79,7 @@ class PlayService(Service):
 
         A correct call enters the game's stored race (opened by the first one), in the
         same transaction; ``race_id`` and ``race_deadline_ns`` say which race and when it
-        must be decided, on the monotonic clock of the receipt stamps.
+        must be decided, on the wall clock of the receipt stamps (ns).
         """
         async with self._shown.carry() as boards, self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
@@ -99,7 +99,7 @@ class PlayService(Service):
                 op = game.call(
                     seat,
                     kind,
-                    stamp_ns=receipt.monotonic_ns,
+                    stamp_ns=receipt.stamp_ns,
                     sequence=receipt.sequence,
                     seen_version=version,
                 )

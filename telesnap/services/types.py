@@ -107,15 +107,6 @@ class Receipt:
         return cls.at(time.time_ns(), update_id, host_id)
 
     @property
-    def monotonic_ns(self) -> int:
-        """The stamp under its name of before the stamps were wall-clock time.
-
-        Kept for ``services/play.py``, which other work owns this wave; it moves
-        to :attr:`stamp_ns`, and this goes.
-        """
-        return self.stamp_ns
-
-    @property
     def sequence(self) -> int:
         """The number that orders calls with equal stamps."""
         return self.update_id if self.update_id is not None else 0

@@ -53,7 +53,7 @@ async def test_a_board_refused_for_good_is_set_aside_and_the_next_one_is_sent(
     store = GameStore()
     units = UnitsOfWork(session_factory)
     boards = OutboxService(units)
-    record_boards(store, boards)
+    record_boards(store)
     lobby = LobbyService(units, store, shuffle_seed=3)
     play = PlayService(units, store)
     bot = RefusesFirstBoard()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -92,6 +93,29 @@ async def test_callers_are_told_of_a_delay_while_the_press_can_still_be_answered
         ("q", "The race is taking longer to decide: the result will be shown in the chat.")
     ], "answered once: a press takes one answer"
     await referee.close()
+
+
+class DecidingRaces:
+    """A race service that decides every race it is asked about."""
+
+    def __init__(self) -> None:
+        self.decided: list[int] = []
+
+    async def decide(self, place: Place, race_id: int) -> RaceOutcome:
+        self.decided.append(race_id)
+        return RaceOutcome(RaceEnding.DECIDED_ELSEWHERE, (CallResult(0, CallVerdict.WON),), (7,))
+
+
+async def test_a_stop_decides_the_race_in_hand_instead_of_leaving_it_open() -> None:
+    races, bot = DecidingRaces(), AnsweringBot()
+    referee = referee_with(races, bot)
+    window_closes = time.time_ns() + 100_000_000  # a call made a moment before SIGTERM
+    referee.call_joined(
+        PLACE, JoinedCall(5, 99, deadline_ns=window_closes, board_version=3), Waiter("q", 7, "en")
+    )
+    await referee.close()
+    assert races.decided == [5], "no other worker would decide it before the next Flip"
+    assert bot.answers == [("q", "⚡ You win!")]
 
 
 def snap_command(update_id: int) -> Update:

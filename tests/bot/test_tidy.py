@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+from telesnap.bot.courier import Courier
 from telesnap.bot.outbox import Outbox
 from telesnap.bot.posts import KeyboardRemovalPost
 from telesnap.bot.tidy import BoardTidier
@@ -27,7 +28,7 @@ class SpareOutbox:
 
 
 def tidier(outbox: SpareOutbox, quiet_s: float) -> BoardTidier:
-    return BoardTidier(cast(Outbox, outbox), quiet_s=quiet_s)
+    return BoardTidier(Courier(cast(Outbox, outbox)), quiet_s=quiet_s)
 
 
 async def test_a_fast_game_keeps_its_buttons_until_it_goes_quiet() -> None:
@@ -59,3 +60,14 @@ async def test_the_end_of_a_game_takes_every_button_off_at_once() -> None:
     boards.board_shown(CHAT, GAME, 5, is_over=True)
     assert outbox.removed == [1, 2, 3, 4]
     assert boards.game_count == 0
+
+
+async def test_nothing_is_tidied_in_a_chat_that_removed_the_bot() -> None:
+    outbox = SpareOutbox()
+    courier = Courier(cast(Outbox, outbox))
+    boards = BoardTidier(courier, quiet_s=0.01)
+    for message_id in (1, 2, 3):
+        boards.board_shown(CHAT, GAME, message_id, is_over=False)
+    courier.close_chat(CHAT)
+    boards.board_shown(CHAT, GAME, 4, is_over=True)
+    assert outbox.removed == [], "no edit is sent where the bot was removed"

@@ -27,7 +27,7 @@ async def durable_game(sessions: Sessions) -> tuple[LobbyService, PlayService, O
     store = GameStore()
     units = UnitsOfWork(sessions)
     outbox = OutboxService(units)
-    record_boards(store, outbox)
+    record_boards(store)
     lobby = LobbyService(units, store, shuffle_seed=3)
     play = PlayService(units, store)
     await lobby.open(PLACE, ANN, receipt())
@@ -157,6 +157,19 @@ async def test_a_worker_that_settles_its_board_keeps_the_chat_only_while_it_has_
     assert await b.claim(PLACE.chat_id), "a let the chat go once it had nothing left"
 
 
+async def test_a_board_left_by_a_worker_that_died_before_sending_it_is_free_to_take_over(
+    session_factory: Sessions,
+) -> None:
+    # The change was made on worker a, whose board then waited for its turn (the
+    # chat's pace) when a was killed: a never read it.
+    await durable_game(session_factory)
+    b = OutboxService(UnitsOfWork(session_factory), owner="worker-b")
+    assert await b.chats_waiting() == [PLACE.chat_id], "no lease keeps the board from b"
+    taken = await b.pending_boards(PLACE.chat_id)
+    assert taken is not None, "b sends it now, not once a lease of a's lapses"
+    assert [entry.board.table.board_version for entry in taken] == [0]
+
+
 async def test_the_boards_of_a_chat_that_removed_the_bot_are_set_aside(
     session_factory: Sessions,
 ) -> None:
@@ -174,14 +187,14 @@ async def test_one_process_sends_its_boards_without_writing_a_lease(
     store = GameStore()
     units = UnitsOfWork(session_factory)
     outbox = OutboxService(units, leases=MemoryLeases())
-    record_boards(store, outbox)
+    record_boards(store)
     lobby = LobbyService(units, store, shuffle_seed=3)
     await lobby.open(PLACE, ANN, receipt())
     await lobby.join(PLACE, BOB, receipt())
     await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
-    assert await outbox.chats_waiting() == [], "the change leased the chat to this process"
     pending = await outbox.pending_boards(PLACE.chat_id)
     assert pending is not None
+    assert await outbox.chats_waiting() == [], "read to be sent: leased to this process"
     (start,) = pending
     table = start.board.table
     more = await outbox.boards_sent(
