@@ -45,6 +45,7 @@ from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
 from .services.lobby import LobbyService
 from .services.outbox import OutboxService, record_boards
+from .services.outbox_leases import MemoryLeases
 from .services.play import PlayService
 from .services.races import RaceService
 from .services.stats import StatsService
@@ -142,7 +143,9 @@ class BotRunner:
         units = UnitsOfWork(session_factory(self._engine))
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
-        boards = self._boards = OutboxService(units)
+        # One process on SQLite: it keeps the chats' sender leases in memory.
+        leases = MemoryLeases() if is_sqlite(self._engine) else None
+        boards = self._boards = OutboxService(units, leases=leases)
         record_boards(store)
         # Several workers share the database: they count Telegram's limits together there.
         shared_slots = None

@@ -36,6 +36,7 @@ from ..storage.models import GameStatus, OutboxMessage, OutboxState
 from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .events import GameChanged
+from .outbox_leases import SenderLeases, StoredLeases
 from .ports import UnitOfWorkFactory
 from .store import GameStore
 from .views import PlayOutcome, play_from_json, play_to_json
@@ -136,15 +137,18 @@ class OutboxService:
         *,
         owner: str | None = None,
         lease: timedelta = DEFAULT_LEASE,
+        leases: SenderLeases | None = None,
     ) -> None:
         """Use ``units`` for every transaction; ``clock`` (wall time, UTC) lets tests move time.
 
-        ``owner`` names this worker (by default :func:`worker_name`).
+        ``owner`` names this worker (by default :func:`worker_name`); ``leases``
+        keeps the chats' leases (by default in the database, for many workers).
         """
         self._units = units
         self._clock = clock or (lambda: datetime.now(UTC))
         self.owner = owner or worker_name()
         self._lease = lease
+        self._leases = leases or StoredLeases()
 
     async def pending_boards(
         self, chat_id: int, game_id: int | None = None, after_id: int = 0
@@ -157,7 +161,7 @@ class OutboxService:
         """
         now = self._clock()
         async with self._units(read_only=True) as uow:
-            lease_until = await uow.outbox.lease_of(chat_id, self.owner, now)
+            lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
             if lease_until is not None and lease_until - now > self._lease / 2:
                 # Held (read a moment ago, for this send): reading again changes nothing.
                 entries, unreadable = self._readable(
@@ -166,7 +170,7 @@ class OutboxService:
                 if not unreadable:
                     return entries
         async with self._units() as uow:
-            if not await uow.outbox.claim(chat_id, self.owner, now, now + self._lease):
+            if not await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease):
                 return None
             entries, unreadable = self._readable(
                 chat_id, game_id, await uow.outbox.pending(chat_id, after_id)
@@ -175,7 +179,7 @@ class OutboxService:
                 unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
             )
             if not entries and not await uow.outbox.has_pending(chat_id):
-                await uow.outbox.release(chat_id, self.owner)  # nothing to send: let it go
+                await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
             return entries
 
     @staticmethod
@@ -209,7 +213,8 @@ class OutboxService:
         """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""
         now = self._clock()
         async with self._units(read_only=True) as uow:
-            return await uow.outbox.chats_waiting(now - older_than, now)
+            waiting = await uow.outbox.chats_waiting(now - older_than, now)
+        return self._leases.unheld(waiting, now)
 
     async def boards_sent(
         self, chat_id: int, entry_ids: Sequence[int], game_id: int, version: int, message_id: int
@@ -241,33 +246,30 @@ class OutboxService:
             await uow.outbox.settle(
                 [row.id for row in rows], OutboxState.FAILED, self._clock(), error="chat gone"
             )
-            await uow.outbox.release(chat_id, self.owner)
+            await self._leases.release(uow, chat_id, self.owner)
 
     async def _keep_or_let_go(self, uow: UnitOfWork, chat_id: int) -> bool:
         # The chat's row is locked first: a worker trying to take the chat meanwhile
         # waits, and then finds it free; one that tried before committed its board
         # before, and the look below sees that board.
-        await uow.outbox.lock_sender(chat_id)
-        if await uow.outbox.has_pending(chat_id):
-            return True
-        await uow.outbox.release(chat_id, self.owner)
-        return False
+        await self._leases.lock(uow, chat_id)
+        return await self._leases.keep_if_pending(uow, chat_id, self.owner)
 
     async def claim(self, chat_id: int) -> bool:
         """Lease the chat's sending to this worker (False: another worker holds it)."""
         now = self._clock()
         async with self._units() as uow:
-            return await uow.outbox.claim(chat_id, self.owner, now, now + self._lease)
+            return await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease)
 
     async def release(self, chat_id: int) -> None:
         """Give up this worker's lease of the chat."""
         async with self._units() as uow:
-            await uow.outbox.release(chat_id, self.owner)
+            await self._leases.release(uow, chat_id, self.owner)
 
     async def release_all(self) -> None:
         """Give up every chat this worker holds (it stops: the others take them at once)."""
         async with self._units() as uow:
-            await uow.outbox.release_all(self.owner)
+            await self._leases.release_all(uow, self.owner)
 
     async def take_over_all(self) -> None:
         """End every worker's lease: only for the one process a database has (SQLite).
@@ -276,7 +278,7 @@ class OutboxService:
         leases lapse; with one process, whoever held them is gone.
         """
         async with self._units() as uow:
-            await uow.outbox.release_all(None)
+            await self._leases.release_all(uow, None)
 
     async def with_states(
         self,

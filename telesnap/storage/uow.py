@@ -25,6 +25,7 @@ from .repositories import (
     BoardViewRepository,
     ChatRepository,
     ChatSettingsRepository,
+    CommittedMarks,
     GameRepository,
     HistoryRepository,
     InboxRepository,
@@ -66,11 +67,16 @@ class UnitOfWork:
     outbox: OutboxRepository
 
     def __init__(
-        self, factory: async_sessionmaker[AsyncSession], *, read_only: bool = False
+        self,
+        factory: async_sessionmaker[AsyncSession],
+        *,
+        read_only: bool = False,
+        marks: CommittedMarks | None = None,
     ) -> None:
         self._factory = factory
         self._session: AsyncSession | None = None
         self.read_only = read_only
+        self._marks = marks if marks is not None else CommittedMarks()
 
     @property
     def session(self) -> AsyncSession:
@@ -93,7 +99,7 @@ class UnitOfWork:
         self.games = GameRepository(session)
         self.history = HistoryRepository(session)
         self.board_views = BoardViewRepository(session)
-        self.updates = InboxRepository(session)
+        self.updates = InboxRepository(session, self._marks)
         self.timers = TimerRepository(session)
         self.races = RaceRepository(session)
         self.stats = StatsRepository(session)
@@ -110,6 +116,7 @@ class UnitOfWork:
         try:
             if exc_type is None:
                 await session.commit()
+                self.updates.committed()
             else:
                 await session.rollback()
         finally:
@@ -129,10 +136,15 @@ class UnitsOfWork:
 
     def __init__(self, factory: async_sessionmaker[AsyncSession]) -> None:
         self._factory = factory
+        self._marks = CommittedMarks()
 
     def __call__(self, *, read_only: bool = False) -> UnitOfWork:
-        """A new unit of work (open it with ``async with``)."""
-        return UnitOfWork(self._factory, read_only=read_only)
+        """A new unit of work (open it with ``async with``).
+
+        Its units share what updates their committed changes marked processed,
+        so marking one again once its handlers are done costs no statement.
+        """
+        return UnitOfWork(self._factory, read_only=read_only, marks=self._marks)
 
 
 def _refuse_writes(session: Session) -> None:

@@ -11,10 +11,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.game import CallKind, CallVerdict, SnapCalled
 from telesnap.services.lobby import LobbyService
 from telesnap.services.outbox import OutboxService, record_boards, shows_a_board
+from telesnap.services.outbox_leases import MemoryLeases, StoredLeases
 from telesnap.services.play import PlayService
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Refused
-from telesnap.storage.models import BoardView, OutboxMessage
+from telesnap.storage.models import BoardView, OutboxMessage, OutboxSender
 from telesnap.storage.uow import UnitsOfWork
 
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt
@@ -109,14 +110,17 @@ async def test_a_sent_board_is_marked_with_its_message_in_one_go_and_a_failed_on
     ]
 
 
+@pytest.mark.parametrize("kept", ["stored", "in memory"])
 async def test_a_chat_is_sent_by_one_worker_at_a_time_until_its_lease_lapses(
-    session_factory: Sessions,
+    session_factory: Sessions, kept: str
 ) -> None:
     now = [datetime(2026, 12, 1, 12, 0, tzinfo=UTC)]
     units = UnitsOfWork(session_factory)
     lease = timedelta(seconds=10)
-    a = OutboxService(units, clock=lambda: now[0], owner="worker-a", lease=lease)
-    b = OutboxService(units, clock=lambda: now[0], owner="worker-b", lease=lease)
+    # In memory: the same rules for the senders of one process (SQLite's).
+    leases = StoredLeases() if kept == "stored" else MemoryLeases()
+    a = OutboxService(units, clock=lambda: now[0], owner="worker-a", lease=lease, leases=leases)
+    b = OutboxService(units, clock=lambda: now[0], owner="worker-b", lease=lease, leases=leases)
     assert await a.claim(-7)
     assert not await b.claim(-7)
     assert await b.pending_boards(-7) is None, "b may not read what a sends"
@@ -175,3 +179,29 @@ async def test_the_boards_of_a_chat_that_removed_the_bot_are_set_aside(
     async with session_factory() as session:
         rows = list(await session.scalars(select(OutboxMessage)))
     assert [(row.state, row.error) for row in rows] == [("failed", "chat gone")]
+
+
+async def test_one_process_sends_its_boards_without_writing_a_lease(
+    session_factory: Sessions,
+) -> None:
+    store = GameStore()
+    units = UnitsOfWork(session_factory)
+    outbox = OutboxService(units, leases=MemoryLeases())
+    record_boards(store)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    pending = await outbox.pending_boards(PLACE.chat_id)
+    assert pending is not None
+    assert await outbox.chats_waiting() == [], "read to be sent: leased to this process"
+    (start,) = pending
+    table = start.board.table
+    more = await outbox.boards_sent(
+        PLACE.chat_id, [start.id], table.game_id, table.board_version, 9
+    )
+    assert not more, "nothing left: the chat is let go"
+    async with session_factory() as session:
+        assert list(await session.scalars(select(OutboxSender))) == [], "no lease row written"
+        (row,) = await session.scalars(select(OutboxMessage))
+    assert (row.state, row.message_id) == ("sent", 9)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+import pytest
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.storage.models import utc_now
 from telesnap.storage.repositories import StoredUpdate
-from telesnap.storage.uow import UnitOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 Factory = async_sessionmaker[AsyncSession]
 
@@ -54,3 +57,41 @@ async def test_only_processed_updates_are_forgotten(session_factory: Factory) ->
         assert await uow.updates.forget_before(utc_now() + timedelta(days=1)) == 1
     async with UnitOfWork(session_factory) as uow:
         assert [u.update_id for u in await uow.updates.next_in_topic(-5, 0)] == [2]
+
+
+async def test_an_update_its_committed_change_marked_is_not_marked_again(
+    engine: AsyncEngine, session_factory: Factory
+) -> None:
+    units = UnitsOfWork(session_factory)
+    async with units() as uow:
+        await uow.updates.store([received(1), received(2)])
+    async with units() as uow:
+        assert await uow.updates.mark_update_processed(1), "its change marks it, and commits"
+
+    async def failing_change() -> None:
+        async with units() as uow:
+            assert await uow.updates.mark_update_processed(2)
+            raise RuntimeError("the change of update 2 fails")
+
+    with pytest.raises(RuntimeError):
+        await failing_change()
+    statements: list[str] = []
+
+    def count(*args: Any) -> None:
+        statements.append(str(args[2]))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", count)
+    try:
+        async with units() as uow:
+            await uow.updates.mark_handled(1)
+        assert statements == [], "processed for good already: no statement"
+        async with units() as uow:
+            await uow.updates.mark_handled(2)
+        assert any("UPDATE inbox" in sql for sql in statements), (
+            "the rolled back mark did not count"
+        )
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", count)
+    async with units() as uow:
+        assert await uow.updates.is_processed(1)
+        assert await uow.updates.is_processed(2)

@@ -5,7 +5,7 @@ from .board_views import BoardViewRepository, ShownBoard
 from .bookkeeping import TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
-from .inbox import INBOX_CHANNEL, InboxRepository, StoredUpdate
+from .inbox import INBOX_CHANNEL, CommittedMarks, InboxRepository, StoredUpdate
 from .outbox import OutboxRepository
 from .races import RaceRepository
 from .stats import Ranking, StatsRepository
@@ -15,6 +15,7 @@ __all__ = [
     "BoardViewRepository",
     "ChatRepository",
     "ChatSettingsRepository",
+    "CommittedMarks",
     "GameRepository",
     "HistoryRepository",
     "InboxRepository",

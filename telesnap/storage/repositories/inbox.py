@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..models import NO_CHAT, InboxUpdate, utc_now
 from ._dialect import upsert_insert
 
-__all__ = ["INBOX_CHANNEL", "InboxRepository", "StoredUpdate"]
+__all__ = ["INBOX_CHANNEL", "CommittedMarks", "InboxRepository", "StoredUpdate"]
 
 INBOX_CHANNEL = "telesnap_inbox"
 """The PostgreSQL NOTIFY channel that wakes the workers when updates are stored."""
@@ -61,11 +62,49 @@ def _stored(row: Sequence[Any]) -> StoredUpdate:
     )
 
 
+MARKS_KEPT = 4096
+"""How many updates marked by committed changes are remembered (the newest)."""
+
+
+class CommittedMarks:
+    """The updates this process's committed changes marked processed, until their handlers end.
+
+    A mark is remembered only once its transaction has committed, so an update
+    found here is processed for good, and marking it again is not needed.
+    """
+
+    def __init__(self, capacity: int = MARKS_KEPT) -> None:
+        self._capacity = capacity
+        self._marked: OrderedDict[int, None] = OrderedDict()
+
+    def add(self, update_ids: Sequence[int]) -> None:
+        """Remember updates whose marking transaction has committed."""
+        for update_id in update_ids:
+            self._marked[update_id] = None
+        while len(self._marked) > self._capacity:
+            self._marked.popitem(last=False)
+
+    def take(self, update_id: int) -> bool:
+        """Whether a committed change marked ``update_id`` (forgotten once asked)."""
+        if update_id not in self._marked:
+            return False
+        del self._marked[update_id]
+        return True
+
+
 class InboxRepository:
     """The received updates, and which of them are processed (so a redelivery changes nothing)."""
 
-    def __init__(self, session: AsyncSession) -> None:
+    def __init__(self, session: AsyncSession, marks: CommittedMarks | None = None) -> None:
         self._session = session
+        self._marks = marks if marks is not None else CommittedMarks()
+        self._marked_here: list[int] = []
+
+    def committed(self) -> None:
+        """The unit of work committed: the updates it marked are processed for good."""
+        if self._marked_here:
+            self._marks.add(self._marked_here)
+            self._marked_here = []
 
     async def store(self, updates: Sequence[StoredUpdate]) -> int:
         """Store received updates (one already stored is left as it is); return how many went in.
@@ -123,10 +162,18 @@ class InboxRepository:
         )
         # The row count says whether a row went in or changed; no row comes back to fetch.
         result = cast("CursorResult[Any]", await self._session.execute(statement))
-        return result.rowcount == 1
+        if result.rowcount != 1:
+            return False
+        self._marked_here.append(update_id)
+        return True
 
     async def mark_handled(self, update_id: int) -> None:
-        """Mark an update processed once its handlers are done (if its change did not already)."""
+        """Mark an update processed once its handlers are done (if its change did not already).
+
+        An update whose change this process committed is processed already: no statement.
+        """
+        if self._marks.take(update_id):
+            return
         statement = (
             update(_INBOX).where(_C.update_id == update_id, _PENDING).values(processed_at=utc_now())
         )

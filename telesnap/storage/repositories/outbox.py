@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, or_, select, update
+from sqlalchemy import case, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import OutboxMessage, OutboxSender, OutboxState
@@ -137,6 +137,28 @@ class OutboxRepository:
             .where(OutboxSender.chat_id == chat_id, OutboxSender.owner == owner)
             .values(owner="")
         )
+
+    async def release_unless_pending(self, chat_id: int, owner: str) -> bool | None:
+        """End ``owner``'s lease unless the chat has a message to send; whether it has one.
+
+        None: ``owner`` does not hold the chat (nothing changed).
+        """
+        pending = (
+            select(OutboxMessage.id)
+            .where(
+                OutboxMessage.state == OutboxState.PENDING.value,
+                OutboxMessage.chat_id == chat_id,
+            )
+            .exists()
+        )
+        kept = await self._session.scalar(
+            update(OutboxSender)
+            .where(OutboxSender.chat_id == chat_id, OutboxSender.owner == owner)
+            .values(owner=case((pending, OutboxSender.owner), else_=""))
+            .returning(OutboxSender.owner)
+            .execution_options(synchronize_session=False)
+        )
+        return None if kept is None else kept != ""
 
     async def release_all(self, owner: str | None) -> None:
         """End every lease ``owner`` holds (a worker that stops); None: everyone's."""
