@@ -85,6 +85,8 @@ async def test_faults_at_every_boundary_leave_the_other_chat_playing(
         # Fault 2: its turn timer raises; the healthy chat's timer after it still fires.
         clock.advance(TURN_TIMER_S)
         await healthy.fire_timers()
+        # The reminder goes out through the chat's lane: wait for it, not for a quiet moment.
+        await healthy.wait_for_text("it is your turn")
         await healthy.client.wait_until_idle()
         assert await reminders_in(healthy) == 1
         assert await reminders_in(broken) == 0
