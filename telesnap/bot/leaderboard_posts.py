@@ -20,7 +20,7 @@ from ..services.stats_views import LeaderboardView
 from ..services.types import Place
 from .charts import leaderboard_picture
 from .i18n import directed
-from .posts import PhotoEditPost, PhotoPost
+from .posts import PhotoEditPost, UploadPost
 from .runtime import Runtime
 from .stats_render import (
     StatsButtonSigner,
@@ -63,8 +63,15 @@ async def send_leaderboard(
         return
     picture = await _picture(view, tr)
     caption = directed(text, tr)
-    post = PhotoPost(
-        place.chat_id, place.thread_id, picture, FILE_NAME, caption, keyboard, reply_to=reply_to
+    post = UploadPost(
+        "photo",
+        place.chat_id,
+        place.thread_id,
+        picture,
+        FILE_NAME,
+        caption,
+        keyboard,
+        reply_to=reply_to,
     )
     runtime.courier.submit(place.chat_id, post)
 

@@ -224,6 +224,11 @@ class EditPost:
         return True
 
 
+def _upload(data: bytes, file_name: str, *, attach: bool = False) -> InputFile:
+    """The file to upload; ``attach``: sent as an ``attach://`` part of an InputMedia."""
+    return InputFile(io.BytesIO(data), filename=file_name, attach=attach)
+
+
 @dataclass(eq=False)
 class UploadPost:
     """A new photo or document (bytes uploaded with a file name), with an HTML caption."""
@@ -234,19 +239,21 @@ class UploadPost:
     data: bytes
     file_name: str
     caption: str
+    reply_markup: InlineKeyboardMarkup | None = None
     reply_to: int | None = None
     key: str | None = None
 
     async def send(self, bot: Bot) -> Message:
         """Upload and send the file."""
-        upload = InputFile(io.BytesIO(self.data), filename=self.file_name)
         common: dict[str, Any] = {
             "caption": self.caption,
             "parse_mode": ParseMode.HTML,
+            "reply_markup": self.reply_markup,
             "message_thread_id": self.thread_id or None,
             "reply_to_message_id": self.reply_to,
             "allow_sending_without_reply": True,
         }
+        upload = _upload(self.data, self.file_name)
         if self.kind == "photo":
             return await bot.send_photo(self.chat_id, upload, **common)
         return await bot.send_document(self.chat_id, upload, **common)
@@ -272,42 +279,6 @@ class KeyboardRemovalPost:
 
     def absorb(self, newer: Post) -> bool:
         """Removals never merge."""
-        return False
-
-
-def _upload(data: bytes, file_name: str, *, attach: bool = False) -> InputFile:
-    """The file to upload; ``attach``: sent as an ``attach://`` part of an InputMedia."""
-    return InputFile(io.BytesIO(data), filename=file_name, attach=attach)
-
-
-@dataclass(eq=False)
-class PhotoPost:
-    """A new photo (PNG bytes) with an HTML caption and a keyboard."""
-
-    chat_id: int
-    thread_id: int
-    data: bytes
-    file_name: str
-    caption: str
-    reply_markup: InlineKeyboardMarkup | None = None
-    reply_to: int | None = None
-    key: str | None = None
-
-    async def send(self, bot: Bot) -> Message:
-        """Upload and send the photo."""
-        return await bot.send_photo(
-            self.chat_id,
-            _upload(self.data, self.file_name),
-            caption=self.caption,
-            parse_mode=ParseMode.HTML,
-            reply_markup=self.reply_markup,
-            message_thread_id=self.thread_id or None,
-            reply_to_message_id=self.reply_to,
-            allow_sending_without_reply=True,
-        )
-
-    def absorb(self, newer: Post) -> bool:
-        """Photos never merge."""
         return False
 
 

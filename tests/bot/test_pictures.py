@@ -25,7 +25,7 @@ from telesnap.bot.chart_fonts import chart_text, drawable, families_for
 from telesnap.bot.charts import leaderboard_figure, leaderboard_picture, stats_chart, stats_figure
 from telesnap.bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
 from telesnap.bot.leaderboard_posts import send_leaderboard
-from telesnap.bot.posts import PhotoEditPost, PhotoPost
+from telesnap.bot.posts import PhotoEditPost, UploadPost
 from telesnap.bot.stats_render import (
     PICTURE_MIN_ENTRIES,
     StatsButtonSigner,
@@ -231,7 +231,8 @@ async def test_five_players_make_a_picture_with_the_text_as_caption() -> None:
     runtime = await _send(PICTURE_MIN_ENTRIES, tr)
     assert runtime.said == []
     (post,) = runtime.outbox.posts
-    assert isinstance(post, PhotoPost)
+    assert isinstance(post, UploadPost)
+    assert post.kind == "photo"
     assert post.caption == render_leaderboard(_leaderboard(PICTURE_MIN_ENTRIES), tr)
     assert post.reply_markup is not None  # the ranking buttons stay
     _is_png(post.data)
@@ -255,7 +256,8 @@ async def test_the_photo_posts_are_valid_bot_api_calls() -> None:
         user = await running.client.create_user("Ann")
         chat = await running.client.create_chat("group", title="Snap", members=[user["id"]])
         chat_id = int(chat["id"])
-        sent = await PhotoPost(chat_id, 0, picture, "leaderboard.png", caption, keyboard).send(bot)
+        photo = UploadPost("photo", chat_id, 0, picture, "leaderboard.png", caption, keyboard)
+        sent = await photo.send(bot)
         assert sent.caption is not None
         assert sent.caption.startswith("🏆 Leaderboard: Rating")
         assert sent.reply_markup == keyboard
