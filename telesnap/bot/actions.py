@@ -17,18 +17,19 @@ from .runtime import Runtime
 
 
 def show_result(runtime: Runtime, place: Place, result: LobbyView | PlayOutcome | None) -> None:
-    """Show a lobby or a table, whichever an action returned."""
-    if isinstance(result, LobbyView):
-        runtime.presenter.show_lobby(place, result)
-    elif isinstance(result, PlayOutcome):
+    """Show a table, or the lobby or notice an action wrote to the outbox (a lobby, None)."""
+    if isinstance(result, PlayOutcome):
         runtime.presenter.show_play(place, result)
+    else:
+        runtime.presenter.show_notices(place)
 
 
 async def join(
     runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
 ) -> None:
     """Join the lobby (the one of ``game_id``, when a button names it) and show it."""
-    runtime.presenter.show_lobby(place, await runtime.lobby.join(place, actor, receipt, game_id))
+    await runtime.lobby.join(place, actor, receipt, game_id)
+    runtime.presenter.show_notices(place)
 
 
 async def leave(
@@ -49,7 +50,7 @@ async def start(
         receipt=receipt,
         game_id=game_id,
     )
-    runtime.presenter.show_lobby(place, started.lobby)
+    runtime.presenter.show_notices(place)  # the closed lobby, before the first table
     runtime.presenter.show_play(place, started.play)
 
 

@@ -102,7 +102,7 @@ async def _newgame(request: CommandRequest) -> None:
     language = language_of(actor.language_code)
     opened = await runtime.lobby.open(place, actor, request.receipt, language=language)
     runtime.presenter.use_language(place, opened.language)
-    runtime.presenter.show_lobby(place, opened.lobby)
+    runtime.presenter.show_notices(place)
 
 
 async def _join(request: CommandRequest) -> None:
@@ -121,9 +121,7 @@ async def _endgame(request: CommandRequest) -> None:
     runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
     is_admin = admin_check(runtime.bot, place, actor)
     ended = await runtime.lobby.end(place, actor, is_admin=is_admin, receipt=receipt)
-    if ended is None:
-        runtime.presenter.say(place, request.translations().gettext("The game was called off."))
-    actions.show_result(runtime, place, ended)
+    actions.show_result(runtime, place, ended)  # None: a lobby called off (a notice)
 
 
 async def _kick(request: CommandRequest) -> None:

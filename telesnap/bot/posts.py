@@ -2,7 +2,8 @@
 
 A board is durable: it reads its game's unsent rows of the outbox
 (:mod:`telesnap.services.outbox`) when its turn to be sent comes, so it shows
-every change committed by then, in order, whichever process made it. A picture
+every change committed by then, in order, whichever process made it. Lobbies
+and notices are durable too (:mod:`.line_post`). A picture
 with buttons (the leaderboard) is replaced in one ``editMessageMedia`` call.
 """
 
@@ -18,10 +19,11 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaPhoto, Message
 from telegram.constants import ParseMode
 
-from ..services.outbox import OutboxEntry
+from ..services.outbox_rows import OutboxEntry
 from ..services.views import TableView
 from .callbacks import CallbackSigner
 from .digest import BoardEvent, board_events, board_lines, fits_together
+from .notices import UnknownNoticeError, render_notice
 from .outbox import Post
 from .render import board_keyboard, compose_board
 
@@ -35,9 +37,6 @@ PendingBoards = Callable[[int, int, int], Awaitable[list[OutboxEntry] | None]]
 
 None: another worker sends the chat's boards now (and so these too).
 """
-
-NoteFor = Callable[[OutboxEntry], str | None]
-"""A line to show before an unsent board's events (why a timer acted), if there is one."""
 
 
 @runtime_checkable
@@ -75,7 +74,6 @@ class BoardPost:
     tr: gettext.NullTranslations
     on_shown: BoardShown | None = None
     pending: PendingBoards | None = None
-    note_for: NoteFor | None = None
     standalone: bool = True
     entry_ids: list[int] = field(default_factory=list)
     key: str | None = field(init=False)
@@ -130,8 +128,7 @@ class BoardPost:
         if entries is None:
             return False
         for entry in entries:
-            note = self.note_for(entry) if self.note_for is not None else None
-            events = [] if note is None else [BoardEvent(note)]
+            events = self._notes(entry)
             events += board_events(entry.board.operations, entry.board.table, self.tr)
             table = entry.board.table
             if self.entry_ids and not fits_together([*self.events, *events], table, self.tr):
@@ -141,6 +138,22 @@ class BoardPost:
                 self.table = table
             self.entry_ids.append(entry.id)
         return True
+
+    def _notes(self, entry: OutboxEntry) -> list[BoardEvent]:
+        """The lines shown before an unsent board's events (why a timer acted)."""
+        lines = []
+        for note in entry.notes:
+            try:
+                lines.append(BoardEvent(render_notice(note, self.tr)))
+            except UnknownNoticeError:
+                # The board itself reads: it goes out without the note it cannot render.
+                logger.exception(
+                    "chat %s, game %s: a note of outbox row %s left out",
+                    self.chat_id,
+                    entry.game_id,
+                    entry.id,
+                )
+        return lines
 
     def absorb(self, newer: Post) -> bool:
         """Take a newer board of the same game: its events are added, its table shown.

@@ -1,8 +1,16 @@
-"""How things are shown: boards, lobbies and messages rendered in the chat's language and sent."""
+"""How things are shown: boards, lobbies, notices and messages, in the chat's language.
+
+What a change must show is in the durable outbox already (boards, lobbies,
+notices: :mod:`telesnap.services.outbox_rows`); the presenter queues the posts
+that read it back when their turn comes (:class:`~.posts.BoardPost`,
+:class:`~.line_post.LinePost`) and settles the rows they sent. What no change
+produced (a refusal, a read-only command's answer) is said directly (:meth:`Presenter.say`).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import gettext
 import logging
 from collections import OrderedDict
 from collections.abc import Collection
@@ -10,35 +18,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from telegram import InlineKeyboardMarkup
-from telegram.error import TelegramError
 
 from ..services.chat_settings import SettingsService
 from ..services.lobby import LobbyService
-from ..services.outbox import OutboxEntry, OutboxService
+from ..services.outbox import OutboxService
+from ..services.outbox_rows import Entry, OutboxEntry, boards_in_line
 from ..services.types import Place
-from ..services.views import LobbyView, PlayOutcome, RaceOutcome, TableView
+from ..services.views import PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
-from .courier import ChatGoneError, Courier
+from .courier import Courier
 from .i18n import DEFAULT_LANGUAGE, directed, language_of, translator
+from .line_post import LinePost
 from .posts import BoardPost, EditPost, TextPost
-from .render import lobby_keyboard, render_lobby
 from .tidy import BoardTidier
 
 logger = logging.getLogger(__name__)
 
 LANGUAGE_CACHE_SIZE = 10_000
 """How many chats' languages are kept; the least recently used is looked up again."""
-
-NOTES_KEPT = 1_000
-"""How many notes (why a timer acted) wait for their board at most."""
-
-
-@dataclass(eq=False)
-class _PendingLobby:
-    """A lobby message on its way: what it shows, and what it should show once sent."""
-
-    shown: tuple[str, InlineKeyboardMarkup | None]
-    wanted: tuple[str, InlineKeyboardMarkup | None]
 
 
 @dataclass(eq=False)
@@ -50,10 +47,9 @@ class Presenter:
     settings: SettingsService
     outbox: OutboxService
     lobby: LobbyService
+    """Not used by the presenter any more (the outbox stores the lobby message); wired by app.py."""
     tidier: BoardTidier
     _languages: OrderedDict[int, str] = field(default_factory=OrderedDict)
-    _pending_lobbies: dict[int, _PendingLobby] = field(default_factory=dict)
-    _notes: OrderedDict[tuple[int, tuple[object, ...]], str] = field(default_factory=OrderedDict)
     _sent_unmarked: set[int] = field(default_factory=set)
     """Rows shown whose marking as sent failed: never shown again, marked with the next."""
 
@@ -89,18 +85,13 @@ class Presenter:
 
     # -- showing things -------------------------------------------------------------------
 
-    def show_play(self, place: Place, outcome: PlayOutcome, note: str | None = None) -> None:
+    def show_play(self, place: Place, outcome: PlayOutcome) -> None:
         """Post the game's unsent boards (merged into a waiting board of the game).
 
         The change's board is in the durable outbox already; this board reads the
         game's unsent rows when its turn comes. An outcome with no operations
-        (the table shown again) goes out even when nothing is unsent. ``note`` is
-        a line shown before the change's events (why a timer acted, say).
+        (the table shown again) goes out even when nothing is unsent.
         """
-        if note is not None and outcome.operations:
-            self._notes[(outcome.table.game_id, outcome.operations)] = note
-            while len(self._notes) > NOTES_KEPT:
-                self._notes.popitem(last=False)
         self._submit_board(place, outcome.table, standalone=not outcome.operations)
 
     async def show_race(self, place: Place, outcome: RaceOutcome) -> None:
@@ -108,21 +99,54 @@ class Presenter:
         if outcome.play is not None:
             self.show_play(place, outcome.play)
 
-    async def show_unsent(self, chat_id: int, skip_games: Collection[int] = ()) -> int:
-        """Post the chat's boards committed but never sent (after a restart); how many games.
+    def show_notices(self, place: Place) -> None:
+        """Post the chat's unsent lobbies and notices (a change wrote them), in their order.
 
-        The games in ``skip_games`` are left out (their table is shown again, which
-        takes their unsent boards in).
+        A lobby goes in its game's one lobby message (posted the first time,
+        edited after that); a notice is a message of its own.
+        """
+        if self.courier.is_closed(place.chat_id):
+            self.courier.spawn(self._chat_gone(place))
+            return
+        post = LinePost(
+            place.chat_id,
+            self._read_line,
+            self.signer,
+            self._translations,
+            on_shown=self._line_shown,
+            on_unreadable=self._line_unreadable,
+            board_ahead=self._board_ahead,
+        )
+        future = self.courier.submit(place.chat_id, post)
+        if not future.done():
+            future.add_done_callback(lambda done: self._settled(place, post, done))
+
+    async def show_unsent(self, chat_id: int, skip_games: Collection[int] = ()) -> int:
+        """Post the chat's rows committed but never sent (after a restart, say); how many posts.
+
+        One post per game's boards and one for the lobbies and notices, queued in
+        the order of their first row. The games in ``skip_games`` are left out
+        (their table is shown again, which takes their unsent boards in).
         """
         games: dict[int, OutboxEntry] = {}
-        for entry in await self.outbox.pending_boards(chat_id) or ():
-            if entry.game_id not in skip_games:
-                games.setdefault(entry.game_id, entry)
-        for entry in games.values():
+        line: Entry | None = None
+        order: list[Entry] = []
+        for entry in await self.outbox.pending(chat_id) or ():
+            if isinstance(entry, OutboxEntry):
+                if entry.game_id not in skip_games and entry.game_id not in games:
+                    games[entry.game_id] = entry
+                    order.append(entry)
+            elif line is None:
+                line = entry
+                order.append(entry)
+        for entry in order:
             place = Place(chat_id=entry.chat_id, thread_id=entry.thread_id)
             await self.remember_language(place)
-            self._submit_board(place, entry.board.table, standalone=False)
-        return len(games)
+            if isinstance(entry, OutboxEntry):
+                self._submit_board(place, entry.board.table, standalone=False)
+            else:
+                self.show_notices(place)
+        return len(order)
 
     def _submit_board(self, place: Place, table: TableView, *, standalone: bool) -> None:
         if self.courier.is_closed(place.chat_id):
@@ -138,27 +162,60 @@ class Presenter:
             translator(self.language_for(place)),
             on_shown=self.board_shown(place),
             pending=self._pending_boards,
-            note_for=self._note_for,
             standalone=standalone,
         )
         future = self.courier.submit(place.chat_id, post)
         if not future.done():
-            future.add_done_callback(lambda done: self._board_settled(place, post, done))
+            future.add_done_callback(lambda done: self._settled(place, post, done))
 
-    async def _pending_boards(
-        self, chat_id: int, game_id: int, after_id: int
-    ) -> list[OutboxEntry] | None:
-        entries = await self.outbox.pending_boards(chat_id, game_id, after_id)
+    async def _read_line(self, chat_id: int, after_id: int = 0) -> list[Entry] | None:
+        entries = await self.outbox.pending(chat_id, after_id)
         if entries is None:
             return None
         return [entry for entry in entries if entry.id not in self._sent_unmarked]
 
-    def _note_for(self, entry: OutboxEntry) -> str | None:
-        # Looked up, not taken: a board that is not sent after all leaves it to the next.
-        return self._notes.get((entry.game_id, entry.board.operations))
+    async def _pending_boards(
+        self, chat_id: int, game_id: int, after_id: int
+    ) -> list[OutboxEntry] | None:
+        """The game's boards that may go now; a lobby or notice ahead of them is queued first."""
+        entries = await self._read_line(chat_id, after_id)
+        if entries is None:
+            return None
+        boards = boards_in_line(entries, game_id)
+        if not boards and any(not isinstance(entry, OutboxEntry) for entry in entries):
+            ahead = next(entry for entry in entries if not isinstance(entry, OutboxEntry))
+            self.show_notices(Place(chat_id=chat_id, thread_id=ahead.thread_id))
+        return boards
 
-    def _board_settled(self, place: Place, post: BoardPost, done: asyncio.Future[Any]) -> None:
-        """A board that failed for good: its rows are marked failed (the outbox logged why)."""
+    def _board_ahead(self, entry: OutboxEntry) -> None:
+        """A board is at the head of the line: queue its game's board (it goes first)."""
+        place = Place(chat_id=entry.chat_id, thread_id=entry.thread_id)
+        self._submit_board(place, entry.board.table, standalone=False)
+
+    def _translations(self, place: Place) -> gettext.NullTranslations:
+        return translator(self.language_for(place))
+
+    async def _line_shown(self, post: LinePost, message_id: int) -> None:
+        """Mark a line post's rows sent (with the lobby's message); queue what the chat has more."""
+        entry_ids = [*self._sent_unmarked, *post.entry_ids]
+        try:
+            more = await self.outbox.line_sent(
+                post.chat_id, entry_ids, message_id, lobby_of=post.lobby_of
+            )
+            self._sent_unmarked.clear()
+        except Exception:
+            # The message is out: it must not go again. A lobby edited later without its
+            # message id stored posts a new lobby message.
+            self._sent_unmarked.update(post.entry_ids)
+            raise
+        if more:
+            self.courier.spawn(self.show_unsent(post.chat_id))
+
+    async def _line_unreadable(self, post: LinePost, error: Exception) -> None:
+        await self._mark_failed(Place(chat_id=post.chat_id), list(post.entry_ids), repr(error))
+
+    def _settled(self, place: Place, post: BoardPost | LinePost, done: asyncio.Future[Any]) -> None:
+        """A post that failed for good: its rows are marked failed (the outbox logged why)."""
         if done.cancelled() or done.exception() is None or not post.entry_ids:
             return
         error = done.exception()
@@ -168,13 +225,13 @@ class Presenter:
         try:
             await self.outbox.chat_gone(place.chat_id)
         except Exception:
-            logger.exception("%s: could not set the boards of a removed chat aside", place)
+            logger.exception("%s: could not set the rows of a removed chat aside", place)
 
     async def _mark_failed(self, place: Place, entry_ids: list[int], error: str) -> None:
         try:
-            more = await self.outbox.boards_failed(place.chat_id, entry_ids, error)
+            more = await self.outbox.rows_failed(place.chat_id, entry_ids, error)
         except Exception:
-            logger.exception("%s: could not mark boards %s as failed", place, entry_ids)
+            logger.exception("%s: could not mark outbox rows %s as failed", place, entry_ids)
             return
         if more:
             await self.show_unsent(place.chat_id)
@@ -235,39 +292,3 @@ class Presenter:
         """Give a message new text (set right to left in a right-to-left language)."""
         text = directed(text, translator(self.language_for(place)))
         self.courier.submit(place.chat_id, EditPost(place.chat_id, message_id, text, reply_markup))
-
-    def show_lobby(self, place: Place, lobby: LobbyView) -> None:
-        """Edit the lobby message, or post a new one (and remember it) when there is none.
-
-        While the first lobby message is on its way (its id not known yet), later
-        changes wait for it and then edit it: one lobby message per game.
-        """
-        tr = translator(self.language_for(place))
-        wanted = (render_lobby(lobby, tr), lobby_keyboard(lobby, self.signer, tr))
-        if lobby.message_id is not None:
-            self.edit(place, lobby.message_id, *wanted)
-            return
-        pending = self._pending_lobbies.get(lobby.game_id)
-        if pending is not None:
-            pending.wanted = wanted
-            return
-        self._pending_lobbies[lobby.game_id] = _PendingLobby(wanted, wanted)
-        post = TextPost(place.chat_id, place.thread_id, *wanted)
-        future = self.courier.submit(place.chat_id, post)
-        self.courier.spawn(self._remember_lobby(place, lobby.game_id, future))
-
-    async def _remember_lobby(
-        self, place: Place, game_id: int, future: asyncio.Future[Any]
-    ) -> None:
-        try:
-            message = await future
-            await self.lobby.set_lobby_message(place, game_id, message.message_id)
-        except (TelegramError, ChatGoneError):
-            return  # the outbox logged why it could not be sent
-        except Exception:
-            logger.exception("%s, game %s: remembering the lobby message failed", place, game_id)
-            return
-        finally:
-            pending = self._pending_lobbies.pop(game_id, None)
-        if pending is not None and pending.wanted != pending.shown:
-            self.edit(place, message.message_id, *pending.wanted)

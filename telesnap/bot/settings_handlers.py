@@ -24,11 +24,21 @@ from .settings_menu import (
 
 
 async def _change(
-    runtime: Runtime, place: Place, actor: Actor, setting: str, value: str
+    runtime: Runtime,
+    place: Place,
+    actor: Actor,
+    setting: str,
+    value: str,
+    announce_to: int | None = None,
 ) -> tuple[GameSettings, gettext.NullTranslations]:
-    """Change a setting (admins only); the settings now, and the chat's language's translations."""
+    """Change a setting (admins only); the settings now, and the chat's language's translations.
+
+    ``announce_to``: the command to answer with the settings saved (a notice in the outbox).
+    """
     is_admin = admin_check(runtime.bot, place, actor)
-    changed = await runtime.settings.change(place, actor, setting, value, is_admin=is_admin)
+    changed = await runtime.settings.change(
+        place, actor, setting, value, is_admin=is_admin, announce_to=announce_to
+    )
     return changed, translator(runtime.presenter.use_language(place, changed.language))
 
 
@@ -36,12 +46,9 @@ async def settings_command(runtime: Runtime, message: Message, place: Place, act
     """``/settings``: the menu; ``/settings NAME VALUE``: change one (admins)."""
     words = command_arguments(message)
     if len(words) == 2:
-        current, tr = await _change(runtime, place, actor, *words)
-        runtime.presenter.say(
-            place,
-            tr.gettext("Saved.") + "\n\n" + settings_text(current, tr),
-            message.message_id,
-        )
+        setting, value = words
+        await _change(runtime, place, actor, setting, value, announce_to=message.message_id)
+        runtime.presenter.show_notices(place)  # "Saved." and the settings, from the outbox
         return
     tr = translator(runtime.presenter.language_for(place))
     if words:

@@ -1,4 +1,9 @@
-"""The timer loop: sleeps until the next timer is due, fires it, and shows what it did."""
+"""The timer loop: sleeps until the next timer is due, fires it, and shows what it did.
+
+What a timer must show (a reminder, a closed lobby, a board with why it moved)
+was written to the durable outbox when it fired; the loop queues the posts that
+send it.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,6 @@ from datetime import datetime, timedelta
 
 from ..services.housekeeping import HousekeepingService
 from ..services.timer_service import TimerOutcome, TimerService
-from ..services.timers import TimerKind
-from .i18n import isolate, translator
-from .render import name
 from .runtime import Runtime
 
 logger = logging.getLogger(__name__)
@@ -30,11 +32,6 @@ def wait_after_failures(failed_rounds: int) -> float:
     """
     doubled: float = FIRST_RETRY_S * 2 ** min(failed_rounds - 1, 10)
     return min(MAX_SLEEP.total_seconds(), doubled)
-
-
-def mention(user_id: int, display_name: str) -> str:
-    """An HTML mention that notifies the user."""
-    return f'<a href="tg://user?id={user_id}">{name(display_name)}</a>'
 
 
 class TimerLoop:
@@ -148,34 +145,11 @@ class TimerLoop:
         return outcomes
 
     async def _show(self, outcome: TimerOutcome) -> None:
-        runtime = self._runtime
+        """Queue what the timer wrote to the outbox: a notice, or its game's board and note."""
+        presenter = self._runtime.presenter
         place = outcome.place
-        tr = translator(runtime.presenter.use_language(place, outcome.language))
-        absent = outcome.absent
-        if outcome.kind is TimerKind.TURN_REMINDER and absent is not None:
-            runtime.presenter.say(
-                place,
-                tr.gettext("⏰ {player}, it is your turn: press Flip!").format(
-                    player=isolate(mention(absent.user_id, absent.name), tr)
-                ),
-            )
-            return
-        if outcome.kind is TimerKind.LOBBY_EXPIRY and outcome.lobby is not None:
-            runtime.presenter.show_lobby(place, outcome.lobby)
-            runtime.presenter.say(
-                place, tr.gettext("⌛ Nobody started the game, so the lobby is closed.")
-            )
-            return
-        note = None
-        if absent is not None and absent.action == "auto_flipped":
-            note = tr.gettext("⏰ {name} was away, so I flipped for them.")
-        elif absent is not None and absent.action == "skipped":
-            note = tr.gettext("⏰ {name} was away, so their turn is skipped.")
-        elif outcome.kind is TimerKind.IDLE:
-            note = tr.gettext("💤 Nobody has played for a long time: the game is abandoned.")
-        elif outcome.kind is TimerKind.TIME_LIMIT:
-            note = tr.gettext("⏱ Time is up!")
-        if note is not None and absent is not None:
-            note = note.format(name=f"<b>{isolate(name(absent.name), tr)}</b>")
+        presenter.use_language(place, outcome.language)
         if outcome.play is not None:
-            runtime.presenter.show_play(place, outcome.play, note=note)
+            presenter.show_play(place, outcome.play)
+        else:
+            presenter.show_notices(place)  # a reminder; a closed lobby and its notice

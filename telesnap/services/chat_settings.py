@@ -7,6 +7,7 @@ from typing import Any
 from ..storage.uow import UnitOfWork
 from .base import Service
 from .managers import AdminCheck
+from .outbox_rows import Notice, NoticeKind, record_notice
 from .settings import GameSettings, parse_setting
 from .types import Actor, Place, Reason, Refused
 
@@ -21,13 +22,22 @@ class SettingsService(Service):
             return GameSettings.from_values(values)
 
     async def change(
-        self, place: Place, actor: Actor, name: str, value: Any, *, is_admin: AdminCheck
+        self,
+        place: Place,
+        actor: Actor,
+        name: str,
+        value: Any,
+        *,
+        is_admin: AdminCheck,
+        announce_to: int | None = None,
     ) -> GameSettings:
         """Set one setting by its public name (a chat admin only); return the settings now.
 
         The admin check is asked first, before any transaction is opened; a
         refusal changes nothing. A running game keeps the settings it has.
         Settings are the whole chat's: a forum topic plays by its chat's settings.
+        ``announce_to``: the message (a command) that a "saved" notice answers,
+        written to the outbox with the change.
         """
         if not await is_admin():
             raise Refused(Reason.NOT_ADMIN)
@@ -38,7 +48,11 @@ class SettingsService(Service):
             stored[field] = stored_value
             await uow.settings.save_values(place.chat_id, 0, stored)
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
-            return GameSettings.from_values(values)
+            settings = GameSettings.from_values(values)
+            if announce_to is not None:
+                saved = Notice(NoticeKind.SETTINGS_SAVED, {"settings": settings.to_values()})
+                await record_notice(uow, place, saved, reply_to=announce_to)
+            return settings
 
 
 async def adopt_language(uow: UnitOfWork, place: Place, language: str | None) -> str | None:

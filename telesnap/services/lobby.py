@@ -22,6 +22,7 @@ from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .chat_settings import adopt_language
 from .managers import AdminCheck, ManagerCheck
+from .outbox_rows import Notice, NoticeKind, record_lobby, record_notice
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings
 from .store import GameStore, finish_row, loaded_game, name_of
@@ -70,7 +71,7 @@ class LobbyService(Service):
             )
             await self._store.planner.lobby_opened(uow, row, settings)
             chat_language = await adopt_language(uow, place, language)
-            return OpenOutcome(await lobby_view(uow, row), chat_language)
+            return OpenOutcome(await shown_lobby(uow, place, row), chat_language)
 
     async def join(
         self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
@@ -84,7 +85,7 @@ class LobbyService(Service):
             if await uow.games.count_players(row.id) >= MAX_PLAYERS:
                 raise Refused(Reason.LOBBY_FULL, {"max": MAX_PLAYERS})
             await uow.games.add_player(row.id, actor.user_id)
-            return await lobby_view(uow, row)
+            return await shown_lobby(uow, place, row)
 
     async def lobby(self, place: Place) -> LobbyView:
         """The topic's lobby as it stands."""
@@ -103,7 +104,7 @@ class LobbyService(Service):
                 if await uow.games.count_players(row.id) == 0:
                     row.status = GameStatus.CANCELLED.value
                     row.ended_at = self._store.planner.now()
-                return await lobby_view(uow, row)
+                return await shown_lobby(uow, place, row)
             return await self._remove_from_running(
                 uow, row, actor, actor.user_id, LeaveReason.LEFT, receipt
             )
@@ -126,7 +127,7 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
                     raise Refused(Reason.TARGET_NOT_PLAYING)
-                return await lobby_view(uow, row)
+                return await shown_lobby(uow, place, row)
             return await self._remove_from_running(
                 uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
             )
@@ -167,14 +168,13 @@ class LobbyService(Service):
             row.seed = seed
             row.settings = settings.to_values()
             row.started_at = self._store.planner.now()
+            lobby = await shown_lobby(uow, place, row)  # the closed lobby goes before the table
             loaded = await loaded_game(uow, row, game, players, settings, 0)
             await self._store.save(
                 uow, row, loaded, tuple(game.history), actor=actor, receipt=receipt
             )
             self._store.adopt(loaded)
-            return StartOutcome(
-                await lobby_view(uow, row), PlayOutcome(loaded.table(), tuple(game.history))
-            )
+            return StartOutcome(lobby, PlayOutcome(loaded.table(), tuple(game.history)))
 
     async def end(
         self, place: Place, actor: Actor, *, is_admin: AdminCheck, receipt: Receipt
@@ -191,6 +191,7 @@ class LobbyService(Service):
             row.ended_at = self._store.planner.now()
             if row.status == GameStatus.LOBBY.value:
                 row.status = GameStatus.CANCELLED.value
+                await record_notice(uow, place, Notice(NoticeKind.CALLED_OFF), game_id=row.id)
                 return None
             loaded = await self._store.load(uow, row)
             before = len(loaded.game.history)
@@ -312,13 +313,6 @@ class LobbyService(Service):
         await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
         self._store.forget(row.id)
 
-    async def set_lobby_message(self, place: Place, game_id: int, message_id: int) -> None:
-        """Remember the message that shows the lobby, so later changes edit it."""
-        async with self._change(place, None) as uow:
-            row = await uow.games.get(game_id)
-            if row is not None:
-                row.lobby_message_id = message_id
-
 
 async def lobby_view(uow: UnitOfWork, row: GameRow) -> LobbyView:
     """The lobby of a stored game, with its players' names in join order."""
@@ -327,3 +321,10 @@ async def lobby_view(uow: UnitOfWork, row: GameRow) -> LobbyView:
         for player in await uow.games.list_players(row.id)
     ]
     return LobbyView(row.id, row.creator_id, tuple(seated), row.status, row.lobby_message_id)
+
+
+async def shown_lobby(uow: UnitOfWork, place: Place, row: GameRow) -> LobbyView:
+    """The lobby of ``row`` as the change in ``uow`` left it, written to the outbox to be shown."""
+    view = await lobby_view(uow, row)
+    await record_lobby(uow, place, view)
+    return view

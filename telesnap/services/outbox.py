@@ -15,6 +15,12 @@ one transaction); a board Telegram refuses for good is marked failed and the
 chat's later rows go on. Delivery is at least once: a crash between Telegram's
 answer and that commit shows the board again after the restart.
 
+Lobbies and notices (a reminder, a lobby closed, settings saved...) are rows of
+the same outbox, written by the services in the change's transaction
+(:mod:`.outbox_rows`), and sent in the same per-chat order (:meth:`OutboxService.pending`
+reads a chat's rows in ``id`` order; :meth:`OutboxService.line_sent` settles
+a lobby with its message id).
+
 Calls show nothing of their own unless they were wrong: a correct call waits
 for its race (whose decision shows the table), and a call too slow or too late
 is told to its caller alone.
@@ -27,25 +33,21 @@ import os
 import secrets
 import socket
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from ..game import CallVerdict, Operation, SnapCalled, SnapError
-from ..storage.models import GameStatus, OutboxMessage, OutboxState
+from ..game import CallVerdict, Operation, SnapCalled
+from ..storage.models import GameStatus, OutboxState
 from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .events import GameChanged
 from .outbox_leases import SenderLeases, StoredLeases
+from .outbox_rows import BOARD, Entry, OutboxEntry, read_rows
 from .ports import UnitOfWorkFactory
 from .store import GameStore
-from .views import PlayOutcome, play_from_json, play_to_json
+from .views import PlayOutcome, play_to_json
 
 logger = logging.getLogger(__name__)
-
-BOARD = "board"
-"""The kind of outbox row that shows a game's table and what just happened."""
-
 
 T = TypeVar("T")
 
@@ -91,17 +93,6 @@ def record_boards(store: GameStore) -> None:
         )
 
     store.events.subscribe(GameChanged, record_board)
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxEntry:
-    """One unsent board: where it goes, its row id (the order), and what it shows."""
-
-    id: int
-    chat_id: int
-    thread_id: int
-    game_id: int
-    board: PlayOutcome
 
 
 def worker_name() -> str:
@@ -150,31 +141,27 @@ class OutboxService:
         self._lease = lease
         self._leases = leases or StoredLeases()
 
-    async def pending_boards(
-        self, chat_id: int, game_id: int | None = None, after_id: int = 0
-    ) -> list[OutboxEntry] | None:
-        """The chat's unsent boards (of ``game_id`` only, if given) above ``after_id``, in order.
+    async def pending(self, chat_id: int, after_id: int = 0) -> list[Entry] | None:
+        """The chat's unsent rows above ``after_id``, read back, in their order (the line).
 
-        None: another worker sends the chat's boards now. A row that cannot be
-        read back (written by a newer version, say) is marked failed and logged,
-        so it never holds up the chat's later rows.
+        None: another worker sends the chat's rows now. A row that cannot be read
+        back (of an unknown kind, or written by a newer version) is marked failed
+        and logged, so it never holds up the chat's later rows.
         """
         now = self._clock()
         async with self._units(read_only=True) as uow:
             lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
             if lease_until is not None and lease_until - now > self._lease / 2:
                 # Held (read a moment ago, for this send): reading again changes nothing.
-                entries, unreadable = self._readable(
-                    chat_id, game_id, await uow.outbox.pending(chat_id, after_id)
-                )
+                rows = await uow.outbox.pending(chat_id, after_id)
+                entries, unreadable = await read_rows(uow, chat_id, rows)
                 if not unreadable:
                     return entries
         async with self._units() as uow:
             if not await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease):
                 return None
-            entries, unreadable = self._readable(
-                chat_id, game_id, await uow.outbox.pending(chat_id, after_id)
-            )
+            rows = await uow.outbox.pending(chat_id, after_id)
+            entries, unreadable = await read_rows(uow, chat_id, rows)
             await uow.outbox.settle(
                 unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
             )
@@ -182,32 +169,21 @@ class OutboxService:
                 await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
             return entries
 
-    @staticmethod
-    def _readable(
-        chat_id: int, game_id: int | None, rows: Sequence[OutboxMessage]
-    ) -> tuple[list[OutboxEntry], list[int]]:
-        """The boards among ``rows`` (of ``game_id``, if given), and the rows unreadable."""
-        entries: list[OutboxEntry] = []
-        unreadable: list[int] = []
-        for row in rows:
-            if row.kind != BOARD or row.game_id is None:
-                unreadable.append(row.id)
-                continue
-            if game_id is not None and row.game_id != game_id:
-                continue
-            try:
-                board = play_from_json(row.payload)
-            except (KeyError, TypeError, ValueError, SnapError):
-                logger.exception(
-                    "chat %s: outbox row %s (game %s) cannot be read; set aside",
-                    chat_id,
-                    row.id,
-                    row.game_id,
-                )
-                unreadable.append(row.id)
-                continue
-            entries.append(OutboxEntry(row.id, row.chat_id, row.thread_id, row.game_id, board))
-        return entries, unreadable
+    async def pending_boards(
+        self, chat_id: int, game_id: int | None = None, after_id: int = 0
+    ) -> list[OutboxEntry] | None:
+        """The chat's unsent boards (of ``game_id`` only, if given) above ``after_id``, in order.
+
+        :meth:`pending`, boards only (None: another worker sends the chat's rows).
+        """
+        entries = await self.pending(chat_id, after_id)
+        if entries is None:
+            return None
+        return [
+            entry
+            for entry in entries
+            if isinstance(entry, OutboxEntry) and game_id in (None, entry.game_id)
+        ]
 
     async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
         """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""
@@ -233,7 +209,30 @@ class OutboxService:
             await uow.board_views.record([shown])
             return await self._keep_or_let_go(uow, chat_id)
 
-    async def boards_failed(self, chat_id: int, entry_ids: Sequence[int], error: str) -> bool:
+    async def line_sent(
+        self,
+        chat_id: int,
+        entry_ids: Sequence[int],
+        message_id: int,
+        *,
+        lobby_of: int | None = None,
+    ) -> bool:
+        """Mark lobby or notice rows sent; ``lobby_of``: store ``message_id`` as that game's lobby.
+
+        One transaction: the lobby's message is stored with the rows it settles,
+        so the next change of the lobby edits it. True: the chat has more to send.
+        """
+        async with self._units() as uow:
+            await uow.outbox.settle(
+                entry_ids, OutboxState.SENT, self._clock(), message_id=message_id
+            )
+            if lobby_of is not None:
+                game = await uow.games.get(lobby_of)
+                if game is not None:
+                    game.lobby_message_id = message_id
+            return await self._keep_or_let_go(uow, chat_id)
+
+    async def rows_failed(self, chat_id: int, entry_ids: Sequence[int], error: str) -> bool:
         """Mark the rows failed for good (Telegram refused them); True: the chat has more."""
         async with self._units() as uow:
             await uow.outbox.settle(entry_ids, OutboxState.FAILED, self._clock(), error=error[:200])

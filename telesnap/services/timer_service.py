@@ -1,5 +1,9 @@
 """Firing due timers: each in its own transaction, which also marks it fired.
 
+What a timer must show is written to the durable outbox in that transaction: a
+reminder or a closed lobby as a notice, why a timer moved a game as a note on
+the game's board (:mod:`.outbox_rows`).
+
 Each timer is its own failure boundary: one that raises is logged (with its
 chat, game and id), rolled back and tried again later with backoff, counting
 its failures in its payload; after :data:`MAX_TIMER_FAILURES` it is set aside
@@ -22,7 +26,8 @@ from ..storage.repositories.bookkeeping import FAILURES_KEY, SET_ASIDE_KEY
 from ..storage.uow import UnitOfWork
 from .base import Service
 from .chat_settings import chat_language
-from .lobby import lobby_view
+from .lobby import shown_lobby
+from .outbox_rows import Notice, NoticeKind, note_board, record_notice
 from .play import end_if_flip_limit
 from .ports import UnitOfWorkFactory
 from .store import GameStore, LoadedGame
@@ -203,9 +208,12 @@ class TimerService(Service):
             return None
         if kind is TimerKind.TURN_REMINDER:
             await self._store.planner.arm_turn(uow, row, TimerKind.TURN_EXPIRY, 2 * timer_s)
-            return TimerOutcome(
-                kind, place, absent=self._absent(loaded, loaded.game.turn, "reminded")
+            absent = self._absent(loaded, loaded.game.turn, "reminded")
+            reminder = Notice(
+                NoticeKind.TURN_REMINDER, {"user_id": absent.user_id, "name": absent.name}
             )
+            await record_notice(uow, place, reminder, game_id=row.id)
+            return TimerOutcome(kind, place, absent=absent)
         return await self._act_for_absent(uow, place, row, loaded)
 
     @staticmethod
@@ -238,6 +246,8 @@ class TimerService(Service):
                 player.leave_reason = LeaveReason.AFK.value
         operations = tuple(game.history[before:])
         await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        why = NoticeKind.SKIPPED if skipping else NoticeKind.AUTO_FLIPPED
+        await note_board(uow, place, row.id, Notice(why, {"name": loaded.names[seat]}))
         if not game.is_over and loaded.settings.turn_timer_s is not None:
             planner = self._store.planner
             await planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, loaded.settings.turn_timer_s)
@@ -260,6 +270,7 @@ class TimerService(Service):
         loaded.game.abandon()
         operations = tuple(loaded.game.history[before:])
         await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        await note_board(uow, place, row.id, Notice(NoticeKind.IDLE_ABANDONED))
         self._store.forget(row.id)
         return TimerOutcome(TimerKind.IDLE, place, play=PlayOutcome(loaded.table(), operations))
 
@@ -270,6 +281,7 @@ class TimerService(Service):
         loaded.game.end_by_limit()
         operations = tuple(loaded.game.history[before:])
         await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        await note_board(uow, place, row.id, Notice(NoticeKind.TIME_UP))
         return TimerOutcome(
             TimerKind.TIME_LIMIT, place, play=PlayOutcome(loaded.table(), operations)
         )
@@ -281,7 +293,9 @@ class TimerService(Service):
             return None
         row.status = GameStatus.CANCELLED.value
         row.ended_at = now
-        return TimerOutcome(TimerKind.LOBBY_EXPIRY, place, lobby=await lobby_view(uow, row))
+        lobby = await shown_lobby(uow, place, row)
+        await record_notice(uow, place, Notice(NoticeKind.LOBBY_EXPIRED), game_id=row.id)
+        return TimerOutcome(TimerKind.LOBBY_EXPIRY, place, lobby=lobby)
 
 
 def _due_timer(timer: TimerRow) -> _DueTimer:

@@ -208,7 +208,7 @@ class StartOutcome:
     play: PlayOutcome
 
 
-# -- serialisation: a table and its operations as JSON, for the durable outbox -------------
+# -- serialisation: a table, its operations and a lobby as JSON, for the durable outbox ----
 
 
 def play_to_json(outcome: PlayOutcome) -> dict[str, Any]:
@@ -234,6 +234,23 @@ def play_from_json(data: Mapping[str, Any]) -> PlayOutcome:
     return PlayOutcome(table, operations)
 
 
+def lobby_to_json(lobby: LobbyView) -> dict[str, Any]:
+    """A lobby as a JSON-ready dict (:func:`lobby_from_json` rebuilds it).
+
+    >>> view = LobbyView(3, 1, ((1, "Ann"), (2, "Bob")), "lobby", 41)
+    >>> lobby_from_json(lobby_to_json(view)) == view
+    True
+    """
+    encoded: dict[str, Any] = _encode(lobby)
+    return encoded
+
+
+def lobby_from_json(data: Mapping[str, Any]) -> LobbyView:
+    """Rebuild what :func:`lobby_to_json` wrote (raises ``ValueError`` if bad)."""
+    lobby: LobbyView = _decode(LobbyView, data)
+    return lobby
+
+
 def _encode(value: Any) -> Any:
     if isinstance(value, Card):
         return str(value)
@@ -257,8 +274,12 @@ def _decode(kind: Any, data: Any) -> Any:
         options = [option for option in typing.get_args(kind) if option is not type(None)]
         return None if data is None else _decode(options[0], data)
     if origin is tuple:
-        item = typing.get_args(kind)[0]
-        return tuple(_decode(item, value) for value in data)
+        items = typing.get_args(kind)
+        if len(items) == 2 and items[1] is Ellipsis:
+            return tuple(_decode(items[0], value) for value in data)
+        if len(items) != len(data):
+            raise ValueError(f"expected {len(items)} items, not {data!r}")
+        return tuple(_decode(item, value) for item, value in zip(items, data, strict=True))
     if kind is Card:
         return Card.parse(data)
     if isinstance(kind, type) and issubclass(kind, enum.Enum):

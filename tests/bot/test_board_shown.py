@@ -48,9 +48,9 @@ async def test_a_board_whose_showing_cannot_be_stored_is_logged_and_not_sent_aga
     assert "database unreachable" in caplog.text
     entries = [SimpleNamespace(id=11), SimpleNamespace(id=13)]
 
-    async def pending(chat_id: int, game_id: int, after_id: int) -> list[Any]:
+    async def pending(chat_id: int, after_id: int) -> list[Any]:
         return entries
 
-    runtime.presenter.outbox = SimpleNamespace(pending_boards=pending)  # type: ignore[assignment]
-    unsent = await runtime.presenter._pending_boards(-55, 7, 0)
+    runtime.presenter.outbox = SimpleNamespace(pending=pending)  # type: ignore[assignment]
+    unsent = await runtime.presenter._read_line(-55)
     assert [entry.id for entry in unsent] == [13], "a board shown once is not shown again"

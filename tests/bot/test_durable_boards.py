@@ -14,6 +14,7 @@ from telesnap.bot.callbacks import CallbackSigner
 from telesnap.bot.courier import Courier
 from telesnap.bot.outbox import FloodLimits, Outbox
 from telesnap.bot.presenter import Presenter
+from telesnap.services.chat_settings import SettingsService
 from telesnap.services.lobby import LobbyService
 from telesnap.services.outbox import OutboxService, record_boards
 from telesnap.services.play import PlayService
@@ -28,14 +29,14 @@ Sessions = async_sessionmaker[AsyncSession]
 
 
 class RefusesFirstBoard:
-    """A Bot API that refuses the first message for good (a 400) and takes the rest."""
+    """A Bot API that refuses the first board for good (a 400) and takes the rest."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
         self.refused = 0
 
     async def send_message(self, chat_id: int, text: str, **_: Any) -> Any:
-        if not self.refused:
+        if not self.refused and "face-down" in text:
             self.refused += 1
             raise BadRequest("Bad Request: can't parse entities")
         self.texts.append(text)
@@ -62,7 +63,7 @@ async def test_a_board_refused_for_good_is_set_aside_and_the_next_one_is_sent(
     presenter = Presenter(
         courier,
         CallbackSigner.for_token("1:x"),
-        None,
+        SettingsService(units, store),
         boards,
         lobby,
         NoTidying(),  # type: ignore[arg-type]
@@ -80,11 +81,19 @@ async def test_a_board_refused_for_good_is_set_aside_and_the_next_one_is_sent(
     await outbox.flush()
     await courier.settle()
     await outbox.close()
-    assert len(bot.texts) == 1
-    assert f"<b>{turn.name}</b> flips" in bot.texts[0], "the next board goes out"
-    assert "face-down" in bot.texts[0]
+    lobby_text, *boards_sent = bot.texts
+    assert "the game has started" in lobby_text, "the lobby went ahead of the boards"
+    assert len(boards_sent) == 1
+    assert f"<b>{turn.name}</b> flips" in boards_sent[0], "the next board goes out"
+    assert "face-down" in boards_sent[0]
     async with session_factory() as session:
-        rows = list(await session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)))
+        rows = list(
+            await session.scalars(
+                select(OutboxMessage)
+                .where(OutboxMessage.kind == "board")
+                .order_by(OutboxMessage.id)
+            )
+        )
     assert [row.state for row in rows] == ["failed", "sent"]
     assert "Can't parse entities" in (rows[0].error or "")
-    assert rows[1].message_id == 101
+    assert rows[1].message_id == 102

@@ -1,20 +1,17 @@
-"""The runtime and its presenter: one lobby message per game, a bounded language cache."""
+"""The runtime and its presenter: a bounded language cache, nothing sent to a removed chat."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
-from dataclasses import dataclass
 from typing import Any
 
 from telegram.error import Forbidden
 
 from telesnap.bot import presenter as presenter_module
 from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.posts import EditPost, TextPost
 from telesnap.bot.runtime import Runtime
 from telesnap.services.types import Place
-from telesnap.services.views import LobbyView
 
 from .runtimes import wired_runtime
 
@@ -34,21 +31,6 @@ class HeldOutbox:
         return future
 
 
-@dataclass
-class SentMessage:
-    message_id: int
-
-
-class LobbyMessages:
-    """The part of the lobby service the runtime uses to remember the lobby message."""
-
-    def __init__(self) -> None:
-        self.remembered: list[tuple[int, int]] = []
-
-    async def set_lobby_message(self, place: Place, game_id: int, message_id: int) -> None:
-        self.remembered.append((game_id, message_id))
-
-
 class ChatSettings:
     def __init__(self) -> None:
         self.lookups = 0
@@ -58,41 +40,22 @@ class ChatSettings:
         return type("Shown", (), {"language": "es"})()
 
 
-def runtime_with(outbox: Any, lobby: Any = None, settings: Any = None) -> Runtime:
-    return wired_runtime(lobby=lobby, settings=settings, outbox=outbox, signer=SIGNER)
+class GoneChats:
+    """The part of the outbox the presenter uses for a chat that removed the bot."""
+
+    def __init__(self) -> None:
+        self.gone: list[int] = []
+
+    async def chat_gone(self, chat_id: int) -> None:
+        self.gone.append(chat_id)
 
 
-def lobby(*names: str) -> LobbyView:
-    players = tuple((n, name) for n, name in enumerate(names, start=1))
-    return LobbyView(game_id=9, creator_id=1, players=players, status="lobby")
-
-
-async def test_joins_before_the_lobby_message_is_known_edit_it_instead_of_posting_again() -> None:
-    outbox, messages = HeldOutbox(), LobbyMessages()
-    runtime = runtime_with(outbox, messages)
-    runtime.presenter.show_lobby(PLACE, lobby("Ann"))
-    runtime.presenter.show_lobby(PLACE, lobby("Ann", "Bob"))
-    runtime.presenter.show_lobby(PLACE, lobby("Ann", "Bob", "Cid"))
-    assert [type(post) for post, _ in outbox.posts] == [TextPost], "one lobby message"
-    first_post, sent = outbox.posts[0]
-    assert "Bob" not in first_post.text
-    sent.set_result(SentMessage(41))
-    await runtime.courier.settle()
-    assert messages.remembered == [(9, 41)]
-    (edit, _) = outbox.posts[1]
-    assert isinstance(edit, EditPost)
-    assert edit.message_id == 41
-    assert "Cid" in edit.text
-    assert len(outbox.posts) == 2
-
-
-async def test_a_lobby_shown_once_is_not_edited_after_it_is_sent() -> None:
-    outbox, messages = HeldOutbox(), LobbyMessages()
-    runtime = runtime_with(outbox, messages)
-    runtime.presenter.show_lobby(PLACE, lobby("Ann"))
-    outbox.posts[0][1].set_result(SentMessage(41))
-    await runtime.courier.settle()
-    assert len(outbox.posts) == 1
+def runtime_with(
+    outbox: Any, lobby: Any = None, settings: Any = None, boards: Any = None
+) -> Runtime:
+    return wired_runtime(
+        lobby=lobby, settings=settings, outbox=outbox, boards=boards, signer=SIGNER
+    )
 
 
 async def test_the_language_cache_keeps_the_chats_used_lately(monkeypatch: Any) -> None:
@@ -150,12 +113,14 @@ async def test_nothing_is_posted_to_a_chat_that_removed_the_bot() -> None:
         async def end_in_removed_chat(self, chat_id: int) -> list[int]:
             return []
 
-    runtime = runtime_with(outbox, NoGames())
+    boards = GoneChats()
+    runtime = runtime_with(outbox, NoGames(), boards=boards)
     runtime.bot_removed(PLACE.chat_id)
     runtime.presenter.say(PLACE, "Hello")
-    runtime.presenter.show_lobby(PLACE, lobby("Ann"))
+    runtime.presenter.show_notices(PLACE)
     await runtime.courier.settle()
     assert outbox.posts == []
+    assert PLACE.chat_id in boards.gone, "its unsent lobbies and notices are set aside"
     runtime.bot_added(PLACE.chat_id)
     runtime.presenter.say(PLACE, "Hello again")
     assert len(outbox.posts) == 1

@@ -12,6 +12,7 @@ from telesnap.game import CallKind, CallVerdict, SnapCalled
 from telesnap.services.lobby import LobbyService
 from telesnap.services.outbox import OutboxService, record_boards, shows_a_board
 from telesnap.services.outbox_leases import MemoryLeases, StoredLeases
+from telesnap.services.outbox_rows import LobbyEntry
 from telesnap.services.play import PlayService
 from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Refused
@@ -23,7 +24,9 @@ from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt
 Sessions = async_sessionmaker[AsyncSession]
 
 
-async def durable_game(sessions: Sessions) -> tuple[LobbyService, PlayService, OutboxService]:
+async def durable_game(
+    sessions: Sessions, *, lobbies_sent: bool = True
+) -> tuple[LobbyService, PlayService, OutboxService]:
     store = GameStore()
     units = UnitsOfWork(sessions)
     outbox = OutboxService(units)
@@ -34,7 +37,19 @@ async def durable_game(sessions: Sessions) -> tuple[LobbyService, PlayService, O
     await lobby.join(PLACE, BOB, receipt())
     await lobby.join(PLACE, CID, receipt())
     await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    if lobbies_sent:
+        await lobbies_shown(outbox)
     return lobby, play, outbox
+
+
+async def lobbies_shown(outbox: OutboxService) -> None:
+    """Settle the lobby rows ahead of the boards (the lobby message was sent and edited)."""
+    entries = await outbox.pending(PLACE.chat_id)
+    assert entries is not None
+    lobbies = [entry for entry in entries if isinstance(entry, LobbyEntry)]
+    assert lobbies, "every lobby change wrote its row"
+    ids = [entry.id for entry in lobbies]
+    await outbox.line_sent(PLACE.chat_id, ids, 40, lobby_of=lobbies[0].game_id)
 
 
 async def test_each_change_players_see_leaves_one_row_that_rebuilds_its_board(
@@ -90,7 +105,7 @@ async def test_a_sent_board_is_marked_with_its_message_in_one_go_and_a_failed_on
     pending = await outbox.pending_boards(PLACE.chat_id)
     assert pending is not None
     start, flip = pending
-    more = await outbox.boards_failed(PLACE.chat_id, [start.id], "BadRequest('refused')")
+    more = await outbox.rows_failed(PLACE.chat_id, [start.id], "BadRequest('refused')")
     assert more, "the flip's board is still to send"
     table = flip.board.table
     more = await outbox.boards_sent(
@@ -161,8 +176,8 @@ async def test_a_board_left_by_a_worker_that_died_before_sending_it_is_free_to_t
     session_factory: Sessions,
 ) -> None:
     # The change was made on worker a, whose board then waited for its turn (the
-    # chat's pace) when a was killed: a never read it.
-    await durable_game(session_factory)
+    # chat's pace) when a was killed: a never read it (nor the lobby rows before it).
+    await durable_game(session_factory, lobbies_sent=False)
     b = OutboxService(UnitsOfWork(session_factory), owner="worker-b")
     assert await b.chats_waiting() == [PLACE.chat_id], "no lease keeps the board from b"
     taken = await b.pending_boards(PLACE.chat_id)
@@ -177,7 +192,9 @@ async def test_the_boards_of_a_chat_that_removed_the_bot_are_set_aside(
     await outbox.chat_gone(PLACE.chat_id)
     assert await outbox.pending_boards(PLACE.chat_id) == []
     async with session_factory() as session:
-        rows = list(await session.scalars(select(OutboxMessage)))
+        rows = list(
+            await session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "board"))
+        )
     assert [(row.state, row.error) for row in rows] == [("failed", "chat gone")]
 
 
@@ -192,6 +209,7 @@ async def test_one_process_sends_its_boards_without_writing_a_lease(
     await lobby.open(PLACE, ANN, receipt())
     await lobby.join(PLACE, BOB, receipt())
     await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    await lobbies_shown(outbox)
     pending = await outbox.pending_boards(PLACE.chat_id)
     assert pending is not None
     assert await outbox.chats_waiting() == [], "read to be sent: leased to this process"
@@ -203,5 +221,5 @@ async def test_one_process_sends_its_boards_without_writing_a_lease(
     assert not more, "nothing left: the chat is let go"
     async with session_factory() as session:
         assert list(await session.scalars(select(OutboxSender))) == [], "no lease row written"
-        (row,) = await session.scalars(select(OutboxMessage))
+        (row,) = await session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "board"))
     assert (row.state, row.message_id) == ("sent", 9)

@@ -20,6 +20,8 @@ class OutboxRepository:
 
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
+        self._added: dict[int, OutboxMessage] = {}
+        """The newest row this unit of work added, per game."""
 
     async def add(
         self,
@@ -43,7 +45,22 @@ class OutboxRepository:
         )
         self._session.add(row)
         await self._session.flush()
+        if game_id is not None:
+            self._added[game_id] = row
         return row
+
+    async def add_note(self, game_id: int, kind: str, note: dict[str, Any]) -> bool:
+        """Add ``note`` to the newest row of ``game_id`` this unit of work added, if of ``kind``.
+
+        False: this unit of work added no such row (nothing changed).
+        """
+        row = self._added.get(game_id)
+        if row is None or row.kind != kind:
+            return False
+        notes = [*row.payload.get("notes", ()), note]
+        row.payload = {**row.payload, "notes": notes}  # a new dict: the change is seen
+        await self._session.flush()
+        return True
 
     async def pending(self, chat_id: int, after_id: int = 0) -> list[OutboxMessage]:
         """The chat's unsent messages with an id above ``after_id``, oldest first."""
