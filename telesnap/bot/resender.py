@@ -1,7 +1,7 @@
-"""Taking over boards nobody is sending: a dead worker's, or those a stop left behind.
+"""Taking over rows nobody is sending: a dead worker's, or those a stop left behind.
 
-A board committed by a change is normally sent at once by the worker that made
-the change (or by the worker that holds the chat's lease: see
+A board, lobby or notice committed by a change is normally sent at once by the
+worker that made the change (or by the worker that holds the chat's lease: see
 :class:`telesnap.services.outbox.OutboxService`). When that worker dies, its
 chats' rows stay unsent and its leases lapse; every worker looks for such chats
 every few seconds (:class:`Resender`) and takes them over, so whatever was
@@ -64,16 +64,16 @@ class Resender:
             self._task = None
 
     async def run_once(self) -> int:
-        """Take over every chat with boards nobody sends; how many chats were taken."""
+        """Take over every chat with rows nobody sends; how many chats were taken."""
         taken = 0
         for chat_id in await self._outbox.chats_waiting(self._policy.grace):
             try:
                 if await self._presenter.show_unsent(chat_id):
                     taken += 1
             except Exception:
-                logger.exception("chat %s: taking over its unsent boards failed", chat_id)
+                logger.exception("chat %s: taking over its unsent rows failed", chat_id)
         if taken:
-            logger.info("took over the unsent boards of %d chats", taken)
+            logger.info("took over the unsent rows of %d chats", taken)
         return taken
 
     async def _run(self) -> None:
