@@ -227,7 +227,7 @@ class OutboxService:
                 entry_ids, OutboxState.SENT, self._clock(), message_id=message_id
             )
             if lobby_of is not None:
-                game = await uow.games.get(lobby_of)
+                game = await uow.games.get(lobby_of, lock=False)
                 if game is not None:
                     game.lobby_message_id = message_id
             return await self._keep_or_let_go(uow, chat_id)

@@ -204,7 +204,7 @@ async def _entry(uow: UnitOfWork, row: OutboxMessage) -> Entry:
         board = play_from_json(payload)
         return OutboxEntry(row.id, row.chat_id, row.thread_id, row.game_id, board, notes)
     if row.kind == LOBBY and row.game_id is not None:
-        game = await uow.games.get(row.game_id)
+        game = await uow.games.get(row.game_id, lock=False)
         message_id = game.lobby_message_id if game is not None else None
         lobby = lobby_from_json(payload)
         return LobbyEntry(row.id, row.chat_id, row.thread_id, row.game_id, lobby, message_id)
