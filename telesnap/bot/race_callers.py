@@ -121,7 +121,17 @@ class CallerPledges:
             query_id, language_code = press
             if self._now_ns() >= last_try_ns(caller.stamp_ns):
                 continue  # expired: Telegram takes no answer any more
-            if not await self._pledges.pledge(query_id):
+            try:
+                pledged = await self._pledges.pledge(query_id)
+            except Exception:
+                logger.exception(
+                    "race %d: could not pledge the press of user %d (update %d); unanswered",
+                    race_id,
+                    caller.user_id,
+                    caller.update_id,
+                )
+                continue
+            if not pledged:
                 continue  # its worker is alive and answers it
             self._keep(query_id, caller.stamp_ns, taken=True)
             text = race_toast(outcome, caller.user_id, language_of(language_code))

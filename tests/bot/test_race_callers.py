@@ -66,6 +66,7 @@ async def liveness(engine: AsyncEngine) -> AsyncIterator[LocalLiveness | Postgre
     """The surviving worker's liveness (its pledges)."""
     alive = liveness_for(engine)
     await alive.start()
+    await alive.joined()  # it has resumed: others may start
     try:
         yield alive
     finally:
