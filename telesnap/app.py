@@ -54,6 +54,7 @@ from .services.timer_service import TimerService
 from .services.timers import TimerPlanner
 from .storage.claims import claims_for
 from .storage.database import create_engine, database_answers, is_sqlite, session_factory
+from .storage.liveness import LocalLiveness, PostgresLiveness, liveness_for
 from .storage.migrate import upgrade_database
 from .storage.uow import UnitsOfWork
 
@@ -94,9 +95,11 @@ class BotRunner:
         ``limits`` and ``shuffle_seed`` default to what ``settings`` says; ``resend``
         says how often boards nobody sends are looked for (and taken over).
 
-        ``resume=False`` skips what a restart does (deciding the races a stop
-        interrupted, posting every running game again): for a worker that joins
-        others already running.
+        Only a *cold start* (no other worker alive on the database, see
+        :mod:`telesnap.storage.liveness`) does what a restart does: decide the
+        races a stop interrupted and post every running game again; a worker that
+        joins running ones leaves the games to them. ``resume=False`` skips it
+        even on a cold start.
         """
         if not settings.token:
             raise ValueError("TELESNAP_TOKEN is required to run the bot")
@@ -114,6 +117,9 @@ class BotRunner:
         self.race_sweeper: RaceSweeper | None = None
         self._boards: OutboxService | None = None
         self._engine: AsyncEngine | None = None
+        self._liveness: LocalLiveness | PostgresLiveness | None = None
+        self.cold_start: bool | None = None
+        """Whether this start found no other worker alive (None: not started yet)."""
         self.application: BotApplication | None = None
         self.runtime: Runtime | None = None
         self.webhook_server: WebhookServer | None = None
@@ -139,7 +145,8 @@ class BotRunner:
         token = self.settings.token
         assert token is not None
         await upgrade_database(self.settings.database_url)
-        self._engine = create_engine(self.settings.database_url)
+        self._engine = create_engine(self.settings.database_url, self.settings.pool)
+        liveness = self._liveness = liveness_for(self._engine)
         units = UnitsOfWork(session_factory(self._engine))
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
@@ -186,7 +193,9 @@ class BotRunner:
             signer=signer,
             courier=courier,
             presenter=presenter,
-            referee=RaceReferee(application.bot, races, book, presenter.show_race),
+            referee=RaceReferee(
+                application.bot, races, book, presenter.show_race, pledges=liveness
+            ),
         )
         self.runtime = runtime
         self.timer_loop = TimerLoop(runtime, TimerService(units, store), HousekeepingService(units))
@@ -199,11 +208,15 @@ class BotRunner:
         await self._initialize(application)
         await publish_commands(application)
         await application.start()
+        # A cold start holds the others back (they wait here) until it has resumed.
+        cold = self.cold_start = await liveness.start()
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
-        if is_sqlite(self._engine):
-            await boards.take_over_all()  # one process: whoever held a chat died with it
-        if self._resume_games:
-            await self._resume(runtime)
+        if cold:
+            logger.info("cold start: no other worker is alive on this database")
+            await boards.take_over_all()  # nobody else is alive: whoever held a chat died
+            if self._resume_games:
+                await self._resume(runtime)
+        await liveness.joined()
         self.resender = Resender(presenter, boards, self._resend)
         self.resender.start()
         self.race_sweeper = RaceSweeper(runtime.referee, races)  # races a killed worker left
@@ -300,6 +313,8 @@ class BotRunner:
             await application.shutdown()
             if isinstance(application.bot, StampingBot):
                 await application.bot.close_transports()
+        if self._liveness is not None:
+            await self._liveness.close()  # the others see this worker gone
         if self._engine is not None:
             await self._engine.dispose()
 

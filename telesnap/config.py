@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_API_URL",
     "DEFAULT_DATABASE_URL",
     "ConfigError",
+    "PoolSettings",
     "Settings",
     "default_host_id",
     "load_settings",
@@ -41,6 +42,10 @@ SHUFFLE_SEED_VARIABLE = "TELESNAP_SHUFFLE_SEED"
 FLOOD_CONTROL_VARIABLE = "TELESNAP_FLOOD_CONTROL"
 SANDBOX_PORT_VARIABLE = "TELESNAP_SANDBOX_PORT"
 HOST_ID_VARIABLE = "TELESNAP_HOST_ID"
+POOL_SIZE_VARIABLE = "TELESNAP_DB_POOL_SIZE"
+MAX_OVERFLOW_VARIABLE = "TELESNAP_DB_MAX_OVERFLOW"
+POOL_TIMEOUT_VARIABLE = "TELESNAP_DB_POOL_TIMEOUT"
+CONNECT_TIMEOUT_VARIABLE = "TELESNAP_DB_CONNECT_TIMEOUT"
 
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///telesnap.db"
@@ -64,6 +69,37 @@ class ConfigError(ValueError):
     """A setting is missing or malformed; the message names the variable."""
 
 
+KEPT_CONNECTIONS = 2
+"""Connections a worker on PostgreSQL keeps out of its pool for its life: the inbox's
+claims and LISTEN (``storage/claims.py``), and its liveness lock (``storage/liveness.py``)."""
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """The PostgreSQL connection pool of one worker (SQLite always uses one connection).
+
+    A worker opens at most ``size + max_overflow`` connections, and keeps
+    :data:`KEPT_CONNECTIONS` of them for its life.
+    """
+
+    size: int = 10
+    """Connections kept open in the pool (``TELESNAP_DB_POOL_SIZE``)."""
+    max_overflow: int = 10
+    """Connections opened beyond ``size`` under load, closed when returned
+    (``TELESNAP_DB_MAX_OVERFLOW``)."""
+    timeout_s: float = 30.0
+    """How long a transaction waits for a free connection before it fails
+    (``TELESNAP_DB_POOL_TIMEOUT``, seconds)."""
+    connect_timeout_s: float = 10.0
+    """How long opening one connection to PostgreSQL may take
+    (``TELESNAP_DB_CONNECT_TIMEOUT``, seconds)."""
+
+    @property
+    def most_connections(self) -> int:
+        """The most connections this worker opens to PostgreSQL at once."""
+        return self.size + self.max_overflow
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the bot reads from its environment.
@@ -73,7 +109,8 @@ class Settings:
     >>> Settings(token="42:abc", api_url=DEFAULT_API_URL, database_url=DEFAULT_DATABASE_URL)
     Settings(token='42:***', api_url='https://api.telegram.org', \
 database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO', shuffle_seed=None, \
-flood_control=True, sandbox_port=None, host_id='')
+flood_control=True, sandbox_port=None, host_id='', pool=PoolSettings(size=10, \
+max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0))
     """
 
     token: str | None
@@ -89,6 +126,8 @@ flood_control=True, sandbox_port=None, host_id='')
     host_id: str = ""
     """Which host stamps the updates this process receives, stored beside each stamp
     (``TELESNAP_HOST_ID``; by default the machine's hostname, see :func:`default_host_id`)."""
+    pool: PoolSettings = PoolSettings()
+    """The database connection pool (PostgreSQL)."""
 
     @property
     def masked_token(self) -> str | None:
@@ -116,7 +155,7 @@ flood_control=True, sandbox_port=None, host_id='')
             f"Settings(token={self.masked_token!r}, api_url={self.api_url!r}, "
             f"database_url={self.database_url!r}, log_level={self.log_level!r}, "
             f"shuffle_seed={self.shuffle_seed!r}, flood_control={self.flood_control!r}, "
-            f"sandbox_port={self.sandbox_port!r}, host_id={self.host_id!r})"
+            f"sandbox_port={self.sandbox_port!r}, host_id={self.host_id!r}, pool={self.pool!r})"
         )
 
     __str__ = __repr__
@@ -182,6 +221,7 @@ def load_settings(
         flood_control=_parse_flood_control(values.get(FLOOD_CONTROL_VARIABLE)),
         sandbox_port=_parse_port(values.get(SANDBOX_PORT_VARIABLE), SANDBOX_PORT_VARIABLE),
         host_id=_parse_host_id(values.get(HOST_ID_VARIABLE)),
+        pool=_parse_pool(values),
     )
 
 
@@ -275,6 +315,59 @@ def _parse_port(value: str | None, variable: str) -> int | None:
     if not text.isdigit() or not 0 <= int(text) <= 65535:
         raise ConfigError(f"{variable} must be a port number, not {_shorten(value)!r}")
     return int(text)
+
+
+def _parse_pool(values: Mapping[str, str]) -> PoolSettings:
+    defaults = PoolSettings()
+    pool = PoolSettings(
+        size=_parse_count(values.get(POOL_SIZE_VARIABLE), POOL_SIZE_VARIABLE, defaults.size, 1),
+        max_overflow=_parse_count(
+            values.get(MAX_OVERFLOW_VARIABLE), MAX_OVERFLOW_VARIABLE, defaults.max_overflow, 0
+        ),
+        timeout_s=_parse_seconds(
+            values.get(POOL_TIMEOUT_VARIABLE), POOL_TIMEOUT_VARIABLE, defaults.timeout_s
+        ),
+        connect_timeout_s=_parse_seconds(
+            values.get(CONNECT_TIMEOUT_VARIABLE),
+            CONNECT_TIMEOUT_VARIABLE,
+            defaults.connect_timeout_s,
+        ),
+    )
+    if pool.most_connections <= KEPT_CONNECTIONS:
+        raise ConfigError(
+            f"{POOL_SIZE_VARIABLE} + {MAX_OVERFLOW_VARIABLE} is {pool.most_connections}: it must"
+            f" be at least {KEPT_CONNECTIONS + 1} ({KEPT_CONNECTIONS} connections are kept for"
+            " the inbox's claims and the liveness lock, and transactions need one more)"
+        )
+    return pool
+
+
+def _parse_count(value: str | None, variable: str, default: int, least: int) -> int:
+    if _is_blank(value):
+        return default
+    assert value is not None
+    text = value.strip()
+    if not text.isdigit() or int(text) < least:
+        raise ConfigError(
+            f"{variable} must be a whole number of at least {least}, got {_shorten(value)!r}"
+        )
+    return int(text)
+
+
+def _parse_seconds(value: str | None, variable: str, default: float) -> float:
+    if _is_blank(value):
+        return default
+    assert value is not None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 3600:  # also refuses nan and inf
+        raise ConfigError(
+            f"{variable} must be a number of seconds above 0 and at most 3600,"
+            f" got {_shorten(value)!r}"
+        )
+    return seconds
 
 
 def default_host_id() -> str:

@@ -11,8 +11,9 @@ caller's press is answered, however the race ended: with their own result
 first; and a race decided here shows the new table. A race another worker
 opened and never decided (it stopped, or was killed) is adopted by the next
 Flip that finds it open, or by the :class:`RaceSweeper` of any worker, which
-looks for overdue races every second or so; a race a restart interrupted is
-decided at start.
+looks for overdue races every second or so; a race a cold start interrupted is
+decided at start. The callers a dead worker took are answered by whoever
+decides or reads back their race (:mod:`.race_callers`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from dataclasses import dataclass, field
 
 from telegram import Bot
 
-from ..services.races import OpenRace, RaceService
+from ..services.races import AnswerPledges, OpenRace, RaceService
 from ..services.types import Place, Topic
-from ..services.views import RaceEnding, RaceOutcome
+from ..services.views import RaceOutcome
 from .i18n import translator
+from .race_callers import CallerPledges, race_toast
 from .receipts import ReceiptBook
-from .texts import race_called_off_toast, race_delayed_toast, race_over_toast, verdict_toast
+from .texts import race_delayed_toast
 from .toasts import answer_toast
 
 logger = logging.getLogger(__name__)
@@ -83,7 +85,12 @@ class _Race:
     deadline_ns: int
     board_before: int | None
     """The board the race was run on (None: not known here)."""
+    collected: bool = False
+    """Calls were taken here while it ran (not only adopted, or decided at start)."""
     waiters: list[Waiter] = field(default_factory=list)
+    waited_for: set[int] = field(default_factory=set)
+    """The users whose presses are answered here (also once told of a delay)."""
+    own_queries: set[str] = field(default_factory=set)
     decided: asyncio.Event = field(default_factory=asyncio.Event)
     decided_ns: int | None = None
     """When the decision was known here (wall-clock ns, like the receipt stamps)."""
@@ -102,8 +109,15 @@ class RaceReferee:
         show: ShowRace,
         *,
         answer_within_s: float = ANSWER_WITHIN_S,
+        pledges: AnswerPledges | None = None,
     ) -> None:
+        """Referee the races of ``races``, answering presses through ``bot``.
+
+        ``pledges`` let the callers a dead worker took be answered here (None: a
+        referee on its own, which answers only its own callers).
+        """
         self._bot = bot
+        self._callers = None if pledges is None else CallerPledges(bot, races, pledges)
         self._answer_within_s = answer_within_s
         self._races_service = races
         self._book = book
@@ -121,10 +135,15 @@ class RaceReferee:
             race = _Race(place, call.race_id, call.game_id, call.deadline_ns, call.board_version)
             self._start(key, race)
         race.deadline_ns = min(race.deadline_ns, call.deadline_ns)
+        race.collected = True
         if race.board_before is None:  # adopted, or decided at start: now we know its board
             race.board_before = call.board_version
         if waiter is not None:
             race.waiters.append(waiter)
+            race.waited_for.add(waiter.user_id)
+            race.own_queries.add(waiter.query_id)
+            if self._callers is not None:
+                self._callers.hold(waiter.query_id, waiter.received_ns)
 
     async def wait_until_decided(self, place: Place, timeout_s: float = 5.0) -> int | None:
         """Wait for the topic's open race (if any) to end; return the board it left behind.
@@ -212,6 +231,14 @@ class RaceReferee:
         await self._answer_waiters(race, outcome)
         if outcome.play is not None:
             await self._show(race.place, outcome)
+        if self._callers is not None:
+            await self._callers.answer_orphans(
+                race.race_id,
+                outcome,
+                waited_for=race.waited_for,
+                own_queries=race.own_queries,
+                collected=race.collected,
+            )
 
     def _settle(self, key: Topic, race: _Race) -> None:
         """Remember the decided race for a while (see :meth:`board_after_race`)."""
@@ -254,17 +281,10 @@ class RaceReferee:
 
     async def _answer_waiters(self, race: _Race, outcome: RaceOutcome) -> None:
         # All at once: no caller waits for another's answer (or its retries).
-        answers = []
-        for waiter in race.waiters:
-            tr = translator(waiter.language)
-            result = outcome.result_of(waiter.user_id)
-            if outcome.ending is RaceEnding.CALLED_OFF:
-                text = race_called_off_toast(tr)
-            elif result is None:
-                text = race_over_toast(tr)
-            else:
-                text = verdict_toast(result.verdict, result.behind_ms, tr)
-            answers.append(self._answer(waiter, text))
+        answers = [
+            self._answer(waiter, race_toast(outcome, waiter.user_id, waiter.language))
+            for waiter in race.waiters
+        ]
         await asyncio.gather(*answers)
 
     async def _answer(self, waiter: Waiter, text: str) -> None:
@@ -297,6 +317,8 @@ class RaceReferee:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._callers is not None:
+            await self._callers.close()
 
 
 class RaceSweeper:

@@ -36,6 +36,16 @@ _FIRST_BACKOFF_S = 0.2
 _MAX_BACKOFF_S = 2.0
 
 
+def last_try_ns(received_ns: int) -> int:
+    """The last moment (wall-clock ns) an answer to a press received at ``received_ns`` is tried."""
+    return received_ns + int((QUERY_LIFETIME_S - ANSWER_MARGIN_S) * 1e9)
+
+
+def expires_ns(received_ns: int) -> int:
+    """When Telegram stops taking an answer to a press received at ``received_ns``."""
+    return received_ns + int(QUERY_LIFETIME_S * 1e9)
+
+
 async def answer_toast(
     bot: Bot,
     query_id: str,
@@ -51,7 +61,7 @@ async def answer_toast(
     retries stop in time for it. ``clock_ns`` and ``sleep`` let tests move time.
     """
     received = received_ns if received_ns is not None else clock_ns() - int(ASSUMED_AGE_S * 1e9)
-    last_try_ns = received + int((QUERY_LIFETIME_S - ANSWER_MARGIN_S) * 1e9)
+    last_ns = last_try_ns(received)
     backoff = _FIRST_BACKOFF_S
     while True:
         try:
@@ -71,7 +81,7 @@ async def answer_toast(
         except TelegramError as error:
             logger.warning("press %s: could not answer: %s", query_id, error)
             return False
-        left_s = (last_try_ns - clock_ns()) / 1e9
+        left_s = (last_ns - clock_ns()) / 1e9
         if wait > left_s:
             logger.error("press %s: gave up answering (%s): it expires first", query_id, failure)
             return False

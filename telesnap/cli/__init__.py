@@ -69,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--no-resume",
         action="store_true",
-        help="start without deciding open races or posting running games again "
-        "(for a worker that joins others already running)",
+        help="never decide open races or post running games again at start, even when "
+        "no other worker is running (a worker that finds others running never does)",
     )
     run.add_argument(
         "--workers",

@@ -15,10 +15,12 @@ for a retry), and health checks see each worker. With a shared port the kernel
 hands new connections to a worker that is closing, and resets those left in
 its accept queue.
 
-Only the first worker's first start resumes the running games (deciding the
-races a stop interrupted, posting the tables again); a restarted worker joins
-the others as ``--no-resume`` does. ``--no-resume`` with ``--workers`` makes
-every worker join: for the supervisors of the other hosts.
+Every worker is started the same way: a worker that finds no other alive on
+the database (a cold start) resumes the running games (deciding the races a
+stop interrupted, posting the tables again), one that finds others running
+leaves the games to them (see :mod:`telesnap.storage.liveness`). So a restarted
+worker, a rolling restart and the supervisors of other hosts need nothing
+special; ``--no-resume`` is passed on to every worker (none resumes, even cold).
 """
 
 from __future__ import annotations
@@ -55,9 +57,10 @@ class WorkerSpec:
 
     number: int
     webhook: Webhook
-    resume_first: bool
+    resume: bool
+    """False: started with ``--no-resume`` (it never resumes, even on a cold start)."""
 
-    def command(self, *, resume: bool) -> list[str]:
+    def command(self) -> list[str]:
         """The ``telesnap run`` command line of this worker."""
         arguments = [
             sys.executable,
@@ -71,7 +74,7 @@ class WorkerSpec:
             "--secret",
             self.webhook.secret,
         ]
-        return arguments if resume else [*arguments, "--no-resume"]
+        return arguments if self.resume else [*arguments, "--no-resume"]
 
     @property
     def ready_url(self) -> str:
@@ -85,17 +88,17 @@ class WorkerSpec:
 
 
 def worker_specs(webhook: Webhook, workers: int, *, resume: bool) -> list[WorkerSpec]:
-    """The workers of ``--workers``: ports from ``webhook.port`` on, the first may resume.
+    """The workers of ``--workers``: ports from ``webhook.port`` on, all started alike.
 
     >>> specs = worker_specs(Webhook("https://x/t", "127.0.0.1", 8443, "s"), 3, resume=True)
-    >>> [(s.webhook.port, s.resume_first) for s in specs]
-    [(8443, True), (8444, False), (8445, False)]
+    >>> [(s.webhook.port, s.resume) for s in specs]
+    [(8443, True), (8444, True), (8445, True)]
     """
     return [
         WorkerSpec(
             number,
             Webhook(webhook.url, webhook.host, webhook.port + number, webhook.secret),
-            resume and number == 0,
+            resume,
         )
         for number in range(workers)
     ]
@@ -183,9 +186,8 @@ class Supervisor:
             worker.delay_s = min(worker.delay_s * 2, RESTART_DELAY_MAX_S)
 
     async def _start(self, worker: _Worker) -> None:
-        resume = worker.spec.resume_first and worker.starts == 0
         worker.restarting = False
-        worker.process = await asyncio.create_subprocess_exec(*worker.spec.command(resume=resume))
+        worker.process = await asyncio.create_subprocess_exec(*worker.spec.command())
         worker.started_at = time.monotonic()
         worker.starts += 1
         worker.started.set()

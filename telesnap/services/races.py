@@ -6,14 +6,18 @@ row lock and closes the row with a conditional update, so with several
 workers the race is decided once, on every call stored in the game, whichever
 worker took them. A worker that comes second reads the result back from the
 stored ``RaceResolved`` operation, so it can still tell its own callers.
+The callers of a race are read back too (:meth:`RaceService.callers`: its
+correct calls in the history, with their stored updates), so that a worker
+can answer the presses of callers whose own worker died.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, Protocol
 
-from ..game import RaceResolved, operation_from_json
+from ..game import CallVerdict, RaceResolved, SnapCalled, operation_from_json
 from ..game.race import NANOSECONDS_PER_MS
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus, Race, RaceState
@@ -47,6 +51,37 @@ class OpenRace:
     def of(cls, race: Race) -> OpenRace:
         """The open race of a stored row."""
         return cls(Place(race.chat_id, race.thread_id), race.game_id, race.id, race.deadline_at)
+
+
+@dataclass(frozen=True, slots=True)
+class RaceCaller:
+    """A correct call in a race, with the update that brought it (its press, if any)."""
+
+    update_id: int
+    user_id: int
+    stamp_ns: int
+    """The receipt stamp of the call (wall-clock ns): the press expires some 15 s later."""
+    update: dict[str, Any]
+    """The update as received (the bot layer reads the press's query id from it)."""
+
+
+class AnswerPledges(Protocol):
+    """Who answers which press: a worker that owes a press its answer pledges it.
+
+    With several workers (``shared``), a pledge is held where every worker sees
+    it, until the press expires, and a dead worker's pledges go with it.
+    """
+
+    shared: bool
+    """Whether other workers may have taken the calls of a race decided here."""
+
+    async def pledge(self, query_id: str) -> bool:
+        """Take the answering of press ``query_id``; False if a live worker has it."""
+        ...
+
+    async def release(self, query_id: str) -> None:
+        """Let press ``query_id`` go."""
+        ...
 
 
 async def enter_race(
@@ -143,6 +178,31 @@ class RaceService(Service):
             board_version=row.board_version if untouched else None,
         )
 
+    async def callers(self, race_id: int) -> list[RaceCaller]:
+        """The race's correct calls that came with an update the inbox still holds.
+
+        Calls made before the race was decided (all of them, if it ended otherwise).
+        """
+        async with self._units(read_only=True) as uow:
+            race = await uow.races.get(race_id)
+            if race is None:
+                return []
+            rows = await uow.history.load(race.game_id, after_seq=race.opened_seq - 1)
+            calls = {
+                row.update_id: row.user_id
+                for row in rows
+                if row.kind == SnapCalled.kind
+                and row.update_id is not None
+                and row.user_id is not None
+                and (race.decided_seq is None or row.seq < race.decided_seq)
+                and _is_correct_call(row.payload)
+            }
+            stored = await uow.updates.stored_updates(list(calls))
+        return [
+            RaceCaller(update.update_id, calls[update.update_id], update.stamp_ns, update.payload)
+            for update in stored
+        ]
+
     async def open_races(self) -> list[OpenRace]:
         """Every race not decided yet (after a restart they are decided at once)."""
         async with self._units() as uow:
@@ -163,3 +223,9 @@ class RaceService(Service):
             row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
             race = None if row is None else await uow.races.find_open(row.id)
             return None if race is None else OpenRace.of(race)
+
+
+def _is_correct_call(payload: dict[str, Any]) -> bool:
+    """Whether a stored ``snap_called`` entered a race (a wrong call was answered at once)."""
+    called = operation_from_json(payload)
+    return isinstance(called, SnapCalled) and called.verdict is CallVerdict.PENDING

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool
 
-from ..config import normalize_database_url
+from ..config import PoolSettings, normalize_database_url
 from . import sqlite_driver
 
 __all__ = [
@@ -47,20 +47,16 @@ _SQLITE_PRAGMAS = (
     "PRAGMA foreign_keys=ON",
     "PRAGMA synchronous=NORMAL",
 )
-_POSTGRESQL_POOL = {
-    "pool_size": 10,
-    "max_overflow": 10,
-    # No ping on every checkout (a round trip per transaction); connections are
-    # recycled instead, and a dropped one fails a single update.
-    "pool_pre_ping": False,
-    "pool_recycle": 1800,
-}
+POOL_RECYCLE_S = 1800
+"""PostgreSQL connections older than this are replaced when next checked out."""
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(url: str, pool: PoolSettings | None = None) -> AsyncEngine:
     """Create the async engine for ``url`` (plain ``sqlite://``/``postgresql://`` are mapped).
 
-    Dispose of it with ``await engine.dispose()`` when done.
+    ``pool`` sizes PostgreSQL's connection pool (default: :class:`PoolSettings`'s
+    defaults); SQLite always has one connection. Dispose of the engine with
+    ``await engine.dispose()`` when done.
     """
     async_url = make_url(normalize_database_url(url, variable="the database URL"))
     if async_url.get_backend_name() == "sqlite":
@@ -77,7 +73,18 @@ def create_engine(url: str) -> AsyncEngine:
         )
         _configure_sqlite(engine)
         return engine
-    return _create_async_engine(async_url, **_POSTGRESQL_POOL)
+    pool = pool or PoolSettings()
+    return _create_async_engine(
+        async_url,
+        pool_size=pool.size,
+        max_overflow=pool.max_overflow,
+        pool_timeout=pool.timeout_s,
+        # No ping on every checkout (a round trip per transaction); connections are
+        # recycled instead, and a dropped one fails a single update.
+        pool_pre_ping=False,
+        pool_recycle=POOL_RECYCLE_S,
+        connect_args={"timeout": pool.connect_timeout_s},  # asyncpg's connect timeout
+    )
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

@@ -155,9 +155,6 @@ class Worker(Process):
     """A ``telesnap run`` process; ``port`` is its webhook listener's (None: long polling)."""
 
     port: int | None = None
-    resume_first: bool = False
-    resume_always: bool = False
-    """Resume on every start: the one process of a deployment, which nobody else covers."""
     starts: int = 0
 
     @property
@@ -166,10 +163,7 @@ class Worker(Process):
         return f"http://127.0.0.1:{self.port}/ready"
 
     async def start(self) -> None:
-        """Start it; only the first start of a ``resume_first`` worker resumes the games."""
-        base = [arg for arg in self.command if arg != "--no-resume"]
-        resume = self.resume_always or (self.resume_first and self.starts == 0)
-        self.command = base if resume else [*base, "--no-resume"]
+        """Start it (it resumes the games only if no other worker is alive)."""
         self.starts += 1
         await super().start()
 
@@ -334,9 +328,9 @@ async def deployment(
 ) -> AsyncIterator[Deployment]:
     """Start the emulator, nginx and ``workers`` workers (all at once); stop them after.
 
-    The first worker's first start resumes the games, as ``telesnap run --workers``
-    does; every other start joins with ``--no-resume``. A lone worker resumes on
-    every start, as a restarted bot does.
+    Every worker is started alike, as ``telesnap run --workers`` does: a start that
+    finds no other worker alive resumes the games (a lone worker's every start), the
+    others join.
     """
     emulator, emulator_url = await _start_emulator(folder, flood_limits=flood_limits)
     client = EmulatorClient(emulator_url)
@@ -373,8 +367,6 @@ async def deployment(
                 environment,
                 cwd=folder,
                 port=port,
-                resume_first=number == 0,
-                resume_always=len(ports) == 1,
             )
             pool.append(worker)
         for worker in pool:

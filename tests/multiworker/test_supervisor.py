@@ -14,9 +14,7 @@ from telesnap.cli.workers import Supervisor, worker_specs
 async def test_a_worker_that_cannot_be_started_stops_the_supervisor_with_a_logged_failure(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(
-        workers.WorkerSpec, "command", lambda self, resume: ["/nonexistent/telesnap"]
-    )
+    monkeypatch.setattr(workers.WorkerSpec, "command", lambda self: ["/nonexistent/telesnap"])
     specs = worker_specs(Webhook("https://x/telegram", "127.0.0.1", 8443, "s"), 2, resume=True)
     with caplog.at_level(logging.ERROR, logger="telesnap.cli.workers"):
         assert await Supervisor(specs).run() is False

@@ -102,6 +102,10 @@ def consecutive_free_ports(count: int) -> int:
     raise AssertionError("no consecutive free ports")
 
 
+COLD_START = "cold start: no other worker is alive"
+"""What a worker logs when it resumes the games (nobody else was alive)."""
+
+
 def worker_pids(log: str) -> dict[int, list[int]]:
     """By worker number, the pids the supervisor started, in order."""
     pids: dict[int, list[int]] = {}
@@ -153,8 +157,8 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
         await _poll("three workers", all_ready, supervisor)
         started = worker_pids(supervisor.log_text())
         assert sorted(started) == [0, 1, 2]
-        assert "--no-resume" not in _command_of(started[0][0])
-        assert "--no-resume" in _command_of(started[1][0])
+        assert not any("--no-resume" in _command_of(pids[0]) for pids in started.values())
+        assert supervisor.log_text().count(COLD_START) == 1, "three started at once: one resumes"
 
         # A worker killed with -9 is started again, and joins the others without resuming.
         killed = started[1][0]
@@ -165,7 +169,8 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
 
         await _poll("worker 1 again", replaced, supervisor)
         assert "worker 1 (port" in supervisor.log_text()
-        assert "--no-resume" in _command_of(worker_pids(supervisor.log_text())[1][1])
+        assert "--no-resume" not in _command_of(worker_pids(supervisor.log_text())[1][1])
+        assert supervisor.log_text().count(COLD_START) == 1, "it joined the running two"
 
         # SIGHUP: every worker is restarted, one at a time, each ready before the next.
         before = {n: pids[-1] for n, pids in worker_pids(supervisor.log_text()).items()}
@@ -178,6 +183,7 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
         await _poll("the rolling restart", rolled, supervisor)
         after = {n: pids[-1] for n, pids in worker_pids(supervisor.log_text()).items()}
         assert all(after[n] != before[n] for n in range(3)), (before, after)
+        assert supervisor.log_text().count(COLD_START) == 1, "a rolling restart never resumes"
         assert await all_ready()
 
         # SIGTERM: every worker drains and exits, then the supervisor.

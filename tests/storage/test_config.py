@@ -5,15 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy.pool import QueuePool
 
 from telesnap.config import (
     DEFAULT_API_URL,
     DEFAULT_DATABASE_URL,
     ConfigError,
+    PoolSettings,
     Settings,
     default_host_id,
     load_settings,
 )
+from telesnap.storage.database import create_engine
 
 TOKEN = "123456:AAH-secret_part"
 
@@ -176,3 +179,49 @@ def test_the_host_id_defaults_to_the_hostname_and_can_be_set() -> None:
     assert load(TELESNAP_TOKEN=TOKEN).host_id == default_host_id()
     assert default_host_id() == default_host_id().strip() != ""
     assert load(TELESNAP_TOKEN=TOKEN, TELESNAP_HOST_ID="worker-2.eu").host_id == "worker-2.eu"
+
+
+def test_the_database_pool_defaults_and_is_read_from_the_env_file(tmp_path: Path) -> None:
+    assert load(TELESNAP_TOKEN=TOKEN).pool == PoolSettings(10, 10, 30.0, 10.0)
+    env_file = tmp_path / ".env"
+    env_file.write_text(
+        "TELESNAP_DB_POOL_SIZE=4\nTELESNAP_DB_MAX_OVERFLOW=0\n"
+        "TELESNAP_DB_POOL_TIMEOUT=2.5\nTELESNAP_DB_CONNECT_TIMEOUT=3\n",
+        encoding="utf-8",
+    )
+    settings = load_settings({"TELESNAP_TOKEN": TOKEN, "TELESNAP_DB_POOL_SIZE": "6"}, env_file)
+    assert settings.pool == PoolSettings(6, 0, 2.5, 3.0), "the environment wins over the file"
+    assert settings.pool.most_connections == 6
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ({"TELESNAP_DB_POOL_SIZE": "0"}, "TELESNAP_DB_POOL_SIZE must be a whole number of at"),
+        ({"TELESNAP_DB_POOL_SIZE": "ten"}, "TELESNAP_DB_POOL_SIZE must be a whole number"),
+        ({"TELESNAP_DB_MAX_OVERFLOW": "-1"}, "TELESNAP_DB_MAX_OVERFLOW must be a whole number"),
+        ({"TELESNAP_DB_POOL_TIMEOUT": "0"}, "TELESNAP_DB_POOL_TIMEOUT must be a number of"),
+        ({"TELESNAP_DB_POOL_TIMEOUT": "nan"}, "TELESNAP_DB_POOL_TIMEOUT must be a number of"),
+        ({"TELESNAP_DB_CONNECT_TIMEOUT": "soon"}, "TELESNAP_DB_CONNECT_TIMEOUT must be a number"),
+        (
+            {"TELESNAP_DB_POOL_SIZE": "1", "TELESNAP_DB_MAX_OVERFLOW": "1"},
+            "TELESNAP_DB_POOL_SIZE + TELESNAP_DB_MAX_OVERFLOW is 2: it must be at least 3",
+        ),
+    ],
+)  # fmt: skip
+def test_a_bad_pool_setting_is_one_line_naming_it(values: dict[str, str], expected: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        load(TELESNAP_TOKEN=TOKEN, **values)
+    message = str(raised.value)
+    assert expected in message
+    assert "\n" not in message
+
+
+async def test_the_engine_of_postgresql_takes_its_pool_from_the_settings() -> None:
+    engine = create_engine("postgresql+asyncpg://bot@db.invalid/snap", PoolSettings(3, 2, 7.0, 4.0))
+    try:
+        pool = engine.pool
+        assert isinstance(pool, QueuePool)
+        assert (pool.size(), pool.timeout()) == (3, 7.0)
+    finally:
+        await engine.dispose()

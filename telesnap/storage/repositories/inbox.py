@@ -239,3 +239,14 @@ class InboxRepository:
         )
         result = await self._session.execute(delete(_INBOX).where(_C.update_id.in_(oldest)))
         return cast("CursorResult[Any]", result).rowcount
+
+    async def stored_updates(self, update_ids: Sequence[int]) -> list[StoredUpdate]:
+        """The updates with these ids the inbox still holds, processed or not, in id order."""
+        if not update_ids:
+            return []
+        statement = (
+            select(*_STORED_COLUMNS)
+            .where(_C.update_id.in_(list(update_ids)))
+            .order_by(_C.update_id)
+        )
+        return [_stored(row) for row in await self._session.execute(statement)]

@@ -1,0 +1,142 @@
+"""A caller whose worker died while their race collected still gets the press answered."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from telesnap.bot.i18n import translator
+from telesnap.bot.races import RaceReferee, RaceSweeper
+from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.texts import verdict_toast
+from telesnap.game import CallKind, CallVerdict
+from telesnap.services.races import RaceService
+from telesnap.services.store import GameStore
+from telesnap.services.types import Receipt
+from telesnap.storage.liveness import LocalLiveness, PostgresLiveness, liveness_for
+from telesnap.storage.repositories import StoredUpdate
+from telesnap.storage.uow import UnitsOfWork
+
+from ..services.test_play_flow import BOB, PLACE, flip_until_match, started_game
+from .test_race_sweeper import SHORT_PERIOD_S, ShownRaces
+from .test_referee import SIGNER, AnsweringBot
+
+QUERY_ID = "press-of-bob"
+UPDATE_ID = 424_242
+
+
+def press_update(query_id: str, language: str) -> dict[str, Any]:
+    """Bob's Snap! press as Telegram sends it (only what the bot reads back)."""
+    return {
+        "update_id": UPDATE_ID,
+        "callback_query": {
+            "id": query_id,
+            "from": {"id": BOB.user_id, "is_bot": False, "first_name": "Bob",
+                     "language_code": language},
+            "chat_instance": "1",
+            "data": "snap",
+        },
+    }  # fmt: skip
+
+
+async def called_on_a_worker_that_died(
+    sessions: async_sessionmaker[AsyncSession], *, pressed_s_ago: float = 0.0
+) -> None:
+    """Bob's press is stored in the inbox and his correct call committed; then its worker died."""
+    _, play = await started_game(sessions)
+    version = await flip_until_match(play)
+    stamp_ns = time.time_ns() - int(pressed_s_ago * 1e9)
+    stored = StoredUpdate(
+        UPDATE_ID, PLACE.chat_id, PLACE.thread_id, True, press_update(QUERY_ID, "es"), stamp_ns, "h"
+    )
+    async with UnitsOfWork(sessions)() as uow:
+        await uow.updates.store([stored])
+    receipt = Receipt.at(stamp_ns, UPDATE_ID, "h")
+    call = await play.call(PLACE, BOB, CallKind.SNAP, receipt, seen_version=version)
+    assert call.race_id is not None
+
+
+@pytest.fixture
+async def liveness(engine: AsyncEngine) -> AsyncIterator[LocalLiveness | PostgresLiveness]:
+    """The surviving worker's liveness (its pledges)."""
+    alive = liveness_for(engine)
+    await alive.start()
+    await alive.joined()  # it has resumed: others may start
+    try:
+        yield alive
+    finally:
+        await alive.close()
+
+
+def surviving_worker(
+    sessions: async_sessionmaker[AsyncSession],
+    pledges: LocalLiveness | PostgresLiveness,
+    bot: AnsweringBot,
+    shown: ShownRaces,
+) -> tuple[RaceReferee, RaceSweeper]:
+    races = RaceService(UnitsOfWork(sessions), GameStore(shared=True))
+    referee = RaceReferee(bot, races, ReceiptBook(SIGNER), shown.show, pledges=pledges)  # type: ignore[arg-type]
+    return referee, RaceSweeper(referee, races, period_s=SHORT_PERIOD_S)
+
+
+async def test_the_press_of_a_caller_whose_worker_died_is_answered_by_the_worker_deciding(
+    session_factory: async_sessionmaker[AsyncSession], liveness: LocalLiveness | PostgresLiveness
+) -> None:
+    await called_on_a_worker_that_died(session_factory)
+    bot, shown = AnsweringBot(), ShownRaces()
+    referee, sweeper = surviving_worker(session_factory, liveness, bot, shown)
+    sweeper.start()
+    try:
+        await asyncio.wait_for(bot.answered.wait(), timeout=10)
+    finally:
+        await sweeper.stop()
+        await referee.close()
+    assert shown.outcomes, "the board is shown"
+    won = verdict_toast(CallVerdict.WON, None, translator("es"))
+    assert bot.answers == [(QUERY_ID, won)], "in Bob's language, as his own worker would have"
+
+
+async def test_an_expired_press_is_not_answered(
+    session_factory: async_sessionmaker[AsyncSession], liveness: LocalLiveness | PostgresLiveness
+) -> None:
+    await called_on_a_worker_that_died(session_factory, pressed_s_ago=20.0)
+    bot, shown = AnsweringBot(), ShownRaces()
+    referee, sweeper = surviving_worker(session_factory, liveness, bot, shown)
+    sweeper.start()
+    try:
+        await asyncio.wait_for(shown.shown.wait(), timeout=10)
+    finally:
+        await sweeper.stop()
+        await referee.close()  # waits for the deciding task, answers included
+    assert bot.answers == [], "Telegram takes no answer 15 s after the press"
+
+
+async def test_a_press_its_live_worker_pledged_is_left_to_it(
+    engine: AsyncEngine,
+    session_factory: async_sessionmaker[AsyncSession],
+    liveness: LocalLiveness | PostgresLiveness,
+) -> None:
+    if not liveness.shared:
+        pytest.skip("one process on SQLite: no other worker can hold a press")
+    await called_on_a_worker_that_died(session_factory)
+    taker = PostgresLiveness(engine)  # the worker that took the call is alive after all
+    assert await taker.start() is False, "it joins the worker already running"
+    try:
+        assert await taker.pledge(QUERY_ID)
+        bot, shown = AnsweringBot(), ShownRaces()
+        referee, sweeper = surviving_worker(session_factory, liveness, bot, shown)
+        sweeper.start()
+        try:
+            await asyncio.wait_for(shown.shown.wait(), timeout=10)
+        finally:
+            await sweeper.stop()
+            await referee.close()
+        assert bot.answers == [], "its own worker answers it"
+    finally:
+        await taker.close()
+    assert await liveness.pledge(QUERY_ID), "a dead worker's pledge goes with its connection"

@@ -1,0 +1,81 @@
+"""Separate workers on one database: only a start that finds nobody else alive resumes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from telesnap.app import BotRunner
+from telesnap.config import Settings
+from telesnap.emulator.testing import RunningEmulator
+
+from .harness import NO_FLOOD, Table, table_with
+
+BACK = "I am back: the game goes on."
+
+
+@pytest.fixture
+def postgres_url(database_url: str) -> str:
+    if database_url.startswith("sqlite"):
+        pytest.skip("one process on SQLite: every start is cold (see test_resilience)")
+    return database_url
+
+
+def another_worker(table: Table) -> BotRunner:
+    """A worker of its own process on the table's database (same bot, same emulator)."""
+    settings = Settings(
+        token=table.running.token, api_url=table.running.url, database_url=table.database_url
+    )
+    return BotRunner(settings, limits=NO_FLOOD, shuffle_seed=7)
+
+
+async def texts_of(table: Table) -> list[str]:
+    await table.client.wait_until_idle()
+    return [message.text for message in await table.messages()]
+
+
+async def test_a_worker_that_joins_a_running_one_leaves_the_games_alone(
+    emulator: RunningEmulator, postgres_url: str
+) -> None:
+    async with table_with(emulator, postgres_url, ["Ann", "Bob"]) as table:
+        board = await table.open_and_start(["Ann", "Bob"])
+        assert table.runner is not None
+        assert table.runner.cold_start is True
+        before = await texts_of(table)
+        second = another_worker(table)
+        try:
+            await second.start()
+            assert second.cold_start is False
+            assert await texts_of(table) == before, "no 'I am back', no board posted again"
+            assert board.turn is not None
+            await table.press(board.turn, board.message, "Flip")
+            await table.next_board()
+        finally:
+            await second.stop()
+        assert BACK not in "\n".join(await texts_of(table))
+
+        await table.stop_bot()  # both are gone now: the next start is cold
+        await table.start_bot()
+        assert table.runner is not None
+        assert table.runner.cold_start is True
+        await table.wait_for_text(BACK)
+        resumed = await table.next_board()
+        assert resumed.turn is not None
+
+
+async def test_of_two_workers_starting_at_once_exactly_one_resumes(
+    emulator: RunningEmulator, postgres_url: str
+) -> None:
+    async with table_with(emulator, postgres_url, ["Ann", "Bob"]) as table:
+        await table.open_and_start(["Ann", "Bob"])
+        await table.stop_bot()
+        workers = [another_worker(table), another_worker(table)]
+        try:
+            await asyncio.gather(*(worker.start() for worker in workers))
+            assert sorted(worker.cold_start is True for worker in workers) == [False, True]
+            await table.wait_for_text(BACK)
+            texts = await texts_of(table)
+        finally:
+            await asyncio.gather(*(worker.stop() for worker in workers))
+        assert sum(BACK in text for text in texts) == 1, texts
