@@ -181,7 +181,7 @@ class BotRunner:
         )
         courier = Courier(outbox)
         presenter = Presenter(
-            courier, signer, chat_settings, boards, lobby, tidier=BoardTidier(courier)
+            courier, signer, chat_settings, boards, tidier=BoardTidier(courier)
         )
         runtime = Runtime(
             bot=application.bot,

@@ -20,7 +20,6 @@ from typing import Any
 from telegram import InlineKeyboardMarkup
 
 from ..services.chat_settings import SettingsService
-from ..services.lobby import LobbyService
 from ..services.outbox import OutboxService
 from ..services.outbox_rows import Entry, OutboxEntry, boards_in_line
 from ..services.types import Place
@@ -46,8 +45,6 @@ class Presenter:
     signer: CallbackSigner
     settings: SettingsService
     outbox: OutboxService
-    lobby: LobbyService
-    """Not used by the presenter any more (the outbox stores the lobby message); wired by app.py."""
     tidier: BoardTidier
     _languages: OrderedDict[int, str] = field(default_factory=OrderedDict)
     _sent_unmarked: set[int] = field(default_factory=set)

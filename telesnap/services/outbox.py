@@ -271,10 +271,11 @@ class OutboxService:
             await self._leases.release_all(uow, self.owner)
 
     async def take_over_all(self) -> None:
-        """End every worker's lease: only for the one process a database has (SQLite).
+        """End every worker's lease: only when no other worker is alive (a cold start).
 
         A process that died holding chats would otherwise keep them until their
-        leases lapse; with one process, whoever held them is gone.
+        leases lapse; on a cold start (SQLite's one process, or the first
+        PostgreSQL worker while no other is alive) whoever held them is gone.
         """
         async with self._units() as uow:
             await self._leases.release_all(uow, None)

@@ -29,7 +29,7 @@ def wired_runtime(
     """A runtime whose courier, presenter and referee are built as ``telesnap.app`` builds them."""
     book = ReceiptBook(signer)
     courier = Courier(outbox)
-    presenter = Presenter(courier, signer, settings, boards, lobby, BoardTidier(courier))
+    presenter = Presenter(courier, signer, settings, boards, BoardTidier(courier))
     return Runtime(
         bot=bot,
         lobby=lobby,

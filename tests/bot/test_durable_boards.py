@@ -65,7 +65,6 @@ async def test_a_board_refused_for_good_is_set_aside_and_the_next_one_is_sent(
         CallbackSigner.for_token("1:x"),
         SettingsService(units, store),
         boards,
-        lobby,
         NoTidying(),  # type: ignore[arg-type]
     )
     await lobby.open(PLACE, ANN, receipt())

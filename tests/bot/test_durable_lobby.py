@@ -70,7 +70,6 @@ class World:
             CallbackSigner.for_token("1:x"),
             SettingsService(self.units, store),
             self.outbox_rows,
-            self.lobby,
             NoTidying(),  # type: ignore[arg-type]
         )
 
