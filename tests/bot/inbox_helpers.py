@@ -60,7 +60,12 @@ class Worker:
     """One dispatcher with its intake over an engine: a "worker" in one test process."""
 
     def __init__(
-        self, engine: AsyncEngine, handle: Handle, *, slots: int = 256, sweep_s: float = 3600.0
+        self,
+        engine: AsyncEngine,
+        handle: Handle,
+        *,
+        slots: int = 256,
+        sweep_s: float = 3600.0,
     ) -> None:
         self.application = FakeApplication(handle)
         self.book = ReceiptBook(SIGNER, "test-host")
