@@ -22,12 +22,15 @@ Every change itself runs under the topic's lock in the services (``GameStore.loc
 that lock is the one per topic; the line here only orders whole updates.
 A pending update whose worker died is found again by the sweep every
 :data:`SWEEP_S` (its claim went with the worker's connection) or at start.
+Another worker's NOTIFY asks for a sweep: the first of a burst sweeps at once,
+the rest wait together for :data:`QUIET_S` after it and make one more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import suppress
@@ -44,6 +47,8 @@ logger = logging.getLogger(__name__)
 
 SWEEP_S = 2.0
 """How often pending updates are looked for without a wake-up (a dead worker's, a failed mark)."""
+QUIET_S = 0.05
+"""The least time between two sweeps that wake-ups ask for (a burst of NOTIFYs makes two)."""
 TOPIC_BATCH = 20
 """How many of a topic's pending updates are read at a time."""
 DONE_KEPT = 1024
@@ -64,6 +69,7 @@ class InboxDispatcher:
         *,
         max_concurrent_updates: int = 256,
         sweep_s: float = SWEEP_S,
+        quiet_s: float = QUIET_S,
     ) -> None:
         if max_concurrent_updates < 1:
             raise ValueError("max_concurrent_updates must be a positive integer")
@@ -74,7 +80,9 @@ class InboxDispatcher:
         self._slot_count = max_concurrent_updates
         self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._sweep_s = sweep_s
+        self._quiet_s = quiet_s
         self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
         self._topics: dict[Topic, asyncio.Task[None]] = {}
         self._hand: dict[Topic, dict[int, StoredUpdate]] = {}
         """Updates stored here, in their topic's order: handled without reading them back."""
@@ -147,7 +155,20 @@ class InboxDispatcher:
             self._take_topic(topic)
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        woken_at = -math.inf
+        woken = False
         while not self._draining:
+            if woken:
+                # A burst of wake-ups makes two sweeps: one at once (the leading edge), one
+                # when the quiet interval is over for all that came meanwhile (the trailing).
+                if (rest := woken_at + self._quiet_s - loop.time()) > 0:
+                    with suppress(TimeoutError):
+                        async with asyncio.timeout(rest):
+                            await self._stopping.wait()
+                    if self._draining:
+                        return
+                woken_at = loop.time()
             self._wake.clear()
             try:
                 for call in await self._inbox.pending_calls():
@@ -158,9 +179,11 @@ class InboxDispatcher:
             except Exception:
                 logger.exception("could not look for pending updates; looking again soon")
             self.sweeps += 1
+            woken = False
             with suppress(TimeoutError):
                 async with asyncio.timeout(self._sweep_s):
                     await self._wake.wait()
+                    woken = True
 
     def _take_topic(self, topic: Topic) -> None:
         if self._draining or topic in self._topics:
@@ -313,6 +336,7 @@ class InboxDispatcher:
         """Take nothing more; finish the updates in hand; release every claim."""
         self._draining = True
         self._wake.set()
+        self._stopping.set()
         # Calls stored but not started here are handled by another worker (or after a
         # restart): no race waits for them here.
         self._book.release_all()

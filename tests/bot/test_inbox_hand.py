@@ -114,6 +114,33 @@ async def test_a_redelivered_update_already_handled_is_not_handled_again(
     assert sorted(worker.application.seen) == [1, 2, 3]
 
 
+async def test_a_burst_of_wake_ups_sweeps_once_at_once_then_waits_for_quiet(
+    engine: AsyncEngine,
+) -> None:
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    # No timed sweep, and a quiet interval longer than the test: only wake-ups sweep.
+    worker = Worker(engine, handle, quiet_s=3600.0)
+    await started(worker)
+    elsewhere = Worker(engine, handle)
+    await elsewhere.inbox.store(elsewhere.stamped(message_update(1, -5)))
+    worker.dispatcher.wake()  # as the NOTIFY of another worker's store would
+    await done.reached(1)  # the first wake-up sweeps at once: no added latency
+    sweeps = worker.dispatcher.sweeps
+    for n in range(2, 12):
+        await elsewhere.inbox.store(elsewhere.stamped(message_update(n, -5)))
+        worker.dispatcher.wake()
+        for _ in range(5):
+            await asyncio.sleep(0)
+    assert worker.dispatcher.sweeps == sweeps, "the rest of the burst waits for the quiet"
+    assert worker.application.seen == [1]
+    async with asyncio.timeout(SAFETY_S):
+        await worker.dispatcher.drain()  # the quiet wait ends with a drain
+
+
 @pytest.fixture
 async def second_engine(engine: AsyncEngine, migrated_database_url: str) -> AsyncIterator[Any]:
     if migrated_database_url.startswith("sqlite"):
