@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from telegram import InlineKeyboardMarkup, Update
@@ -67,8 +66,6 @@ class StampingBot(ExtBot[None]):
             self.intake: Intake | None = None
             """Where fetched updates are stored (set by the wiring)."""
             self.store_backoff_s = FIRST_STORE_BACKOFF_S
-            self.fetched: list[dict[str, Any]] = []
-            """The updates the last ``getUpdates`` returned, as Telegram sent them."""
 
     def store_into(self, intake: Intake) -> None:
         """Store every batch ``getUpdates`` returns through ``intake`` (before it is confirmed)."""
@@ -113,19 +110,6 @@ class StampingBot(ExtBot[None]):
         for transport in self.transports:
             await transport.shutdown()
 
-    async def _post(self, endpoint: str, *args: Any, **kwargs: Any) -> Any:
-        """Make a Bot API call; keep what ``getUpdates`` returns as it came (stored as sent)."""
-        result = await super()._post(endpoint, *args, **kwargs)
-        if endpoint == "getUpdates" and isinstance(result, list):
-            with self._unfrozen():
-                self.fetched = result
-        return result
-
-    def _as_sent(self, updates: Sequence[Update]) -> list[dict[str, Any]]:
-        """Each update as Telegram sent it (rebuilt from the object only where unknown)."""
-        sent = {data.get("update_id"): data for data in self.fetched if isinstance(data, dict)}
-        return [sent.get(update.update_id) or update.to_dict() for update in updates]
-
     async def get_updates(self, *args: Any, **kwargs: Any) -> tuple[Update, ...]:
         """Fetch updates, then stamp and store them before anything else can delay them.
 
@@ -140,7 +124,7 @@ class StampingBot(ExtBot[None]):
         if self.intake is None:
             raise RuntimeError("the bot has no inbox to store its updates in")
         try:
-            await self.intake.receive(updates, self._as_sent(updates))
+            await self.intake.receive(updates, [update.to_dict() for update in updates])
         except Exception:
             logger.exception(
                 "could not store updates %d to %d; asking for them again in %.1f s",
