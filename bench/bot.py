@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import math
 import os
 import random
@@ -228,6 +229,10 @@ class Result:
     cpu: dict[str, float]
     errors: int
     games_started: int
+    database: dict[str, float] = field(default_factory=dict)
+    """Statements and commits per press in the measured window (bench/counted.py's counts)."""
+    postgres: dict[str, float] = field(default_factory=dict)
+    """PostgreSQL's own counters per press (bench/workers.py: the whole run)."""
 
     @property
     def rate(self) -> float:
@@ -419,6 +424,52 @@ class Options:
     seed: int
     profile: Path | None = None
     """Where py-spy writes the bot's collapsed stacks of the measured window (None: no profile)."""
+    cprofile: Path | None = None
+    """Where cProfile writes each bot's statistics of the measured window (None: no profile)."""
+
+
+def counted_env(workdir: Path, options: Options) -> dict[str, str]:
+    """The environment bench/counted.py reads: where to write its counts (and profiles)."""
+    counts = workdir / "counts"
+    counts.mkdir(exist_ok=True)
+    env = {"TELESNAP_BENCH_COUNTS": str(counts)}
+    if options.cprofile is not None:
+        options.cprofile.mkdir(parents=True, exist_ok=True)
+        env["TELESNAP_BENCH_CPROFILE"] = str(options.cprofile.resolve())
+    return env
+
+
+COUNTED = [PYTHON, str(BENCH / "counted.py")]
+"""How the full bot is started: ``telesnap`` under bench/counted.py."""
+
+
+async def database_counts(pids: Sequence[int], folder: Path | None) -> dict[str, int]:
+    """Signal each counted bot to write its counts; their sum (empty without ``folder``)."""
+    if folder is None:
+        return {}
+    before = {pid: _read_counts(folder / f"{pid}.json").get("signal", 0) for pid in pids}
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGUSR1)
+    total: dict[str, int] = {}
+    for pid in pids:
+        deadline = time.monotonic() + 5.0
+        counts = _read_counts(folder / f"{pid}.json")
+        while counts.get("signal", 0) <= before[pid] and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+            counts = _read_counts(folder / f"{pid}.json")
+        for name, value in counts.items():
+            if name != "signal":
+                total[name] = total.get(name, 0) + value
+    return total
+
+
+def _read_counts(path: Path) -> dict[str, int]:
+    try:
+        counts: dict[str, int] = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return counts
 
 
 async def drive(
@@ -427,14 +478,21 @@ async def drive(
     pids: dict[str, int],
     options: Options,
     players: list[Any],
+    counts: Path | None = None,
 ) -> Result:
-    """Run the players (coroutine factories taking ``until``), then measure the window."""
+    """Run the players (coroutine factories taking ``until``), then measure the window.
+
+    ``counts``: the folder where the bots (``bot``, ``worker …``) started under
+    bench/counted.py write their statement and commit counts.
+    """
+    bots = [pid for name, pid in pids.items() if name.startswith("worker ")] or [pids["bot"]]
     loop = asyncio.get_running_loop()
     began = loop.time()
     until = began + options.warmup + options.seconds
     tasks = [asyncio.ensure_future(player(until)) for player in players]
     try:
         await asyncio.sleep(options.warmup)
+        counts_before = await database_counts(bots, counts)
         start, cpu_before = await client.now(), {k: cpu_seconds(v) for k, v in pids.items()}
         driver_before = time.process_time()
         profiler = await start_profiler(run.label, pids["bot"], options)
@@ -443,6 +501,7 @@ async def drive(
             await profiler.wait()
         stop, cpu_after = await client.now(), {k: cpu_seconds(v) for k, v in pids.items()}
         driver_after = time.process_time()
+        counts_after = await database_counts(bots, counts)
         await asyncio.gather(*tasks)
     finally:
         for task in tasks:
@@ -454,6 +513,10 @@ async def drive(
     presses, flip_ms, snap_ms, longest_ms = await measure(
         client, run, start, stop, options.tie_window_ms / 1000
     )
+    database = {
+        name: (counts_after[name] - counts_before.get(name, 0)) / max(presses, 1)
+        for name in counts_after
+    }
     return Result(
         run.label,
         seconds,
@@ -464,6 +527,7 @@ async def drive(
         cpu,
         run.errors,
         run.games_started,
+        database,
     )
 
 
@@ -514,8 +578,9 @@ async def full_run(label: str, database_url: str, workdir: Path, options: Option
             "TELESNAP_SHUFFLE_SEED": SHUFFLE_SEED,
             "TELESNAP_FLOOD_CONTROL": "off",
             "TELESNAP_LOG_LEVEL": "WARNING",
+            **counted_env(workdir, options),
         }
-        args = [PYTHON, "-m", "telesnap", "run"]
+        args = [*COUNTED, "run"]
         log = workdir / f"bot-{label.split()[-1].lower()}.log"
         async with bot_process(client, args, log, env) as bot_pid:
             tables = [
@@ -528,7 +593,7 @@ async def full_run(label: str, database_url: str, workdir: Path, options: Option
                 for table, rng in zip(tables, rngs, strict=True)
             ]
             pids = {"bot": bot_pid, "emulator": emulator_pid}
-            result = await drive(client, run, pids, options, players)
+            result = await drive(client, run, pids, options, players, workdir / "counts")
             violations = await client.violations()
             if violations:
                 print(f"  {label}: {len(violations)} Bot API violations", file=sys.stderr)
@@ -598,6 +663,10 @@ def report(results: list[Result], options: Options) -> bool:
         for r in results[2:]
     ]
     print("\n" + "\n".join(extra))
+    for result in results[2:]:
+        if result.database:
+            work = ", ".join(f"{value:.1f} {name}" for name, value in result.database.items())
+            print(f"{result.label}, per press in the measured window: {work}")
     print(f"goal: the full bot reaches {GOAL_RATIO:.0%} of the bare bot's presses/s: ", end="")
     print("met" if met else "NOT met")
     sqlite_snaps = [r.snap_ms for r in results if r.label == "full bot, SQLite"]
@@ -641,6 +710,12 @@ def main() -> int:
         help="sample each bot with py-spy during the measured window; collapsed stacks to DIR",
     )
     parser.add_argument(
+        "--cprofile",
+        type=Path,
+        metavar="DIR",
+        help="profile each full bot with cProfile during the measured window; <pid>.prof to DIR",
+    )
+    parser.add_argument(
         "--postgres-url",
         default=os.environ.get("TELESNAP_BENCH_POSTGRES_URL"),
         help="a PostgreSQL server on 127.0.0.1 (default: $TELESNAP_BENCH_POSTGRES_URL)",
@@ -654,7 +729,13 @@ def main() -> int:
     )
     args = parser.parse_args()
     options = Options(
-        args.games, args.seconds, args.warmup, args.tie_window, args.seed, args.profile
+        args.games,
+        args.seconds,
+        args.warmup,
+        args.tie_window,
+        args.seed,
+        args.profile,
+        args.cprofile,
     )
     if args.workers:
         import workers

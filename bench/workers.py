@@ -97,7 +97,7 @@ async def _wait_ready(
 
 @contextlib.asynccontextmanager
 async def deployment(
-    bench: ModuleType, workdir: Path, url: str, database_url: str, workers: int
+    bench: ModuleType, workdir: Path, url: str, database_url: str, workers: int, options: Any
 ) -> AsyncIterator[dict[str, int]]:
     """nginx and ``workers`` workers against the emulator at ``url``; yield their pids."""
     folder = workdir / f"workers-{workers}"
@@ -116,10 +116,11 @@ async def deployment(
             "TELESNAP_SHUFFLE_SEED": bench.SHUFFLE_SEED,
             "TELESNAP_FLOOD_CONTROL": "off",
             "TELESNAP_LOG_LEVEL": "WARNING",
+            **bench.counted_env(workdir, options),
         }
         hook = f"http://127.0.0.1:{nginx_port}/telegram"
         for number, port in enumerate(ports):
-            args = [bench.PYTHON, "-m", "telesnap", "run", "--webhook-url", hook]
+            args = [*bench.COUNTED, "run", "--webhook-url", hook]
             args += ["--listen", f"127.0.0.1:{port}", "--secret", SECRET]
             args += [] if number == 0 else ["--no-resume"]
             log = folder / f"worker-{number}.log"
@@ -142,7 +143,7 @@ async def workers_run(
     async with (
         bench.fresh_postgres(postgres_url) as database_url,
         bench.emulator(workdir) as (client, url, emulator_pid),
-        deployment(bench, workdir, url, database_url, workers) as pids,
+        deployment(bench, workdir, url, database_url, workers, options) as pids,
     ):
         tables = [
             await bench.open_table(client, number, options.tie_window_ms)
@@ -155,10 +156,10 @@ async def workers_run(
         ]
         pids = {**pids, "emulator": emulator_pid}
         before = await database_work(database_url)
-        result = await bench.drive(client, run, pids, options, players)
+        result = await bench.drive(client, run, pids, options, players, workdir / "counts")
         after = await database_work(database_url)
         presses = len(run.flips) + sum(len(race) for race in run.races)
-        result.database = {k: (after[k] - before[k]) / max(presses, 1) for k in after}
+        result.postgres = {k: (after[k] - before[k]) / max(presses, 1) for k in after}
         violations = await client.violations()
         if violations:
             print(f"  {label}: {len(violations)} Bot API violations", file=sys.stderr)
@@ -217,9 +218,13 @@ def report(bench: ModuleType, results: list[Any], options: Any) -> None:
             f"{fmt(per_press if result.rate else math.nan, 2):>14}"
         )
     print("CPU ms/press: the workers' and nginx's CPU time per press handled")
-    print("\nPostgreSQL per press (whole run, warm-up included; the statistics lag a little):")
+    print("\nThe workers' statements and commits per press, in the measured window:")
     for result in results:
         work = ", ".join(f"{value:.1f} {name}" for name, value in result.database.items())
+        print(f"  {result.label}: {work}")
+    print("\nPostgreSQL per press (whole run, warm-up included; the statistics lag a little):")
+    for result in results:
+        work = ", ".join(f"{value:.1f} {name}" for name, value in result.postgres.items())
         print(f"  {result.label}: {work}")
 
 

@@ -2,8 +2,13 @@
 
 Ingress (:class:`Intake`) stamps updates, stores them in the inbox and only then
 lets the transport acknowledge them; it hands what it stored straight to this
-process's :class:`InboxDispatcher`, and on PostgreSQL the NOTIFY of the store
-wakes every other worker too. The dispatcher runs each update through
+process's :class:`InboxDispatcher`, which handles it without reading it back
+when the store found every pending update before it in its topic already in
+this process's line (else the line reads the inbox, the truth). On PostgreSQL
+the NOTIFY of the store wakes every other worker; the storing worker ignores
+its own. After a claim, the rows in hand are checked to be still pending in one
+query on the claims connection (another worker, woken by the store, may have
+taken one first). The dispatcher runs each update through
 python-telegram-bot's own dispatch (``Application.process_update``: the
 handlers and filters), under one of a fixed number of slots:
 
@@ -17,12 +22,16 @@ Every change itself runs under the topic's lock in the services (``GameStore.loc
 that lock is the one per topic; the line here only orders whole updates.
 A pending update whose worker died is found again by the sweep every
 :data:`SWEEP_S` (its claim went with the worker's connection) or at start.
+Another worker's NOTIFY asks for a sweep: the first of a burst sweeps at once,
+the rest wait together for :data:`QUIET_S` after it and make one more.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
@@ -30,7 +39,7 @@ from typing import Any
 from telegram import Update
 from telegram.ext import Application
 
-from ..services.inbox import NO_CHAT, InboxService, StoredUpdate, TopicClaims
+from ..services.inbox import NO_CHAT, InboxService, Intaken, StoredUpdate, TopicClaims
 from ..services.types import Receipt, Topic
 from .receipts import Arrival, ReceiptBook
 
@@ -38,8 +47,12 @@ logger = logging.getLogger(__name__)
 
 SWEEP_S = 2.0
 """How often pending updates are looked for without a wake-up (a dead worker's, a failed mark)."""
+QUIET_S = 0.05
+"""The least time between two sweeps that wake-ups ask for (a burst of NOTIFYs makes two)."""
 TOPIC_BATCH = 20
 """How many of a topic's pending updates are read at a time."""
+DONE_KEPT = 1024
+"""How many handled update_ids are kept (a store that ran beside the mark still lists them)."""
 MARK_RETRIES_S = (0.1, 0.5, 2.0)
 """The waits before marking a handled update again after a failure."""
 
@@ -56,6 +69,7 @@ class InboxDispatcher:
         *,
         max_concurrent_updates: int = 256,
         sweep_s: float = SWEEP_S,
+        quiet_s: float = QUIET_S,
     ) -> None:
         if max_concurrent_updates < 1:
             raise ValueError("max_concurrent_updates must be a positive integer")
@@ -66,19 +80,35 @@ class InboxDispatcher:
         self._slot_count = max_concurrent_updates
         self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._sweep_s = sweep_s
+        self._quiet_s = quiet_s
         self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
         self._topics: dict[Topic, asyncio.Task[None]] = {}
-        self._again: set[Topic] = set()
+        self._hand: dict[Topic, dict[int, StoredUpdate]] = {}
+        """Updates stored here, in their topic's order: handled without reading them back."""
+        self._unread: set[Topic] = set()
+        """Topics whose pending updates are read from the inbox (stored elsewhere, or left over)."""
+        self._in_line: dict[Topic, set[int]] = {}
+        """The updates of each topic this process has in hand or is handling now."""
+        self._done: OrderedDict[int, None] = OrderedDict()
+        """The updates this process handled and marked lately (a store may still see them)."""
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._loop_task: asyncio.Task[None] | None = None
         self._draining = False
         self.handled = 0
         """How many updates this dispatcher has run through the handlers."""
+        self.sweeps = 0
+        """How many times this dispatcher has looked for pending updates in the inbox (done)."""
 
     @property
     def slot_count(self) -> int:
         """How many updates are handled at once, at most."""
         return self._slot_count
+
+    @property
+    def origin(self) -> str:
+        """The name of this process in the wake-ups its stores send (``TopicClaims.origin``)."""
+        return self._claims.origin
 
     async def start(self) -> None:
         """Listen for other workers' updates and take what is pending (left by a stop, say).
@@ -88,7 +118,7 @@ class InboxDispatcher:
         """
         await self._claims.start(self.wake)
         for call in await self._inbox.pending_calls():
-            self._take_call(call)
+            self._take_call(call, in_hand=False)
         await asyncio.gather(*self._calls.values(), return_exceptions=True)
         self._loop_task = asyncio.create_task(self._run(), name="inbox-dispatcher")
 
@@ -96,81 +126,159 @@ class InboxDispatcher:
         """Look for pending updates now (another worker stored some)."""
         self._wake.set()
 
-    def offer(self, stored: Sequence[StoredUpdate]) -> None:
-        """Take updates this process has just stored (the quick path, without a query)."""
+    def offer(self, stored: Sequence[StoredUpdate], intaken: Intaken) -> None:
+        """Take updates this process has just stored (the quick path, without reading them back).
+
+        A new update is kept in hand when every pending update before it in its
+        topic is in this process's line already; otherwise (and for a
+        redelivery) its topic's line reads the inbox.
+        """
         for update in stored:
+            new = update.update_id in intaken.new
             if update.is_call:
-                self._take_call(update)
+                self._take_call(update, in_hand=new)
+                continue
+            topic = Topic(update.chat_id, update.thread_id)
+            if self._draining:
+                continue
+            line = self._in_line.setdefault(topic, set())
+            before = None if intaken.before is None else intaken.before.get(topic, [])
+            if (
+                new
+                and before is not None
+                and all(update_id in line or update_id in self._done for update_id in before)
+            ):
+                self._hand.setdefault(topic, {})[update.update_id] = update
+                line.add(update.update_id)
             else:
-                self._take_topic(Topic(update.chat_id, update.thread_id))
+                self._unread.add(topic)
+            self._take_topic(topic)
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        woken_at = -math.inf
+        woken = False
         while not self._draining:
+            if woken:
+                # A burst of wake-ups makes two sweeps: one at once (the leading edge), one
+                # when the quiet interval is over for all that came meanwhile (the trailing).
+                if (rest := woken_at + self._quiet_s - loop.time()) > 0:
+                    with suppress(TimeoutError):
+                        async with asyncio.timeout(rest):
+                            await self._stopping.wait()
+                    if self._draining:
+                        return
+                woken_at = loop.time()
             self._wake.clear()
             try:
                 for call in await self._inbox.pending_calls():
-                    self._take_call(call)
+                    self._take_call(call, in_hand=False)
                 for topic in await self._inbox.pending_topics():
+                    self._unread.add(topic)
                     self._take_topic(topic)
             except Exception:
                 logger.exception("could not look for pending updates; looking again soon")
+            self.sweeps += 1
+            woken = False
             with suppress(TimeoutError):
                 async with asyncio.timeout(self._sweep_s):
                     await self._wake.wait()
+                    woken = True
 
     def _take_topic(self, topic: Topic) -> None:
-        if self._draining:
-            return
-        if topic in self._topics:
-            self._again.add(topic)  # its runner looks again before it lets the topic go
-            return
+        if self._draining or topic in self._topics:
+            return  # a running line looks at its hand and the unread mark before it ends
         self._topics[topic] = asyncio.create_task(self._run_topic(topic))
 
-    def _take_call(self, call: StoredUpdate) -> None:
+    def _take_call(self, call: StoredUpdate, *, in_hand: bool) -> None:
         if self._draining or call.update_id in self._calls:
             return
         # Its topic's races wait for it (it may have been stamped by another worker).
         self._book.expect_call(call.update_id, Topic(call.chat_id, call.thread_id), call.stamp_ns)
-        self._calls[call.update_id] = asyncio.create_task(self._run_call(call.update_id))
+        task = self._run_call(call.update_id, call if in_hand else None)
+        self._calls[call.update_id] = asyncio.create_task(task)
+
+    def _waiting(self, topic: Topic) -> bool:
+        return bool(self._hand.get(topic)) or topic in self._unread
 
     async def _run_topic(self, topic: Topic) -> None:
         try:
-            while not self._draining:
+            while not self._draining and self._waiting(topic):
                 if not await self._claims.try_topic(topic):
-                    return  # another worker has the line; it looks again before letting go
+                    # Another worker has the line: what is in hand is its to take (it
+                    # was woken by the store), and ours to read back if it comes here.
+                    self._drop_hand(topic)
+                    self._unread.add(topic)
+                    return
                 try:
                     await self._run_line(topic)
                 finally:
                     await self._claims.release_topic(topic)
-                if topic not in self._again:
-                    return
         except Exception:
             logger.exception(
                 "the line of chat %d topic %d stopped; its updates are taken again soon", *topic
             )
+            self._drop_hand(topic)
+            self._in_line.pop(topic, None)  # what it held is read back from the inbox
+            self._unread.add(topic)
         finally:
             self._topics.pop(topic, None)
+            if self._draining or not self._waiting(topic):
+                self._in_line.pop(topic, None)
+
+    def _drop_hand(self, topic: Topic) -> None:
+        for update_id in self._hand.pop(topic, {}):
+            self._in_line.get(topic, set()).discard(update_id)
 
     async def _run_line(self, topic: Topic) -> None:
         """Handle the topic's pending updates in order, until none is left (claim held)."""
         while not self._draining:
-            self._again.discard(topic)
-            batch = await self._inbox.next_in_topic(topic, TOPIC_BATCH)
+            batch = await self._next_in_line(topic)
+            if not batch:
+                return
             for stored in batch:
                 if self._draining:
                     return
                 await self._handle(stored)
-            # A short batch was all there was; one stored since flagged the topic again.
-            if len(batch) < TOPIC_BATCH and topic not in self._again:
-                return
+                self._in_line.get(topic, set()).discard(stored.update_id)
+                self._done[stored.update_id] = None
+                if len(self._done) > DONE_KEPT:
+                    self._done.popitem(last=False)
 
-    async def _run_call(self, update_id: int) -> None:
+    async def _next_in_line(self, topic: Topic) -> list[StoredUpdate]:
+        """The next updates of a topic whose claim is held: from the inbox, or from the hand."""
+        line = self._in_line.setdefault(topic, set())
+        if topic in self._unread:
+            self._unread.discard(topic)
+            batch = await self._inbox.next_in_topic(topic, TOPIC_BATCH)
+            if len(batch) == TOPIC_BATCH:
+                self._unread.add(topic)  # more after these
+            hand = self._hand.get(topic, {})
+            for stored in batch:
+                hand.pop(stored.update_id, None)
+                line.add(stored.update_id)
+            return batch
+        hand = self._hand.pop(topic, {})
+        if not hand:
+            return []
+        ids = sorted(hand)
+        # Another worker, woken by the store, may have taken one before this claim.
+        pending = await self._claims.unprocessed(ids)
+        line.difference_update(update_id for update_id in ids if update_id not in pending)
+        return [hand[update_id] for update_id in ids if update_id in pending]
+
+    async def _run_call(self, update_id: int, in_hand: StoredUpdate | None) -> None:
         try:
             if not await self._claims.try_call(update_id):
                 self._book.handled_elsewhere(update_id)
                 return
             try:
-                stored = await self._inbox.pending(update_id)  # read after the claim: fresh
+                # Read after the claim: fresh (another worker may have handled it).
+                if in_hand is None:
+                    stored = await self._inbox.pending(update_id)
+                else:
+                    fresh = await self._claims.unprocessed([update_id])
+                    stored = in_hand if update_id in fresh else None
                 if stored is None:
                     self._book.handled_elsewhere(update_id)
                 else:
@@ -228,6 +336,7 @@ class InboxDispatcher:
         """Take nothing more; finish the updates in hand; release every claim."""
         self._draining = True
         self._wake.set()
+        self._stopping.set()
         # Calls stored but not started here are handled by another worker (or after a
         # restart): no race waits for them here.
         self._book.release_all()
@@ -259,12 +368,12 @@ class Intake:
             for arrival, update, payload in zip(arrivals, updates, payloads, strict=True)
         ]
         try:
-            await self._inbox.store(stored)
+            intaken = await self._inbox.store(stored, self._dispatcher.origin)
         except BaseException:
             for update in updates:
                 self._book.handled_elsewhere(update.update_id)  # not ours: never stored
             raise
-        self._dispatcher.offer(stored)
+        self._dispatcher.offer(stored, intaken)
 
 
 def inbox_entry(arrival: Arrival, update_id: int, payload: dict[str, Any]) -> StoredUpdate:

@@ -15,6 +15,7 @@ second application of an update whose change was committed is a no-op.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..storage.models import NO_CHAT
@@ -22,7 +23,20 @@ from ..storage.repositories import StoredUpdate
 from .ports import UnitOfWorkFactory
 from .types import Topic
 
-__all__ = ["NO_CHAT", "InboxService", "StoredUpdate", "TopicClaims"]
+__all__ = ["NO_CHAT", "InboxService", "Intaken", "StoredUpdate", "TopicClaims"]
+
+
+@dataclass(frozen=True, slots=True)
+class Intaken:
+    """What storing a batch of updates found, for the dispatcher of the process that stored it.
+
+    ``new``: the update_ids stored now (not redeliveries). ``before``: per topic,
+    the ids of its pending updates (not calls) older than the batch's, that is
+    the updates that must be handled first; None if there were too many to list.
+    """
+
+    new: frozenset[int]
+    before: dict[Topic, list[int]] | None
 
 
 class TopicClaims(Protocol):
@@ -34,8 +48,21 @@ class TopicClaims(Protocol):
     SQLite, one process, the claims are in memory and the wake-up is direct.
     """
 
+    @property
+    def origin(self) -> str:
+        """The name of this process in the wake-ups it sends (it ignores its own)."""
+        ...
+
     async def start(self, wake: Callable[[], None]) -> None:
         """Begin; ``wake`` is called whenever another worker stored updates."""
+        ...
+
+    async def unprocessed(self, update_ids: Sequence[int]) -> set[int]:
+        """Of updates this process stored and holds the claim of, those still pending.
+
+        With one process nobody else takes them: all of them. With several
+        workers another may have taken one first (woken by its store).
+        """
         ...
 
     async def try_topic(self, topic: Topic) -> bool:
@@ -65,13 +92,22 @@ class InboxService:
     def __init__(self, units: UnitOfWorkFactory) -> None:
         self._units = units
 
-    async def store(self, updates: Sequence[StoredUpdate]) -> int:
-        """Store received updates in one transaction; return how many were new.
+    async def store(self, updates: Sequence[StoredUpdate], origin: str = "") -> Intaken:
+        """Store received updates in one transaction; say which were new and what comes first.
 
         A redelivered update (its update_id stored already) is stored once.
+        ``origin``: the storing process's name in the wake-up of other workers.
         """
         async with self._units() as uow:
-            return await uow.updates.store(updates)
+            new = frozenset(await uow.updates.store(updates, origin))
+            fresh = [stored for stored in updates if stored.update_id in new]
+            rows = await uow.updates.pending_before(fresh)
+        if rows is None:
+            return Intaken(new, None)
+        before: dict[Topic, list[int]] = {}
+        for update_id, chat_id, thread_id in rows:
+            before.setdefault(Topic(chat_id, thread_id), []).append(update_id)
+        return Intaken(new, before)
 
     async def pending_topics(self) -> list[Topic]:
         """The topics with pending updates that are not calls."""

@@ -8,7 +8,6 @@ from datetime import datetime, timedelta
 
 from ..game import CallKind, CallVerdict, SnapError
 from ..storage.models import Game as GameRow
-from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .board_views import ShownBoards
@@ -25,9 +24,9 @@ class PlayService(Service):
     """Flip, and call "Snap!" or "Snap Pot!" (races are decided by :mod:`.races`)."""
 
     def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
-        """Play the games of ``store``; the boards shown are stored through ``units``."""
+        """Play the games of ``store`` through ``units``."""
         super().__init__(units, store)
-        self._shown = ShownBoards(units)
+        self._shown = ShownBoards()
 
     async def flip(
         self,
@@ -81,17 +80,13 @@ class PlayService(Service):
         same transaction; ``race_id`` and ``race_deadline_ns`` say which race and when it
         must be decided, on the wall clock of the receipt stamps (ns).
         """
-        async with self._shown.carry() as boards, self._change(place, receipt) as uow:
+        async with self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
             loaded = await self._store.load(uow, row)
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
             version = game.board_version if seen_version is None else seen_version
-            # Stored here rather than read: the row this call's reaction time starts from.
-            await boards.store_waiting(uow, loaded.game_id)
-            shown_at = boards.shown_here_at(loaded.game_id, version)
-            if shown_at is None:
-                shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
+            shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
             reaction_ms = reaction_ms_since(shown_at, receipt)
             before = len(game.history)
             opens_race = not game.is_race_open
@@ -131,19 +126,6 @@ class PlayService(Service):
         player = await uow.games.get_player(loaded.game_id, loaded.user_ids[seat])
         if player is not None:
             player.afk_streak = 0
-
-    async def record_board_shown(
-        self, game_id: int, version: int, message_id: int, shown: Receipt
-    ) -> None:
-        """Store that ``message_id``, showing board ``version``, reached Telegram.
-
-        Reaction times are measured from it (``shown.wall``), so they hold after a
-        refusal, a restart and on any worker. It runs after the send, outside the
-        topic's lock: a moment later, in one short transaction with the boards shown
-        meanwhile, or earlier by a call on the game, in its own transaction; see
-        :mod:`.board_views`.
-        """
-        await self._shown.record(ShownBoard(game_id, version, message_id, shown.wall))
 
     async def running_games(self) -> list[tuple[Place, PlayOutcome]]:
         """Every running game and its table (to post them again after a restart)."""

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .database import is_sqlite
+from .models import InboxUpdate
 from .repositories import INBOX_CHANNEL
 
 logger = logging.getLogger(__name__)
@@ -30,6 +32,12 @@ _TOPIC_CLASS = 0x7E1E_0001
 """The first key of a topic's advisory lock (the second is a hash of the topic)."""
 _CALL_CLASS = 0x7E1E_0002
 """The first key of a call's advisory lock (the second is its update_id, folded to 32 bits)."""
+
+
+_UNPROCESSED = (
+    f"SELECT update_id FROM {InboxUpdate.__tablename__} "
+    "WHERE update_id = ANY($1::bigint[]) AND processed_at IS NULL"
+)
 
 
 def _int32(value: int) -> int:
@@ -51,8 +59,17 @@ class LocalClaims:
         self._topics: set[tuple[int, int]] = set()
         self._calls: set[int] = set()
 
+    @property
+    def origin(self) -> str:
+        """No other process to tell apart from."""
+        return ""
+
     async def start(self, wake: Callable[[], None]) -> None:
         """Nothing to listen to: the process that stores an update wakes its own dispatcher."""
+
+    async def unprocessed(self, update_ids: Sequence[int]) -> set[int]:
+        """All of them: in one process only the dispatcher that stored them takes them."""
+        return set(update_ids)
 
     async def try_topic(self, topic: tuple[int, int]) -> bool:
         """Claim a topic's line."""
@@ -92,6 +109,12 @@ class PostgresClaims:
         self._driver: Any = None
         self._lock = asyncio.Lock()
         self._wake: Callable[[], None] | None = None
+        self._origin = uuid.uuid4().hex
+
+    @property
+    def origin(self) -> str:
+        """A name of this worker, random per start: the payload of its NOTIFYs."""
+        return self._origin
 
     async def start(self, wake: Callable[[], None]) -> None:
         """Open the claims connection and LISTEN on the inbox's channel."""
@@ -101,9 +124,18 @@ class PostgresClaims:
         self._driver = raw.driver_connection
         await self._driver.add_listener(INBOX_CHANNEL, self._notified)
 
-    def _notified(self, *_: object) -> None:
-        if self._wake is not None:
+    def _notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
+        # Our own stores were handed to our dispatcher directly: no sweep for them.
+        if self._wake is not None and payload != self._origin:
             self._wake()
+
+    async def unprocessed(self, update_ids: Sequence[int]) -> set[int]:
+        """Those still pending, read on the claims connection (no transaction of the pool's)."""
+        if self._driver is None:
+            raise RuntimeError("the claims connection is not open")
+        async with self._lock:
+            rows = await self._driver.fetch(_UNPROCESSED, list(update_ids))
+        return {int(row[0]) for row in rows}
 
     async def _ask(self, query: str, first: int, second: int) -> bool:
         if self._driver is None:

@@ -60,7 +60,13 @@ class Worker:
     """One dispatcher with its intake over an engine: a "worker" in one test process."""
 
     def __init__(
-        self, engine: AsyncEngine, handle: Handle, *, slots: int = 256, sweep_s: float = 3600.0
+        self,
+        engine: AsyncEngine,
+        handle: Handle,
+        *,
+        slots: int = 256,
+        sweep_s: float = 3600.0,
+        quiet_s: float = 0.0,
     ) -> None:
         self.application = FakeApplication(handle)
         self.book = ReceiptBook(SIGNER, "test-host")
@@ -72,6 +78,7 @@ class Worker:
             claims_for(engine),
             max_concurrent_updates=slots,
             sweep_s=sweep_s,
+            quiet_s=quiet_s,
         )
         self.intake = Intake(self.book, self.inbox, self.dispatcher)
 

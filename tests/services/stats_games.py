@@ -26,6 +26,7 @@ from telesnap.services.types import Actor, Place, Receipt, Refused
 from telesnap.services.views import TableView
 from telesnap.storage.uow import UnitsOfWork
 
+from .boards_sent import board_sent
 from .race_helpers import decide_open_race
 
 START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -123,7 +124,9 @@ class Driver:
                 await self.play.flip(place, actors[turn.user_id], self.receipt(30))
 
     async def shown(self, place: Place, table: TableView) -> None:
-        await self.play.record_board_shown(table.game_id, table.board_version, 1, self.receipt(0))
+        await board_sent(
+            self.sessions, place, table.game_id, table.board_version, 1, self.receipt(0)
+        )
 
     async def call(
         self, place: Place, actor: Actor, kind: CallKind, version: int, delay_ms: int

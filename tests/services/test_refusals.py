@@ -20,6 +20,8 @@ from telesnap.services.views import PlayerView, TableView
 from telesnap.storage.models import GameOperation
 from telesnap.storage.uow import UnitsOfWork
 
+from .boards_sent import board_sent
+
 PLACE = Place(chat_id=-300, chat_type="group", title="Snap club")
 ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")
 SHOWN = datetime(2026, 11, 30, 20, 0, tzinfo=UTC)
@@ -77,7 +79,7 @@ async def test_a_refused_press_leaves_the_reaction_clock_as_it_was(
     store = GameStore(shared=False)
     play = await started(session_factory, store)
     table = await board_with_a_match(play)
-    await play.record_board_shown(table.game_id, table.board_version, 50, at(0))
+    await board_sent(session_factory, PLACE, table.game_id, table.board_version, 50, at(0))
     cached = store.cached(table.game_id)
     turn = table.turn_player
     assert turn is not None
@@ -100,7 +102,7 @@ async def test_reaction_times_hold_after_a_restart_and_on_another_worker(
     first = GameStore(shared=True)
     play = await started(session_factory, first)
     table = await board_with_a_match(play)
-    await play.record_board_shown(table.game_id, table.board_version, 50, at(0))
+    await board_sent(session_factory, PLACE, table.game_id, table.board_version, 50, at(0))
     if worker == "restarted":
         del play, first
     other = PlayService(UnitsOfWork(session_factory), GameStore(shared=True))
@@ -114,9 +116,9 @@ async def test_a_board_shown_again_keeps_its_first_showing(
 ) -> None:
     play = await started(session_factory, GameStore())
     table = await board_with_a_match(play)
-    await play.record_board_shown(table.game_id, table.board_version, 50, at(0))
+    await board_sent(session_factory, PLACE, table.game_id, table.board_version, 50, at(0))
     # Posted again after a restart, a minute later: calls are still timed from the first.
-    await play.record_board_shown(table.game_id, table.board_version, 51, at(60_000))
+    await board_sent(session_factory, PLACE, table.game_id, table.board_version, 51, at(60_000))
     called = await play.call(PLACE, ANN, CallKind.SNAP, at(450), table.board_version)
     assert called.reaction_ms == 450
 
@@ -208,7 +210,7 @@ async def test_flip_on_the_newest_board_in_the_chat_acts_and_on_a_replaced_one_i
 ) -> None:
     play = await started(session_factory, GameStore())
     first = (await play.table(PLACE)).table
-    await play.record_board_shown(first.game_id, first.board_version, 50, at(0))
+    await board_sent(session_factory, PLACE, first.game_id, first.board_version, 50, at(0))
     turn = first.turn_player
     assert turn is not None
     second = (await play.flip(PLACE, actor_of(turn), at(1_000), first.board_version)).table
@@ -217,7 +219,7 @@ async def test_flip_on_the_newest_board_in_the_chat_acts_and_on_a_replaced_one_i
     # The second board waits for the flood limit: the first is the newest in the chat.
     third = (await play.flip(PLACE, actor_of(following), at(1_200), first.board_version)).table
     assert third.flips == 2
-    await play.record_board_shown(third.game_id, third.board_version, 51, at(1_300))
+    await board_sent(session_factory, PLACE, third.game_id, third.board_version, 51, at(1_300))
     after = third.turn_player
     assert after is not None
     with pytest.raises(Refused) as old:

@@ -11,6 +11,7 @@ from telesnap.services.races import RaceService
 from telesnap.services.store import GameStore
 from telesnap.storage.uow import UnitsOfWork
 
+from .boards_sent import board_sent
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt, started_game
 
 
@@ -20,7 +21,7 @@ async def test_the_fastest_correct_call_survives_a_restart_and_wrong_calls_are_c
     _, play = await started_game(session_factory)
     version = await flip_until_match(play)
     table = (await play.table(PLACE)).table
-    await play.record_board_shown(table.game_id, version, message_id=77, shown=receipt(1_000))
+    await board_sent(session_factory, PLACE, table.game_id, version, 77, receipt(1_000))
     first = await play.call(PLACE, BOB, CallKind.SNAP, receipt(1_000 + 412), seen_version=version)
     assert first.verdict is CallVerdict.PENDING
     assert first.reaction_ms == 412

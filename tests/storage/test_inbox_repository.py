@@ -22,9 +22,9 @@ def received(update_id: int, *, chat_id: int = -5, is_call: bool = False) -> Sto
 
 async def test_a_redelivered_update_is_stored_once(session_factory: Factory) -> None:
     async with UnitOfWork(session_factory) as uow:
-        assert await uow.updates.store([received(1), received(2)]) == 2
+        assert await uow.updates.store([received(1), received(2)]) == [1, 2]
     async with UnitOfWork(session_factory) as uow:
-        assert await uow.updates.store([received(2), received(3)]) == 1
+        assert await uow.updates.store([received(2), received(3)]) == [3]
         assert [u.update_id for u in await uow.updates.next_in_topic(-5, 0)] == [1, 2, 3]
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Table, delete, select, text, update
+from sqlalchemy import CursorResult, Table, delete, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import NO_CHAT, InboxUpdate, utc_now
@@ -106,13 +106,15 @@ class InboxRepository:
             self._marks.add(self._marked_here)
             self._marked_here = []
 
-    async def store(self, updates: Sequence[StoredUpdate]) -> int:
-        """Store received updates (one already stored is left as it is); return how many went in.
+    async def store(self, updates: Sequence[StoredUpdate], origin: str = "") -> list[int]:
+        """Store received updates (one already stored is left as it is); return the new ones' ids.
 
-        On PostgreSQL the other workers are woken when the transaction commits.
+        On PostgreSQL the other workers are woken when the transaction commits;
+        ``origin`` names the storing process in the NOTIFY, so that it can ignore
+        its own (it takes what it stored without being woken).
         """
         if not updates:
-            return 0
+            return []
         now = utc_now()
         rows = [
             {
@@ -128,16 +130,47 @@ class InboxRepository:
             }
             for stored in updates
         ]
+        # One statement with the rows as parameters: compiled once and cached (a
+        # statement with the rows in its VALUES is compiled anew every time).
         statement = (
             upsert_insert(self._session, _INBOX)
-            .values(rows)
             .on_conflict_do_nothing(index_elements=[_C.update_id])
+            .returning(_C.update_id)
         )
-        result = cast("CursorResult[Any]", await self._session.execute(statement))
+        new = list((await self._session.scalars(statement, rows)).all())
         if self._session.get_bind().dialect.name == "postgresql":
             # NOTIFY is delivered on commit, and not at all if the transaction rolls back.
-            await self._session.execute(text(f"NOTIFY {INBOX_CHANNEL}"))
-        return result.rowcount
+            await self._session.execute(select(func.pg_notify(INBOX_CHANNEL, origin)))
+        return new
+
+    async def pending_before(
+        self, updates: Sequence[StoredUpdate], limit: int = 50
+    ) -> list[tuple[int, int, int]] | None:
+        """The pending updates (not calls) that come before ``updates`` in their topics.
+
+        Each as (update_id, chat_id, thread_id), oldest first; the calls among
+        ``updates`` are left out, and so are ``updates`` themselves. None if there
+        are more than ``limit`` (too many to say).
+        """
+        lines = [stored for stored in updates if not stored.is_call]
+        if not lines:
+            return []
+        own = {stored.update_id for stored in lines}
+        topics = {(stored.chat_id, stored.thread_id) for stored in lines}
+        statement = (
+            select(_C.update_id, _C.chat_id, _C.thread_id)
+            .where(
+                _PENDING,
+                _C.is_call.is_(False),
+                _C.update_id <= max(own),
+                tuple_(_C.chat_id, _C.thread_id).in_(sorted(topics)),
+            )
+            .order_by(_C.update_id)
+            .limit(limit + len(own))
+        )
+        rows = [tuple(row) for row in await self._session.execute(statement)]
+        before = [(u, c, t) for u, c, t in rows if u not in own]
+        return None if len(rows) >= limit + len(own) else before
 
     async def mark_update_processed(self, update_id: int) -> bool:
         """Mark ``update_id`` processed; return False if it was processed already (a redelivery).

@@ -1,0 +1,186 @@
+"""The quick path: what this process stored goes to its dispatcher without being read back.
+
+The database stays the truth: an update that has pending updates before it
+which this process does not hold (left by a stop, stored by another worker) is
+handled after them; an update stored while another worker holds its topic's
+line is handled by that worker, in order, once; a burst of wake-ups makes one
+sweep at once and one after the quiet interval, not one each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+from telegram import Update
+
+from telesnap.services.inbox import InboxService
+from telesnap.storage.database import create_engine
+
+from .inbox_helpers import SAFETY_S, Counter, Worker, message_update, snap_press
+
+
+async def started(worker: Worker) -> None:
+    """Start the worker's dispatcher and wait until its look for leftovers is over."""
+    looked = asyncio.Event()
+    pending_topics = worker.inbox.pending_topics
+
+    async def watched() -> Any:
+        try:
+            return await pending_topics()
+        finally:
+            looked.set()
+
+    worker.inbox.pending_topics = watched  # type: ignore[method-assign]
+    await worker.dispatcher.start()
+    async with asyncio.timeout(SAFETY_S):
+        await looked.wait()
+
+
+def count_reads(inbox: InboxService) -> list[str]:
+    """Record every read of pending updates the dispatcher makes through ``inbox``."""
+    reads: list[str] = []
+
+    def counted(name: str) -> Callable[..., Awaitable[Any]]:
+        method = getattr(inbox, name)
+
+        async def read(*args: Any, **kwargs: Any) -> Any:
+            reads.append(name)
+            return await method(*args, **kwargs)
+
+        return read
+
+    for name in ("next_in_topic", "pending"):
+        setattr(inbox, name, counted(name))
+    return reads
+
+
+async def test_updates_stored_here_are_handled_without_reading_them_back(
+    engine: AsyncEngine,
+) -> None:
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    worker = Worker(engine, handle)
+    await started(worker)
+    reads = count_reads(worker.inbox)
+    await worker.receive(message_update(1, -5))
+    await worker.receive(message_update(2, -5), snap_press(3, -5), message_update(4, -6))
+    await done.reached(4)
+    await worker.dispatcher.drain()
+    assert worker.application.seen.index(1) < worker.application.seen.index(2)
+    assert reads == [], "nothing read back: the rows were in hand"
+    for update_id in (1, 2, 3, 4):
+        assert await worker.inbox.is_processed(update_id)
+
+
+async def test_an_update_behind_one_stored_elsewhere_waits_for_it(engine: AsyncEngine) -> None:
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    worker = Worker(engine, handle)  # no timed sweep within the test
+    await started(worker)
+    elsewhere = Worker(engine, handle)  # another process that stored 1, then stopped
+    await elsewhere.inbox.store(elsewhere.stamped(message_update(1, -5)))
+    await worker.receive(message_update(2, -5))
+    await done.reached(2)
+    await worker.dispatcher.drain()
+    assert worker.application.seen == [1, 2], "the older pending update first"
+    assert elsewhere.application.seen == []
+
+
+async def test_a_redelivered_update_already_handled_is_not_handled_again(
+    engine: AsyncEngine,
+) -> None:
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    worker = Worker(engine, handle)
+    await worker.dispatcher.start()
+    await worker.receive(message_update(1, -5), snap_press(2, -5))
+    await done.reached(2)
+    await worker.receive(message_update(1, -5), snap_press(2, -5), message_update(3, -5))
+    await done.reached(3)
+    await worker.dispatcher.drain()
+    assert sorted(worker.application.seen) == [1, 2, 3]
+
+
+async def test_a_burst_of_wake_ups_sweeps_once_at_once_then_waits_for_quiet(
+    engine: AsyncEngine,
+) -> None:
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        done.add()
+
+    # No timed sweep, and a quiet interval longer than the test: only wake-ups sweep.
+    worker = Worker(engine, handle, quiet_s=3600.0)
+    await started(worker)
+    elsewhere = Worker(engine, handle)
+    await elsewhere.inbox.store(elsewhere.stamped(message_update(1, -5)))
+    worker.dispatcher.wake()  # as the NOTIFY of another worker's store would
+    await done.reached(1)  # the first wake-up sweeps at once: no added latency
+    sweeps = worker.dispatcher.sweeps
+    for n in range(2, 12):
+        await elsewhere.inbox.store(elsewhere.stamped(message_update(n, -5)))
+        worker.dispatcher.wake()
+        for _ in range(5):
+            await asyncio.sleep(0)
+    assert worker.dispatcher.sweeps == sweeps, "the rest of the burst waits for the quiet"
+    assert worker.application.seen == [1]
+    async with asyncio.timeout(SAFETY_S):
+        await worker.dispatcher.drain()  # the quiet wait ends with a drain
+
+
+@pytest.fixture
+async def second_engine(engine: AsyncEngine, migrated_database_url: str) -> AsyncIterator[Any]:
+    if migrated_database_url.startswith("sqlite"):
+        pytest.skip("several workers share a database on PostgreSQL only")
+    other = create_engine(migrated_database_url)
+    try:
+        yield other
+    finally:
+        await other.dispose()
+
+
+async def test_an_update_stored_while_another_worker_holds_the_line_is_handled_there_in_order(
+    engine: AsyncEngine, second_engine: AsyncEngine
+) -> None:
+    first_started = asyncio.Event()
+    release = asyncio.Event()
+    done = Counter()
+    seen: list[tuple[str, int]] = []
+
+    def handler(name: str) -> Callable[[Update], Awaitable[None]]:
+        async def handle(update: Update) -> None:
+            seen.append((name, update.update_id))
+            if update.update_id == 1:
+                first_started.set()
+                await release.wait()
+            done.add()
+
+        return handle
+
+    holding = Worker(engine, handler("holding"))
+    storing = Worker(second_engine, handler("storing"))
+    await holding.dispatcher.start()
+    await storing.dispatcher.start()
+    await holding.receive(message_update(1, -5))
+    async with asyncio.timeout(SAFETY_S):
+        await first_started.wait()
+    await storing.receive(message_update(2, -5))  # its line is held by the other worker
+    await storing.receive(message_update(3, -5))
+    release.set()
+    await done.reached(3)
+    await holding.dispatcher.drain()
+    await storing.dispatcher.drain()
+    assert [update_id for _, update_id in seen] == [1, 2, 3], "in order, each once"
