@@ -180,9 +180,7 @@ class BotRunner:
             slots=shared_slots,
         )
         courier = Courier(outbox)
-        presenter = Presenter(
-            courier, signer, chat_settings, boards, tidier=BoardTidier(courier)
-        )
+        presenter = Presenter(courier, signer, chat_settings, boards, tidier=BoardTidier(courier))
         runtime = Runtime(
             bot=application.bot,
             lobby=lobby,
