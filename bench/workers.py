@@ -122,7 +122,6 @@ async def deployment(
         for number, port in enumerate(ports):
             args = [*bench.COUNTED, "run", "--webhook-url", hook]
             args += ["--listen", f"127.0.0.1:{port}", "--secret", SECRET]
-            args += [] if number == 0 else ["--no-resume"]
             log = folder / f"worker-{number}.log"
             process = await bench.start_child(args, log, env)
             processes.append(process)
