@@ -45,7 +45,7 @@ from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
 from .services.lobby import LobbyService
 from .services.outbox import OutboxService, record_boards
-from .services.outbox_leases import MemoryLeases
+from .services.outbox_leases import MemoryLeases, StoredLeases
 from .services.play import PlayService
 from .services.races import RaceService
 from .services.stats import StatsService
@@ -146,13 +146,14 @@ class BotRunner:
         assert token is not None
         await upgrade_database(self.settings.database_url)
         self._engine = create_engine(self.settings.database_url, self.settings.pool)
-        liveness = self._liveness = liveness_for(self._engine)
         units = UnitsOfWork(session_factory(self._engine))
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
-        # One process on SQLite: it keeps the chats' sender leases in memory.
-        leases = MemoryLeases() if is_sqlite(self._engine) else None
+        # One process on SQLite: it keeps the chats' sender leases in memory. Workers
+        # store them, and a dead worker's (its owner lock gone) lapse at once.
+        leases = MemoryLeases() if is_sqlite(self._engine) else StoredLeases(live_owners=True)
         boards = self._boards = OutboxService(units, leases=leases)
+        liveness = self._liveness = liveness_for(self._engine, owner=boards.owner)
         record_boards(store)
         # Several workers share the database: they count Telegram's limits together there.
         shared_slots = None
@@ -206,7 +207,8 @@ class BotRunner:
         await self._initialize(application)
         await publish_commands(application)
         await application.start()
-        # A cold start holds the others back (they wait here) until it has resumed.
+        # A cold start holds the others back (they wait here) until it has resumed. The
+        # owner lock is taken here too, before this worker claims its first chat.
         cold = self.cold_start = await liveness.start()
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if cold:

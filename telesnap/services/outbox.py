@@ -189,7 +189,7 @@ class OutboxService:
         """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""
         now = self._clock()
         async with self._units(read_only=True) as uow:
-            waiting = await uow.outbox.chats_waiting(now - older_than, now)
+            waiting = await self._leases.waiting(uow, now - older_than, now)
         return self._leases.unheld(waiting, now)
 
     async def boards_sent(

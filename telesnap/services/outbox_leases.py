@@ -47,6 +47,10 @@ class SenderLeases(Protocol):
         """End every lease ``owner`` holds; None: everyone's."""
         ...
 
+    async def waiting(self, uow: UnitOfWork, created_before: datetime, now: datetime) -> list[int]:
+        """Chats with a row unsent since before ``created_before`` that no stored lease holds."""
+        ...
+
     def unheld(self, chats: Sequence[int], now: datetime) -> list[int]:
         """Those of ``chats`` that no lease kept here holds at ``now``."""
         ...
@@ -55,17 +59,25 @@ class SenderLeases(Protocol):
 class StoredLeases:
     """Leases in the database, shared by every worker that uses it."""
 
+    def __init__(self, *, live_owners: bool = False) -> None:
+        """``live_owners`` (PostgreSQL): every owner holds its owner lock while it lives.
+
+        Then a dead worker's lease lapses at once, not when it expires (see
+        :mod:`telesnap.storage.liveness`), and a worker that looks dead takes no chat.
+        """
+        self._live_owners = live_owners
+
     async def claim(
         self, uow: UnitOfWork, chat_id: int, owner: str, now: datetime, until: datetime
     ) -> bool:
         """Lease the chat to ``owner`` until ``until``, unless another owner's lease is live."""
-        return await uow.outbox.claim(chat_id, owner, now, until)
+        return await uow.outbox.claim(chat_id, owner, now, until, live_owners=self._live_owners)
 
     async def lease_of(
         self, uow: UnitOfWork, chat_id: int, owner: str, now: datetime
     ) -> datetime | None:
         """Until when ``owner`` holds the chat (None: it does not hold it now)."""
-        return await uow.outbox.lease_of(chat_id, owner, now)
+        return await uow.outbox.lease_of(chat_id, owner, now, live_owners=self._live_owners)
 
     async def lock(self, uow: UnitOfWork, chat_id: int) -> None:
         """Lock the chat's sender row until ``uow`` ends."""
@@ -88,6 +100,10 @@ class StoredLeases:
     async def release_all(self, uow: UnitOfWork, owner: str | None) -> None:
         """End every lease ``owner`` holds; None: everyone's."""
         await uow.outbox.release_all(owner)
+
+    async def waiting(self, uow: UnitOfWork, created_before: datetime, now: datetime) -> list[int]:
+        """Chats with a row unsent since before ``created_before`` and no live (living) sender."""
+        return await uow.outbox.chats_waiting(created_before, now, live_owners=self._live_owners)
 
     def unheld(self, chats: Sequence[int], now: datetime) -> list[int]:
         """All of them: the database's query already left the leased chats out."""
@@ -143,6 +159,10 @@ class MemoryLeases:
             return
         for chat_id in [chat for chat, held in self._leases.items() if held[0] == owner]:
             del self._leases[chat_id]
+
+    async def waiting(self, uow: UnitOfWork, created_before: datetime, now: datetime) -> list[int]:
+        """Chats with a row unsent since before ``created_before`` (leases: :meth:`unheld`)."""
+        return await uow.outbox.chats_waiting(created_before, now)
 
     def unheld(self, chats: Sequence[int], now: datetime) -> list[int]:
         """Those of ``chats`` that no live lease here holds."""

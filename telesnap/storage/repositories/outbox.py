@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import case, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ..liveness import owner_alive
 from ..models import OutboxMessage, OutboxSender, OutboxState
 from ._dialect import upsert_insert
 
@@ -75,11 +76,19 @@ class OutboxRepository:
         )
         return list(await self._session.scalars(statement))
 
-    async def chats_waiting(self, created_before: datetime, now: datetime) -> list[int]:
-        """Chats with a message unsent since before ``created_before`` and no live sender."""
+    async def chats_waiting(
+        self, created_before: datetime, now: datetime, *, live_owners: bool = False
+    ) -> list[int]:
+        """Chats with a message unsent since before ``created_before`` and no live sender.
+
+        ``live_owners`` (PostgreSQL): a lease whose owner holds no owner lock
+        (:func:`~telesnap.storage.liveness.owner_alive`) is a dead worker's: no sender.
+        """
         leased = select(OutboxSender.chat_id).where(
             OutboxSender.lease_until > now, OutboxSender.owner != ""
         )
+        if live_owners:
+            leased = leased.where(owner_alive(OutboxSender.owner))
         statement = (
             select(OutboxMessage.chat_id)
             .where(
@@ -118,34 +127,49 @@ class OutboxRepository:
         )
         return int(getattr(result, "rowcount", 0) or 0)
 
-    async def claim(self, chat_id: int, owner: str, now: datetime, until: datetime) -> bool:
-        """Lease the chat to ``owner`` until ``until``, unless another owner's lease is live."""
+    async def claim(
+        self, chat_id: int, owner: str, now: datetime, until: datetime, *, live_owners: bool = False
+    ) -> bool:
+        """Lease the chat to ``owner`` until ``until``, unless another owner's lease is live.
+
+        ``live_owners`` (PostgreSQL): a lease whose owner is dead is not live, and
+        ``owner`` takes nothing while it looks dead itself (its liveness connection
+        is lost: the others may take its chats); see :mod:`telesnap.storage.liveness`.
+        """
         insert = upsert_insert(self._session, OutboxSender).values(
             chat_id=chat_id, owner=owner, lease_until=until, pace={}
         )
         table = OutboxSender.__table__
+        free = [table.c.owner == owner, table.c.owner == "", table.c.lease_until <= now]
+        if live_owners:
+            free.append(~owner_alive(table.c.owner))
         statement = insert.on_conflict_do_update(
             index_elements=[OutboxSender.chat_id],
             set_={"owner": owner, "lease_until": until},
-            where=or_(table.c.owner == owner, table.c.owner == "", table.c.lease_until <= now),
+            where=or_(*free),
         )
         await self._session.execute(statement)
-        holder = await self._session.scalar(
-            select(OutboxSender.owner)
-            .where(OutboxSender.chat_id == chat_id)
-            .execution_options(populate_existing=True)
-        )
-        return holder == owner
+        holder = select(OutboxSender.owner).where(OutboxSender.chat_id == chat_id)
+        if live_owners:
+            holder = holder.where(owner_alive(owner))
+        held = await self._session.scalar(holder.execution_options(populate_existing=True))
+        return held == owner
 
-    async def lease_of(self, chat_id: int, owner: str, now: datetime) -> datetime | None:
-        """Until when ``owner`` holds the chat (None: it does not hold it now)."""
-        return await self._session.scalar(
-            select(OutboxSender.lease_until).where(
-                OutboxSender.chat_id == chat_id,
-                OutboxSender.owner == owner,
-                OutboxSender.lease_until > now,
-            )
+    async def lease_of(
+        self, chat_id: int, owner: str, now: datetime, *, live_owners: bool = False
+    ) -> datetime | None:
+        """Until when ``owner`` holds the chat (None: it does not hold it now).
+
+        ``live_owners`` (PostgreSQL): None too while ``owner`` looks dead (see :meth:`claim`).
+        """
+        statement = select(OutboxSender.lease_until).where(
+            OutboxSender.chat_id == chat_id,
+            OutboxSender.owner == owner,
+            OutboxSender.lease_until > now,
         )
+        if live_owners:
+            statement = statement.where(owner_alive(owner))
+        return await self._session.scalar(statement)
 
     async def release(self, chat_id: int, owner: str) -> None:
         """End ``owner``'s lease of the chat (its pace is kept for the next sender)."""
