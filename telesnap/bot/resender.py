@@ -3,8 +3,10 @@
 A board, lobby or notice committed by a change is normally sent at once by the
 worker that made the change (or by the worker that holds the chat's lease: see
 :class:`telesnap.services.outbox.OutboxService`). When that worker dies, its
-chats' rows stay unsent and its leases lapse; every worker looks for such chats
-every few seconds (:class:`Resender`) and takes them over, so whatever was
+chats' rows stay unsent and its leases lapse (on PostgreSQL at once: its owner
+lock goes with its connection, see :mod:`telesnap.storage.liveness`); every
+worker looks for such chats every few seconds (:class:`Resender`) and takes
+them over, so whatever was
 committed is shown, whichever worker survives. Once an hour it also deletes
 the rows sent or set aside more than two days ago, so the table does not grow
 for ever.
