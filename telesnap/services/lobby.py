@@ -191,6 +191,7 @@ class LobbyService(Service):
             row.ended_at = self._store.planner.now()
             if row.status == GameStatus.LOBBY.value:
                 row.status = GameStatus.CANCELLED.value
+                await shown_lobby(uow, place, row)  # its message closes: no more joins
                 await record_notice(uow, place, Notice(NoticeKind.CALLED_OFF), game_id=row.id)
                 return None
             loaded = await self._store.load(uow, row)

@@ -81,3 +81,19 @@ async def test_stats_sent_as_a_reply_show_the_replied_to_player(
         answer = await table.reply_to(own)
         assert "Ann" in answer.text
         assert "Bob" not in answer.text
+
+
+async def test_a_lobby_called_off_closes_its_message(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        await table.command("Ann", "newgame")
+        lobby = await table.wait_for_text("A game of Snap is starting")
+        await table.command("Bob", "join")
+        await table.wait_for_text("Players (2/12)")
+        await table.command("Ann", "endgame")
+        await table.wait_for_text("The game was called off.")
+        await table.client.wait_until_idle()
+        closed = next(m for m in await table.messages() if m.message_id == lobby.message_id)
+        assert closed.text == "This game was called off."
+        assert closed.reply_markup is None, "nobody can join a called-off game"

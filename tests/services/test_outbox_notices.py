@@ -139,12 +139,16 @@ async def test_starting_shows_the_closed_lobby_before_the_first_table(
     assert isinstance(board, OutboxEntry)
 
 
-async def test_calling_off_a_lobby_writes_its_notice(session_factory: Sessions) -> None:
+async def test_calling_off_a_lobby_closes_it_and_writes_its_notice(
+    session_factory: Sessions,
+) -> None:
     world = World(session_factory, Clock())
     await world.lobby.open(PLACE, ANN, receipt())
     await world.settle_all()
     await world.lobby.end(PLACE, ANN, is_admin=known_admin(False), receipt=receipt())
-    (called_off,) = await world.unsent()
+    closed, called_off = await world.unsent()
+    assert isinstance(closed, LobbyEntry)
+    assert closed.lobby.status == "cancelled", "its message shows it closed, with no buttons"
     assert isinstance(called_off, NoticeEntry)
     assert called_off.notice == Notice("called_off")
 
