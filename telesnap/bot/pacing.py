@@ -27,13 +27,15 @@ class RollingWindow:
     """At most ``count`` sends in any ``window_s`` seconds, counted from when each ended.
 
     A send takes a slot when it :meth:`begin` s and keeps it until ``window_s``
-    after it :meth:`end` s.
+    after it :meth:`end` s. Each end names the begin it closes: a send whose
+    worker died never ends, and its slot is freed ``STALE_SEND_S`` after it
+    began, whatever the other sends do meanwhile.
 
     >>> now = [0.0]
     >>> window = RollingWindow(1, 1.0, lambda: now[0])
-    >>> window.begin(); window.delay() > 0
+    >>> begun = window.begin(); window.delay() > 0
     True
-    >>> now[0] = 5.0; window.end(); window.delay()
+    >>> now[0] = 5.0; window.end(begun); window.delay()
     1.0
     >>> now[0] = 6.0; window.delay()
     0.0
@@ -70,20 +72,27 @@ class RollingWindow:
             return max(self._ended[excess] + self._window_s - now, 1e-3)
         return _IN_FLIGHT_POLL_S  # every slot is held by a send still on its way
 
-    def begin(self) -> None:
-        """A send starts: it holds a slot until it ends."""
-        self._open.append(self._clock())
+    def begin(self) -> float:
+        """A send starts: it holds a slot until it ends; return when it began (for :meth:`end`)."""
+        begun = self._clock()
+        self._open.append(begun)
+        return begun
 
-    def end(self) -> None:
-        """The send that began first among those still open has ended now."""
-        if self._open:
-            self._open.pop(0)
+    def end(self, begun: float | None) -> None:
+        """The send that began at ``begun`` has ended now (None: not known, none is closed).
+
+        Only its own slot is closed: closing the oldest open one instead would
+        close a dead worker's send in its place, and keep that slot taken for good
+        (re-dated to this begin) while the chat stays busy. A send open so long
+        that it was dropped as stale just counts from now.
+        """
+        if begun is not None and begun in self._open:
+            self._open.remove(begun)
         bisect.insort(self._ended, self._clock())
 
     def record(self) -> None:
         """Count a send that began and ended now."""
-        self.begin()
-        self.end()
+        self.end(self.begin())
 
     def is_quiet(self) -> bool:
         """Whether no send is open or left in the window (forgetting it loses nothing)."""

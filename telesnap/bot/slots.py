@@ -18,8 +18,9 @@ state lives:
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .pacing import Pace, RollingWindow
@@ -83,6 +84,7 @@ def reserve_step(
 
     If one of them has no room, nothing is taken and the answer is the seconds
     to wait. A ``spare`` send (tidying) also waits for the chat's whole burst.
+    A slot taken is begun at ``now``: :func:`finish_step` ends it by that moment.
     """
     limit = chat_limit(limits, chat_id)
     clock = lambda: now  # noqa: E731 - the step runs at one moment
@@ -108,14 +110,19 @@ def reserve_step(
     return delay
 
 
-def finish_step(limits: FloodLimits, chat_id: int, now: float, chat: State, bot: State) -> None:
-    """A send in ``chat`` has ended now: it counts in the windows from now on."""
+def finish_step(
+    limits: FloodLimits, chat_id: int, now: float, chat: State, bot: State, *, begun: float | None
+) -> None:
+    """The send in ``chat`` whose slot was taken at ``begun`` has ended now: it counts from now.
+
+    ``begun`` None: the moment is not known here (nothing open is closed).
+    """
     limit = chat_limit(limits, chat_id)
     clock = lambda: now  # noqa: E731 - the step runs at one moment
     window = RollingWindow(limit.messages, limit.window_s, clock, chat.get("window"))
     bot_window = RollingWindow(limits.bot_messages, limits.bot_window_s, clock, bot.get("window"))
-    window.end()
-    bot_window.end()
+    window.end(begun)
+    bot_window.end(begun)
     chat["window"] = window.state()
     bot["window"] = bot_window.state()
 
@@ -145,6 +152,29 @@ class Slots(Protocol):
         """Drop the chat's state if it counts nothing any more; whether it is gone."""
 
 
+@dataclass
+class _Begun:
+    """When this process's sends still on their way took their slots, per chat (oldest first)."""
+
+    moments: dict[int, deque[float]] = field(default_factory=dict)
+
+    def took(self, chat_id: int, now: float, delay: float) -> float:
+        """Note the slot a reserve at ``now`` took (``delay`` 0); return ``delay``."""
+        if delay <= 0:
+            self.moments.setdefault(chat_id, deque()).append(now)
+        return delay
+
+    def ended(self, chat_id: int) -> float | None:
+        """When the send in ``chat_id`` that ends now took its slot (None: not known)."""
+        moments = self.moments.get(chat_id)
+        if not moments:
+            return None
+        begun = moments.popleft()
+        if not moments:
+            del self.moments[chat_id]
+        return begun
+
+
 class MemorySlots:
     """Slots whose state lives in this process: right for one process."""
 
@@ -154,16 +184,20 @@ class MemorySlots:
         self._clock = clock
         self._chats: dict[int, State] = {}
         self._bot: State = {}
+        self._begun = _Begun()
 
     async def reserve(self, chat_id: int, *, spare: bool = False) -> float:
         """Take a slot for a send to ``chat_id`` now (0), or say how long to wait first."""
         chat = self._chats.setdefault(chat_id, {})
-        return reserve_step(self._limits, chat_id, self._clock(), chat, self._bot, spare=spare)
+        now = self._clock()
+        delay = reserve_step(self._limits, chat_id, now, chat, self._bot, spare=spare)
+        return self._begun.took(chat_id, now, delay)
 
     async def finish(self, chat_id: int) -> None:
         """The send that took a slot in ``chat_id`` has ended now."""
         chat = self._chats.setdefault(chat_id, {})
-        finish_step(self._limits, chat_id, self._clock(), chat, self._bot)
+        begun = self._begun.ended(chat_id)
+        finish_step(self._limits, chat_id, self._clock(), chat, self._bot, begun=begun)
 
     def forget_if_quiet(self, chat_id: int) -> bool:
         """Drop the chat's state if it counts nothing any more; whether it is gone."""
@@ -191,24 +225,27 @@ class StoredSlots:
         self._limits = limits
         self._states = states
         self._clock = clock
+        self._begun = _Begun()
 
     async def reserve(self, chat_id: int, *, spare: bool = False) -> float:
         """Take a slot for a send to ``chat_id`` now (0), or say how long to wait first."""
 
-        def step(states: list[State]) -> tuple[list[State], float]:
+        def step(states: list[State]) -> tuple[list[State], tuple[float, float]]:
             chat, bot = states
-            delay = reserve_step(self._limits, chat_id, self._clock(), chat, bot, spare=spare)
-            return [chat, bot], delay
+            now = self._clock()
+            delay = reserve_step(self._limits, chat_id, now, chat, bot, spare=spare)
+            return [chat, bot], (now, delay)
 
-        delay: float = await self._states([chat_id, BOT_WIDE], step)
-        return delay
+        now, delay = await self._states([chat_id, BOT_WIDE], step)
+        return self._begun.took(chat_id, now, delay)
 
     async def finish(self, chat_id: int) -> None:
         """The send that took a slot in ``chat_id`` has ended now."""
+        begun = self._begun.ended(chat_id)
 
         def step(states: list[State]) -> tuple[list[State], None]:
             chat, bot = states
-            finish_step(self._limits, chat_id, self._clock(), chat, bot)
+            finish_step(self._limits, chat_id, self._clock(), chat, bot, begun=begun)
             return [chat, bot], None
 
         await self._states([chat_id, BOT_WIDE], step)

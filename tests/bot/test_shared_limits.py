@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import AsyncExitStack
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot
 
 from telesnap.bot.outbox import FloodLimits, Outbox
+from telesnap.bot.pacing import STALE_SEND_S
 from telesnap.bot.posts import TextPost
-from telesnap.bot.slots import MemorySlots, Slots, StoredSlots
+from telesnap.bot.slots import MemorySlots, Slots, StateStep, StoredSlots
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits
 from telesnap.emulator.testing import RunningEmulator, running_emulator
@@ -70,3 +72,34 @@ async def test_two_workers_counting_alone_exceed_the_window_between_them() -> No
         await _send_from_two_workers(running, alone, each=4)
         refused = [c for c in await running.client.calls("sendMessage") if c.status == 429]
         assert refused, "two bursts and two paces at once are more than the group may get"
+
+
+class _Database:
+    """The pace states the workers share, as the outbox service stores them (no database)."""
+
+    def __init__(self) -> None:
+        self.states: dict[int, dict[str, Any]] = {}
+
+    async def with_states(self, keys: list[int], step: StateStep) -> Any:
+        states, answer = step([dict(self.states.get(key, {})) for key in keys])
+        self.states.update(zip(keys, states, strict=True))
+        return answer
+
+
+async def test_a_send_whose_worker_died_stops_holding_its_slot_while_the_chat_stays_busy() -> None:
+    limits = FloodLimits(private_messages=2, private_window_s=1.0, bot_messages=2)
+    now = [1000.0]
+    database = _Database()
+    dead, live = (StoredSlots(limits, database.with_states, lambda: now[0]) for _ in range(2))
+    chat_id = 7  # a private chat: two messages a second
+
+    assert await dead.reserve(chat_id) == 0  # ... and the worker is killed mid-send
+    while now[0] < 1000.0 + STALE_SEND_S + 5:  # the other worker keeps the chat busy
+        assert await live.reserve(chat_id) == 0
+        now[0] += 0.5
+        await live.finish(chat_id)
+        now[0] += 1.5  # the window has passed
+
+    # Both slots are free again: the dead send was given up STALE_SEND_S after it began.
+    assert await live.reserve(chat_id) == 0
+    assert await live.reserve(chat_id) == 0
