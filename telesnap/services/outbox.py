@@ -42,7 +42,7 @@ from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .events import GameChanged
 from .outbox_leases import SenderLeases, StoredLeases
-from .outbox_rows import BOARD, Entry, OutboxEntry, read_rows
+from .outbox_rows import BOARD, Entry, read_rows
 from .ports import UnitOfWorkFactory
 from .store import GameStore
 from .views import PlayOutcome, play_to_json
@@ -168,22 +168,6 @@ class OutboxService:
             if not entries and not await uow.outbox.has_pending(chat_id):
                 await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
             return entries
-
-    async def pending_boards(
-        self, chat_id: int, game_id: int | None = None, after_id: int = 0
-    ) -> list[OutboxEntry] | None:
-        """The chat's unsent boards (of ``game_id`` only, if given) above ``after_id``, in order.
-
-        :meth:`pending`, boards only (None: another worker sends the chat's rows).
-        """
-        entries = await self.pending(chat_id, after_id)
-        if entries is None:
-            return None
-        return [
-            entry
-            for entry in entries
-            if isinstance(entry, OutboxEntry) and game_id in (None, entry.game_id)
-        ]
 
     async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
         """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""
