@@ -1,4 +1,4 @@
-"""The architecture of DESIGN.md section 4, enforced on the imports of each layer."""
+"""The layers of ARCHITECTURE.md, enforced on the imports of each layer."""
 
 from __future__ import annotations
 
