@@ -244,9 +244,9 @@ def _upload(data: bytes, file_name: str, *, attach: bool = False) -> InputFile:
 
 @dataclass(eq=False)
 class UploadPost:
-    """A new photo or document (bytes uploaded with a file name), with an HTML caption."""
+    """A new photo, animation or document (bytes uploaded with a file name), with a caption."""
 
-    kind: Literal["photo", "document"]
+    kind: Literal["photo", "animation", "document"]
     chat_id: int
     thread_id: int
     data: bytes
@@ -269,6 +269,8 @@ class UploadPost:
         upload = _upload(self.data, self.file_name)
         if self.kind == "photo":
             return await bot.send_photo(self.chat_id, upload, **common)
+        if self.kind == "animation":
+            return await bot.send_animation(self.chat_id, upload, **common)
         return await bot.send_document(self.chat_id, upload, **common)
 
     def absorb(self, newer: Post) -> bool:

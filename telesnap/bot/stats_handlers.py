@@ -27,6 +27,7 @@ from .context import command_arguments, place_of_update
 from .i18n import directed, language_of, translator
 from .leaderboard_posts import edit_leaderboard_picture, send_leaderboard
 from .posts import UploadPost
+from .replay_film import replay_film
 from .runtime import Runtime, runtime_of
 from .stats_render import (
     STATS_CALLBACK_PATTERN,
@@ -178,9 +179,14 @@ async def _send_replay(
     place: Place,
     tr: gettext.NullTranslations,
 ) -> None:
+    """/replay ID sends the game as a film; /replay ID file sends its move-by-move file."""
     words = command_arguments(message)
-    if len(words) != 1 or not words[0].lstrip("#").isdigit():
-        _say(runtime, place, tr.gettext("Write /replay ID; /history lists the games."), message)
+    as_file = len(words) == 2 and words[1].lower() == REPLAY_FILE_OPTION
+    if not 1 <= len(words) <= 2 or (len(words) == 2 and not as_file):
+        _say(runtime, place, _replay_usage(tr), message)
+        return
+    if not words[0].lstrip("#").isdigit():
+        _say(runtime, place, _replay_usage(tr), message)
         return
     game_id = int(words[0].lstrip("#"))
     try:
@@ -193,18 +199,50 @@ async def _send_replay(
             message,
         )
         return
-    caption = replay_caption(document.game, tr)
-    runtime.courier.submit(
-        place.chat_id,
-        UploadPost(
+    film = b""
+    if not as_file:
+        film = await asyncio.to_thread(
+            replay_film, game_id, document.history, document.game.players, tr
+        )
+    if film:
+        caption = within_length(
+            render_game_line(document.game, tr)
+            + "\n"
+            + tr.gettext("<code>/replay {id} file</code> sends every move as a file.").format(
+                id=game_id
+            ),
+            MAX_CAPTION,
+        )
+        post = UploadPost(
+            "animation",
+            place.chat_id,
+            place.thread_id,
+            film,
+            f"snap-game-{game_id}.gif",
+            caption,
+            reply_to=message.message_id,
+        )
+    else:
+        post = UploadPost(
             "document",
             place.chat_id,
             place.thread_id,
             document.text.encode(),
             document.file_name,
-            caption,
+            replay_caption(document.game, tr),
             reply_to=message.message_id,
-        ),
+        )
+    runtime.courier.submit(place.chat_id, post)
+
+
+REPLAY_FILE_OPTION = "file"
+"""The word after /replay ID that asks for the move-by-move file instead of the film."""
+
+
+def _replay_usage(tr: gettext.NullTranslations) -> str:
+    return tr.gettext(
+        "Write /replay ID to watch a game, or /replay ID file for its moves; "
+        "/history lists the games."
     )
 
 

@@ -35,6 +35,7 @@ HANDLERS: dict[str, Handler] = {
     "deletemessage": message_methods.delete_message,
     "answercallbackquery": message_methods.answer_callback_query,
     "sendphoto": message_methods.send_photo,
+    "sendanimation": message_methods.send_animation,
     "senddocument": message_methods.send_document,
     "sendchataction": message_methods.send_chat_action,
     "getfile": message_methods.get_file,

@@ -92,6 +92,10 @@ async def _send_file(emulator: Emulator, params: dict[str, Any], kind: str) -> A
     return emulator.world.telegram_message(message)
 
 
+_NAMED_FILES = ("animation", "document")
+"""The kinds of file whose name and type Telegram repeats in the message."""
+
+
 def _file_json(emulator: Emulator, source: UploadedFile | str, kind: str) -> dict[str, Any]:
     if isinstance(source, UploadedFile):
         stored = emulator.files.keep(kind, source.file_name, source.content_type, source.content)
@@ -100,7 +104,7 @@ def _file_json(emulator: Emulator, source: UploadedFile | str, kind: str) -> dic
             "file_unique_id": stored.file_unique_id,
             "file_size": source.size,
         }
-        if kind == "document":
+        if kind in _NAMED_FILES:
             data["file_name"] = source.file_name
             data["mime_type"] = source.content_type
         return data
@@ -108,7 +112,7 @@ def _file_json(emulator: Emulator, source: UploadedFile | str, kind: str) -> dic
     if kept is not None:
         data = {"file_id": kept.file_id, "file_unique_id": kept.file_unique_id}
         data["file_size"] = kept.size
-        if kind == "document":
+        if kind in _NAMED_FILES:
             data["file_name"] = kept.file_name
             data["mime_type"] = kept.content_type
         return data
@@ -118,6 +122,11 @@ def _file_json(emulator: Emulator, source: UploadedFile | str, kind: str) -> dic
 async def send_photo(emulator: Emulator, params: dict[str, Any]) -> Any:
     """sendPhoto: an uploaded photo (name and size recorded), a file_id or a URL."""
     return await _send_file(emulator, params, "photo")
+
+
+async def send_animation(emulator: Emulator, params: dict[str, Any]) -> Any:
+    """sendAnimation: a GIF or a silent video, stored like any upload."""
+    return await _send_file(emulator, params, "animation")
 
 
 async def send_document(emulator: Emulator, params: dict[str, Any]) -> Any:

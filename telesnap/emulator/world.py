@@ -250,6 +250,8 @@ class World:
         if message.kind != "text":
             text_key, entities_key = ("caption", "caption_entities")
             data[message.kind] = _file_json(message)
+            if message.kind == "animation":  # Telegram repeats an animation as a document
+                data["document"] = dict(message.file or {})
         if message.text or message.kind == "text":
             data[text_key] = message.text
         if message.entities:
@@ -266,6 +268,8 @@ def _file_json(message: TranscriptMessage) -> Any:
     file = dict(message.file or {})
     if message.kind == "photo":
         return [{**file, "width": 320, "height": 320}]
+    if message.kind == "animation":
+        return {**file, "width": 640, "height": 320, "duration": 1}
     return file
 
 

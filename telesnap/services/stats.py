@@ -133,6 +133,7 @@ class StatsService:
             if row is None or row.chat_id != chat_id or result is None:
                 raise Refused(Reason.NO_GAME, {"game_id": game_id})
             stored = await stored_game(uow, row)
+            history = tuple(record.operation for record in await uow.history.operations(game_id))
             names = _seated_names(await uow.stats.seated_users([game_id]))
         line = _game_line(result, row, names[game_id])
         header = [
@@ -143,7 +144,7 @@ class StatsService:
             f"started {_iso(row.started_at)}; ended {_iso(row.ended_at)}",
         ]
         text = write_document(stored, header)
-        return ReplayDocument(line, f"snap-game-{game_id}.tsv", text)
+        return ReplayDocument(line, f"snap-game-{game_id}.tsv", text, history)
 
     async def export_chat(self, chat_id: int) -> dict[str, Any]:
         """The chat's ended games and its players' figures, as JSON-ready data."""

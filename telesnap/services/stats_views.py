@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..game import Operation
 from ..storage.models import PlayerStats
 from ..storage.repositories import Ranking
 
@@ -159,8 +160,10 @@ class HistoryPage:
 
 @dataclass(frozen=True, slots=True)
 class ReplayDocument:
-    """One game's summary and its whole history as a text document."""
+    """One game's summary and its whole history, as operations and as a text document."""
 
     game: GameLine
     file_name: str
     text: str
+    history: tuple[Operation, ...]
+    """The operations, for a film of the game; ``game.players`` names their seats."""

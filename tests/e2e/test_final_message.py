@@ -97,7 +97,7 @@ async def test_the_final_message_gives_standings_fastest_call_and_replay_number(
         fastest = re.search(r"⚡ Fastest correct call: Bob, (\d+) ms", final)
         assert fastest is not None, final
         assert lines[-1] == f"/replay {number[1]} sends the whole game, move by move."
-        await table.command("Ann", "replay", number[1])
+        await table.command("Ann", "replay", f"{number[1]} file")
         document = await table.client.wait_for_message(
             table.chat_id, lambda m: m.kind == "document"
         )

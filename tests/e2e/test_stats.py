@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import gettext
+import io
 from pathlib import Path
 
+from PIL import Image
 from sqlalchemy import select
 
+from telesnap.bot.replay_film import film_frames
+from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.services.stats_audit import check_game, stored_game
 from telesnap.storage.database import create_engine, session_factory
@@ -72,12 +77,19 @@ async def test_stats_leaderboard_history_and_replay(
         await table.wait_for_text("page 1 of 2")
 
         await table.command("Ann", "replay", "1")
+        film = await wait_for_kind(table, "animation", "#1")
+        assert film.file_name == "snap-game-1.gif"
+        assert "/replay 1 file sends every move as a file." in film.text
+        await assert_a_film_of_every_move(emulator, film, url, game_id=1)
+        await table.command("Ann", "replay", "1 file")
         document = await wait_for_kind(table, "document", "#1")
         assert document.file_name == "snap-game-1.tsv"
         assert document.file_size
         assert document.file_size > 500
         await table.command("Ann", "replay", "99")
         await table.wait_for_text("No game #99 has ended in this chat.")
+        await table.command("Ann", "replay", "1 gif")
+        await table.wait_for_text("Write /replay ID to watch a game")
 
     engine = create_engine(url)
     try:
@@ -91,6 +103,30 @@ async def test_stats_leaderboard_history_and_replay(
             assert bob.games == GAMES
     finally:
         await engine.dispose()
+
+
+async def assert_a_film_of_every_move(
+    emulator: RunningEmulator, film: TranscriptMessage, url: str, game_id: int
+) -> None:
+    """The GIF Telegram got plays one frame per move a board described, and loops."""
+    assert film.file is not None
+    kept = emulator.emulator.files.get(film.file["file_id"])
+    assert kept is not None
+    picture = Image.open(io.BytesIO(kept.content))
+    assert picture.format == "GIF"
+    assert picture.info.get("loop") == 0
+    assert picture.n_frames == await described_moves(url, game_id)
+
+
+async def described_moves(url: str, game_id: int) -> int:
+    """How many of the game's operations a board describes (all but correct calls)."""
+    engine = create_engine(url)
+    try:
+        async with UnitOfWork(session_factory(engine)) as uow:
+            history = [record.operation for record in await uow.history.operations(game_id)]
+    finally:
+        await engine.dispose()
+    return len(film_frames(history, ["A", "B"], gettext.NullTranslations()))
 
 
 async def wins_of(url: str, user_id: int) -> int:

@@ -1,0 +1,74 @@
+"""The /replay film: one frame per move a board described, in every language, a bounded length."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from PIL import Image
+
+from telesnap.bot.i18n import translator
+from telesnap.bot.render import describe
+from telesnap.bot.replay_film import film_frames, replay_film
+from telesnap.game import CardFlipped, Game
+from telesnap.services.views import TableView
+from telesnap.simulate import play_game
+
+NAMES = ["Ann", "سارة", "สมชาย", "Бојан"]
+
+
+@pytest.fixture(scope="module")
+def long_game() -> Game:
+    return play_game(random.Random(5), len(NAMES), 300, 400)
+
+
+def test_each_frame_shows_the_line_its_board_said(long_game: Game) -> None:
+    tr = translator("es")
+    frames = film_frames(long_game.history, NAMES, tr)
+    replayed = Game()
+    said = []
+    for op in long_game.history:
+        replayed = Game.replay([*replayed.history, op])
+        line = describe(op, TableView.of(0, replayed, [0] * len(NAMES), NAMES), tr)
+        if line is not None:
+            said.append(line)
+    assert len(frames) == len(said)
+    assert frames[-1].table.is_over
+    assert "<b>" not in "".join(frame.event for frame in frames)
+
+
+def test_a_long_game_plays_in_about_a_minute_and_a_half(long_game: Game) -> None:
+    frames = film_frames(long_game.history, NAMES, translator("en"))
+    flips = [frame for frame, op in zip(frames, _described(long_game), strict=True) if op]
+    assert len(flips) > 300
+    total_s = sum(frame.milliseconds for frame in frames) / 1000
+    assert total_s <= 90 + 6  # the last frame stays a few seconds more
+    assert frames[-1].milliseconds > max(frame.milliseconds for frame in frames[:-1])
+
+
+@pytest.mark.parametrize("language", ["en", "mk", "sw", "es", "ar", "th"])
+def test_the_film_is_a_looping_gif_of_every_frame(language: str) -> None:
+    game = play_game(random.Random(11), 3, 300, 40)
+    tr = translator(language)
+    data = replay_film(3, game.history, NAMES[:3], tr)
+    picture = Image.open(io.BytesIO(data))
+    assert picture.format == "GIF"
+    assert picture.info["loop"] == 0
+    assert picture.n_frames == len(film_frames(game.history, NAMES[:3], tr))
+
+
+def test_a_history_without_moves_makes_no_film() -> None:
+    assert replay_film(1, [], ["Ann", "Bob"], translator("en")) == b""
+
+
+def _described(game: Game) -> list[bool]:
+    """For each frame, whether it is a flip's."""
+    frames_ops = []
+    replayed = Game()
+    for op in game.history:
+        replayed = Game.replay([*replayed.history, op])
+        table = TableView.of(0, replayed, [0] * len(NAMES), NAMES)
+        if describe(op, table, translator("en")) is not None:
+            frames_ops.append(isinstance(op, CardFlipped))
+    return frames_ops
