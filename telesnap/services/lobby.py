@@ -64,7 +64,9 @@ class LobbyService(Service):
             try:
                 row = await uow.games.add(place.chat_id, place.thread_id, actor.user_id)
             except ActiveGameExistsError:
-                raise Refused(Reason.GAME_EXISTS) from None
+                active = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+                running = active is not None and active.status == GameStatus.RUNNING.value
+                raise Refused(Reason.GAME_EXISTS, {"running": running}) from None
             await uow.games.add_player(row.id, actor.user_id)
             settings = GameSettings.from_values(
                 await uow.settings.get_effective_values(place.chat_id, place.thread_id)
