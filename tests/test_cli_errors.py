@@ -87,6 +87,16 @@ def test_a_sqlite_file_in_a_missing_folder_names_the_folder(tmp_path: Path) -> N
     )
 
 
+def test_the_sandbox_in_a_missing_folder_names_the_folder(tmp_path: Path) -> None:
+    arguments = ("sandbox", "--database-url", "sqlite:///no-such-folder/games.db", "--port", "1")
+    line = one_line(telesnap(tmp_path, *arguments))
+    assert line == (
+        "telesnap sandbox: cannot open the SQLite file no-such-folder/games.db: "
+        "the folder no-such-folder does not exist"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_replay_and_export_without_a_database_name_it_and_create_nothing(
     tmp_path: Path,
 ) -> None:

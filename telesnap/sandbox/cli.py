@@ -44,6 +44,11 @@ def options_from(args: argparse.Namespace, settings: Settings | None = None) -> 
         args.database_url or f"sqlite+aiosqlite:///{DEFAULT_DATABASE_FILE}", "--database-url"
     )
     database_file = sqlite_file(database_url)
+    if database_file is not None and not database_file.parent.is_dir():
+        raise ConfigError(
+            f"cannot open the SQLite file {database_file}: "
+            f"the folder {database_file.parent} does not exist"
+        )
     roster_file = (
         Path(ROSTER_FILE)
         if database_file is None
