@@ -113,9 +113,13 @@ def describe_database(url: str | URL) -> str:
     """
     parsed = make_url(url) if isinstance(url, str) else url
     if parsed.get_backend_name() == "sqlite":
-        return f"the SQLite file {parsed.database}" if parsed.database else "an in-memory SQLite"
+        if parsed.database in (None, "", ":memory:"):
+            return "an in-memory SQLite database"
+        return f"the SQLite file {parsed.database}"
     server = "PostgreSQL" if parsed.get_backend_name() == "postgresql" else parsed.drivername
     where = f"{parsed.host or 'localhost'}:{parsed.port or 5432}"
+    if not parsed.database:
+        return f"the {server} server at {where}"
     return f"the {server} database {parsed.database} at {where}"
 
 
