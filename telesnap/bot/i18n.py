@@ -15,7 +15,10 @@ Mixed directions: a user name or a card inside a line is wrapped in Unicode
 isolates only where its direction differs from the line's (a right-to-left name
 in a left-to-right line; a Latin name or "10♥" in an Arabic line), so it neither
 reorders its neighbours nor is reordered. Every line of an Arabic message starts
-with a right-to-left mark. Text whose direction matches its line is left as it is.
+with a right-to-left mark, and each command in it (``/replay 6``, with the words
+and numbers that follow it) is a left-to-right isolate, so that it reads whole
+and the right-to-left line does not carry its slash to the other end. Text whose
+direction matches its line is left as it is.
 
 >>> isolate("Ann", translator("es")), isolate("10♥", translator("es"))
 ('Ann', '10♥')
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import gettext
+import re
 import unicodedata
 from pathlib import Path
 
@@ -46,9 +50,13 @@ FSI = "\u2068"
 """FIRST STRONG ISOLATE: starts a run laid out on its own (a name, a card)."""
 PDI = "\u2069"
 """POP DIRECTIONAL ISOLATE: ends the run :data:`FSI` started."""
+LRI = "\u2066"
+"""LEFT-TO-RIGHT ISOLATE: starts a run laid out left to right on its own (a command)."""
 RLM = "\u200f"
 """RIGHT-TO-LEFT MARK: makes the line it starts a right-to-left line."""
 
+_COMMAND = re.compile(r"(?<![\w/<\u2066])/[a-z_]+(?:@\w+)?(?: [A-Za-z0-9_]+)*")
+"""A command with its Latin arguments; not a closing tag, a path or an isolated command."""
 _EXPLICIT = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 """Bidi classes of the explicit direction controls: a run holding one is always isolated."""
 _AGAINST_LTR = frozenset({"R", "AL"}) | _EXPLICIT
@@ -108,11 +116,16 @@ def directed(text: str, tr: gettext.NullTranslations) -> str:
 
     Telegram clients pick each line's direction from its first letter, which
     in a table line is a name or a card; in a right-to-left language each
-    non-empty line therefore starts with :data:`RLM`. Other languages are
-    left unchanged, and a line already marked is not marked twice.
+    non-empty line therefore starts with :data:`RLM`, and each command is wrapped
+    in :data:`LRI` ... :data:`PDI`. Other languages are left unchanged, and a
+    line or command already marked is not marked twice.
+
+    >>> directed("/replay 6", translator("ar")) == RLM + LRI + "/replay 6" + PDI
+    True
     """
     if not is_rtl(tr):
         return text
+    text = _COMMAND.sub(lambda command: f"{LRI}{command[0]}{PDI}", text)
     return "\n".join(
         RLM + line if line and not line.startswith(RLM) else line for line in text.split("\n")
     )

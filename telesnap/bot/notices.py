@@ -63,6 +63,9 @@ _RENDERERS: dict[str, Renderer] = {
         "💤 Nobody has played for a long time: the game is abandoned."
     ),
     NoticeKind.TIME_UP: lambda _args, tr: tr.gettext("⏱ Time is up!"),
+    NoticeKind.STOPPED: lambda args, tr: tr.gettext(
+        "🛑 {name} stopped the game with /endgame."
+    ).format(name=_bold_name(args, tr)),
 }
 
 

@@ -87,7 +87,9 @@ def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
     Once the game is over: the final standings instead (:func:`render_final`).
     """
     if table.final is not None:
-        return render_final(table.game_id, table.final, tr)
+        return render_final(
+            table.game_id, table.final, tr, flips=table.flips, flip_limit=table.flip_limit
+        )
     lines = []
     turn_marker = _turn_marker(tr) + " "
     for player in table.players:
@@ -118,16 +120,27 @@ def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
     return directed("\n".join(lines), tr)
 
 
-def render_final(game_id: int, final: FinalView, tr: gettext.NullTranslations) -> str:
-    """The end of a game: every player's place, cards, snaps and wrong calls; the fastest call.
+def render_final(
+    game_id: int,
+    final: FinalView,
+    tr: gettext.NullTranslations,
+    *,
+    flips: int = 0,
+    flip_limit: int | None = None,
+) -> str:
+    """The end of a game: how it ended, the places, cards, snaps and wrong calls, the fastest call.
 
-    Names are shown whole. The last line gives the game's number for ``/replay``.
+    A game that a limit ended says which: the flip limit when its flips reached it
+    (``flip_limit``), else the time limit. Names are shown whole. The last line gives
+    the game's number for ``/replay``.
     """
     if final.reason is EndReason.ABANDONED:
-        title = tr.gettext("🛑 <b>Game #{id} was stopped</b>: nobody wins.")
+        lines = [tr.gettext("🛑 <b>Game #{id} was stopped</b>: nobody wins.").format(id=game_id)]
     else:
-        title = tr.gettext("🏁 <b>Game #{id}: final standings</b>")
-    lines = [title.format(id=game_id)]
+        lines = [
+            tr.gettext("🏁 <b>Game #{id}: final standings</b>").format(id=game_id),
+            _ending(final.reason, flips, flip_limit, tr),
+        ]
     lines += [_standing_line(row, tr) for row in final.rows]
     if final.fastest is not None:
         lines.append(
@@ -234,6 +247,21 @@ def _describe_race(op: RaceResolved, who: _Who, tr: gettext.NullTranslations) ->
             op.cards,
         )
     return text.format(name=who(op.winners[0]), count=op.cards)
+
+
+def _ending(
+    reason: EndReason, flips: int, flip_limit: int | None, tr: gettext.NullTranslations
+) -> str:
+    """The line naming how a game that was not stopped ended."""
+    if reason is EndReason.ALL_CARDS:
+        return tr.gettext("Won by taking every card.")
+    if flip_limit is not None and flips >= flip_limit:
+        return tr.ngettext(
+            "The flip limit ({count} flip) was reached: the most cards wins.",
+            "The flip limit ({count} flips) was reached: the most cards wins.",
+            flip_limit,
+        ).format(count=flip_limit)
+    return tr.gettext("The time limit was reached: the most cards wins.")
 
 
 def _describe_end(op: GameEnded, who: _Who, tr: gettext.NullTranslations) -> str:

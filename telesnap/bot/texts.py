@@ -22,7 +22,11 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
             "Snap is played in groups: add me to a group and send /newgame there."
         ),
         Reason.NO_GAME: tr.gettext("There is no game here. Send /newgame to open one."),
-        Reason.GAME_EXISTS: tr.gettext("A game is already open here. Send /join to take part."),
+        Reason.GAME_EXISTS: (
+            tr.gettext("A game is already being played here; wait for it to end.")
+            if details.get("running")
+            else tr.gettext("A game is already open here. Send /join to take part.")
+        ),
         Reason.NOT_IN_LOBBY: tr.gettext("The game has already started; wait for the next one."),
         Reason.ALREADY_JOINED: tr.gettext("You have already joined."),
         Reason.NOT_JOINED: tr.gettext("You have not joined this game."),
@@ -98,7 +102,7 @@ def wrong_call_toast(penalised: bool, tr: gettext.NullTranslations) -> str:
 
 
 def help_text(tr: gettext.NullTranslations) -> str:
-    """The /help message."""
+    """The /help message: every command the bot answers, grouped as players look for them."""
     return "\n".join(
         [
             tr.gettext(
@@ -106,6 +110,7 @@ def help_text(tr: gettext.NullTranslations) -> str:
                 "first to press Snap!"
             ),
             "",
+            tr.gettext("<b>Play</b>"),
             tr.gettext("/newgame: open a game here (then Join and Start)"),
             tr.gettext("/join, /leave: join or leave the game"),
             tr.gettext("/startgame: deal the cards (creator or admin)"),
@@ -113,8 +118,17 @@ def help_text(tr: gettext.NullTranslations) -> str:
             tr.gettext("/snap, /snappot: call Snap! or Snap Pot!"),
             tr.gettext("/endgame: stop the game (creator or admin)"),
             tr.gettext("/kick: reply to a player's message to remove them (creator or admin)"),
+            "",
+            tr.gettext("<b>Stats</b>"),
+            tr.gettext("/stats: your stats (reply to someone's message to see theirs)"),
+            tr.gettext("/leaderboard: the best players of this chat"),
+            tr.gettext("/history: the games played here"),
+            tr.gettext("/replay ID: one game, move by move (the ID is in /history)"),
+            "",
+            tr.gettext("<b>Settings and help</b>"),
             tr.gettext("/settings: show or change this chat's settings"),
             tr.gettext("/rules: the rules"),
+            tr.gettext("/start, /help: what this bot does, and this list"),
         ]
     )
 

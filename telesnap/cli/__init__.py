@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Sequence
+from typing import NoReturn
+
+from ..config import ConfigError
 
 DESCRIPTION = "Snap for Telegram group chats: the bot, and the tools around it."
 
@@ -32,13 +36,35 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, not {text!r}")
+    return int(text)
+
+
+def _host_and_port(text: str) -> str:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"must be HOST:PORT with a port from 1 to 65535, not {text!r}"
+        )
+    return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one line (``--help`` gives the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (--help lists the options)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``telesnap`` command.
 
     >>> build_parser().parse_args(["simulate", "--players", "3"]).players
     3
     """
-    parser = argparse.ArgumentParser(prog="telesnap", description=DESCRIPTION)
+    parser = _Parser(prog="telesnap", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     simulate = commands.add_parser(
@@ -63,7 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--webhook-url", help="public HTTPS URL Telegram should POST updates to")
     run.add_argument(
-        "--listen", default="127.0.0.1:8443", metavar="HOST:PORT", help="where to listen"
+        "--listen",
+        type=_host_and_port,
+        default="127.0.0.1:8443",
+        metavar="HOST:PORT",
+        help="where to listen",
     )
     run.add_argument("--secret", help="secret token Telegram sends with every webhook POST")
     run.add_argument(
@@ -112,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="address to listen on (default: this machine only)"
     )
     sandbox.add_argument(
-        "--port", type=int, help="port of the page (default: TELESNAP_SANDBOX_PORT, else 8080)"
+        "--port", type=_port, help="port of the page (default: TELESNAP_SANDBOX_PORT, else 8080)"
     )
     sandbox.add_argument(
         "--database-url",
@@ -131,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     emulator = commands.add_parser("emulator", help="run the local Telegram Bot API emulator")
     emulator.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    emulator.add_argument("--port", type=int, default=8081, help="port to listen on")
+    emulator.add_argument("--port", type=_port, default=8081, help="port to listen on")
     emulator.add_argument(
         "--no-flood-limits", action="store_true", help="switch Telegram's flood limits off"
     )
@@ -140,9 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse the command line and run the chosen sub-command; return its exit code."""
+    """Parse the command line and run the chosen sub-command; return its exit code.
+
+    A setting or database a sub-command cannot use is one line on stderr and exit code 2.
+    """
     args = build_parser().parse_args(argv)
     module_name, _, function_name = args.target.partition(":")
     function = getattr(importlib.import_module(module_name), function_name)
-    exit_code: int = function(args)
+    try:
+        exit_code: int = function(args)
+    except ConfigError as error:
+        print(f"telesnap: {error}", file=sys.stderr)
+        return 2
     return exit_code

@@ -7,7 +7,11 @@ operations and compares it with the ``# stored:`` facts of the header;
 difference is printed and the exit code is 1.
 
 ``telesnap export --chat ID`` prints the chat's ended games and its players'
-figures as JSON.
+figures as JSON; a chat without any is exit code 1.
+
+Both only read: a SQLite file that is not there is named, never created, and
+when the sandbox's file is in the folder the message points to it (the sandbox
+keeps its games apart from the bot's).
 """
 
 from __future__ import annotations
@@ -19,21 +23,68 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError, load_settings
+from sqlalchemy.engine import make_url
+
+from ..config import (
+    DATABASE_URL_VARIABLE,
+    DEFAULT_DATABASE_URL,
+    ConfigError,
+    load_settings,
+    normalize_database_url,
+)
+from ..sandbox.app import DEFAULT_DATABASE_FILE as SANDBOX_DATABASE_FILE
 from ..services.stats import StatsService
 from ..services.stats_audit import StoredGame, check_game, parse_document, stored_game
-from ..storage.database import create_engine, session_factory
+from ..storage.database import create_engine, describe_database, session_factory
+from ..storage.migrate import current_revision
 from ..storage.uow import UnitOfWork, UnitsOfWork
 
 __all__ = ["export_command", "replay_command"]
 
 
-def _database_url(args: argparse.Namespace) -> str:
+def _database_url(args: argparse.Namespace) -> tuple[str, str]:
+    """The URL to read, and where it came from (said when there is nothing there)."""
     url: str | None = getattr(args, "database_url", None)
-    return url or load_settings(require_token=False).database_url
+    if url:
+        return normalize_database_url(url, "--database-url"), "--database-url"
+    settings = load_settings(require_token=False)
+    if settings.database_url == DEFAULT_DATABASE_URL:
+        return (
+            settings.database_url,
+            f"the default, without --database-url or {DATABASE_URL_VARIABLE}",
+        )
+    return settings.database_url, DATABASE_URL_VARIABLE
+
+
+def _sandbox_hint(url: str) -> str:
+    """Point to the sandbox's games when they are here and were not the ones read."""
+    sandbox = Path(SANDBOX_DATABASE_FILE)
+    parsed = make_url(url)
+    read = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    if not sandbox.is_file() or (read and Path(read).resolve() == sandbox.resolve()):
+        return ""
+    return f"; the sandbox keeps its games in {sandbox}: add --database-url sqlite:///{sandbox}"
+
+
+def _check_file(url: str, source: str) -> None:
+    """Refuse a SQLite file that is not there (opening it would create an empty one)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        path = Path(parsed.database)
+        if not path.is_file():
+            raise ConfigError(f"there is no database at {path} ({source}){_sandbox_hint(url)}")
+
+
+async def _check_migrated(url: str) -> None:
+    if await current_revision(url) is None:
+        raise ConfigError(
+            f"{describe_database(url)} holds no telesnap games (never migrated: is it the "
+            f"right database?){_sandbox_hint(url)}"
+        )
 
 
 async def _stored_from_database(url: str, game_id: int) -> StoredGame | None:
+    await _check_migrated(url)
     engine = create_engine(url)
     try:
         async with UnitOfWork(session_factory(engine), read_only=True) as uow:
@@ -45,13 +96,20 @@ async def _stored_from_database(url: str, game_id: int) -> StoredGame | None:
 
 def replay_command(args: argparse.Namespace) -> int:
     """Rebuild one game from its history and compare it with what is stored."""
+    where = "the file"
     try:
         if args.file is not None:
             stored = parse_document(Path(args.file).read_text(encoding="utf-8"))
         else:
-            found = asyncio.run(_stored_from_database(_database_url(args), args.game))
+            url, source = _database_url(args)
+            where = describe_database(url)
+            _check_file(url, source)
+            found = asyncio.run(_stored_from_database(url, args.game))
             if found is None:
-                print(f"telesnap: there is no game {args.game}", file=sys.stderr)
+                print(
+                    f"telesnap: there is no game {args.game} in {where}{_sandbox_hint(url)}",
+                    file=sys.stderr,
+                )
                 return 1
             stored = found
     except (OSError, ValueError, ConfigError) as error:
@@ -59,6 +117,8 @@ def replay_command(args: argparse.Namespace) -> int:
         return 1
     problems = check_game(stored)
     game = stored.facts.get("game_id", "?")
+    if args.file is None:
+        print(f"game {game}: read from {where}")
     for problem in problems:
         print(f"game {game}: {problem}")
     if problems:
@@ -68,6 +128,7 @@ def replay_command(args: argparse.Namespace) -> int:
 
 
 async def _export(url: str, chat_id: int) -> dict[str, Any]:
+    await _check_migrated(url)
     engine = create_engine(url)
     try:
         return await StatsService(UnitsOfWork(session_factory(engine))).export_chat(chat_id)
@@ -78,10 +139,19 @@ async def _export(url: str, chat_id: int) -> dict[str, Any]:
 def export_command(args: argparse.Namespace) -> int:
     """Print (or write) a chat's games and figures as JSON."""
     try:
-        data = asyncio.run(_export(_database_url(args), args.chat))
+        url, source = _database_url(args)
+        _check_file(url, source)
+        data = asyncio.run(_export(url, args.chat))
     except ConfigError as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 2
+    if not data["games"] and not data["players"]:
+        print(
+            f"telesnap: chat {args.chat} has no ended games in {describe_database(url)}"
+            f"{_sandbox_hint(url)}",
+            file=sys.stderr,
+        )
+        return 1
     text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     if args.output is not None:
         Path(args.output).write_text(text + "\n", encoding="utf-8")

@@ -18,6 +18,7 @@ from ..config import (
     load_settings,
     normalize_database_url,
 )
+from ..storage.database import describe_database
 from .app import DEFAULT_DATABASE_FILE, DEFAULT_PORT, Sandbox, SandboxOptions, sqlite_file
 
 logger = logging.getLogger(__name__)
@@ -43,6 +44,11 @@ def options_from(args: argparse.Namespace, settings: Settings | None = None) -> 
         args.database_url or f"sqlite+aiosqlite:///{DEFAULT_DATABASE_FILE}", "--database-url"
     )
     database_file = sqlite_file(database_url)
+    if database_file is not None and not database_file.parent.is_dir():
+        raise ConfigError(
+            f"cannot open the SQLite file {database_file}: "
+            f"the folder {database_file.parent} does not exist"
+        )
     roster_file = (
         Path(ROSTER_FILE)
         if database_file is None
@@ -72,6 +78,12 @@ def options_from(args: argparse.Namespace, settings: Settings | None = None) -> 
     )
 
 
+def _kept_in(database_url: str) -> str:
+    """Where the games are kept, as the start lines name it."""
+    where = sqlite_file(database_url)
+    return str(where) if where is not None else describe_database(database_url)
+
+
 async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
     """Start the sandbox, say where it is, and run until SIGINT or SIGTERM."""
     stop = asyncio.Event()
@@ -82,10 +94,9 @@ async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
     try:
         url = await sandbox.start()
         options = sandbox.options
-        where = sqlite_file(options.database_url)
         print(f"telesnap sandbox: open {url} in a browser", flush=True)
-        if where is not None:
-            print(f"  games are kept in {where} (--fresh starts over)")
+        print(f"  games are kept in {_kept_in(options.database_url)} (--fresh starts over)")
+        print(f"  replay one: telesnap replay --game ID --database-url {options.database_url}")
         if options.host in LOOPBACK_HOSTS:
             print(f"  listening on {options.host} only: other machines cannot reach it (--host)")
         else:
@@ -113,8 +124,6 @@ def main(args: argparse.Namespace) -> int:
         print(f"telesnap sandbox: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        print(
-            f"telesnap sandbox: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr
-        )
+        print(f"telesnap sandbox: {error}", file=sys.stderr)
         return 2
     return 0

@@ -86,11 +86,24 @@ class Service:
     async def _active_game(uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:
         """The topic's lobby or running game; ``game_id`` (from a button) must match it."""
         row = await uow.games.find_active(place.chat_id, place.thread_id)
-        if row is None:
-            raise Refused(Reason.NO_GAME if game_id is None else Reason.OTHER_GAME)
-        if game_id is not None and row.id != game_id:
-            raise Refused(Reason.OTHER_GAME)
+        if row is None and game_id is None:
+            raise Refused(Reason.NO_GAME)
+        if row is None or (game_id is not None and row.id != game_id):
+            assert game_id is not None
+            raise await Service._button_refusal(uow, place, game_id)
         return row
+
+    @staticmethod
+    async def _button_refusal(uow: UnitOfWork, place: Place, game_id: int) -> Refused:
+        """Why a button of another game is refused: it ended in this topic, or it is not ours."""
+        pressed = await uow.games.get(game_id, lock=False)
+        if (
+            pressed is not None
+            and (pressed.chat_id, pressed.thread_id) == (place.chat_id, place.thread_id)
+            and pressed.status not in (GameStatus.LOBBY.value, GameStatus.RUNNING.value)
+        ):
+            return Refused(Reason.GAME_OVER)
+        return Refused(Reason.OTHER_GAME)
 
     async def _running_game(
         self, uow: UnitOfWork, place: Place, game_id: int | None = None

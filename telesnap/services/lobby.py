@@ -22,11 +22,11 @@ from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .chat_settings import adopt_language
 from .managers import AdminCheck, ManagerCheck
-from .outbox_rows import Notice, NoticeKind, record_lobby, record_notice
+from .outbox_rows import Notice, NoticeKind, note_board, record_lobby, record_notice
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings
 from .store import GameStore, finish_row, loaded_game, name_of
-from .types import Actor, Place, Reason, Receipt, Refused
+from .types import Actor, Place, Reason, Receipt, Refused, display_name
 from .views import LobbyView, OpenOutcome, PlayOutcome, StartOutcome
 
 logger = logging.getLogger(__name__)
@@ -64,7 +64,9 @@ class LobbyService(Service):
             try:
                 row = await uow.games.add(place.chat_id, place.thread_id, actor.user_id)
             except ActiveGameExistsError:
-                raise Refused(Reason.GAME_EXISTS) from None
+                active = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+                running = active is not None and active.status == GameStatus.RUNNING.value
+                raise Refused(Reason.GAME_EXISTS, {"running": running}) from None
             await uow.games.add_player(row.id, actor.user_id)
             settings = GameSettings.from_values(
                 await uow.settings.get_effective_values(place.chat_id, place.thread_id)
@@ -199,6 +201,8 @@ class LobbyService(Service):
             loaded.game.abandon()
             operations = tuple(loaded.game.history[before:])
             await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+            stopped_by = {"name": display_name(actor.first_name, actor.last_name)}
+            await note_board(uow, place, row.id, Notice(NoticeKind.STOPPED, stopped_by))
             self._store.forget(row.id)
             return PlayOutcome(loaded.table(), operations)
 

@@ -62,6 +62,8 @@ class NoticeKind(StrEnum):
     """A note: nobody played for too long, the game is abandoned."""
     TIME_UP = "time_up"
     """A note: the game's time limit is reached."""
+    STOPPED = "stopped"
+    """A note: args ``name``, who stopped the running game with ``/endgame``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ Traceback (most recent call last):
 telesnap.services.types.Refused: bad_setting_value {'name': 'tie_window', 'allowed': '0-2000'}
 >>> parse_setting("turn_timer", "off")
 ('turn_timer_s', None)
+
+A number below a setting's range is refused, 0 included: "off" is the word for off.
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ def _coerce(spec: SettingSpec, value: Any) -> Any:
     """The stored value of ``spec`` for ``value`` (typed or stored), or ``Refused``."""
     refused = Refused(Reason.BAD_SETTING_VALUE, {"name": spec.name, "allowed": spec.allowed})
     text = str(value).strip().lower() if not isinstance(value, bool) else ""
-    if spec.optional and (value is None or text in ("off", "none", "0")):
+    if spec.optional and (value is None or text in ("off", "none")):
         return None
     if spec.kind == "switch":
         if isinstance(value, bool):

@@ -71,7 +71,14 @@ class LoadedGame:
 
     def table(self) -> TableView:
         """The table as it stands."""
-        return TableView.of(self.game_id, self.game, self.user_ids, self.names, self.fastest_calls)
+        return TableView.of(
+            self.game_id,
+            self.game,
+            self.user_ids,
+            self.names,
+            self.fastest_calls,
+            flip_limit=self.settings.flip_limit,
+        )
 
 
 def place_of(row: GameRow) -> Place:

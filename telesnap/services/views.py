@@ -57,6 +57,8 @@ class TableView:
     end_reason: EndReason | None
     final: FinalView | None = None
     """The final standings, once the game has ended."""
+    flip_limit: int | None = None
+    """The flip limit the game plays by (None: none), so its end can say which limit ended it."""
 
     @property
     def is_over(self) -> bool:
@@ -84,6 +86,8 @@ class TableView:
         user_ids: list[int],
         names: list[str],
         fastest_calls: Mapping[int, int] | None = None,
+        *,
+        flip_limit: int | None = None,
     ) -> TableView:
         """Build the view of ``game`` whose seats belong to ``user_ids`` called ``names``.
 
@@ -115,6 +119,7 @@ class TableView:
             winners=outcome.winners if outcome else None,
             end_reason=outcome.reason if outcome else None,
             final=final_view(game, names, fastest_calls or {}) if outcome else None,
+            flip_limit=flip_limit,
         )
 
 

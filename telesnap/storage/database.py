@@ -17,23 +17,35 @@ On PostgreSQL it is ``READ ONLY`` (SQLAlchemy's ``postgresql_readonly``).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, text
-from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+)
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
 from sqlalchemy.pool import AsyncAdaptedQueuePool
 
-from ..config import PoolSettings, normalize_database_url
+from ..config import ConfigError, PoolSettings, normalize_database_url
 from . import sqlite_driver
 
 __all__ = [
     "READ_ONLY_OPTION",
     "SQLITE_BUSY_TIMEOUT_MS",
+    "DatabaseUnreachableError",
+    "connection_to",
     "create_engine",
     "database_answers",
+    "describe_database",
     "read_only_options",
     "session_factory",
 ]
@@ -85,6 +97,66 @@ def create_engine(url: str, pool: PoolSettings | None = None) -> AsyncEngine:
         pool_recycle=POOL_RECYCLE_S,
         connect_args={"timeout": pool.connect_timeout_s},  # asyncpg's connect timeout
     )
+
+
+class DatabaseUnreachableError(ConfigError):
+    """The database cannot be opened; the message says which one and what to check."""
+
+
+def describe_database(url: str | URL) -> str:
+    """Name a database for a person: its SQLite file, or PostgreSQL's host, port and name.
+
+    >>> describe_database("sqlite+aiosqlite:///games/x.db")
+    'the SQLite file games/x.db'
+    >>> describe_database("postgresql+asyncpg://bot:secret@db.example:5433/snap")
+    'the PostgreSQL database snap at db.example:5433'
+    """
+    parsed = make_url(url) if isinstance(url, str) else url
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database in (None, "", ":memory:"):
+            return "an in-memory SQLite database"
+        return f"the SQLite file {parsed.database}"
+    server = "PostgreSQL" if parsed.get_backend_name() == "postgresql" else parsed.drivername
+    where = f"{parsed.host or 'localhost'}:{parsed.port or 5432}"
+    if not parsed.database:
+        return f"the {server} server at {where}"
+    return f"the {server} database {parsed.database} at {where}"
+
+
+def _unreachable(url: URL, error: BaseException) -> DatabaseUnreachableError:
+    cause = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
+    reason = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    if url.get_backend_name() == "sqlite":
+        folder = Path(url.database or ".").parent
+        if not folder.is_dir():
+            return DatabaseUnreachableError(
+                f"cannot open {describe_database(url)}: the folder {folder} does not exist"
+            )
+        return DatabaseUnreachableError(
+            f"cannot open {describe_database(url)} ({reason}): check that the folder "
+            "lets this user write there"
+        )
+    return DatabaseUnreachableError(
+        f"cannot connect to {describe_database(url)} ({reason}): check that the server runs "
+        "there, and the user, password and database name in the URL"
+    )
+
+
+@asynccontextmanager
+async def connection_to(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """Connect to ``engine``'s database; :class:`DatabaseUnreachableError` if it cannot be opened.
+
+    Only the connection is explained: an error of a statement run on it is raised as it is.
+    """
+    connection = engine.connect()
+    try:
+        await connection.start()
+    except (DBAPIError, OSError, TimeoutError) as error:
+        raise _unreachable(engine.url, error) from None
+    try:
+        yield connection
+    finally:
+        await connection.close()
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

@@ -33,7 +33,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from ..config import load_settings
-from .database import create_engine
+from .database import connection_to, create_engine
 from .models import Base, UtcDateTime
 
 __all__ = [
@@ -90,11 +90,15 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
 
 
 async def upgrade_database(url: str, revision: str = "head") -> None:
-    """Run ``alembic upgrade <revision>`` on the database at ``url``, in one transaction."""
+    """Run ``alembic upgrade <revision>`` on the database at ``url``, in one transaction.
+
+    A database that cannot be opened raises :class:`.DatabaseUnreachableError` (one line saying
+    which, and what to check).
+    """
     lock = _IN_PROCESS.setdefault(asyncio.get_running_loop(), asyncio.Lock())
     engine = create_engine(url)
     try:
-        async with lock, engine.begin() as connection:
+        async with lock, connection_to(engine) as connection, connection.begin():
             await connection.run_sync(_upgrade_on_connection, revision)
     finally:
         await engine.dispose()
@@ -114,7 +118,7 @@ async def current_revision(url: str) -> str | None:
     """Return the revision the database at ``url`` is at (None if never migrated)."""
     engine = create_engine(url)
     try:
-        async with engine.connect() as connection:
+        async with connection_to(engine) as connection:
             return await connection.run_sync(
                 lambda sync: MigrationContext.configure(sync).get_current_revision()
             )

@@ -473,11 +473,25 @@ def test_the_final_message_gives_standings_fastest_call_and_replay_number() -> N
     )
     assert render_final(42, final, tr).splitlines() == [
         "🏁 <b>Game #42: final standings</b>",
+        "Won by taking every card.",
         "1. 🏆 <b>Ann</b> — 52 cards · 4 snaps won · 1 wrong call",
         "2. <b>Bob</b> — out · 1 snap won · 0 wrong calls",
         "⚡ Fastest correct call: <b>Bob</b>, 287 ms",
         "/replay 42 sends the whole game, move by move.",
     ]
+
+
+def test_the_final_message_names_the_limit_that_ended_the_game() -> None:
+    tr = translator("en")
+    rows = (StandingRow(0, "Ann", 1, 30, 0, 0, SeatStatus.ACTIVE, None, True),)
+    final = FinalView(EndReason.LIMIT, rows, None)
+    by_flips = render_final(7, final, tr, flips=24, flip_limit=24).splitlines()
+    assert by_flips[1] == "The flip limit (24 flips) was reached: the most cards wins."
+    by_time = render_final(7, final, tr, flips=11, flip_limit=24).splitlines()
+    assert by_time[1] == "The time limit was reached: the most cards wins."
+    assert render_final(7, final, tr, flips=11).splitlines()[1] == by_time[1]
+    stopped = render_final(7, FinalView(EndReason.ABANDONED, rows, None), tr).splitlines()
+    assert stopped[0] == "🛑 <b>Game #7 was stopped</b>: nobody wins."
 
 
 def test_an_ended_table_renders_as_the_final_standings() -> None:
@@ -514,7 +528,7 @@ def test_players_who_walked_away_are_shown_as_such() -> None:
         )
     )
     lines = render_final(7, FinalView(EndReason.LIMIT, rows, None), tr).splitlines()
-    assert lines[1:4] == [
+    assert lines[2:5] == [
         "1. <b>Ann</b> — left · 0 snaps won · 0 wrong calls",
         "2. <b>Bob</b> — removed · 0 snaps won · 0 wrong calls",
         "3. <b>Cid</b> — removed as away · 0 snaps won · 0 wrong calls",

@@ -86,6 +86,7 @@ async def test_the_final_message_gives_standings_fastest_call_and_replay_number(
         number = re.search(r"Game #(\d+): final standings", final)
         assert number is not None, final
         lines = final.splitlines()
+        assert "The flip limit (24 flips) was reached: the most cards wins." in lines
         standings = [line for line in lines if re.match(r"^\d\. ", line)]
         assert len(standings) == 3
         assert any(line.startswith("1. 🏆 ") for line in standings)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from telesnap.bot.i18n import translator
+from telesnap.bot.i18n import LRI, PDI, translator
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 
@@ -65,3 +66,15 @@ async def test_a_whole_game_in_the_chat_language(
         assert not board.buttons, "the game did not end by its flip limit"
         winner_line = tr.gettext("🏆 {name} wins the game!").split("{name}")
         assert all(part.strip() in board.text for part in winner_line if part.strip())
+        ended = tr.ngettext(
+            "The flip limit ({count} flip) was reached: the most cards wins.",
+            "The flip limit ({count} flips) was reached: the most cards wins.",
+            12,
+        ).format(count=12)
+        assert ended in board.text
+        number = re.search(r"#(\d+)", board.text)
+        assert number is not None, board.text
+        if language == "ar":  # the command reads whole: "/replay 6", never "replay 6/"
+            assert f"{LRI}/replay {number[1]}{PDI}" in board.text
+        else:
+            assert f"/replay {number[1]}" in board.text

@@ -97,3 +97,27 @@ async def test_a_lobby_called_off_closes_its_message(
         closed = next(m for m in await table.messages() if m.message_id == lobby.message_id)
         assert closed.text == "This game was called off."
         assert closed.reply_markup is None, "nobody can join a called-off game"
+
+
+async def test_a_second_newgame_hints_at_join_only_while_joining_is_open(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+        await table.command("Ann", "newgame")
+        await table.wait_for_text("A game of Snap is starting")
+        in_lobby = await table.command("Cid", "newgame")
+        assert (await table.reply_to(in_lobby)).text == (
+            "A game is already open here. Send /join to take part."
+        )
+        await table.command("Bob", "join")
+        await table.wait_for_text("Players (2/12)")
+        await table.command("Ann", "startgame")
+        await table.next_board()
+        while_playing = await table.command("Cid", "newgame")
+        answer = (await table.reply_to(while_playing)).text
+        assert answer == "A game is already being played here; wait for it to end."
+        refused_join = await table.command("Cid", "join")
+        assert "/join" not in answer
+        assert (await table.reply_to(refused_join)).text == (
+            "The game has already started; wait for the next one."
+        )

@@ -9,6 +9,7 @@ from telesnap.emulator.testing import RunningEmulator
 from .harness import PLAYER_LINE, Board, database_file, table_with
 
 OTHER_GAME = "This button belongs to a game that is not being played here."
+GAME_OVER = "This game is over."
 
 
 def callback_data(board: Board, action: str) -> str:
@@ -61,7 +62,7 @@ async def test_the_second_snap_of_the_race_that_ends_the_game_is_answered(
                 assert (await table.press(board.turn, board.message, "Flip")).text == ""
             board = await table.next_board()
         assert "Ann wins" in board.message.text
-        assert late_toast == OTHER_GAME
+        assert late_toast == GAME_OVER
 
 
 async def test_a_flip_on_the_last_board_after_endgame_is_answered(
@@ -84,7 +85,7 @@ async def test_a_flip_on_the_last_board_after_endgame_is_answered(
             forged=True,
         )
         toast = await table.client.wait_for_toast(callback_query_id=query_id)
-        assert toast.text == OTHER_GAME
+        assert toast.text == GAME_OVER
 
 
 async def test_a_signed_button_of_another_chats_game_is_answered(

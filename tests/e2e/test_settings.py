@@ -76,3 +76,16 @@ async def test_bad_values_and_unknown_settings_say_what_is_allowed(
         saved = await table.wait_for_text("Saved.")
         assert "Tie window: 100 ms" in saved.text
         assert "Wrong-call penalty: off" in saved.text
+
+
+async def test_a_timer_of_0_is_refused_with_what_is_allowed(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "turn_timer 0")
+        await table.wait_for_text("turn_timer must be one of: 10-86400, off.")
+        await table.command("Ann", "settings", "turn_timer off")
+        saved = await table.wait_for_text("Saved.")
+        assert "Turn timer: off" in saved.text

@@ -50,6 +50,10 @@ async def test_it_starts_says_it_listens_on_this_machine_only_and_stops_on_ctrl_
         assert lines[0] == f"telesnap sandbox: open http://127.0.0.1:{port}/ in a browser"
         assert any("listening on 127.0.0.1 only" in line for line in lines)
         assert any(str(database) in line for line in lines)
+        assert (
+            f"  replay one: telesnap replay --game ID --database-url sqlite+aiosqlite:///{database}"
+            in lines
+        )
         async with (
             aiohttp.ClientSession() as session,
             session.get(f"http://127.0.0.1:{port}/") as response,

@@ -1,0 +1,153 @@
+"""Mistakes on the ``telesnap`` command line, run as a person runs it: one line, non-zero exit.
+
+Each case runs the real entry point (``python -m telesnap``) in an empty folder,
+without ``TELESNAP_*`` variables, and checks what the person reads: the exit
+code and the one line on stderr (no traceback), and that nothing was created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from telesnap.storage.migrate import upgrade_database
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def telesnap(folder: Path, *arguments: str, **variables: str) -> subprocess.CompletedProcess[str]:
+    """Run ``telesnap ARGUMENTS`` in ``folder`` with only ``variables`` of telesnap's own."""
+    environment = {
+        name: value for name, value in os.environ.items() if not name.startswith("TELESNAP_")
+    }
+    environment.update(variables)
+    return subprocess.run(
+        [sys.executable, "-m", "telesnap", *arguments],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def one_line(result: subprocess.CompletedProcess[str]) -> str:
+    """The single line of stderr, after checking the exit code says it failed."""
+    assert result.returncode != 0, result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port  # closed again: nothing listens there
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("sandbox", "--port", "99999"),
+        ("sandbox", "--port", "0"),
+        ("emulator", "--port", "65536"),
+        ("run", "--listen", "127.0.0.1:99999"),
+    ],
+)
+def test_a_port_out_of_range_is_one_line(tmp_path: Path, arguments: tuple[str, ...]) -> None:
+    line = one_line(telesnap(tmp_path, *arguments))
+    assert "1 to 65535" in line
+    assert arguments[-1] in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreachable_postgresql_names_the_host_and_what_to_check(tmp_path: Path) -> None:
+    port = closed_port()
+    url = f"postgresql://postgres@127.0.0.1:{port}/games"
+    for arguments in (("db", "upgrade"), ("export", "--chat", "5", "--database-url", url)):
+        line = one_line(telesnap(tmp_path, *arguments, TELESNAP_DATABASE_URL=url))
+        assert f"PostgreSQL database games at 127.0.0.1:{port}" in line
+        assert "check that the server runs there" in line
+
+
+def test_a_sqlite_file_in_a_missing_folder_names_the_folder(tmp_path: Path) -> None:
+    url = "sqlite:///no-such-folder/games.db"
+    line = one_line(telesnap(tmp_path, "db", "upgrade", TELESNAP_DATABASE_URL=url))
+    assert line == (
+        "telesnap: cannot open the SQLite file no-such-folder/games.db: "
+        "the folder no-such-folder does not exist"
+    )
+
+
+def test_the_sandbox_in_a_missing_folder_names_the_folder(tmp_path: Path) -> None:
+    arguments = ("sandbox", "--database-url", "sqlite:///no-such-folder/games.db", "--port", "1")
+    line = one_line(telesnap(tmp_path, *arguments))
+    assert line == (
+        "telesnap sandbox: cannot open the SQLite file no-such-folder/games.db: "
+        "the folder no-such-folder does not exist"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_replay_and_export_without_a_database_name_it_and_create_nothing(
+    tmp_path: Path,
+) -> None:
+    for arguments in (("replay", "--game", "999"), ("export", "--chat", "12345")):
+        line = one_line(telesnap(tmp_path, *arguments))
+        assert line.startswith("telesnap: there is no database at telesnap.db")
+        assert "sandbox" not in line  # there is no sandbox file to point to
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_replay_and_export_point_to_the_sandboxs_games(tmp_path: Path) -> None:
+    sandbox = tmp_path / "telesnap-sandbox.db"
+    asyncio.run(upgrade_database(f"sqlite+aiosqlite:///{sandbox}"))
+    before = sorted(path.name for path in tmp_path.iterdir())
+    hint = (
+        "the sandbox keeps its games in telesnap-sandbox.db: "
+        "add --database-url sqlite:///telesnap-sandbox.db"
+    )
+    for arguments in (("replay", "--game", "999"), ("export", "--chat", "12345")):
+        line = one_line(telesnap(tmp_path, *arguments))
+        assert "there is no database at telesnap.db" in line
+        assert line.endswith(hint)
+    assert sorted(path.name for path in tmp_path.iterdir()) == before
+
+
+def test_an_unknown_chat_or_game_is_a_refusal_naming_the_database(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
+    asyncio.run(upgrade_database(url))
+    line = one_line(telesnap(tmp_path, "export", "--chat", "12345", "--database-url", url))
+    assert line == f"telesnap: chat 12345 has no ended games in the SQLite file {tmp_path}/games.db"
+    line = one_line(telesnap(tmp_path, "replay", "--game", "999", "--database-url", url))
+    assert line == f"telesnap: there is no game 999 in the SQLite file {tmp_path}/games.db"
+
+
+def test_a_database_that_was_never_migrated_is_named(tmp_path: Path) -> None:
+    (tmp_path / "telesnap.db").touch()
+    line = one_line(telesnap(tmp_path, "replay", "--game", "1"))
+    assert line == (
+        "telesnap: the SQLite file telesnap.db holds no telesnap games "
+        "(never migrated: is it the right database?)"
+    )
+
+
+def test_the_sandboxs_saved_chats_are_not_committed() -> None:
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", "telesnap-sandbox.db.sandbox.json"],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if checked.returncode == 128:
+        pytest.skip(f"not a git checkout: {checked.stderr.strip()}")
+    assert checked.stdout.strip() == "telesnap-sandbox.db.sandbox.json"
