@@ -27,6 +27,7 @@ from .bot.courier import Courier
 from .bot.dispatcher import InboxDispatcher, Intake
 from .bot.health import Readiness, install_readiness
 from .bot.i18n import translator
+from .bot.intake_gate import IntakeGate, toast_turned_away
 from .bot.menu import publish_commands
 from .bot.outbox import FloodLimits, Outbox
 from .bot.presenter import Presenter
@@ -166,9 +167,6 @@ class BotRunner:
         inbox = InboxService(units)
         dispatcher = InboxDispatcher(application, book, inbox, claims_for(self._engine))
         self.dispatcher = dispatcher
-        intake = Intake(book, inbox, dispatcher)
-        assert isinstance(application.bot, StampingBot)
-        application.bot.store_into(intake)
         lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed)
         play = PlayService(units, store)
         races = RaceService(units, store)
@@ -181,6 +179,12 @@ class BotRunner:
             slots=shared_slots,
         )
         courier = Courier(outbox)
+        gate = IntakeGate(calls_in_flight=book.calls_on_their_way)
+        intake = Intake(
+            book, inbox, dispatcher, gate, toast_turned_away(application.bot, courier.spawn)
+        )
+        assert isinstance(application.bot, StampingBot)
+        application.bot.store_into(intake)
         presenter = Presenter(courier, signer, chat_settings, boards, tidier=BoardTidier(courier))
         runtime = Runtime(
             bot=application.bot,
@@ -189,6 +193,7 @@ class BotRunner:
             races=races,
             settings=chat_settings,
             book=book,
+            gate=gate,
             signer=signer,
             courier=courier,
             presenter=presenter,

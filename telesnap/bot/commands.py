@@ -66,6 +66,8 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
         tr = translator(language_of(user.language_code))
         try:
             if not takes_arguments and command_arguments(message):
+                if not runtime.gate.may_reply(message.chat.id, user.id):
+                    return
                 runtime.presenter.say(
                     place or _private(message),
                     tr.gettext("/{command} takes no arguments.").format(command=command),
@@ -76,7 +78,9 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
             await runtime.presenter.remember_language(place)
             await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
-            if refused.reason is not Reason.DUPLICATE_UPDATE and place is not None:
+            if refused.reason is Reason.DUPLICATE_UPDATE or place is None:
+                return
+            if runtime.gate.may_reply(place.chat_id, user.id):
                 runtime.presenter.say(place, refusal_text(refused, tr), message.message_id)
         finally:
             runtime.book.finished(update)
@@ -90,11 +94,13 @@ def _private(message: Message) -> Place:
 
 
 async def _help(request: CommandRequest) -> None:
-    request.runtime.presenter.say(request.place, help_text(request.translations()))
+    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
+        request.runtime.presenter.say(request.place, help_text(request.translations()))
 
 
 async def _rules(request: CommandRequest) -> None:
-    request.runtime.presenter.say(request.place, rules_text(request.translations()))
+    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
+        request.runtime.presenter.say(request.place, rules_text(request.translations()))
 
 
 async def _newgame(request: CommandRequest) -> None:
@@ -200,7 +206,11 @@ async def on_unknown_command(update: Update, context: Context) -> None:
         place = place_of_update(update)
         user = update.effective_user
         tr = translator(language_of(user.language_code if user else None))
-        if place is not None:
+        if (
+            place is not None
+            and user is not None
+            and runtime.gate.may_reply(place.chat_id, user.id)
+        ):
             runtime.presenter.say(
                 place,
                 tr.gettext("I don't know {command}. /help lists what I can do.").format(

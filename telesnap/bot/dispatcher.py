@@ -32,7 +32,7 @@ import asyncio
 import logging
 import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -41,6 +41,7 @@ from telegram.ext import Application
 
 from ..services.inbox import NO_CHAT, InboxService, Intaken, StoredUpdate, TopicClaims
 from ..services.types import Receipt, Topic
+from .intake_gate import IntakeGate, Verdict
 from .receipts import Arrival, ReceiptBook
 
 logger = logging.getLogger(__name__)
@@ -355,23 +356,44 @@ class Intake:
     the next ``getUpdates``). If storing fails it raises, and nothing is acknowledged.
     """
 
-    def __init__(self, book: ReceiptBook, inbox: InboxService, dispatcher: InboxDispatcher) -> None:
+    def __init__(
+        self,
+        book: ReceiptBook,
+        inbox: InboxService,
+        dispatcher: InboxDispatcher,
+        gate: IntakeGate | None = None,
+        turned_away: Callable[[Update], None] = lambda update: None,
+    ) -> None:
         self._book = book
         self._inbox = inbox
         self._dispatcher = dispatcher
+        self._gate = gate
+        self._turned_away = turned_away
+        """Answers a press the gate turned away (a toast); a dropped message gets nothing."""
 
     async def receive(self, updates: Sequence[Update], payloads: Sequence[dict[str, Any]]) -> None:
-        """Stamp and store ``updates`` (``payloads``: each as Telegram sent it)."""
+        """Stamp and store ``updates`` (``payloads``: each as Telegram sent it).
+
+        An update the gate turns away is acknowledged without being stored.
+        """
         arrivals = self._book.stamp(updates)
-        stored = [
-            inbox_entry(arrival, update.update_id, payload)
-            for arrival, update, payload in zip(arrivals, updates, payloads, strict=True)
-        ]
+        stored = []
+        for arrival, update, payload in zip(arrivals, updates, payloads, strict=True):
+            if self._gate is not None:
+                verdict = self._gate.verdict(update, arrival.topic, arrival.is_call)
+                if verdict is not Verdict.ADMIT:
+                    self._book.finished(update)
+                    if verdict is Verdict.ANSWER:
+                        self._turned_away(update)
+                    continue
+            stored.append(inbox_entry(arrival, update.update_id, payload))
+        if not stored:
+            return
         try:
             intaken = await self._inbox.store(stored, self._dispatcher.origin)
         except BaseException:
-            for update in updates:
-                self._book.handled_elsewhere(update.update_id)  # not ours: never stored
+            for entry in stored:
+                self._book.handled_elsewhere(entry.update_id)  # not ours: never stored
             raise
         self._dispatcher.offer(stored, intaken)
 

@@ -151,6 +151,10 @@ class ReceiptBook:
         if self._calls_in_flight.pop(update_id, None) is not None:
             self._changed.set()
 
+    def calls_on_their_way(self, topic: Topic) -> int:
+        """How many Snap calls of ``topic`` are stamped and not yet handled."""
+        return sum(1 for where, _ in self._calls_in_flight.values() if where == topic)
+
     def held(self) -> int:
         """How many stamped updates are still waiting for their handlers to finish."""
         return len(self._arrivals) + len(self._calls_in_flight)

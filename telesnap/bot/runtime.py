@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from telegram import Bot
@@ -15,6 +15,7 @@ from ..services.play import PlayService
 from ..services.races import RaceService
 from .callbacks import CallbackSigner
 from .courier import Courier
+from .intake_gate import IntakeGate
 from .presenter import Presenter
 from .races import RaceReferee
 from .receipts import ReceiptBook
@@ -41,6 +42,8 @@ class Runtime:
     courier: Courier
     presenter: Presenter
     referee: RaceReferee
+    gate: IntakeGate = field(default_factory=IntakeGate)
+    """The intake's budgets; the handlers ask it whether a refusal may be answered."""
 
     # -- a chat that removed the bot ------------------------------------------------------
 

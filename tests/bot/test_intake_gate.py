@@ -1,0 +1,78 @@
+"""The intake gate: a member's flood is turned away before it is stored, players are not."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from telegram import CallbackQuery, Chat, Message, Update, User
+
+from telesnap.bot.intake_gate import GateLimits, IntakeGate, Verdict
+from telesnap.services.types import Topic
+
+CHAT = Chat(-100, Chat.SUPERGROUP)
+NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
+
+
+def command(user_id: int, text: str = "/help", chat: Chat = CHAT) -> Update:
+    user = User(user_id, f"user {user_id}", is_bot=False)
+    return Update(user_id, message=Message(1, NOW, chat, from_user=user, text=text))
+
+
+def press(user_id: int, chat: Chat = CHAT) -> Update:
+    user = User(user_id, f"user {user_id}", is_bot=False)
+    message = Message(1, NOW, chat)
+    return Update(user_id, callback_query=CallbackQuery("q", user, "c", message=message, data="x"))
+
+
+def test_a_flood_of_commands_is_dropped_after_the_users_budget() -> None:
+    gate = IntakeGate(GateLimits(commands_per_user="6 per 10 seconds"))
+    verdicts = [gate.verdict(command(1)) for _ in range(150)]
+    assert verdicts[:6] == [Verdict.ADMIT] * 6
+    assert set(verdicts[6:]) == {Verdict.DROP}
+    assert gate.turned_away == 144
+    # Another member of the same chat is not held back by the first one's flood.
+    assert gate.verdict(command(2)) is Verdict.ADMIT
+
+
+def test_presses_over_the_budget_are_answered_not_stored() -> None:
+    gate = IntakeGate(GateLimits(presses_per_user="15 per 5 seconds"))
+    verdicts = [gate.verdict(press(1)) for _ in range(100)]
+    assert verdicts.count(Verdict.ADMIT) == 15
+    assert verdicts.count(Verdict.ANSWER) == 85
+    assert gate.verdict(press(2)) is Verdict.ADMIT
+
+
+def test_presses_and_commands_have_budgets_of_their_own() -> None:
+    gate = IntakeGate(GateLimits(commands_per_user="1 per 10 seconds"))
+    assert gate.verdict(command(1)) is Verdict.ADMIT
+    assert gate.verdict(command(1)) is Verdict.DROP
+    assert gate.verdict(press(1)) is Verdict.ADMIT
+
+
+def test_a_chat_has_a_budget_for_all_its_members() -> None:
+    gate = IntakeGate(GateLimits(updates_per_chat="10 per 10 seconds"))
+    verdicts = [gate.verdict(command(user)) for user in range(20)]
+    assert verdicts.count(Verdict.ADMIT) == 10
+    other = Chat(-200, Chat.SUPERGROUP)
+    assert gate.verdict(command(1, chat=other)) is Verdict.ADMIT
+
+
+def test_a_topic_holds_a_bounded_number_of_calls_on_their_way() -> None:
+    in_flight = {Topic(-100, 0): 25}  # 24 on their way, and this one
+    gate = IntakeGate(calls_in_flight=lambda topic: in_flight.get(topic, 0))
+    assert gate.verdict(press(1), Topic(-100, 0), is_call=True) is Verdict.ANSWER
+    assert gate.verdict(press(1), Topic(-100, 0), is_call=False) is Verdict.ADMIT
+    assert gate.verdict(press(2), Topic(-100, 7), is_call=True) is Verdict.ADMIT
+
+
+def test_a_users_refusals_get_a_few_replies_per_window() -> None:
+    gate = IntakeGate(GateLimits(replies_per_user="2 per 10 seconds"))
+    assert [gate.may_reply(-100, 1) for _ in range(4)] == [True, True, False, False]
+    assert gate.may_reply(-100, 2)
+    assert gate.may_reply(-200, 1)
+
+
+def test_updates_without_a_sender_are_always_let_in() -> None:
+    gate = IntakeGate(GateLimits(updates_per_chat="1 per 10 seconds"))
+    for _ in range(3):
+        assert gate.verdict(Update(9)) is Verdict.ADMIT
