@@ -29,6 +29,7 @@ from .commands import command_handlers, forget_receipt, on_unknown_command
 from .errors import AnsweredPresses, on_error
 from .membership import on_my_chat_member
 from .receipts import ReceiptBook
+from .redaction import install_token_redaction
 from .stats_handlers import register_stats_handlers
 from .transport import AiohttpRequest
 
@@ -48,6 +49,7 @@ class StampingBot(ExtBot[None]):
     """
 
     def __init__(self, book: ReceiptBook, token: str, api_url: str) -> None:
+        install_token_redaction(token)  # before python-telegram-bot logs its URL at DEBUG
         transports = (
             AiohttpRequest(connection_pool_size=64),
             AiohttpRequest(connection_pool_size=2, read_timeout=40.0),

@@ -14,6 +14,7 @@ import re
 import sys
 
 from ..app import BotRunner, Webhook
+from ..bot.redaction import install_token_redaction
 from ..config import ConfigError, Settings, load_settings
 from ..storage.migrate import upgrade_database
 from .workers import Supervisor, worker_specs
@@ -26,8 +27,11 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def _configure_logging(settings: Settings) -> None:
+    install_token_redaction(settings.token)  # every record, before anything logs
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     # httpx logs every request URL, and those URLs contain the token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
@@ -67,7 +71,7 @@ def run_command(args: argparse.Namespace) -> int:
         webhook = webhook_from(args)
     except ConfigError as error:
         return _fail(str(error))
-    _configure_logging(settings.log_level)
+    _configure_logging(settings)
     if args.workers is not None:
         try:
             check_workers(settings, webhook, args.workers)
