@@ -4,10 +4,10 @@ Every setting is a ``TELESNAP_*`` variable; the real environment wins over the
 ``.env`` file. A missing or malformed setting raises :class:`ConfigError`,
 whose message is one line naming the variable and what it accepts.
 
->>> settings = load_settings({"TELESNAP_TOKEN": "123:secret"}, env_file=None)
+>>> settings = load_settings({"TELESNAP_TOKEN": "123:hidden"}, env_file=None)
 >>> settings.database_url
 'sqlite+aiosqlite:///telesnap.db'
->>> "secret" in repr(settings)
+>>> "hidden" in repr(settings)
 False
 """
 
@@ -29,9 +29,11 @@ __all__ = [
     "ConfigError",
     "PoolSettings",
     "Settings",
+    "check_webhook_secret",
     "default_host_id",
     "load_settings",
     "normalize_database_url",
+    "read_webhook_secret",
 ]
 
 TOKEN_VARIABLE = "TELESNAP_TOKEN"
@@ -46,6 +48,11 @@ POOL_SIZE_VARIABLE = "TELESNAP_DB_POOL_SIZE"
 MAX_OVERFLOW_VARIABLE = "TELESNAP_DB_MAX_OVERFLOW"
 POOL_TIMEOUT_VARIABLE = "TELESNAP_DB_POOL_TIMEOUT"
 CONNECT_TIMEOUT_VARIABLE = "TELESNAP_DB_CONNECT_TIMEOUT"
+WEBHOOK_SECRET_VARIABLE = "TELESNAP_WEBHOOK_SECRET"
+WEBHOOK_SECRET_FILE_VARIABLE = "TELESNAP_WEBHOOK_SECRET_FILE"
+WEBHOOK_SECRET_MIN_LENGTH = 32
+"""A webhook secret shorter than this is refused: it is all that tells Telegram's POSTs
+from anyone else's."""
 
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///telesnap.db"
@@ -62,6 +69,7 @@ _DATABASE_SCHEMES = {
 }
 _TOKEN_PATTERN = re.compile(r"\d+:\S+")
 _HOST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+_WEBHOOK_SECRET_PATTERN = re.compile(rf"[A-Za-z0-9_-]{{{WEBHOOK_SECRET_MIN_LENGTH},256}}")
 _HTTP_URL_PATTERN = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?", re.IGNORECASE)
 
 
@@ -110,7 +118,7 @@ class Settings:
     Settings(token='42:***', api_url='https://api.telegram.org', \
 database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO', shuffle_seed=None, \
 flood_control=True, sandbox_port=None, host_id='', pool=PoolSettings(size=10, \
-max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0))
+max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0), webhook_secret=None)
     """
 
     token: str | None
@@ -128,6 +136,9 @@ max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0))
     (``TELESNAP_HOST_ID``; by default the machine's hostname, see :func:`default_host_id`)."""
     pool: PoolSettings = PoolSettings()
     """The database connection pool (PostgreSQL)."""
+    webhook_secret: str | None = None
+    """The secret Telegram sends with every webhook POST (``TELESNAP_WEBHOOK_SECRET``, or
+    the file ``TELESNAP_WEBHOOK_SECRET_FILE`` names); None: none given."""
 
     @property
     def masked_token(self) -> str | None:
@@ -155,7 +166,8 @@ max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0))
             f"Settings(token={self.masked_token!r}, api_url={self.api_url!r}, "
             f"database_url={self.database_url!r}, log_level={self.log_level!r}, "
             f"shuffle_seed={self.shuffle_seed!r}, flood_control={self.flood_control!r}, "
-            f"sandbox_port={self.sandbox_port!r}, host_id={self.host_id!r}, pool={self.pool!r})"
+            f"sandbox_port={self.sandbox_port!r}, host_id={self.host_id!r}, pool={self.pool!r}, "
+            f"webhook_secret={'***' if self.webhook_secret else None!r})"
         )
 
     __str__ = __repr__
@@ -222,6 +234,7 @@ def load_settings(
         sandbox_port=_parse_port(values.get(SANDBOX_PORT_VARIABLE), SANDBOX_PORT_VARIABLE),
         host_id=_parse_host_id(values.get(HOST_ID_VARIABLE)),
         pool=_parse_pool(values),
+        webhook_secret=_parse_webhook_secret(values),
     )
 
 
@@ -368,6 +381,57 @@ def _parse_seconds(value: str | None, variable: str, default: float) -> float:
             f" got {_shorten(value)!r}"
         )
     return seconds
+
+
+def _parse_webhook_secret(values: Mapping[str, str]) -> str | None:
+    given = values.get(WEBHOOK_SECRET_VARIABLE)
+    path = values.get(WEBHOOK_SECRET_FILE_VARIABLE)
+    if not _is_blank(given) and not _is_blank(path):
+        raise ConfigError(
+            f"{WEBHOOK_SECRET_VARIABLE} and {WEBHOOK_SECRET_FILE_VARIABLE} are both set: give one"
+        )
+    if not _is_blank(path):
+        assert path is not None
+        return read_webhook_secret(Path(path.strip()), WEBHOOK_SECRET_FILE_VARIABLE)
+    if _is_blank(given):
+        return None
+    assert given is not None
+    return check_webhook_secret(given.strip(), WEBHOOK_SECRET_VARIABLE)
+
+
+def read_webhook_secret(path: Path, source: str) -> str:
+    """The webhook secret kept in the file at ``path`` (one line), checked.
+
+    ``source`` names where the path came from, for the error message.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: {str(path)!r} is not a text file") from None
+    except OSError as error:
+        reason = error.strerror or error
+        raise ConfigError(f"{source}: cannot read the secret in {str(path)!r}: {reason}") from None
+    return check_webhook_secret(text.strip(), f"the webhook secret in {str(path)!r} ({source})")
+
+
+def check_webhook_secret(secret: str, source: str) -> str:
+    """``secret`` if it is long enough and uses only what Telegram accepts, else ConfigError.
+
+    >>> check_webhook_secret("short", "TELESNAP_WEBHOOK_SECRET")
+    Traceback (most recent call last):
+    ...
+    telesnap.config.ConfigError: TELESNAP_WEBHOOK_SECRET has 5 characters: it must have ...
+    """
+    if len(secret) < WEBHOOK_SECRET_MIN_LENGTH:
+        raise ConfigError(
+            f"{source} has {len(secret)} characters: it must have at least"
+            f" {WEBHOOK_SECRET_MIN_LENGTH} (make one with: openssl rand -hex 32)"
+        )
+    if not _WEBHOOK_SECRET_PATTERN.fullmatch(secret):
+        raise ConfigError(
+            f"{source} must be at most 256 of A-Z a-z 0-9 _ - (what Telegram accepts)"
+        )
+    return secret
 
 
 def default_host_id() -> str:

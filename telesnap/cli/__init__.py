@@ -65,7 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--listen", default="127.0.0.1:8443", metavar="HOST:PORT", help="where to listen"
     )
-    run.add_argument("--secret", help="secret token Telegram sends with every webhook POST")
+    run.add_argument(
+        "--webhook-secret-file",
+        metavar="PATH",
+        help="file holding the secret Telegram sends with every webhook POST, at least 32 "
+        "characters (or set TELESNAP_WEBHOOK_SECRET or TELESNAP_WEBHOOK_SECRET_FILE)",
+    )
     run.add_argument(
         "--no-resume",
         action="store_true",
