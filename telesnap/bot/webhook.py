@@ -6,6 +6,9 @@ storing fails the answer is 500 (Telegram retries). While the bot drains for a
 stop, new POSTs get 503, so Telegram, or the reverse proxy, sends them elsewhere.
 A body that is not an update (not JSON, not an object, nested too deeply) is
 logged and answered with 200, so Telegram does not redeliver it again and again.
+A body above :data:`MAX_BODY_BYTES` gets 413 before it is read whole (Telegram's
+updates are a few KiB), and an idle connection is closed after
+:data:`KEEPALIVE_TIMEOUT_S`, so idle or oversized clients cannot hold memory.
 
 :attr:`WebhookServer.app` is the aiohttp application: more routes can be added
 to it before :meth:`WebhookServer.start`.
@@ -28,6 +31,10 @@ from .health import add_health_routes
 logger = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+MAX_BODY_BYTES = 64 * 1024
+"""The largest body a POST may have (413 beyond)."""
+KEEPALIVE_TIMEOUT_S = 15.0
+"""How long an idle keep-alive connection stays open."""
 
 
 class WebhookServer:
@@ -42,6 +49,7 @@ class WebhookServer:
         host: str,
         port: int,
         path: str = "/telegram",
+        keepalive_timeout_s: float = KEEPALIVE_TIMEOUT_S,
     ) -> None:
         self._application = application
         self._intake = intake
@@ -50,9 +58,10 @@ class WebhookServer:
         self._host = host
         self._port = port
         self.path = path
+        self._keepalive_timeout_s = keepalive_timeout_s
         self._runner: web.AppRunner | None = None
         self.bound_port: int | None = None
-        self.app = web.Application()
+        self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         """The aiohttp application (routes may be added before :meth:`start`)."""
         self.app.router.add_post(self.path, self._receive)
         add_health_routes(self.app, self._application)
@@ -67,7 +76,11 @@ class WebhookServer:
         given = request.headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self._secret.encode()):
             return web.Response(status=403, text="forbidden")
-        body = await request.read()
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            logger.warning("webhook: refused a body above %d bytes (413)", MAX_BODY_BYTES)
+            raise
         parsed = self._parse(body)
         if parsed is None:
             # Answered with 200 all the same: Telegram would redeliver it with backoff,
@@ -100,7 +113,9 @@ class WebhookServer:
 
     async def start(self) -> None:
         """Start listening."""
-        self._runner = web.AppRunner(self.app, access_log=None)
+        self._runner = web.AppRunner(
+            self.app, access_log=None, keepalive_timeout=self._keepalive_timeout_s
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port)
         await site.start()

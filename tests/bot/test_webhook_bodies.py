@@ -26,8 +26,8 @@ from telesnap.storage.uow import UnitsOfWork
 from .inbox_helpers import SAFETY_S, Worker, message_update
 
 SECRET = "s3cret"
-DEEP_LIST = "[" * 100_000 + "]" * 100_000
-DEEP_OBJECT = '{"update_id": 9, "message": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001
+DEEP_LIST = "[" * 20_000 + "]" * 20_000  # within the 64 KiB limit, deeper than json reads
+DEEP_OBJECT = '{"update_id": 9, "message": ' + '{"a": ' * 5_000 + "1" + "}" * 5_001
 
 
 @dataclass
@@ -172,3 +172,36 @@ async def test_the_row_is_committed_before_the_200(engine: AsyncEngine) -> None:
     finally:
         await hook.stop()
         await worker.dispatcher.drain()
+
+
+async def test_a_body_above_64_kib_is_refused_with_413(
+    server: tuple[WebhookServer, RecordingIntake],
+) -> None:
+    hook, intake = server
+    padding = "x" * (70 * 1024)
+    body = json.dumps({"update_id": 7, "message": {"text": padding}}).encode()
+    assert await post(hook, body) == 413
+    assert intake.received == []
+
+
+async def test_an_idle_connection_is_closed_after_the_keep_alive_timeout() -> None:
+    hook = WebhookServer(
+        BotOnly(),  # type: ignore[arg-type]
+        RecordingIntake(),  # type: ignore[arg-type]
+        secret=SECRET,
+        host="127.0.0.1",
+        port=0,
+        keepalive_timeout_s=0.2,
+    )
+    await hook.start()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", hook.bound_port)
+        writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()
+        assert (await reader.readline()).startswith(b"HTTP/1.1 200")
+        async with asyncio.timeout(10):  # the server ends the idle connection well before
+            while await reader.read(4096):
+                pass
+        writer.close()
+    finally:
+        await hook.stop()
