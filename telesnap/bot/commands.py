@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram import Message, Update
-from telegram.ext import BaseHandler, CommandHandler, ContextTypes
+from telegram.ext import BaseHandler, CommandHandler, ContextTypes, filters
 
 from ..game import CallKind, CallVerdict
 from ..services.types import Actor, Place, Reason, Receipt, Refused
@@ -180,9 +180,13 @@ COMMANDS = tuple(_BODIES)
 
 
 def command_handlers() -> list[BaseHandler[Update, Any, None]]:
-    """One CommandHandler per command of the game."""
+    """One CommandHandler per command of the game (new messages only: an edit is no command)."""
     return [
-        CommandHandler(command, _handler(command, body, takes_arguments=takes_arguments))
+        CommandHandler(
+            command,
+            _handler(command, body, takes_arguments=takes_arguments),
+            filters=filters.UpdateType.MESSAGE,
+        )
         for command, (body, takes_arguments) in _BODIES.items()
     ]
 

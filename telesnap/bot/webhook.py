@@ -6,7 +6,8 @@ storing fails the answer is 500 (Telegram retries). While the bot drains for a
 stop, new POSTs get 503, so Telegram, or the reverse proxy, sends them elsewhere.
 A body that is not an update (not JSON, not an object, nested too deeply) is
 logged and answered with 200, so Telegram does not redeliver it again and again.
-A body above :data:`MAX_BODY_BYTES` gets 413 before it is read whole (Telegram's
+An update the bot has no use for (:func:`.relevance.wanted`) gets 200 and is not
+stored. A body above :data:`MAX_BODY_BYTES` gets 413 before it is read whole (Telegram's
 updates are a few KiB), and an idle connection is closed after
 :data:`KEEPALIVE_TIMEOUT_S`, so idle or oversized clients cannot hold memory.
 
@@ -27,6 +28,7 @@ from telegram import Update
 from .application import BotApplication
 from .dispatcher import Intake
 from .health import add_health_routes
+from .relevance import bot_username, wanted
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,8 @@ class WebhookServer:
             # and hold up the chat's later updates behind it.
             return web.Response(text="ignored: not an update")
         update, data = parsed
+        if not wanted(data, bot_username(self._application.bot)):
+            return web.Response(text="ignored: not for this bot")  # not stored: see .relevance
         try:
             await self._intake.receive([update], [data])
         except Exception:

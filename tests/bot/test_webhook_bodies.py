@@ -120,8 +120,9 @@ async def test_an_update_is_handed_to_the_inbox(
     server: tuple[WebhookServer, RecordingIntake],
 ) -> None:
     hook, intake = server
-    assert await post(hook, json.dumps({"update_id": 5}).encode()) == 200
-    assert intake.received == [{"update_id": 5}]
+    command = message_update(5, -5).to_dict()
+    assert await post(hook, json.dumps(command).encode()) == 200
+    assert intake.received == [command]
 
 
 async def test_an_update_that_could_not_be_stored_is_not_acknowledged(
@@ -130,7 +131,7 @@ async def test_an_update_that_could_not_be_stored_is_not_acknowledged(
     hook, intake = server
     intake.fails = True
     with caplog.at_level(logging.ERROR, logger="telesnap.bot.webhook"):
-        status = await post(hook, json.dumps({"update_id": 6}).encode())
+        status = await post(hook, json.dumps(message_update(6, -5).to_dict()).encode())
     assert status == 500, "Telegram delivers it again"
     assert any("could not store update 6" in record.getMessage() for record in caplog.records)
 
