@@ -17,9 +17,11 @@ import logging
 import os
 import re
 import socket
+import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 
@@ -32,8 +34,10 @@ __all__ = [
     "check_webhook_secret",
     "default_host_id",
     "load_settings",
+    "mask_password",
     "normalize_database_url",
     "read_webhook_secret",
+    "settings_warnings",
 ]
 
 TOKEN_VARIABLE = "TELESNAP_TOKEN"
@@ -139,6 +143,8 @@ max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0), webhook_secret=None)
     webhook_secret: str | None = None
     """The secret Telegram sends with every webhook POST (``TELESNAP_WEBHOOK_SECRET``, or
     the file ``TELESNAP_WEBHOOK_SECRET_FILE`` names); None: none given."""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    """What is risky in these settings (logged at start): see :func:`settings_warnings`."""
 
     @property
     def masked_token(self) -> str | None:
@@ -164,7 +170,7 @@ max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0), webhook_secret=None)
     def __repr__(self) -> str:
         return (
             f"Settings(token={self.masked_token!r}, api_url={self.api_url!r}, "
-            f"database_url={self.database_url!r}, log_level={self.log_level!r}, "
+            f"database_url={mask_password(self.database_url)!r}, log_level={self.log_level!r}, "
             f"shuffle_seed={self.shuffle_seed!r}, flood_control={self.flood_control!r}, "
             f"sandbox_port={self.sandbox_port!r}, host_id={self.host_id!r}, pool={self.pool!r}, "
             f"webhook_secret={'***' if self.webhook_secret else None!r})"
@@ -224,7 +230,7 @@ def load_settings(
     values = dict(defaults or {})
     values.update(_read_env_file(env_file))
     values.update(os.environ if environ is None else environ)
-    return Settings(
+    settings = Settings(
         token=_parse_token(values.get(TOKEN_VARIABLE), require_token),
         api_url=_parse_api_url(values.get(API_URL_VARIABLE)),
         database_url=_parse_database_url(values.get(DATABASE_URL_VARIABLE)),
@@ -236,6 +242,60 @@ def load_settings(
         pool=_parse_pool(values),
         webhook_secret=_parse_webhook_secret(values),
     )
+    return replace(settings, warnings=settings_warnings(settings, env_file))
+
+
+def mask_password(url: str) -> str:
+    """``url`` with the password it holds replaced by ``***`` (safe to log).
+
+    >>> mask_password("postgresql+asyncpg://bot:s3cret@db/snap")
+    'postgresql+asyncpg://bot:***@db/snap'
+    """
+    return re.sub(r"^([^:/]+://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _is_loopback_host(host: str) -> bool:
+    return host in _LOOPBACK_NAMES or host.startswith("127.") or host.endswith(".localhost")
+
+
+def settings_warnings(settings: Settings, env_file: Path | None) -> tuple[str, ...]:
+    """What is risky in ``settings``, each as a line to log at start.
+
+    - a ``.env`` file that others on the machine can read (it holds the token);
+    - a plain-HTTP Bot API URL to another machine (the token travels in clear);
+    - flood control off, or a fixed shuffle seed, against Telegram's own API
+      (Telegram then limits the bot; anyone can foresee every deal).
+    """
+    found = []
+    if env_file is not None and env_file.is_file():
+        mode = env_file.stat().st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            found.append(
+                f"{env_file} can be read by other users (mode {stat.filemode(mode)}) and holds"
+                f" the token: chmod 600 {env_file}"
+            )
+    parts = urlsplit(settings.api_url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme.lower() == "http" and not _is_loopback_host(host):
+        found.append(
+            f"{API_URL_VARIABLE} is plain http:// to {host}: the token travels unencrypted;"
+            " use https://"
+        )
+    if settings.api_url == DEFAULT_API_URL:
+        if not settings.flood_control:
+            found.append(
+                f"{FLOOD_CONTROL_VARIABLE} is off against Telegram's own API: Telegram will"
+                " throttle or block the bot"
+            )
+        if settings.shuffle_seed is not None:
+            found.append(
+                f"{SHUFFLE_SEED_VARIABLE} is set against Telegram's own API: every game deals"
+                " the same cards, which players can foresee"
+            )
+    return tuple(found)
 
 
 def _read_env_file(env_file: Path | None) -> dict[str, str]:

@@ -27,6 +27,8 @@ from .workers import Supervisor, worker_specs
 
 __all__ = ["check_workers", "run_command", "upgrade_command", "webhook_from"]
 
+logger = logging.getLogger("telesnap.config")
+
 
 def _fail(message: str) -> int:
     print(f"telesnap: {message}", file=sys.stderr)
@@ -96,6 +98,8 @@ def run_command(args: argparse.Namespace) -> int:
     except ConfigError as error:
         return _fail(str(error))
     _configure_logging(settings)
+    for warning in settings.warnings:
+        logger.warning("%s", warning)
     if args.workers is not None:
         try:
             check_workers(settings, webhook, args.workers)
