@@ -33,7 +33,7 @@ from typing import Any
 
 import aiohttp
 
-SECRET = "bench-secret"
+SECRET = "bench-secret-of-at-least-32-characters"
 NGINX = os.environ.get("TELESNAP_NGINX") or shutil.which("nginx") or "/usr/sbin/nginx"
 
 
@@ -116,12 +116,13 @@ async def deployment(
             "TELESNAP_SHUFFLE_SEED": bench.SHUFFLE_SEED,
             "TELESNAP_FLOOD_CONTROL": "off",
             "TELESNAP_LOG_LEVEL": "WARNING",
+            "TELESNAP_WEBHOOK_SECRET": SECRET,
             **bench.counted_env(workdir, options),
         }
         hook = f"http://127.0.0.1:{nginx_port}/telegram"
         for number, port in enumerate(ports):
             args = [*bench.COUNTED, "run", "--webhook-url", hook]
-            args += ["--listen", f"127.0.0.1:{port}", "--secret", SECRET]
+            args += ["--listen", f"127.0.0.1:{port}"]
             log = folder / f"worker-{number}.log"
             process = await bench.start_child(args, log, env)
             processes.append(process)

@@ -33,6 +33,7 @@ from .bot.outbox import FloodLimits, Outbox
 from .bot.presenter import Presenter
 from .bot.races import RaceReferee, RaceSweeper
 from .bot.receipts import ReceiptBook
+from .bot.relevance import ALLOWED_UPDATES
 from .bot.resender import Resender, ResendPolicy
 from .bot.runtime import Runtime, install
 from .bot.slots import StoredSlots
@@ -232,7 +233,10 @@ class BotRunner:
             assert application.updater is not None
             await application.bot.delete_webhook()
             await application.updater.start_polling(
-                poll_interval=self._poll_interval, timeout=30, drop_pending_updates=False
+                poll_interval=self._poll_interval,
+                timeout=30,
+                drop_pending_updates=False,
+                allowed_updates=list(ALLOWED_UPDATES),
             )
         else:
             server = WebhookServer(
@@ -245,7 +249,11 @@ class BotRunner:
             )
             await server.start()
             self.webhook_server = server
-            await application.bot.set_webhook(self._webhook.url, secret_token=self._webhook.secret)
+            await application.bot.set_webhook(
+                self._webhook.url,
+                secret_token=self._webhook.secret,
+                allowed_updates=list(ALLOWED_UPDATES),
+            )
         logger.info("telesnap is running as @%s", application.bot.username)
 
     @staticmethod

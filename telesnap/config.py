@@ -4,10 +4,10 @@ Every setting is a ``TELESNAP_*`` variable; the real environment wins over the
 ``.env`` file. A missing or malformed setting raises :class:`ConfigError`,
 whose message is one line naming the variable and what it accepts.
 
->>> settings = load_settings({"TELESNAP_TOKEN": "123:secret"}, env_file=None)
+>>> settings = load_settings({"TELESNAP_TOKEN": "123:hidden"}, env_file=None)
 >>> settings.database_url
 'sqlite+aiosqlite:///telesnap.db'
->>> "secret" in repr(settings)
+>>> "hidden" in repr(settings)
 False
 """
 
@@ -17,9 +17,11 @@ import logging
 import os
 import re
 import socket
+import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
 
@@ -29,9 +31,13 @@ __all__ = [
     "ConfigError",
     "PoolSettings",
     "Settings",
+    "check_webhook_secret",
     "default_host_id",
     "load_settings",
+    "mask_password",
     "normalize_database_url",
+    "read_webhook_secret",
+    "settings_warnings",
 ]
 
 TOKEN_VARIABLE = "TELESNAP_TOKEN"
@@ -46,6 +52,11 @@ POOL_SIZE_VARIABLE = "TELESNAP_DB_POOL_SIZE"
 MAX_OVERFLOW_VARIABLE = "TELESNAP_DB_MAX_OVERFLOW"
 POOL_TIMEOUT_VARIABLE = "TELESNAP_DB_POOL_TIMEOUT"
 CONNECT_TIMEOUT_VARIABLE = "TELESNAP_DB_CONNECT_TIMEOUT"
+WEBHOOK_SECRET_VARIABLE = "TELESNAP_WEBHOOK_SECRET"
+WEBHOOK_SECRET_FILE_VARIABLE = "TELESNAP_WEBHOOK_SECRET_FILE"
+WEBHOOK_SECRET_MIN_LENGTH = 32
+"""A webhook secret shorter than this is refused: it is all that tells Telegram's POSTs
+from anyone else's."""
 
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///telesnap.db"
@@ -62,6 +73,7 @@ _DATABASE_SCHEMES = {
 }
 _TOKEN_PATTERN = re.compile(r"\d+:\S+")
 _HOST_ID_PATTERN = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+_WEBHOOK_SECRET_PATTERN = re.compile(rf"[A-Za-z0-9_-]{{{WEBHOOK_SECRET_MIN_LENGTH},256}}")
 _HTTP_URL_PATTERN = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?", re.IGNORECASE)
 
 
@@ -110,7 +122,7 @@ class Settings:
     Settings(token='42:***', api_url='https://api.telegram.org', \
 database_url='sqlite+aiosqlite:///telesnap.db', log_level='INFO', shuffle_seed=None, \
 flood_control=True, sandbox_port=None, host_id='', pool=PoolSettings(size=10, \
-max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0))
+max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0), webhook_secret=None)
     """
 
     token: str | None
@@ -128,6 +140,11 @@ max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0))
     (``TELESNAP_HOST_ID``; by default the machine's hostname, see :func:`default_host_id`)."""
     pool: PoolSettings = PoolSettings()
     """The database connection pool (PostgreSQL)."""
+    webhook_secret: str | None = None
+    """The secret Telegram sends with every webhook POST (``TELESNAP_WEBHOOK_SECRET``, or
+    the file ``TELESNAP_WEBHOOK_SECRET_FILE`` names); None: none given."""
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+    """What is risky in these settings (logged at start): see :func:`settings_warnings`."""
 
     @property
     def masked_token(self) -> str | None:
@@ -153,9 +170,10 @@ max_overflow=10, timeout_s=30.0, connect_timeout_s=10.0))
     def __repr__(self) -> str:
         return (
             f"Settings(token={self.masked_token!r}, api_url={self.api_url!r}, "
-            f"database_url={self.database_url!r}, log_level={self.log_level!r}, "
+            f"database_url={mask_password(self.database_url)!r}, log_level={self.log_level!r}, "
             f"shuffle_seed={self.shuffle_seed!r}, flood_control={self.flood_control!r}, "
-            f"sandbox_port={self.sandbox_port!r}, host_id={self.host_id!r}, pool={self.pool!r})"
+            f"sandbox_port={self.sandbox_port!r}, host_id={self.host_id!r}, pool={self.pool!r}, "
+            f"webhook_secret={'***' if self.webhook_secret else None!r})"
         )
 
     __str__ = __repr__
@@ -212,7 +230,7 @@ def load_settings(
     values = dict(defaults or {})
     values.update(_read_env_file(env_file))
     values.update(os.environ if environ is None else environ)
-    return Settings(
+    settings = Settings(
         token=_parse_token(values.get(TOKEN_VARIABLE), require_token),
         api_url=_parse_api_url(values.get(API_URL_VARIABLE)),
         database_url=_parse_database_url(values.get(DATABASE_URL_VARIABLE)),
@@ -222,7 +240,62 @@ def load_settings(
         sandbox_port=_parse_port(values.get(SANDBOX_PORT_VARIABLE), SANDBOX_PORT_VARIABLE),
         host_id=_parse_host_id(values.get(HOST_ID_VARIABLE)),
         pool=_parse_pool(values),
+        webhook_secret=_parse_webhook_secret(values),
     )
+    return replace(settings, warnings=settings_warnings(settings, env_file))
+
+
+def mask_password(url: str) -> str:
+    """``url`` with the password it holds replaced by ``***`` (safe to log).
+
+    >>> mask_password("postgresql+asyncpg://bot:s3cret@db/snap")
+    'postgresql+asyncpg://bot:***@db/snap'
+    """
+    return re.sub(r"^([^:/]+://[^:/@]*):[^@]*@", r"\1:***@", url)
+
+
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _is_loopback_host(host: str) -> bool:
+    return host in _LOOPBACK_NAMES or host.startswith("127.") or host.endswith(".localhost")
+
+
+def settings_warnings(settings: Settings, env_file: Path | None) -> tuple[str, ...]:
+    """What is risky in ``settings``, each as a line to log at start.
+
+    - a ``.env`` file that others on the machine can read (it holds the token);
+    - a plain-HTTP Bot API URL to another machine (the token travels in clear);
+    - flood control off, or a fixed shuffle seed, against Telegram's own API
+      (Telegram then limits the bot; anyone can foresee every deal).
+    """
+    found = []
+    if env_file is not None and env_file.is_file():
+        mode = env_file.stat().st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            found.append(
+                f"{env_file} can be read by other users (mode {stat.filemode(mode)}) and holds"
+                f" the token: chmod 600 {env_file}"
+            )
+    parts = urlsplit(settings.api_url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme.lower() == "http" and not _is_loopback_host(host):
+        found.append(
+            f"{API_URL_VARIABLE} is plain http:// to {host}: the token travels unencrypted;"
+            " use https://"
+        )
+    if settings.api_url == DEFAULT_API_URL:
+        if not settings.flood_control:
+            found.append(
+                f"{FLOOD_CONTROL_VARIABLE} is off against Telegram's own API: Telegram will"
+                " throttle or block the bot"
+            )
+        if settings.shuffle_seed is not None:
+            found.append(
+                f"{SHUFFLE_SEED_VARIABLE} is set against Telegram's own API: every game deals"
+                " the same cards, which players can foresee"
+            )
+    return tuple(found)
 
 
 def _read_env_file(env_file: Path | None) -> dict[str, str]:
@@ -368,6 +441,57 @@ def _parse_seconds(value: str | None, variable: str, default: float) -> float:
             f" got {_shorten(value)!r}"
         )
     return seconds
+
+
+def _parse_webhook_secret(values: Mapping[str, str]) -> str | None:
+    given = values.get(WEBHOOK_SECRET_VARIABLE)
+    path = values.get(WEBHOOK_SECRET_FILE_VARIABLE)
+    if not _is_blank(given) and not _is_blank(path):
+        raise ConfigError(
+            f"{WEBHOOK_SECRET_VARIABLE} and {WEBHOOK_SECRET_FILE_VARIABLE} are both set: give one"
+        )
+    if not _is_blank(path):
+        assert path is not None
+        return read_webhook_secret(Path(path.strip()), WEBHOOK_SECRET_FILE_VARIABLE)
+    if _is_blank(given):
+        return None
+    assert given is not None
+    return check_webhook_secret(given.strip(), WEBHOOK_SECRET_VARIABLE)
+
+
+def read_webhook_secret(path: Path, source: str) -> str:
+    """The webhook secret kept in the file at ``path`` (one line), checked.
+
+    ``source`` names where the path came from, for the error message.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: {str(path)!r} is not a text file") from None
+    except OSError as error:
+        reason = error.strerror or error
+        raise ConfigError(f"{source}: cannot read the secret in {str(path)!r}: {reason}") from None
+    return check_webhook_secret(text.strip(), f"the webhook secret in {str(path)!r} ({source})")
+
+
+def check_webhook_secret(secret: str, source: str) -> str:
+    """``secret`` if it is long enough and uses only what Telegram accepts, else ConfigError.
+
+    >>> check_webhook_secret("short", "TELESNAP_WEBHOOK_SECRET")
+    Traceback (most recent call last):
+    ...
+    telesnap.config.ConfigError: TELESNAP_WEBHOOK_SECRET has 5 characters: it must have ...
+    """
+    if len(secret) < WEBHOOK_SECRET_MIN_LENGTH:
+        raise ConfigError(
+            f"{source} has {len(secret)} characters: it must have at least"
+            f" {WEBHOOK_SECRET_MIN_LENGTH} (make one with: openssl rand -hex 32)"
+        )
+    if not _WEBHOOK_SECRET_PATTERN.fullmatch(secret):
+        raise ConfigError(
+            f"{source} must be at most 256 of A-Z a-z 0-9 _ - (what Telegram accepts)"
+        )
+    return secret
 
 
 def default_host_id() -> str:

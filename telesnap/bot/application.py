@@ -29,6 +29,8 @@ from .commands import command_handlers, forget_receipt, on_unknown_command
 from .errors import AnsweredPresses, on_error
 from .membership import on_my_chat_member
 from .receipts import ReceiptBook
+from .redaction import install_token_redaction
+from .relevance import bot_username, wanted
 from .stats_handlers import register_stats_handlers
 from .transport import AiohttpRequest
 
@@ -48,6 +50,7 @@ class StampingBot(ExtBot[None]):
     """
 
     def __init__(self, book: ReceiptBook, token: str, api_url: str) -> None:
+        install_token_redaction(token)  # before python-telegram-bot logs its URL at DEBUG
         transports = (
             AiohttpRequest(connection_pool_size=64),
             AiohttpRequest(connection_pool_size=2, read_timeout=40.0),
@@ -114,7 +117,8 @@ class StampingBot(ExtBot[None]):
         """Fetch updates, then stamp and store them before anything else can delay them.
 
         They are returned (and so confirmed by the next ``getUpdates``) only once
-        they are committed in the inbox. If storing fails this raises:
+        they are committed in the inbox; those the bot has no use for are not
+        stored (:func:`.relevance.wanted`). If storing fails this raises:
         python-telegram-bot logs it and asks again with the same offset, so the
         updates come back; a growing pause keeps that from spinning.
         """
@@ -123,8 +127,13 @@ class StampingBot(ExtBot[None]):
             return updates
         if self.intake is None:
             raise RuntimeError("the bot has no inbox to store its updates in")
+        username = bot_username(self)
+        payloads = [update.to_dict() for update in updates]
+        kept = [(u, p) for u, p in zip(updates, payloads, strict=True) if wanted(p, username)]
+        if not kept:
+            return updates  # confirmed by the next getUpdates, never stored: see .relevance
         try:
-            await self.intake.receive(updates, [update.to_dict() for update in updates])
+            await self.intake.receive([u for u, _ in kept], [p for _, p in kept])
         except Exception:
             logger.exception(
                 "could not store updates %d to %d; asking for them again in %.1f s",
@@ -175,7 +184,9 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
     register_stats_handlers(application)
     application.add_handlers([*command_handlers(), *button_handlers()])
     application.add_handler(CallbackQueryHandler(on_unknown_button))
-    application.add_handler(MessageHandler(filters.COMMAND, on_unknown_command))
+    application.add_handler(
+        MessageHandler(filters.COMMAND & filters.UpdateType.MESSAGE, on_unknown_command)
+    )
     application.add_handler(ChatMemberHandler(on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
     # Runs after the handlers above, for every update: drop its receipt whatever happened.
     application.add_handler(TypeHandler(Update, forget_receipt), group=1)

@@ -1,9 +1,10 @@
 """The commands: one thin handler each, registered with python-telegram-bot's CommandHandler.
 
 Every handler reads its update the same way (:func:`_handler`): who sent it,
-where, its receipt; a command that takes no arguments refuses them; a refusal
-is answered with a short reply. What commands share with buttons is in
-:mod:`.actions`.
+where, its receipt; a command sent on behalf of a group or a channel (an
+anonymous admin, a channel's post) is answered and does nothing; a command
+that takes no arguments refuses them; a refusal is answered with a short reply.
+What commands share with buttons is in :mod:`.actions`.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram import Message, Update
-from telegram.ext import BaseHandler, CommandHandler, ContextTypes
+from telegram.ext import BaseHandler, CommandHandler, ContextTypes, filters
 
 from ..game import CallKind, CallVerdict
 from ..services.types import Actor, Place, Reason, Receipt, Refused
 from . import actions
 from .context import actor_of, admin_check, command_arguments, place_of_update
 from .i18n import language_of, translator
+from .names import shorten
 from .render import name
 from .runtime import Runtime, runtime_of
 from .settings_handlers import settings_command
@@ -65,6 +67,13 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
         receipt = runtime.book.arrival_for(update).receipt
         tr = translator(language_of(user.language_code))
         try:
+            if message.sender_chat is not None:
+                # Sent as the group (an anonymous admin) or as a channel: Telegram shows
+                # one shared stand-in user for all of them, so it is nobody's seat.
+                runtime.presenter.say(
+                    place or _private(message), posted_as_chat_text(tr), message.message_id
+                )
+                return
             if not takes_arguments and command_arguments(message):
                 if not runtime.gate.may_reply(message.chat.id, user.id):
                     return
@@ -87,6 +96,14 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
 
     handle.__name__ = handle.__qualname__ = f"on_{command}"
     return handle
+
+
+def posted_as_chat_text(tr: gettext.NullTranslations) -> str:
+    """The answer to a command sent on behalf of a group or a channel."""
+    return tr.gettext(
+        "Post as yourself to play: a message sent on behalf of a group or a channel "
+        "cannot take part in a game."
+    )
 
 
 def _private(message: Message) -> Place:
@@ -186,9 +203,13 @@ COMMANDS = tuple(_BODIES)
 
 
 def command_handlers() -> list[BaseHandler[Update, Any, None]]:
-    """One CommandHandler per command of the game."""
+    """One CommandHandler per command of the game (new messages only: an edit is no command)."""
     return [
-        CommandHandler(command, _handler(command, body, takes_arguments=takes_arguments))
+        CommandHandler(
+            command,
+            _handler(command, body, takes_arguments=takes_arguments),
+            filters=filters.UpdateType.MESSAGE,
+        )
         for command, (body, takes_arguments) in _BODIES.items()
     ]
 
@@ -214,12 +235,27 @@ async def on_unknown_command(update: Update, context: Context) -> None:
             runtime.presenter.say(
                 place,
                 tr.gettext("I don't know {command}. /help lists what I can do.").format(
-                    command=name(message.text.split()[0])
+                    command=name(command_word(message.text))
                 ),
                 message.message_id,
             )
     finally:
         runtime.book.finished(update)
+
+
+COMMAND_WORD_LIMIT = 33
+"""The longest command Telegram has (a slash and 32 characters)."""
+
+
+def command_word(text: str) -> str:
+    """The command a message starts with, without the bot's name, cut to a command's length.
+
+    >>> command_word("/dance@SnapBot now please")
+    '/dance'
+    """
+    words = text.split(maxsplit=1)
+    word = words[0].partition("@")[0] if words else text
+    return shorten(word, COMMAND_WORD_LIMIT)
 
 
 async def forget_receipt(update: Update, context: Context) -> None:

@@ -6,6 +6,11 @@
   the reasons, e.g. ``{"ready": false, "problems": ["database: no answer within
   2 s"]}``. A change in what is wrong is logged once, not on every probe.
 
+The reasons go to callers on this machine (loopback) only: others get the
+status code and ``{"ready": false}``, since a reason can name a host or a
+driver's error. A probe's answer is kept for :data:`READY_CACHE_S`, so a flood
+of ``/ready`` requests costs one query and one ``getMe`` per period.
+
 The wiring (``telesnap.app``) hands the two probes over with
 :func:`install_readiness`; the webhook server adds the routes with
 :func:`add_health_routes`.
@@ -14,16 +19,20 @@ The wiring (``telesnap.app``) hands the two probes over with
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
 
 from .application import BotApplication
+from .redaction import redact
 
 __all__ = [
     "HEALTH_PATH",
+    "READY_CACHE_S",
     "READY_PATH",
     "READY_TIMEOUT_S",
     "Readiness",
@@ -37,6 +46,8 @@ HEALTH_PATH = "/health"
 READY_PATH = "/ready"
 READY_TIMEOUT_S = 2.0
 """How long each readiness probe may take before it counts as failed."""
+READY_CACHE_S = 1.5
+"""How long one probe's answer serves the ``/ready`` requests that follow it."""
 _READINESS_KEY = "telesnap.readiness"
 
 Probe = Callable[[], Awaitable[object]]
@@ -50,10 +61,25 @@ class Readiness:
     database: Probe
     bot_api: Probe
     timeout_s: float = READY_TIMEOUT_S
+    cache_s: float = READY_CACHE_S
+    clock: Callable[[], float] = time.monotonic
     _last_problems: list[str] = field(default_factory=list, init=False)
+    _probed_at: float | None = field(default=None, init=False)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False)
 
     async def problems(self) -> list[str]:
-        """What keeps this worker from handling updates now ([] when it is ready)."""
+        """What keeps this worker from handling updates ([] when it is ready).
+
+        The answer of a probe made less than ``cache_s`` ago is given again;
+        requests that arrive during a probe wait for it rather than start another.
+        """
+        async with self._lock:
+            if self._probed_at is None or self.clock() - self._probed_at >= self.cache_s:
+                await self._probe()
+                self._probed_at = self.clock()
+            return list(self._last_problems)
+
+    async def _probe(self) -> None:
         checks = {"database": self.database, "bot api": self.bot_api}
         results = await asyncio.gather(*(self._check(probe) for probe in checks.values()))
         found = [
@@ -65,7 +91,6 @@ class Readiness:
             else:
                 logger.info("ready again")
             self._last_problems = found
-        return found
 
     async def _check(self, probe: Probe) -> str | None:
         try:
@@ -74,7 +99,7 @@ class Readiness:
         except TimeoutError:
             return f"no answer within {self.timeout_s:g} s"
         except Exception as error:  # any failure of the probe is the answer we report
-            return f"{type(error).__name__}: {str(error)[:200]}"
+            return redact(f"{type(error).__name__}: {str(error)[:200]}")
         return None
 
 
@@ -89,18 +114,31 @@ def add_health_routes(app: web.Application, application: BotApplication) -> None
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"alive": True})
 
-    async def ready(_request: web.Request) -> web.Response:
+    async def ready(request: web.Request) -> web.Response:
         readiness = application.bot_data.get(_READINESS_KEY)
         if not isinstance(readiness, Readiness):
             logger.error("not ready: no readiness checks were installed")
-            return web.json_response(
-                {"ready": False, "problems": ["the readiness checks are not installed"]},
-                status=503,
-            )
-        problems = await readiness.problems()
-        if problems:
-            return web.json_response({"ready": False, "problems": problems}, status=503)
-        return web.json_response({"ready": True})
+            problems = ["the readiness checks are not installed"]
+        else:
+            problems = await readiness.problems()
+        if not problems:
+            return web.json_response({"ready": True})
+        if not _is_loopback(request.remote):
+            return web.json_response({"ready": False}, status=503)
+        return web.json_response({"ready": False, "problems": problems}, status=503)
 
     app.router.add_get(HEALTH_PATH, health)
     app.router.add_get(READY_PATH, ready)
+
+
+def _is_loopback(address: str | None) -> bool:
+    """Whether a request came from this machine (an unknown address does not count)."""
+    if not address:
+        return False
+    try:
+        parsed = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return False
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        return parsed.ipv4_mapped.is_loopback
+    return parsed.is_loopback

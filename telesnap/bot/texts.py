@@ -7,7 +7,7 @@ import gettext
 from ..game import CallVerdict
 from ..game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ..services.types import Reason, Refused
-from .render import milliseconds
+from .render import milliseconds, name
 from .rules_text import full_rules
 
 
@@ -54,7 +54,7 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         ),
         Reason.BAD_BUTTON: tr.gettext("This button is not valid."),
         Reason.UNKNOWN_SETTING: tr.gettext("There is no setting called {name}.").format(
-            name=details.get("name", "?")
+            name=name(str(details.get("name", "?")))  # as typed: escaped for HTML
         ),
         Reason.BAD_SETTING_VALUE: tr.gettext("{name} must be one of: {allowed}.").format(
             name=details.get("name", "?"), allowed=details.get("allowed", "?")

@@ -6,7 +6,8 @@ calls per button press (the answer and the new board), so the transport is a
 large share of its work; aiohttp, which the project already uses for the
 webhook and the emulator, does the same calls for a fraction of that.
 Timeouts and errors map to python-telegram-bot's own (``TimedOut``,
-``NetworkError``) exactly as its httpx backend does.
+``NetworkError``) exactly as its httpx backend does, with the token masked in
+their text.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 import aiohttp
 from telegram.error import NetworkError, TimedOut
 from telegram.request import BaseRequest, RequestData
+
+from .redaction import redact
 
 _ODVInput = Any  # python-telegram-bot's "value or DEFAULT_NONE" parameters
 
@@ -91,7 +94,8 @@ class AiohttpRequest(BaseRequest):
         except TimeoutError as error:
             raise TimedOut from error
         except aiohttp.ClientError as error:
-            raise NetworkError(f"aiohttp.{type(error).__name__}: {error}") from error
+            # aiohttp's text holds the URL, and so the token.
+            raise NetworkError(redact(f"aiohttp.{type(error).__name__}: {error}")) from error
 
 
 def _body(request_data: RequestData | None) -> aiohttp.FormData | dict[str, str] | None:

@@ -6,6 +6,10 @@ storing fails the answer is 500 (Telegram retries). While the bot drains for a
 stop, new POSTs get 503, so Telegram, or the reverse proxy, sends them elsewhere.
 A body that is not an update (not JSON, not an object, nested too deeply) is
 logged and answered with 200, so Telegram does not redeliver it again and again.
+An update the bot has no use for (:func:`.relevance.wanted`) gets 200 and is not
+stored. A body above :data:`MAX_BODY_BYTES` gets 413 before it is read whole (Telegram's
+updates are a few KiB), and an idle connection is closed after
+:data:`KEEPALIVE_TIMEOUT_S`, so idle or oversized clients cannot hold memory.
 
 :attr:`WebhookServer.app` is the aiohttp application: more routes can be added
 to it before :meth:`WebhookServer.start`.
@@ -24,10 +28,15 @@ from telegram import Update
 from .application import BotApplication
 from .dispatcher import Intake
 from .health import add_health_routes
+from .relevance import bot_username, wanted
 
 logger = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+MAX_BODY_BYTES = 64 * 1024
+"""The largest body a POST may have (413 beyond)."""
+KEEPALIVE_TIMEOUT_S = 15.0
+"""How long an idle keep-alive connection stays open."""
 
 
 class WebhookServer:
@@ -42,6 +51,7 @@ class WebhookServer:
         host: str,
         port: int,
         path: str = "/telegram",
+        keepalive_timeout_s: float = KEEPALIVE_TIMEOUT_S,
     ) -> None:
         self._application = application
         self._intake = intake
@@ -50,9 +60,10 @@ class WebhookServer:
         self._host = host
         self._port = port
         self.path = path
+        self._keepalive_timeout_s = keepalive_timeout_s
         self._runner: web.AppRunner | None = None
         self.bound_port: int | None = None
-        self.app = web.Application()
+        self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         """The aiohttp application (routes may be added before :meth:`start`)."""
         self.app.router.add_post(self.path, self._receive)
         add_health_routes(self.app, self._application)
@@ -67,13 +78,19 @@ class WebhookServer:
         given = request.headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self._secret.encode()):
             return web.Response(status=403, text="forbidden")
-        body = await request.read()
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            logger.warning("webhook: refused a body above %d bytes (413)", MAX_BODY_BYTES)
+            raise
         parsed = self._parse(body)
         if parsed is None:
             # Answered with 200 all the same: Telegram would redeliver it with backoff,
             # and hold up the chat's later updates behind it.
             return web.Response(text="ignored: not an update")
         update, data = parsed
+        if not wanted(data, bot_username(self._application.bot)):
+            return web.Response(text="ignored: not for this bot")  # not stored: see .relevance
         try:
             await self._intake.receive([update], [data])
         except Exception:
@@ -100,7 +117,9 @@ class WebhookServer:
 
     async def start(self) -> None:
         """Start listening."""
-        self._runner = web.AppRunner(self.app, access_log=None)
+        self._runner = web.AppRunner(
+            self.app, access_log=None, keepalive_timeout=self._keepalive_timeout_s
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port)
         await site.start()

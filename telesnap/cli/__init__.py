@@ -95,7 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="where to listen",
     )
-    run.add_argument("--secret", help="secret token Telegram sends with every webhook POST")
+    run.add_argument(
+        "--webhook-secret-file",
+        metavar="PATH",
+        help="file holding the secret Telegram sends with every webhook POST, at least 32 "
+        "characters (or set TELESNAP_WEBHOOK_SECRET or TELESNAP_WEBHOOK_SECRET_FILE)",
+    )
     run.add_argument(
         "--no-resume",
         action="store_true",

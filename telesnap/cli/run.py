@@ -10,15 +10,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import re
 import sys
+from pathlib import Path
 
 from ..app import BotRunner, Webhook
-from ..config import ConfigError, Settings, load_settings
+from ..bot.redaction import install_token_redaction
+from ..config import (
+    WEBHOOK_SECRET_VARIABLE,
+    ConfigError,
+    Settings,
+    load_settings,
+    read_webhook_secret,
+)
 from ..storage.migrate import upgrade_database
 from .workers import Supervisor, worker_specs
 
 __all__ = ["check_workers", "run_command", "upgrade_command", "webhook_from"]
+
+logger = logging.getLogger("telesnap.config")
 
 
 def _fail(message: str) -> int:
@@ -26,26 +35,47 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def _configure_logging(settings: Settings) -> None:
+    install_token_redaction(settings.token)  # every record, before anything logs
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     # httpx logs every request URL, and those URLs contain the token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
-def webhook_from(args: argparse.Namespace) -> Webhook | None:
-    """The webhook ``--webhook-url``, ``--listen`` and ``--secret`` ask for (None: polling)."""
+def webhook_from(args: argparse.Namespace, settings: Settings) -> Webhook | None:
+    """The webhook ``--webhook-url`` and ``--listen`` ask for (None: polling).
+
+    Its secret comes from ``--webhook-secret-file`` or the settings
+    (``TELESNAP_WEBHOOK_SECRET``, ``TELESNAP_WEBHOOK_SECRET_FILE``), never from the
+    command line, where ``ps`` shows it to everyone on the machine.
+    """
+    secret_file = args.webhook_secret_file
     if args.webhook_url is None:
-        if args.secret:
-            raise ConfigError("--secret needs --webhook-url")
+        if secret_file:
+            raise ConfigError("--webhook-secret-file needs --webhook-url")
         return None
     if not args.webhook_url.startswith(("https://", "http://")):
         raise ConfigError(f"--webhook-url must be an http(s) URL, not {args.webhook_url!r}")
-    if not args.secret or not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", args.secret):
-        raise ConfigError("--secret is required with --webhook-url: 1-256 of A-Z a-z 0-9 _ -")
+    if secret_file and settings.webhook_secret:
+        raise ConfigError(
+            f"--webhook-secret-file and {WEBHOOK_SECRET_VARIABLE} (or its _FILE) are both given:"
+            " give one"
+        )
+    if secret_file:
+        secret = read_webhook_secret(Path(secret_file), "--webhook-secret-file")
+    elif settings.webhook_secret:
+        secret = settings.webhook_secret
+    else:
+        raise ConfigError(
+            f"--webhook-url needs a secret: set {WEBHOOK_SECRET_VARIABLE}, or give"
+            " --webhook-secret-file PATH (at least 32 of A-Z a-z 0-9 _ -)"
+        )
     host, _, port = args.listen.rpartition(":")
     if not host or not port.isdigit():
         raise ConfigError(f"--listen must be HOST:PORT, not {args.listen!r}")
-    return Webhook(args.webhook_url, host, int(port), args.secret)
+    return Webhook(args.webhook_url, host, int(port), secret)
 
 
 def check_workers(settings: Settings, webhook: Webhook | None, workers: int) -> None:
@@ -64,10 +94,12 @@ def run_command(args: argparse.Namespace) -> int:
     """``telesnap run``: run the bot until interrupted."""
     try:
         settings = load_settings()
-        webhook = webhook_from(args)
+        webhook = webhook_from(args, settings)
     except ConfigError as error:
         return _fail(str(error))
-    _configure_logging(settings.log_level)
+    _configure_logging(settings)
+    for warning in settings.warnings:
+        logger.warning("%s", warning)
     if args.workers is not None:
         try:
             check_workers(settings, webhook, args.workers)

@@ -1,9 +1,10 @@
 """``telesnap run --workers N``: N webhook workers on consecutive ports, kept running.
 
 Each worker is a plain ``telesnap run --webhook-url … --listen HOST:PORT+i``
-process of its own, listening on its own port; a reverse proxy in front (nginx
-or HAProxy, which terminates TLS) spreads Telegram's POSTs over them. This
-small supervisor only starts them, restarts one that dies (after 1 s, doubling
+process of its own (the webhook secret in its environment, never its argv),
+listening on its own port; a reverse proxy in front (nginx or HAProxy, which
+terminates TLS) spreads Telegram's POSTs over them. This small supervisor
+only starts them, restarts one that dies (after 1 s, doubling
 up to 30 s while it keeps dying within a minute of its start), passes SIGTERM
 and SIGINT on to all of them (each drains and exits), and on SIGHUP restarts
 them one at a time, each waiting until the one before answers ``/ready``.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
 import time
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 import aiohttp
 
 from ..app import Webhook
+from ..config import WEBHOOK_SECRET_FILE_VARIABLE, WEBHOOK_SECRET_VARIABLE
 
 __all__ = ["Supervisor", "WorkerSpec", "worker_specs"]
 
@@ -71,10 +74,21 @@ class WorkerSpec:
             self.webhook.url,
             "--listen",
             f"{self.webhook.host}:{self.webhook.port}",
-            "--secret",
-            self.webhook.secret,
         ]
         return arguments if self.resume else [*arguments, "--no-resume"]
+
+    def environment(self) -> dict[str, str]:
+        """The worker's environment: the supervisor's, with the webhook secret.
+
+        The secret goes here rather than on the command line, which every user
+        of the machine can read (``ps``).
+        """
+        # A blank _FILE wins over a .env file's, which would clash with the secret given.
+        return {
+            **os.environ,
+            WEBHOOK_SECRET_VARIABLE: self.webhook.secret,
+            WEBHOOK_SECRET_FILE_VARIABLE: "",
+        }
 
     @property
     def ready_url(self) -> str:
@@ -187,7 +201,9 @@ class Supervisor:
 
     async def _start(self, worker: _Worker) -> None:
         worker.restarting = False
-        worker.process = await asyncio.create_subprocess_exec(*worker.spec.command())
+        worker.process = await asyncio.create_subprocess_exec(
+            *worker.spec.command(), env=worker.spec.environment()
+        )
         worker.started_at = time.monotonic()
         worker.starts += 1
         worker.started.set()

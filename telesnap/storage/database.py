@@ -13,10 +13,14 @@ A read-only transaction (a connection with :func:`read_only_options`) starts
 with a plain, deferred ``BEGIN`` on SQLite: in WAL mode it reads a snapshot and
 never takes the write lock, so it neither waits for a writer nor holds one up.
 On PostgreSQL it is ``READ ONLY`` (SQLAlchemy's ``postgresql_readonly``).
+
+Both engines hide statement parameters in their errors and logs
+(``hide_parameters``): those hold names and payloads.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -77,7 +81,8 @@ def create_engine(url: str, pool: PoolSettings | None = None) -> AsyncEngine:
         arguments, options = async_url.get_dialect()().create_connect_args(async_url)
         engine = _create_async_engine(
             async_url,
-            async_creator=partial(sqlite_driver.connect, *arguments, **options),
+            async_creator=partial(_connect_sqlite, *arguments, **options),
+            hide_parameters=True,  # a failed statement's log shows no names or payloads
             poolclass=AsyncAdaptedQueuePool,  # a pool of the one connection, never NullPool
             pool_size=1,
             max_overflow=0,
@@ -96,6 +101,7 @@ def create_engine(url: str, pool: PoolSettings | None = None) -> AsyncEngine:
         pool_pre_ping=False,
         pool_recycle=POOL_RECYCLE_S,
         connect_args={"timeout": pool.connect_timeout_s},  # asyncpg's connect timeout
+        hide_parameters=True,  # a failed statement's log shows no names or payloads
     )
 
 
@@ -157,6 +163,24 @@ async def connection_to(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
         yield connection
     finally:
         await connection.close()
+
+
+async def _connect_sqlite(*arguments: Any, **options: Any) -> Any:
+    """Connect to SQLite; a database file this creates is readable by its owner only (0600).
+
+    SQLite gives its -wal and -shm files the database file's permissions.
+    """
+    path = str(arguments[0]) if arguments else ""
+    in_memory = not path or path == ":memory:" or path.startswith("file:")
+    existed = in_memory or _exists(path)  # a stat, once per connection (there is one)
+    connection = await sqlite_driver.connect(*arguments, **options)
+    if not existed and _exists(path):
+        os.chmod(path, 0o600)
+    return connection
+
+
+def _exists(path: str) -> bool:
+    return os.path.exists(path)
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

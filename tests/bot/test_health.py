@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -10,6 +11,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp.test_utils import make_mocked_request
 
 from telesnap.bot.callbacks import CallbackSigner
 from telesnap.bot.health import Readiness, install_readiness
@@ -108,3 +110,64 @@ async def test_not_ready_before_the_checks_are_installed(
     server, _ = listener
     status, body = await get(server, "/ready")
     assert (status, body["problems"]) == (503, ["the readiness checks are not installed"])
+
+
+@dataclass
+class CountingProbe:
+    """A probe that counts how often it runs."""
+
+    runs: int = 0
+
+    async def __call__(self) -> None:
+        self.runs += 1
+
+
+async def test_ready_probes_at_most_once_per_period(
+    listener: tuple[WebhookServer, FakeApplication],
+) -> None:
+    server, application = listener
+    now = [100.0]
+    database, bot_api = CountingProbe(), CountingProbe()
+    readiness = Readiness(database, bot_api, cache_s=1.5, clock=lambda: now[0])
+    install_readiness(application, readiness)  # type: ignore[arg-type]
+    for _ in range(20):
+        assert await get(server, "/ready") == (200, {"ready": True})
+    assert (database.runs, bot_api.runs) == (1, 1)
+    now[0] += 1.5
+    await get(server, "/ready")
+    assert (database.runs, bot_api.runs) == (2, 2)
+
+
+async def bot_api_token_error() -> None:
+    """A Bot API probe whose error text holds the token (as aiohttp's do)."""
+    raise OSError("cannot reach http://api/bot123456:AAsecret-token-part/getMe")
+
+
+async def test_ready_tells_its_reasons_only_to_this_machine(
+    listener: tuple[WebhookServer, FakeApplication],
+) -> None:
+    server, application = listener
+    install_readiness(application, Readiness(answers, bot_api_token_error))  # type: ignore[arg-type]
+    status, body = await get(server, "/ready")  # from 127.0.0.1
+    assert status == 503
+    assert body["problems"] == ["bot api: OSError: cannot reach http://api/bot123456:***/getMe"]
+    route = next(
+        r for r in server.app.router.routes() if r.resource and r.resource.canonical == "/ready"
+    )
+    outside = make_mocked_request("GET", "/ready", transport=PeerTransport("203.0.113.9"))
+    reply = await route.handler(outside)
+    assert reply.status == 503
+    assert json.loads(reply.body) == {"ready": False}
+
+
+@dataclass
+class PeerTransport:
+    """The transport of a request from ``address`` (what aiohttp reads its remote from)."""
+
+    address: str
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return (self.address, 40000) if name == "peername" else default
+
+    def is_closing(self) -> bool:
+        return False

@@ -36,6 +36,11 @@ async def server() -> AsyncIterator[tuple[str, list[dict[str, object]], asyncio.
     app = web.Application()
     app.router.add_post("/record", record)
     app.router.add_post("/hang", hang)
+
+    async def loop(request: web.Request) -> web.Response:
+        raise web.HTTPTemporaryRedirect(request.path)
+
+    app.router.add_post("/bot{token}/getMe", loop)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
@@ -100,3 +105,22 @@ async def test_an_unreachable_server_is_a_network_error() -> None:
             await request.do_request(f"http://127.0.0.1:{port}/", "POST", None)
     finally:
         await request.shutdown()
+
+
+TOKEN = "123456:AAsecret-PART_of-the-token-0123456789"
+
+
+async def test_an_error_text_never_holds_the_token(
+    server: tuple[str, list[dict[str, object]], asyncio.Event],
+) -> None:
+    url, _, _ = server
+    request = AiohttpRequest()
+    await request.initialize()
+    try:
+        with pytest.raises(NetworkError) as raised:  # aiohttp's TooManyRedirects prints the URL
+            await request.do_request(f"{url}/bot{TOKEN}/getMe", "POST", None)
+    finally:
+        await request.shutdown()
+    assert "TooManyRedirects" in raised.value.message
+    assert "AAsecret" not in raised.value.message
+    assert "/bot123456:***/getMe" in raised.value.message

@@ -26,8 +26,8 @@ from telesnap.storage.uow import UnitsOfWork
 from .inbox_helpers import SAFETY_S, Worker, message_update
 
 SECRET = "s3cret"
-DEEP_LIST = "[" * 100_000 + "]" * 100_000
-DEEP_OBJECT = '{"update_id": 9, "message": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001
+DEEP_LIST = "[" * 20_000 + "]" * 20_000  # within the 64 KiB limit, deeper than json reads
+DEEP_OBJECT = '{"update_id": 9, "message": ' + '{"a": ' * 5_000 + "1" + "}" * 5_001
 
 
 @dataclass
@@ -120,8 +120,9 @@ async def test_an_update_is_handed_to_the_inbox(
     server: tuple[WebhookServer, RecordingIntake],
 ) -> None:
     hook, intake = server
-    assert await post(hook, json.dumps({"update_id": 5}).encode()) == 200
-    assert intake.received == [{"update_id": 5}]
+    command = message_update(5, -5).to_dict()
+    assert await post(hook, json.dumps(command).encode()) == 200
+    assert intake.received == [command]
 
 
 async def test_an_update_that_could_not_be_stored_is_not_acknowledged(
@@ -130,7 +131,7 @@ async def test_an_update_that_could_not_be_stored_is_not_acknowledged(
     hook, intake = server
     intake.fails = True
     with caplog.at_level(logging.ERROR, logger="telesnap.bot.webhook"):
-        status = await post(hook, json.dumps({"update_id": 6}).encode())
+        status = await post(hook, json.dumps(message_update(6, -5).to_dict()).encode())
     assert status == 500, "Telegram delivers it again"
     assert any("could not store update 6" in record.getMessage() for record in caplog.records)
 
@@ -172,3 +173,36 @@ async def test_the_row_is_committed_before_the_200(engine: AsyncEngine) -> None:
     finally:
         await hook.stop()
         await worker.dispatcher.drain()
+
+
+async def test_a_body_above_64_kib_is_refused_with_413(
+    server: tuple[WebhookServer, RecordingIntake],
+) -> None:
+    hook, intake = server
+    padding = "x" * (70 * 1024)
+    body = json.dumps({"update_id": 7, "message": {"text": padding}}).encode()
+    assert await post(hook, body) == 413
+    assert intake.received == []
+
+
+async def test_an_idle_connection_is_closed_after_the_keep_alive_timeout() -> None:
+    hook = WebhookServer(
+        BotOnly(),  # type: ignore[arg-type]
+        RecordingIntake(),  # type: ignore[arg-type]
+        secret=SECRET,
+        host="127.0.0.1",
+        port=0,
+        keepalive_timeout_s=0.2,
+    )
+    await hook.start()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", hook.bound_port)
+        writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()
+        assert (await reader.readline()).startswith(b"HTTP/1.1 200")
+        async with asyncio.timeout(10):  # the server ends the idle connection well before
+            while await reader.read(4096):
+                pass
+        writer.close()
+    finally:
+        await hook.stop()

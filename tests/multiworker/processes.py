@@ -37,7 +37,7 @@ from telesnap.config import normalize_database_url
 from telesnap.emulator.client import EmulatorClient
 
 TOKEN = "123456789:TEST-telesnap-emulator-token"
-SECRET = "multiworker-secret"
+SECRET = "multiworker-secret-of-at-least-32-characters"
 WEBHOOK_PATH = "/telegram"
 START_DEADLINE_S = 60.0
 NGINX = os.environ.get("TELESNAP_NGINX") or shutil.which("nginx") or "/usr/sbin/nginx"
@@ -196,6 +196,7 @@ def worker_environment(api_url: str, database_url: str, *, flood_control: bool) 
         "TELESNAP_DATABASE_URL": database_url,
         "TELESNAP_FLOOD_CONTROL": "on" if flood_control else "off",
         "TELESNAP_LOG_LEVEL": "INFO",
+        "TELESNAP_WEBHOOK_SECRET": SECRET,
         "PYTHONUNBUFFERED": "1",
     }
 
@@ -356,7 +357,7 @@ async def deployment(
             ping = f"http://127.0.0.1:{nginx_port}/nginx-ready"
             await _poll("nginx", lambda: _answers(ping), nginx)
             url = f"http://127.0.0.1:{nginx_port}{WEBHOOK_PATH}"
-            webhook_arguments = ["--webhook-url", url, "--secret", SECRET]
+            webhook_arguments = ["--webhook-url", url]
         pool = []
         for number, port in enumerate(ports):
             listen = ["--listen", f"127.0.0.1:{port}"] if port is not None else []

@@ -140,7 +140,6 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
             sys.executable, "-m", "telesnap", "run",
             "--webhook-url", f"http://127.0.0.1:{first}/telegram",
             "--listen", f"127.0.0.1:{first}",
-            "--secret", SECRET,
             "--workers", "3",
         ],
         tmp_path / "supervisor.log",
@@ -158,6 +157,7 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
         started = worker_pids(supervisor.log_text())
         assert sorted(started) == [0, 1, 2]
         assert not any("--no-resume" in _command_of(pids[0]) for pids in started.values())
+        assert not any(SECRET in _command_of(pids[0]) for pids in started.values())
         assert supervisor.log_text().count(COLD_START) == 1, "three started at once: one resumes"
 
         # A worker killed with -9 is started again, and joins the others without resuming.
@@ -213,7 +213,7 @@ async def test_workers_refuse_sqlite_and_polling(tmp_path: Path) -> None:
     for arguments, expected in [
         (["--workers", "2"], "--workers needs --webhook-url"),
         (
-            ["--webhook-url", "http://x/t", "--secret", "s", "--workers", "2"],
+            ["--webhook-url", "http://x/t", "--workers", "2"],
             "--workers above 1 needs PostgreSQL",
         ),
     ]:

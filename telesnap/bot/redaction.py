@@ -1,0 +1,70 @@
+"""Keeping the bot token out of logs and error texts.
+
+Every Bot API URL holds the token (``https://api.telegram.org/bot<token>/getMe``),
+and aiohttp's errors, python-telegram-bot's DEBUG lines and tracebacks print
+that URL. :func:`redact` replaces any token with its bot id and ``***``;
+:func:`install_token_redaction` makes every log record pass through it, whatever
+handler writes it.
+
+>>> redact("GET https://api.telegram.org/bot123:AAbb-cc_DD/getMe failed")
+'GET https://api.telegram.org/bot123:***/getMe failed'
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import Any
+from urllib.parse import quote
+
+__all__ = ["install_token_redaction", "redact"]
+
+_URL_TOKEN = re.compile(r"(/bot)(\d+)(?::|%3A)[^/\s'\"?#]+", re.IGNORECASE)
+"""A token in a Bot API URL path: ``/bot<id>:<secret>``, also percent-encoded."""
+_known_tokens: set[str] = set()
+_lock = threading.Lock()
+
+
+def _masked(token: str) -> str:
+    bot_id, _, _ = token.partition(":")
+    return f"{bot_id}:***"
+
+
+def redact(text: str) -> str:
+    """``text`` with every token it holds (in a URL, or one this process runs) masked."""
+    text = _URL_TOKEN.sub(lambda match: f"{match[1]}{match[2]}:***", text)
+    for token in tuple(_known_tokens):
+        if token in text:
+            text = text.replace(token, _masked(token))
+        encoded = quote(token, safe="")
+        if encoded != token and encoded in text:
+            text = text.replace(encoded, _masked(token))
+    return text
+
+
+class _RedactedRecord(logging.LogRecord):
+    """A log record whose message, traceback and stack hold no token."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.exc_info and not self.exc_text:
+            self.exc_text = redact(logging.Formatter().formatException(self.exc_info))
+        if self.stack_info:
+            self.stack_info = redact(self.stack_info)
+
+    def getMessage(self) -> str:  # noqa: N802 (logging's name)
+        return redact(super().getMessage())
+
+
+def install_token_redaction(token: str | None = None) -> None:
+    """Mask ``token`` (and any token in a Bot API URL) in every log record from now on.
+
+    It works at the records' making, so handlers added later (a test's capture,
+    a library's own) get masked records too. Installing it again only adds the token.
+    """
+    with _lock:
+        if token:
+            _known_tokens.add(token)
+        if logging.getLogRecordFactory() is not _RedactedRecord:
+            logging.setLogRecordFactory(_RedactedRecord)

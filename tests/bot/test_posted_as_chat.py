@@ -1,0 +1,103 @@
+"""A command sent as the group (an anonymous admin) or as a channel: answered, and no seat."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from telegram import Chat, Message, MessageEntity, Update, User
+from telegram.ext import CommandHandler
+
+from telesnap.bot.commands import command_handlers, on_unknown_command
+from telesnap.bot.i18n import translator
+from telesnap.bot.runtime import RUNTIME_KEY
+from telesnap.bot.texts import refusal_text
+from telesnap.services.types import Reason, Refused
+
+from .runtimes import wired_runtime
+
+GROUP = Chat(-100, Chat.SUPERGROUP, title="Snap club")
+CHANNEL = Chat(-200, Chat.CHANNEL, title="News")
+# What Telegram puts in "from" for these messages: one stand-in user shared by all.
+GROUP_STAND_IN = User(1087968824, "Group", is_bot=True, username="GroupAnonymousBot")
+CHANNEL_STAND_IN = User(136817688, "Channel", is_bot=True, username="Channel_Bot")
+
+
+class RecordingLobby:
+    """A lobby that records every call it gets."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        async def record(*args: Any, **kwargs: Any) -> None:
+            self.calls.append(name)
+
+        return record
+
+
+def command(text: str, sender: User, sender_chat: Chat) -> Update:
+    entity = MessageEntity(MessageEntity.BOT_COMMAND, 0, len(text.split()[0]))
+    message = Message(
+        9,
+        datetime.now(UTC),
+        GROUP,
+        from_user=sender,
+        sender_chat=sender_chat,
+        text=text,
+        entities=[entity],
+    )
+    return Update(1, message=message)
+
+
+def handler_of(name: str) -> Any:
+    return next(
+        h.callback
+        for h in command_handlers()
+        if isinstance(h, CommandHandler) and name in h.commands
+    )
+
+
+@pytest.mark.parametrize(
+    ("sender", "sender_chat"), [(GROUP_STAND_IN, GROUP), (CHANNEL_STAND_IN, CHANNEL)]
+)
+@pytest.mark.parametrize("name", ["newgame", "join", "startgame", "endgame"])
+async def test_a_command_posted_as_a_chat_gets_a_reply_and_changes_nothing(
+    sender: User, sender_chat: Chat, name: str
+) -> None:
+    lobby = RecordingLobby()
+    runtime = wired_runtime(lobby=lobby, play=lobby, settings=lobby)
+    said: list[str] = []
+    runtime.presenter.say = lambda place, text, *args, **kwargs: said.append(text)  # type: ignore[method-assign]
+    context = SimpleNamespace(bot_data={RUNTIME_KEY: runtime}, bot=None)
+    await handler_of(name)(command(f"/{name}", sender, sender_chat), context)
+    assert lobby.calls == []
+    assert said == [
+        "Post as yourself to play: a message sent on behalf of a group or a channel "
+        "cannot take part in a game."
+    ]
+
+
+async def test_an_unknown_command_is_answered_with_its_name_only() -> None:
+    runtime = wired_runtime()
+    said: list[str] = []
+    runtime.presenter.say = lambda place, text, *args, **kwargs: said.append(text)  # type: ignore[method-assign]
+    context = SimpleNamespace(
+        bot_data={RUNTIME_KEY: runtime}, bot=SimpleNamespace(username="SnapBot")
+    )
+    ann = User(7, "Ann", is_bot=False)
+    long_word = "/" + "a" * 4000
+    for text in [f"{long_word} and more", "/dance@SnapBot " + "x" * 4000]:
+        message = Message(9, datetime.now(UTC), GROUP, from_user=ann, text=text)
+        await on_unknown_command(Update(1, message=message), context)  # type: ignore[arg-type]
+    assert len(said[0]) < 100
+    assert said[0].startswith("I don't know /aaaa")
+    assert said[1] == "I don't know /dance. /help lists what I can do."
+
+
+def test_an_unknown_setting_is_named_escaped() -> None:
+    refused = Refused(Reason.UNKNOWN_SETTING, {"name": "<b>tie</b>&"})
+    text = refusal_text(refused, translator("en"))
+    assert text == "There is no setting called &lt;b&gt;tie&lt;/b&gt;&amp;."
