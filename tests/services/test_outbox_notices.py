@@ -22,7 +22,17 @@ from telesnap.services.types import Reason, Refused
 from telesnap.storage.models import OutboxMessage, Timer
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
-from .test_timers import ANN, BOB, CID, PLACE, Clock, receipt, start, turn_actor
+from .test_timers import (
+    ANN,
+    BOB,
+    CID,
+    PLACE,
+    Clock,
+    boards_shown_on_commit,
+    receipt,
+    start,
+    turn_actor,
+)
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -88,6 +98,7 @@ class World:
         self.units = Units(sessions)
         store = GameStore(TimerPlanner(clock))
         record_boards(store)
+        boards_shown_on_commit(store, clock)
         self.lobby = LobbyService(self.units, store, shuffle_seed=11)
         self.play = PlayService(self.units, store)
         self.settings = SettingsService(self.units, store)
