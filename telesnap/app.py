@@ -154,7 +154,8 @@ class BotRunner:
         # One process on SQLite: it keeps the chats' sender leases in memory. Workers
         # store them, and a dead worker's (its owner lock gone) lapse at once.
         leases = MemoryLeases() if is_sqlite(self._engine) else StoredLeases(live_owners=True)
-        boards = self._boards = OutboxService(units, leases=leases)
+        # The timers and the board views share one clock: a turn runs from its board shown.
+        boards = self._boards = OutboxService(units, planner.now, leases=leases)
         liveness = self._liveness = liveness_for(self._engine, owner=boards.owner)
         record_boards(store)
         # Several workers share the database: they count Telegram's limits together there.

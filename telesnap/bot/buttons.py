@@ -141,7 +141,12 @@ def _caller(kind: CallKind) -> ButtonBody:
 
 async def _settings(request: ButtonRequest) -> str:
     return await settings_button(
-        request.runtime, request.press, request.place, request.actor, request.message
+        request.runtime,
+        request.press,
+        request.place,
+        request.actor,
+        request.message,
+        request.receipt,
     )
 
 

@@ -164,7 +164,9 @@ async def _kick(request: CommandRequest) -> None:
 
 
 async def _settings(request: CommandRequest) -> None:
-    await settings_command(request.runtime, request.message, request.place, request.actor)
+    await settings_command(
+        request.runtime, request.message, request.place, request.actor, request.receipt
+    )
 
 
 async def _flip(request: CommandRequest) -> None:

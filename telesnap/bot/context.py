@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
 
 from telegram import Bot, Message, Update, User
 from telegram.constants import ChatMemberStatus
@@ -74,6 +72,3 @@ def command_arguments(message: Message) -> list[str]:
     """The words after the command."""
     text = message.text or ""
     return text.split()[1:]
-
-
-Handler = Callable[[Update, Any], Awaitable[None]]

@@ -323,9 +323,11 @@ class Outbox:
 
     async def _send_spare(self, chat_id: int, lane: _Lane) -> None:
         """Send the first spare post if the chat has room to spare; else wait for it (or a post)."""
+        # Cleared before asking: a post that arrives while the windows answer (a
+        # transaction, when they are shared) must cut the wait short, not be lost in it.
+        lane.arrived.clear()
         wait = await self._reserve(chat_id, spare=True)
         if wait > 0:
-            lane.arrived.clear()
             waits = [
                 asyncio.ensure_future(self._sleep(wait)),
                 asyncio.ensure_future(lane.arrived.wait()),

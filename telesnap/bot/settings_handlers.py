@@ -7,7 +7,7 @@ import gettext
 from telegram import Message
 
 from ..services.settings import SPECS, GameSettings
-from ..services.types import Actor, Place, Reason, Refused
+from ..services.types import Actor, Place, Reason, Receipt, Refused
 from .callbacks import ButtonPress
 from .context import admin_check, command_arguments
 from .i18n import translator
@@ -29,25 +29,31 @@ async def _change(
     actor: Actor,
     setting: str,
     value: str,
+    receipt: Receipt,
     announce_to: int | None = None,
 ) -> tuple[GameSettings, gettext.NullTranslations]:
     """Change a setting (admins only); the settings now, and the chat's language's translations.
 
+    ``receipt``: the update that asks (marked processed with the change).
     ``announce_to``: the command to answer with the settings saved (a notice in the outbox).
     """
     is_admin = admin_check(runtime.bot, place, actor)
     changed = await runtime.settings.change(
-        place, actor, setting, value, is_admin=is_admin, announce_to=announce_to
+        place, actor, setting, value, is_admin=is_admin, receipt=receipt, announce_to=announce_to
     )
     return changed, translator(runtime.presenter.use_language(place, changed.language))
 
 
-async def settings_command(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
+async def settings_command(
+    runtime: Runtime, message: Message, place: Place, actor: Actor, receipt: Receipt
+) -> None:
     """``/settings``: the menu; ``/settings NAME VALUE``: change one (admins)."""
     words = command_arguments(message)
     if len(words) == 2:
         setting, value = words
-        await _change(runtime, place, actor, setting, value, announce_to=message.message_id)
+        await _change(
+            runtime, place, actor, setting, value, receipt, announce_to=message.message_id
+        )
         runtime.presenter.show_notices(place)  # "Saved." and the settings, from the outbox
         return
     tr = translator(runtime.presenter.language_for(place))
@@ -65,7 +71,12 @@ async def settings_command(runtime: Runtime, message: Message, place: Place, act
 
 
 async def settings_button(
-    runtime: Runtime, press: ButtonPress, place: Place, actor: Actor, message: Message
+    runtime: Runtime,
+    press: ButtonPress,
+    place: Place,
+    actor: Actor,
+    message: Message,
+    receipt: Receipt,
 ) -> str:
     """A press in the settings menu: open a setting, save a choice (admins), or go back."""
     index, choice = press.game_id, press.version
@@ -74,7 +85,7 @@ async def settings_button(
         value = preset_text(index, choice)
         if value is None:
             raise Refused(Reason.BAD_BUTTON)
-        current, tr = await _change(runtime, place, actor, SPECS[index].name, value)
+        current, tr = await _change(runtime, place, actor, SPECS[index].name, value, receipt)
         toast = tr.gettext("Saved.")
         index = BACK
     else:

@@ -9,7 +9,7 @@ from .base import Service
 from .managers import AdminCheck
 from .outbox_rows import Notice, NoticeKind, record_notice
 from .settings import GameSettings, parse_setting
-from .types import Actor, Place, Reason, Refused
+from .types import Actor, Place, Reason, Receipt, Refused
 
 
 class SettingsService(Service):
@@ -29,6 +29,7 @@ class SettingsService(Service):
         value: Any,
         *,
         is_admin: AdminCheck,
+        receipt: Receipt | None = None,
         announce_to: int | None = None,
     ) -> GameSettings:
         """Set one setting by its public name (a chat admin only); return the settings now.
@@ -36,13 +37,15 @@ class SettingsService(Service):
         The admin check is asked first, before any transaction is opened; a
         refusal changes nothing. A running game keeps the settings it has.
         Settings are the whole chat's: a forum topic plays by its chat's settings.
+        ``receipt``: the update that asks, marked processed in the change's
+        transaction, so a redelivery of it changes (and announces) nothing.
         ``announce_to``: the message (a command) that a "saved" notice answers,
         written to the outbox with the change.
         """
         if not await is_admin():
             raise Refused(Reason.NOT_ADMIN)
         field, stored_value = parse_setting(name, str(value) if value is not None else "off")
-        async with self._change(place, None) as uow:
+        async with self._change(place, receipt) as uow:
             await self._remember_people(uow, place, actor)
             stored = await uow.settings.get_values(place.chat_id, 0)
             stored[field] = stored_value

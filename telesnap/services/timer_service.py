@@ -31,7 +31,13 @@ from .outbox_rows import Notice, NoticeKind, note_board, record_notice
 from .play import end_if_flip_limit
 from .ports import UnitOfWorkFactory
 from .store import GameStore, LoadedGame
-from .timers import RETRY_DURING_RACE, AbsentPlayer, TimerKind
+from .timers import (
+    RETRY_DURING_RACE,
+    RETRY_WHILE_UNSHOWN,
+    AbsentPlayer,
+    TimerKind,
+    turn_clock_start,
+)
 from .types import Place
 from .views import LobbyView, PlayOutcome
 
@@ -206,8 +212,18 @@ class TimerService(Service):
             # The turn moved on since this timer was set: time the new turn.
             await self._store.planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, timer_s)
             return None
+        clock_start = await _turn_clock_start(uow, row, loaded, now)
+        if clock_start is None:  # the board that asks for the turn is not shown yet
+            await self._store.planner.add(uow, kind, RETRY_WHILE_UNSHOWN, row, payload)
+            return None
+        after_s = timer_s if kind is TimerKind.TURN_REMINDER else 2 * timer_s
+        if now < clock_start + timedelta(seconds=after_s):
+            await self._store.planner.arm_turn(uow, row, kind, after_s, since=clock_start)
+            return None
         if kind is TimerKind.TURN_REMINDER:
-            await self._store.planner.arm_turn(uow, row, TimerKind.TURN_EXPIRY, 2 * timer_s)
+            await self._store.planner.arm_turn(
+                uow, row, TimerKind.TURN_EXPIRY, 2 * timer_s, since=clock_start
+            )
             absent = self._absent(loaded, loaded.game.turn, "reminded")
             reminder = Notice(
                 NoticeKind.TURN_REMINDER, {"user_id": absent.user_id, "name": absent.name}
@@ -296,6 +312,23 @@ class TimerService(Service):
         lobby = await shown_lobby(uow, place, row)
         await record_notice(uow, place, Notice(NoticeKind.LOBBY_EXPIRED), game_id=row.id)
         return TimerOutcome(TimerKind.LOBBY_EXPIRY, place, lobby=lobby)
+
+
+async def _turn_clock_start(
+    uow: UnitOfWork, row: GameRow, loaded: LoadedGame, now: datetime
+) -> datetime | None:
+    """When the current turn's clock started (None: its board is not shown yet).
+
+    The board that asks for the turn is the version the last turn ended at; a
+    turn that passed on without a new board (a skip) runs from its change.
+    """
+    started = row.turn_started_at
+    assert started is not None
+    game = loaded.game
+    version = max(game.turn_ended_at, default=0)
+    if version > game.board_version:
+        return started
+    return turn_clock_start(started, await uow.board_views.shown_at(row.id, version), now)
 
 
 def _due_timer(timer: TimerRow) -> _DueTimer:

@@ -8,11 +8,13 @@ time instead of waiting for it.
 A turn timer runs twice: when it first runs out the player is reminded;
 when it runs out again the bot flips for them (or skips them, as the chat
 chose), and that counts as an absence. After ``afk_limit`` absences in a row
-the player is removed from the game. The turn is measured from
+the player is removed from the game. A turn is identified by
 ``games.turn_started_at``, which every move that starts a turn sets with the
 game's row (a flip, a skip, or the player on turn leaving or running out of
 cards; another seat leaving does not); the one timer row of a game is only
-re-armed when it fires.
+re-armed when it fires. The turn's clock runs from the moment the board that
+asks for the turn was shown (its board view), not from the commit: a board the
+pace holds back must not eat into the player's time (see :func:`turn_clock_start`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ from ..storage.uow import UnitOfWork
 from .settings import GameSettings
 
 RETRY_DURING_RACE = timedelta(seconds=2)
+RETRY_WHILE_UNSHOWN = timedelta(seconds=1)
+"""How soon a turn timer looks again while the board that asks for the turn is not shown."""
+UNSHOWN_BOARD_GRACE = timedelta(seconds=65)
+"""How long a turn's board may be held back (the pace: a minute) before its clock runs anyway."""
 _NEW_TURNS = (GameStarted, CardFlipped, TurnSkipped)
 """Operations that always start a turn (even when the same player is on turn again)."""
 
@@ -131,13 +137,52 @@ class TimerPlanner:
             await self.arm_turn(uow, row, TimerKind.TURN_REMINDER, settings.turn_timer_s)
 
     async def arm_turn(
-        self, uow: UnitOfWork, row: GameRow, kind: TimerKind, after_turn_start_s: int
+        self,
+        uow: UnitOfWork,
+        row: GameRow,
+        kind: TimerKind,
+        after_turn_start_s: int,
+        *,
+        since: datetime | None = None,
     ) -> None:
-        """Set the turn timer ``kind`` for the current turn, due that long after it began."""
+        """Set the turn timer ``kind`` for the current turn, due that long after it began.
+
+        ``since``: when the turn's clock started (its board shown); by default
+        when the turn began, and the timer looks again when it fires.
+        """
         started = row.turn_started_at or self.now()
-        due_at = self._note(started + timedelta(seconds=after_turn_start_s))
+        due_at = self._note((since or started) + timedelta(seconds=after_turn_start_s))
         payload = {"turn_started_at": started.isoformat()}
         await uow.timers.add(kind.value, due_at, row.chat_id, row.thread_id, row.id, payload)
+
+
+def turn_clock_start(
+    turn_started_at: datetime, turn_board_shown_at: datetime | None, now: datetime
+) -> datetime | None:
+    """When a turn's clock starts: when the board that asks for the turn was shown.
+
+    None: that board is not shown yet (the pace holds it), and the clock waits,
+    for at most :data:`UNSHOWN_BOARD_GRACE`, so a board that never gets out
+    does not stop the game. A board shown before the turn began (the turn
+    passed on without a new board: a skip) starts nothing: the turn runs from
+    its change.
+
+    >>> from datetime import UTC
+    >>> began = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    >>> turn_clock_start(began, began + timedelta(seconds=6.4), began).second
+    6
+    >>> turn_clock_start(began, None, began + timedelta(seconds=3)) is None
+    True
+    >>> turn_clock_start(began, None, began + timedelta(minutes=5)).second
+    5
+    >>> turn_clock_start(began, began - timedelta(seconds=9), began) == began
+    True
+    """
+    if turn_board_shown_at is None:
+        if now - turn_started_at < UNSHOWN_BOARD_GRACE:
+            return None
+        return turn_started_at + UNSHOWN_BOARD_GRACE
+    return max(turn_started_at, turn_board_shown_at)
 
 
 @dataclass(frozen=True, slots=True)

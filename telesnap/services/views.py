@@ -74,11 +74,6 @@ class TableView:
         """The display name of the player in ``seat``."""
         return self.players[seat].name
 
-    @property
-    def winner_names(self) -> tuple[str, ...]:
-        """The names of the winners (empty while the game runs or when it was abandoned)."""
-        return tuple(self.players[seat].name for seat in self.winners or ())
-
     @staticmethod
     def of(
         game_id: int,

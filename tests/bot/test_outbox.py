@@ -303,3 +303,38 @@ async def test_a_spare_post_waits_for_room_and_never_delays_a_message() -> None:
     # It went once the burst was whole again: the next messages go out at once.
     assert bot.times[-1] == pytest.approx(2 * interval + limits.group_burst * interval)
     await outbox.close()
+
+
+class SlowSpareSlots:
+    """Shared flood-limit windows: a spare slot's answer takes a while, then says wait."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.answer = asyncio.Event()
+
+    async def reserve(self, chat_id: int, *, spare: bool = False) -> float:
+        if not spare:
+            return 0.0
+        self.asked.set()
+        await self.answer.wait()
+        return 30.0
+
+    async def finish(self, chat_id: int) -> None:
+        pass
+
+    def forget_if_quiet(self, chat_id: int) -> bool:
+        return False
+
+
+async def test_a_message_queued_while_a_spare_post_asks_for_room_goes_out_at_once() -> None:
+    bot = RecordingBot()
+    slots = SlowSpareSlots()
+    sleep = ManualSleep()  # the spare post's wait never ends by itself
+    outbox = Outbox(bot, FloodLimits(), sleep=sleep, slots=slots)  # type: ignore[arg-type]
+    outbox.submit_spare(GROUP, Plain("tidy"))
+    await settled(asyncio.ensure_future(slots.asked.wait()))
+    ended = outbox.submit(GROUP, Plain("the game was stopped"))  # while the windows answer
+    slots.answer.set()
+    await settled(ended)
+    assert bot.sent == ["the game was stopped"], "not held behind the spare post's wait"
+    await outbox.close()

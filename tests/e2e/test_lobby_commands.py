@@ -121,3 +121,23 @@ async def test_a_second_newgame_hints_at_join_only_while_joining_is_open(
         assert (await table.reply_to(refused_join)).text == (
             "The game has already started; wait for the next one."
         )
+
+
+async def test_endgame_right_after_a_wrong_call_ends_the_game_in_the_chat(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+        board = await table.open_and_start(["Ann", "Bob", "Cid"])
+        assert board.turn is not None
+        await table.press(board.turn, board.message, "Flip")
+        board = await table.next_board()
+        assert not board.has_match
+        caller = next(name for name in ("Bob", "Cid") if name != board.turn)
+        assert "Nothing matches" in (await table.press(caller, board.message, "Snap!")).text
+        await table.command("Ann", "endgame")  # the creator; the board's version is unchanged
+        ended = await table.wait_for_text("The game was stopped. Nobody wins.")
+        await table.client.wait_until_idle()
+        texts = [m.text for m in await table.messages()]
+        assert sum(f"{caller} called, but nothing matches." in text for text in texts) == 1
+        assert [m.message_id for m in await table.messages() if m.buttons] == []
+        assert ended.message_id == max(m.message_id for m in await table.messages())

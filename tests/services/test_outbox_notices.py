@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import pytest
 from sqlalchemy import select
@@ -18,10 +18,21 @@ from telesnap.services.play import PlayService
 from telesnap.services.store import GameStore
 from telesnap.services.timer_service import TimerService
 from telesnap.services.timers import TimerKind, TimerPlanner
+from telesnap.services.types import Reason, Refused
 from telesnap.storage.models import OutboxMessage, Timer
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
-from .test_timers import ANN, BOB, CID, PLACE, Clock, receipt, start, turn_actor
+from .test_timers import (
+    ANN,
+    BOB,
+    CID,
+    PLACE,
+    Clock,
+    boards_shown_on_commit,
+    receipt,
+    start,
+    turn_actor,
+)
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -36,6 +47,19 @@ class _MayLoseCommit(UnitOfWork):
     def __init__(self, units: Units, factory: Sessions) -> None:
         super().__init__(factory)
         self._units = units
+        self._rows: list[OutboxMessage] = []
+
+    async def __aenter__(self) -> Self:
+        await super().__aenter__()
+        add = self.outbox.add
+
+        async def kept(*args: Any, **kwargs: Any) -> OutboxMessage:
+            row = await add(*args, **kwargs)
+            self._rows.append(row)  # the session's identity map holds rows only weakly
+            return row
+
+        self.outbox.add = kept  # type: ignore[method-assign]
+        return self
 
     async def __aexit__(
         self,
@@ -43,9 +67,7 @@ class _MayLoseCommit(UnitOfWork):
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        wrote_a_row = any(
-            isinstance(row, OutboxMessage) for row in self.session.identity_map.values()
-        )
+        wrote_a_row = bool(self._rows)
         if exc_type is not None or not (self._units.lose_next and wrote_a_row):
             await super().__aexit__(exc_type, exc, traceback)
             return
@@ -76,6 +98,7 @@ class World:
         self.units = Units(sessions)
         store = GameStore(TimerPlanner(clock))
         record_boards(store)
+        boards_shown_on_commit(store, clock)
         self.lobby = LobbyService(self.units, store, shuffle_seed=11)
         self.play = PlayService(self.units, store)
         self.settings = SettingsService(self.units, store)
@@ -206,6 +229,34 @@ async def test_saved_settings_are_announced_from_the_outbox(session_factory: Ses
     assert saved.notice.kind == "settings_saved"
     assert saved.notice.args["settings"]["tie_window_ms"] == 150
     assert saved.reply_to == 55
+
+
+async def test_a_redelivered_settings_command_says_saved_once(session_factory: Sessions) -> None:
+    world = World(session_factory, Clock())
+    command = receipt()
+
+    async def change() -> None:
+        await world.settings.change(
+            PLACE,
+            ANN,
+            "tie_window",
+            "150",
+            is_admin=known_admin(True),
+            receipt=command,
+            announce_to=55,
+        )
+
+    world.units.lose_next = True  # lost with its change: the update is still to handle
+    with pytest.raises(CommitLostError):
+        await change()
+    assert await world.unsent() == []
+    await change()
+    with pytest.raises(Refused) as again:  # redelivered after the change committed
+        await change()
+    assert again.value.reason is Reason.DUPLICATE_UPDATE
+    (saved,) = await world.unsent()
+    assert isinstance(saved, NoticeEntry)
+    assert saved.notice.kind == "settings_saved"
 
 
 async def test_a_row_of_a_kind_nobody_knows_is_set_aside_and_blocks_nothing(

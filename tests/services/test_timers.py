@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import EndReason, LeaveReason, PlayerLeft, TurnSkipped
 from telesnap.services.chat_settings import SettingsService
+from telesnap.services.events import GameChanged
 from telesnap.services.lobby import LobbyService
 from telesnap.services.managers import known_admin
 from telesnap.services.play import PlayService
@@ -19,7 +21,8 @@ from telesnap.services.store import GameStore
 from telesnap.services.timer_service import TimerService
 from telesnap.services.timers import TimerKind, TimerPlanner
 from telesnap.services.types import Actor, Place, Receipt
-from telesnap.storage.uow import UnitsOfWork
+from telesnap.storage.repositories import ShownBoard
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 PLACE = Place(chat_id=-200, chat_type="group", title="Slow club")
 ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")
@@ -41,11 +44,31 @@ def receipt() -> Receipt:
     return Receipt(0, datetime.now(UTC), next(_update_ids))
 
 
+def boards_shown_on_commit(store: GameStore, clock: Clock) -> BoardsShown:
+    """Each change's board is shown the moment it commits, unless the test holds them."""
+    shown = BoardsShown()
+
+    async def record_view(uow: UnitOfWork, event: GameChanged) -> None:
+        if not shown.held:
+            row = event.row
+            await uow.board_views.record([ShownBoard(row.id, row.board_version, 1, clock())])
+
+    store.events.subscribe(GameChanged, record_view)
+    return shown
+
+
+@dataclass
+class BoardsShown:
+    held: bool = False
+    """True: the boards wait (for the pace); the test says when one is shown."""
+
+
 class World:
     """The services of one bot process, on a shared clock."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
         store = GameStore(TimerPlanner(clock))
+        self.boards = boards_shown_on_commit(store, clock)
         self.lobby = LobbyService(UnitsOfWork(sessions), store, shuffle_seed=11)
         self.play = PlayService(UnitsOfWork(sessions), store)
         self.settings = SettingsService(UnitsOfWork(sessions), store)
@@ -76,6 +99,53 @@ async def turn_actor(world: World) -> Actor:
 
 def kinds(outcomes: list[Any]) -> list[TimerKind]:
     return [outcome.kind for outcome in outcomes]
+
+
+async def show_board(world: World, sessions: async_sessionmaker[AsyncSession], at: Clock) -> None:
+    """The board the pace held reaches Telegram now: the outbox records its view."""
+    table = (await world.play.table(PLACE)).table
+    async with UnitsOfWork(sessions)() as uow:
+        await uow.board_views.record([ShownBoard(table.game_id, table.board_version, 9, at())])
+
+
+async def test_a_turn_runs_from_the_moment_its_board_is_shown_not_from_its_commit(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="10")
+    world.boards.held = True  # the pace holds the start board back
+    await start(world)
+    clock.advance(seconds=6.4)
+    await show_board(world, session_factory, clock)
+    clock.advance(seconds=3.6)  # 10 s after the commit, 3.6 s after the board appeared
+    assert await world.timers.fire_due() == []
+    clock.advance(seconds=6.3)
+    assert await world.timers.fire_due() == []
+    clock.advance(seconds=0.1)  # 10 s after the board appeared
+    (reminder,) = await world.timers.fire_due()
+    assert reminder.kind is TimerKind.TURN_REMINDER
+    clock.advance(seconds=9.9)
+    assert await world.timers.fire_due() == []
+    clock.advance(seconds=0.1)  # 20 s after the board appeared
+    (flipped,) = await world.timers.fire_due()
+    assert flipped.absent.action == "auto_flipped"
+
+
+async def test_a_turn_whose_board_is_not_shown_yet_waits_for_it(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="10")
+    world.boards.held = True
+    await start(world)
+    clock.advance(seconds=30)  # the board is still held: no reminder about a board unseen
+    assert await world.timers.fire_due() == []
+    await show_board(world, session_factory, clock)
+    clock.advance(seconds=9.5)
+    assert await world.timers.fire_due() == []
+    clock.advance(seconds=0.5)
+    (reminder,) = await world.timers.fire_due()
+    assert reminder.kind is TimerKind.TURN_REMINDER
 
 
 async def test_r27_a_reminder_then_an_auto_flip(
