@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,14 @@ async def _export(url: str, chat_id: int) -> dict[str, Any]:
         await engine.dispose()
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``, readable by its owner only: an export holds names."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)  # a file that was there keeps its mode otherwise
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)
+
+
 def export_command(args: argparse.Namespace) -> int:
     """Print (or write) a chat's games and figures as JSON."""
     try:
@@ -154,7 +163,7 @@ def export_command(args: argparse.Namespace) -> int:
         return 1
     text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True, default=str)
     if args.output is not None:
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        write_private(Path(args.output), text + "\n")
     else:
         print(text)
     return 0

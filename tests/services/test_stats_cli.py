@@ -87,6 +87,7 @@ def test_export_prints_the_chats_games_and_figures(
         main(["export", "--chat", str(chat), "--database-url", url, "--output", str(output)]) == 0
     )
     data = json.loads(output.read_text(encoding="utf-8"))
+    assert output.stat().st_mode & 0o777 == 0o600, "an export holds names: its owner's only"
     assert data["chat_id"] == chat
     exported = {game["game_id"] for game in data["games"]}
     assert exported
