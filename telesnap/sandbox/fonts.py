@@ -4,7 +4,7 @@ The page's Latin, Cyrillic and card symbols come from DejaVu Sans (shipped in
 matplotlib), Thai and Arabic from the Noto font packages the charts use
 (``fontpkg-noto-sans-*``); a browser on a machine without those fonts gets
 them from here. No emoji font is packaged small enough on PyPI, so emoji come
-from the system's own emoji fonts (the page's font list names them last).
+from the system's own emoji fonts (the page's font list names them after these).
 """
 
 from __future__ import annotations
@@ -23,6 +23,13 @@ SCRIPT_RANGES = {
     "Noto Sans Thai": "U+0E00-0E7F",
 }
 """The letters each packaged family is used for, so the base sans keeps the digits and Latin."""
+BESIDES_EMOJI = "U+0000-1EFFF, U+1FB00-10FFFF"
+"""The base sans for all but the emoji blocks (🃏 and the like go to an emoji font)."""
+EMOJI_FAMILY = "Sandbox Emoji"
+EMOJI_FONTS = ("Noto Color Emoji", "NotoColorEmoji", "Apple Color Emoji", "Segoe UI Emoji")
+"""The system's emoji fonts, by name: the page's emoji come from the first one there."""
+EMOJI_RANGE = "U+1F000-1FAFF, U+200D, U+FE0F, U+E0020-E007F"
+"""Only emoji are taken from them (an emoji font has digits too, which must stay text)."""
 
 
 @dataclass(frozen=True)
@@ -43,8 +50,11 @@ def served_fonts() -> tuple[ServedFont, ...]:
     """The base sans (regular and bold), then each packaged family's files."""
     dejavu = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
     fonts = [
-        ServedFont("dejavu-sans.ttf", "DejaVu Sans", dejavu / "DejaVuSans.ttf", "400"),
-        ServedFont("dejavu-sans-bold.ttf", "DejaVu Sans", dejavu / "DejaVuSans-Bold.ttf", "700"),
+        ServedFont(name, "DejaVu Sans", dejavu / file, weight, BESIDES_EMOJI)
+        for name, file, weight in (
+            ("dejavu-sans.ttf", "DejaVuSans.ttf", "400"),
+            ("dejavu-sans-bold.ttf", "DejaVuSans-Bold.ttf", "700"),
+        )
     ]
     for family in PACKAGED_FAMILIES:
         described = fontpkg.family(family)
@@ -60,12 +70,18 @@ def served_fonts() -> tuple[ServedFont, ...]:
 
 def font_faces() -> str:
     """The ``@font-face`` rules for every served font (``GET /_sandbox/fonts.css``)."""
-    return "".join(
+    served = "".join(
         f'@font-face {{ font-family: "{font.family}"; font-weight: {font.weight}; '
         f"font-display: swap; unicode-range: {font.unicode_range}; "
         f'src: url("/_sandbox/fonts/{font.name}") format("truetype"); }}\n'
         for font in served_fonts()
     )
+    local = ", ".join(f'local("{name}")' for name in EMOJI_FONTS)
+    emoji = (
+        f'@font-face {{ font-family: "{EMOJI_FAMILY}"; unicode-range: {EMOJI_RANGE}; '
+        f"src: {local}; }}\n"
+    )
+    return served + emoji
 
 
 def font_file(name: str) -> Path | None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 from playwright.async_api import Page, expect
 
@@ -152,5 +155,26 @@ async def test_thai_and_arabic_are_drawn_with_the_served_fonts(
     fonts = await _platform_fonts(page, f"#{marked}")
     drawn_with = {str(font["familyName"]) for font in fonts if font["isCustomFont"]}
     assert family in drawn_with, fonts
-    style = await body.evaluate("node => getComputedStyle(node).fontFamily")
-    assert "Noto Color Emoji" in style, style  # emoji: the system's emoji fonts, named last
+
+
+@pytest.mark.skipif(
+    not shutil.which("fc-list")
+    or "Noto Color Emoji"
+    not in subprocess.run(
+        ["fc-list", ":family"], capture_output=True, text=True, check=False
+    ).stdout,
+    reason="no system emoji font here (apt-get install fonts-noto-color-emoji)",
+)
+async def test_an_emoji_is_drawn_with_the_systems_emoji_font_and_a_card_suit_as_text(
+    page: Page, sandbox: Sandbox
+) -> None:
+    ann = pane(page, ANN)
+    for text, expected in (("🃏🎉", "Noto Color Emoji"), ("♠♥", "DejaVu Sans")):
+        await send(ann, text)
+        body = message(ann, text).locator(".body")
+        await expect(body).to_be_visible()
+        await page.evaluate("() => document.fonts.ready")
+        marked = await body.evaluate("node => { node.id = 'checked-text'; return node.id; }")
+        fonts = await _platform_fonts(page, f"#{marked}")
+        await body.evaluate("node => node.removeAttribute('id')")
+        assert [str(font["familyName"]) for font in fonts] == [expected], fonts
