@@ -86,6 +86,8 @@ async def test_race_labels_fit_inside_the_timeline(page: Page, sandbox: Sandbox)
     race = page.locator("#races .race").last
     await expect(race.locator(".call")).to_have_count(2)
     await expect(race).to_contain_text("Bob +")
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.locator("#races-box").screenshot(path=str(ARTIFACTS / "race-labels.png"))
     assert await page.evaluate(OVERFLOWING_LABELS) == []
 
 
@@ -136,7 +138,10 @@ async def _platform_fonts(page: Page, selector: str) -> list[dict[str, object]]:
 
 @pytest.mark.parametrize(
     ("text", "family"),
-    [("สวัสดี ไพ่ใบนี้", "Noto Sans Thai"), ("مرحبا بالجميع", "Noto Sans Arabic")],
+    [
+        pytest.param("สวัสดี ไพ่ใบนี้", "Noto Sans Thai", id="thai"),
+        pytest.param("مرحبا بالجميع", "Noto Sans Arabic", id="arabic"),
+    ],
 )
 async def test_thai_and_arabic_are_drawn_with_the_served_fonts(
     page: Page, sandbox: Sandbox, text: str, family: str
