@@ -98,6 +98,8 @@ async def test_an_empty_group_says_what_to_do_first(page: Page, sandbox: Sandbox
             "Send /newgame in Ann's pane to open a game of Snap, "
             "press Join in Bob's pane, then Start in Ann's."
         )
+    ARTIFACTS.mkdir(exist_ok=True)
+    await page.screenshot(path=str(ARTIFACTS / "first-hint.png"))
     await send(ann, "/newgame")
     await message(bob, "A game of Snap is starting").wait_for()
     for person in (ann, bob):
