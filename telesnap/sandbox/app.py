@@ -28,6 +28,7 @@ from ..emulator.changes import ChangeSignal
 from ..emulator.config import EmulatorConfig, FloodLimits
 from ..emulator.server import EmulatorServer
 from ..emulator.world import User
+from ..services.types import display_name
 from ..storage.database import create_engine, session_factory
 from . import roster
 from .clock import MovableClock
@@ -70,6 +71,11 @@ def sqlite_file(database_url: str) -> Path | None:
             path = database_url.removeprefix(prefix)
             return None if path in {"", ":memory:"} else Path(path)
     return None
+
+
+def _creator_first(entry: tuple[int, str]) -> tuple[bool, int]:
+    user_id, role = entry
+    return role != "creator", user_id
 
 
 def _newer(changes: ChangeSignal, version: int) -> bool:
@@ -194,7 +200,30 @@ class Sandbox:
                 "now": self.clock().isoformat(),
             },
             "robots": [robot.to_json() for robot in self.robots.robots.values()],
+            "hint": self.first_hint(),
         }
+
+    def first_hint(self) -> str:
+        """What to do first, with the people's names: shown in a group with no messages yet."""
+        world = self.emulator.world
+        groups = [chat for chat in world.chats.values() if chat.type != "private"]
+        people = {user.id: user for user in world.users.values() if not user.is_bot}
+        in_group = (
+            [
+                people[user_id]
+                for user_id, role in sorted(groups[0].roles.items(), key=_creator_first)
+                if user_id in people and role not in {"left", "kicked"}
+            ]
+            if groups
+            else []
+        )
+        if len(in_group) < 2:
+            return "Send /newgame here to open a game of Snap."
+        host, guest = (display_name(user.first_name, user.last_name) for user in in_group[:2])
+        return (
+            f"Send /newgame in {host}'s pane to open a game of Snap, "
+            f"press Join in {guest}'s pane, then Start in {host}'s."
+        )
 
     def skip(self, seconds: float) -> None:
         """Move the bot's clock ahead and let the timers that came due fire."""

@@ -4,7 +4,8 @@ Everything else the page shows comes from the emulator (``/_emulator/``).
 Every endpoint takes and returns JSON; a bad request answers 400 with
 ``{"error": "..."}``. The format is documented in ``docs/sandbox.md``.
 
-- ``GET /_sandbox/``: the clock (``skipped_seconds``, ``now``) and the robots.
+- ``GET /_sandbox/``: the clock (``skipped_seconds``, ``now``), the robots, and the
+  ``hint`` the page shows in a chat that has no messages yet.
 - ``POST /_sandbox/clock/skip`` ``{"seconds": 600}``: move the bot's clock ahead;
   due timers fire at once.
 - ``GET /_sandbox/races?chat_id=C[&message_thread_id=T]``: the latest races there.
@@ -12,6 +13,8 @@ Every endpoint takes and returns JSON; a bad request answers 400 with
   member of every group and has a private chat with the bot.
 - ``POST /_sandbox/robots`` ``{"first_name", "reaction_ms", "jitter_ms", "wrong_rate"}``:
   the same, played by a robot; ``PUT /_sandbox/robots/<user_id>`` changes its style.
+- ``GET /_sandbox/fonts.css`` and ``GET /_sandbox/fonts/<file>``: the fonts the
+  pictures use, for the page (see :mod:`.fonts`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ..emulator.control import json_endpoint
+from .fonts import font_faces, font_file
 from .robots import RobotStyle
 
 if TYPE_CHECKING:
@@ -86,6 +90,17 @@ async def _change_robot(sandbox: Sandbox, body: dict[str, Any]) -> Any:
     return sandbox.robots.add(user_id, _style(body)).to_json()
 
 
+async def _font_faces(request: web.Request) -> web.Response:
+    return web.Response(text=font_faces(), content_type="text/css", charset="utf-8")
+
+
+async def _font_file(request: web.Request) -> web.FileResponse:
+    path = font_file(request.match_info["name"])
+    if path is None:
+        raise web.HTTPNotFound()
+    return web.FileResponse(path, headers={"Content-Type": "font/ttf"})
+
+
 def add_sandbox_routes(app: web.Application, sandbox: Sandbox) -> None:
     """Add every ``/_sandbox/...`` endpoint to the emulator's ``app``."""
     app[SANDBOX_KEY] = sandbox
@@ -99,3 +114,5 @@ def add_sandbox_routes(app: web.Application, sandbox: Sandbox) -> None:
     ]
     for method, path, action in routes:
         app.router.add_route(method, f"/_sandbox{path}", json_endpoint(SANDBOX_KEY, action))
+    app.router.add_get("/_sandbox/fonts.css", _font_faces)
+    app.router.add_get("/_sandbox/fonts/{name}", _font_file)

@@ -111,7 +111,9 @@ function renderRace(race) {
   lane.append(el("div", { class: "window", style: `left:0;width:${percent(race.tie_window_ms)}`, title: `tie window ${race.tie_window_ms} ms` }));
   for (const c of race.calls) {
     const row = el("div", { class: `call ${c.verdict}` }, el("span", { class: "dot", style: `left:${percent(c.offset_ms)}` }));
-    row.append(el("span", { class: "label", dir: "auto", style: `left:${percent(c.offset_ms)}`, text: `${c.name} +${c.offset_ms.toFixed(1)} ms ${c.verdict.replace("_", " ")}` }));
+    // Past the middle a label ends at its dot, so it stays inside the lane.
+    const side = c.offset_ms / span > 0.5 ? `right:calc(100% - ${percent(c.offset_ms)});padding-right:6px` : `left:${percent(c.offset_ms)};padding-left:4px`;
+    row.append(el("span", { class: "label", dir: "auto", style: side, text: `${c.name} +${c.offset_ms.toFixed(1)} ms ${c.verdict.replace("_", " ")}` }));
     lane.append(row);
   }
   return el("div", { class: `race ${race.outcome}`, "data-outcome": race.outcome },

@@ -61,7 +61,7 @@ function apply(update) {
   const newcomers = update.users.filter((user) => !state.users.has(user.id));
   const renamed = !first && update.users.some((user) => state.users.has(user.id) && fullName(state.users.get(user.id)) !== fullName(user));
   for (const user of update.users) state.users.set(user.id, user);
-  if (!first && newcomers.length && sandbox) refreshSandbox(); // a robot added from another page
+  if (!first && (newcomers.length || renamed) && sandbox) refreshSandbox(); // a robot added elsewhere, or the hint's names
   for (const chat of update.chats) state.chats.set(chat.id, chat);
   const touched = new Set();
   for (const message of update.messages) { state.messages.set(message.key, message); touched.add(message.chat_id); }
@@ -129,7 +129,17 @@ class Pane {
     this.replyTo = null;
     this.shown = new Map(); // message key -> element
     this.commands = [];
+    // At the bottom, the pane stays there: as messages come, and as they grow (a picture
+    // loading, a font arriving, an edit). Only a scroll of the person's own changes that.
+    this.following = true;
+    this.ownScrollTop = null;
+    this.growing = new ResizeObserver(() => this.follow());
     const head = this.node;
+    const box = $(".messages", head);
+    box.addEventListener("scroll", () => {
+      if (box.scrollTop === this.ownScrollTop) return;
+      this.following = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
+    });
     const language = $(".language", head);
     for (const code of LANGUAGES) language.append(el("option", { value: code, text: code }));
     $(".name", head).addEventListener("change", (event) => this.rename(event.target.value));
@@ -184,7 +194,9 @@ class Pane {
 
   select(place, render) {
     this.place = place;
+    this.following = true;
     this.shown.clear();
+    this.growing.disconnect();
     $(".messages", this.node).replaceChildren();
     this.setReply(null);
     this.commands = [];
@@ -193,6 +205,7 @@ class Pane {
 
   redraw() {
     this.shown.clear();
+    this.growing.disconnect();
     $(".messages", this.node).replaceChildren();
     this.render(null);
   }
@@ -208,20 +221,37 @@ class Pane {
     if (!this.place) return;
     if (touched && !touched.has(this.place.chat.id)) return;
     const box = $(".messages", this.node);
-    const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 40;
-    let added = false;
     for (const message of state.messages.values()) {
       if (!this.inPlace(message)) continue;
       const shown = this.shown.get(message.key);
-      if (message.deleted) { if (shown) { shown.node.remove(); this.shown.delete(message.key); } continue; }
+      if (message.deleted) { if (shown) { this.growing.unobserve(shown.node); shown.node.remove(); this.shown.delete(message.key); } continue; }
       const stamp = `${message.edits}:${message.pinned}:${message.reply_to ? 1 : 0}`;
       if (shown && shown.stamp === stamp) continue;
       const node = renderMessage(message, this);
-      if (shown) shown.node.replaceWith(node);
-      else { box.append(node); added = true; }
+      if (shown) { this.growing.unobserve(shown.node); shown.node.replaceWith(node); }
+      else box.append(node);
+      this.growing.observe(node);
       this.shown.set(message.key, { node, stamp });
     }
-    if (added && atBottom) box.scrollTop = box.scrollHeight;
+    this.showHint();
+    this.follow();
+  }
+
+  follow() {
+    if (!this.following) return;
+    const box = $(".messages", this.node);
+    box.scrollTop = box.scrollHeight;
+    this.ownScrollTop = box.scrollTop;
+  }
+
+  // A group with no messages yet: what to do first, as the sandbox words it.
+  showHint() {
+    const box = $(".messages", this.node);
+    const hint = $(".hint", box);
+    const wanted = sandbox?.hint && this.place.chat.type !== "private" && this.shown.size === 0;
+    if (!wanted) { hint?.remove(); return; }
+    if (hint) hint.textContent = sandbox.hint;
+    else box.append(el("p", { class: "hint", text: sandbox.hint, dir: "auto" }));
   }
 
   toast(toast) {
@@ -319,6 +349,7 @@ async function loadSandbox() {
   $("#clock-controls").hidden = false;
   $("#add-robot").hidden = false;
   $("#races-box").hidden = false;
+  document.head.append(el("link", { rel: "stylesheet", href: "/_sandbox/fonts.css" }));
   showClock();
   for (const pane of panes.values()) pane.update(pane.user);
 }
@@ -327,7 +358,7 @@ async function refreshSandbox() {
   if (!response.ok) return;
   sandbox = await response.json();
   showClock();
-  for (const pane of panes.values()) pane.update(pane.user);
+  for (const pane of panes.values()) { pane.update(pane.user); if (pane.place) pane.showHint(); }
 }
 function showClock() {
   const minutes = Math.round(sandbox.clock.skipped_seconds / 60);
