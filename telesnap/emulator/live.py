@@ -113,10 +113,11 @@ def _file_response(stored: StoredFile | None, *, attachment: bool) -> web.Respon
 
 
 async def handle_file(request: web.Request) -> web.Response:
-    """An upload by ``file_id``: a photo inline, a document as a download."""
+    """An upload by ``file_id``: a photo or an animation inline, a document as a download."""
     emulator = request.app[EMULATOR_KEY]
     stored = emulator.files.get(request.match_info["file_id"])
-    attachment = stored is not None and not stored.file_id.startswith("photo-")
+    shown = ("photo-", "animation-")
+    attachment = stored is not None and not stored.file_id.startswith(shown)
     return _file_response(stored, attachment=attachment)
 
 

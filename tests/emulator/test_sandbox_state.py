@@ -91,6 +91,29 @@ async def test_an_upload_is_kept_and_served_by_get_file(emulator: RunningEmulato
             assert response.status == 401
 
 
+async def test_an_animation_is_sent_as_telegram_does_and_shown_inline(
+    emulator: RunningEmulator,
+) -> None:
+    client = emulator.client
+    ann = await client.create_user("Ann")
+    chat = await client.create_chat("group", title="Snap", members=[ann["id"]])
+    content = b"GIF89a" + bytes(40)
+    base = f"{emulator.base_url}{emulator.token}"
+    async with aiohttp.ClientSession() as session:
+        form = aiohttp.FormData()
+        form.add_field("chat_id", str(chat["id"]))
+        form.add_field("animation", content, filename="game.gif", content_type="image/gif")
+        async with session.post(f"{base}/sendAnimation", data=form) as response:
+            sent = (await response.json())["result"]
+        # Telegram repeats an animation as a document, for clients that know no animations.
+        assert sent["animation"]["file_name"] == "game.gif"
+        assert sent["document"]["file_id"] == sent["animation"]["file_id"]
+        file_id = sent["animation"]["file_id"]
+        async with session.get(f"{emulator.url}/_emulator/files/{file_id}") as response:
+            assert await response.read() == content
+            assert "Content-Disposition" not in response.headers, "the page plays it inline"
+
+
 async def test_uploads_past_the_budget_forget_the_oldest() -> None:
     async with running_emulator(EmulatorConfig(file_store_bytes=20)) as running:
         raw = RawBotApi(running)
