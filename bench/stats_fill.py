@@ -193,8 +193,10 @@ class Filler:
                     "cards_won": figures.cards_won,
                     "chat_mu": chat_rating[seat].mu if chat_rating else None,
                     "chat_sigma": chat_rating[seat].sigma if chat_rating else None,
+                    "chat_points": chat_rating[seat].points if chat_rating else None,
                     "global_mu": global_rating[seat].mu if global_rating else None,
                     "global_sigma": global_rating[seat].sigma if global_rating else None,
+                    "global_points": global_rating[seat].points if global_rating else None,
                 }
             )
         return rows
@@ -266,6 +268,7 @@ class Filler:
                     "rating_mu": rating.mu,
                     "rating_sigma": rating.sigma,
                     "rating_ordinal": rating.ordinal,
+                    "rating_points": rating.points,
                     "last_game_id": None,
                     "updated_at": START,
                 }

@@ -132,25 +132,26 @@ def stats_figure(
         )
         reaction_axes.set_xticks([])
         reaction_axes.set_yticks([])
-    if ratings:
-        rating_axes.plot(
-            range(ratings_from, ratings_from + len(ratings)),
-            list(ratings),
-            label=write.text(tr.gettext("all chats")),
-        )
-    if chat_ratings:
-        rating_axes.plot(
-            range(chat_ratings_from, chat_ratings_from + len(chat_ratings)),
-            list(chat_ratings),
-            label=write.text(tr.gettext("this chat")),
-        )
+    if chat_ratings == ratings and chat_ratings_from == ratings_from:
+        lines = [(ratings_from, ratings, tr.gettext("this chat and all chats"))]
+    else:
+        lines = [
+            (ratings_from, ratings, tr.gettext("all chats")),
+            (chat_ratings_from, chat_ratings, tr.gettext("this chat")),
+        ]
+    for first, values, label in lines:
+        if values:
+            rating_axes.plot(
+                range(first, first + len(values)), list(values), label=write.text(label)
+            )
     if ratings or chat_ratings:
         rating_axes.legend(prop={"family": write.families, "size": 8})
         rating_axes.set_xlabel(write.text(tr.gettext("rated games")), **write.style(8))
-    for axes in (reaction_axes, rating_axes):
+    for axes in (reaction_axes, rating_axes) if calls else (rating_axes,):
         axes.tick_params(labelsize=8)
+        # Games, calls, milliseconds and rating points are all whole numbers.
         axes.xaxis.set_major_locator(MaxNLocator(4, integer=True))
-        axes.yaxis.set_major_locator(MaxNLocator(4))
+        axes.yaxis.set_major_locator(MaxNLocator(4, integer=True))
     return figure
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "leaderboard_keyboard",
     "leaderboard_rows",
     "leaderboard_title",
+    "rating_rule",
     "render_game_line",
     "render_history",
     "render_leaderboard",
@@ -133,6 +134,17 @@ def _snaps_won(figures: Figures, tr: gettext.NullTranslations) -> tuple[str, str
     )
 
 
+def _rating(figures: Figures) -> str:
+    return str(round(figures.rating))
+
+
+def rating_rule(tr: gettext.NullTranslations) -> str:
+    """The one line that says what the rating is."""
+    return tr.gettext(
+        "Ratings start at 1000; a win raises yours and a loss lowers it, by less as you play more."
+    )
+
+
 def _figures_lines(title: str, figures: Figures, tr: gettext.NullTranslations) -> list[str]:
     snaps, pots = _snaps_won(figures, tr)
     lines = [
@@ -141,7 +153,7 @@ def _figures_lines(title: str, figures: Figures, tr: gettext.NullTranslations) -
             games=_games(figures.games, tr),
             wins=_wins(figures.wins, tr),
             rate=_percent(figures.win_rate),
-            rating=f"{figures.rating:.1f}",
+            rating=_rating(figures),
         ),
         " · ".join(
             [
@@ -172,21 +184,31 @@ def _figures_lines(title: str, figures: Figures, tr: gettext.NullTranslations) -
 
 
 def render_player_stats(view: PlayerStatsView, tr: gettext.NullTranslations) -> str:
-    """A player's figures in this chat and in all chats (short enough for a caption)."""
+    """A player's figures in this chat and in all chats (short enough for a caption).
+
+    A player whose every game was played in this chat gets one block: the two
+    scopes hold the same figures.
+    """
     lines = [tr.gettext("📊 Stats of <b>{name}</b>").format(name=isolate(name(view.name), tr))]
-    if view.chat is not None and view.chat.games:
-        lines += _figures_lines(tr.gettext("This chat"), view.chat, tr)
+    here, everywhere = view.chat, view.everywhere
+    if here is not None and here.games and here == everywhere:
+        lines += _figures_lines(tr.gettext("This chat and all chats"), here, tr)
     else:
-        lines.append(tr.gettext("No finished games in this chat yet."))
-    if view.everywhere is not None and view.everywhere.games:
-        lines += _figures_lines(tr.gettext("All chats"), view.everywhere, tr)
+        if here is not None and here.games:
+            lines += _figures_lines(tr.gettext("This chat"), here, tr)
+        else:
+            lines.append(tr.gettext("No finished games in this chat yet."))
+        if everywhere is not None and everywhere.games:
+            lines += _figures_lines(tr.gettext("All chats"), everywhere, tr)
+    if any(figures is not None and figures.games for figures in (here, everywhere)):
+        lines.append(f"<i>{rating_rule(tr)}</i>")
     return "\n".join(lines)
 
 
 def _board_value(view: LeaderboardView, figures: Figures, tr: gettext.NullTranslations) -> str:
     if view.ranking is Ranking.RATING:
         return tr.gettext("{rating} ({games})").format(
-            rating=f"{figures.rating:.1f}",
+            rating=_rating(figures),
             games=tr.ngettext(
                 "{count} rated game", "{count} rated games", figures.rated_games
             ).format(count=figures.rated_games),
@@ -223,9 +245,11 @@ PICTURE_NAME_LIMIT = 28
 def leaderboard_title(view: LeaderboardView, tr: gettext.NullTranslations) -> str:
     """The leaderboard's title as plain text: its ranking and scope."""
     scope = tr.gettext("all chats") if view.is_global else tr.gettext("this chat")
-    return tr.gettext("Leaderboard: {ranking} · {scope}").format(
-        ranking=_ranking_label(view.ranking, tr), scope=scope
-    )
+    if view.provisional:
+        title = tr.gettext("Provisional leaderboard: {ranking} · {scope}")
+    else:
+        title = tr.gettext("Leaderboard: {ranking} · {scope}")
+    return title.format(ranking=_ranking_label(view.ranking, tr), scope=scope)
 
 
 def leaderboard_rows(
@@ -255,6 +279,26 @@ def render_leaderboard(view: LeaderboardView, tr: gettext.NullTranslations) -> s
         lines.append(f"{entry.position}. <b>{isolate(name(entry.name), tr)}</b> — {value}")
     if not view.entries:
         lines.append(tr.gettext("Nobody is listed yet."))
+    lines.append(f"<i>{_listing_rule(view, tr)}</i>")
+    if view.ranking is Ranking.RATING and view.entries:
+        lines.append(f"<i>{rating_rule(tr)}</i>")
+    return "\n".join(lines)
+
+
+def _listing_rule(view: LeaderboardView, tr: gettext.NullTranslations) -> str:
+    """Who is listed: after how many games (or calls), and who is not yet."""
+    if view.provisional:
+        if view.ranking is Ranking.FASTEST:
+            return tr.ngettext(
+                "Provisional: nobody has {count} timed correct call yet.",
+                "Provisional: nobody has {count} timed correct calls yet.",
+                view.min_timed_calls,
+            ).format(count=view.min_timed_calls)
+        return tr.ngettext(
+            "Provisional: nobody has {count} rated game yet.",
+            "Provisional: nobody has {count} rated games yet.",
+            view.min_games,
+        ).format(count=view.min_games)
     if view.ranking is Ranking.FASTEST:
         rule = tr.ngettext(
             "Listed after {count} timed correct call.",
@@ -273,8 +317,7 @@ def render_leaderboard(view: LeaderboardView, tr: gettext.NullTranslations) -> s
             "{count} more players are not listed yet.",
             view.unlisted,
         ).format(count=view.unlisted)
-    lines.append(f"<i>{rule}</i>")
-    return "\n".join(lines)
+    return rule
 
 
 def leaderboard_keyboard(

@@ -15,7 +15,6 @@ from ..storage.models import Game as GameRow
 from ..storage.repositories import Ranking
 from .ports import UnitOfWorkFactory
 from .stats_audit import stored_game, write_document
-from .stats_figures import Rating
 from .stats_views import (
     BoardEntry,
     Figures,
@@ -77,8 +76,8 @@ class StatsService:
             chat=Figures.of(here) if here else None,
             everywhere=Figures.of(everywhere) if everywhere else None,
             reaction_counts=tuple(reactions),
-            ratings=tuple(Rating(mu, sigma).ordinal for mu, sigma in timeline),
-            chat_ratings=tuple(Rating(mu, sigma).ordinal for mu, sigma in chat_timeline),
+            ratings=tuple(timeline),
+            chat_ratings=tuple(chat_timeline),
             ratings_from=_first_shown(everywhere, len(timeline)),
             chat_ratings_from=_first_shown(here, len(chat_timeline)),
             min_games_to_plot=MIN_GAMES_TO_PLOT,
@@ -87,7 +86,11 @@ class StatsService:
     async def leaderboard(
         self, chat_id: int, ranking: Ranking = Ranking.RATING, *, is_global: bool = False
     ) -> LeaderboardView:
-        """The best players of the chat (or of every chat) by ``ranking``."""
+        """The best players of the chat (or of every chat) by ``ranking``.
+
+        Until someone has enough games (or timed calls) to be listed, the board is
+        provisional: it lists everyone with at least one, so a new group sees one.
+        """
         scope = ALL_CHATS if is_global else chat_id
         async with self._units(read_only=True) as uow:
             rows = await uow.stats.top_players(
@@ -97,7 +100,14 @@ class StatsService:
                 min_timed_calls=self.min_timed_calls,
                 limit=self.board_size,
             )
-            unlisted = await uow.stats.count_unlisted(scope, min_games=self.min_games)
+            provisional = not rows
+            if provisional:  # nobody qualifies yet: everyone with a figure, marked provisional
+                rows = await uow.stats.top_players(
+                    scope, ranking, min_games=1, min_timed_calls=1, limit=self.board_size
+                )
+                unlisted = 0
+            else:
+                unlisted = await uow.stats.count_unlisted(scope, min_games=self.min_games)
         entries = tuple(
             BoardEntry(position, stats.user_id, _name_of(user, UNKNOWN_NAME), Figures.of(stats))
             for position, (stats, user) in enumerate(rows, start=1)
@@ -110,6 +120,7 @@ class StatsService:
             min_games=self.min_games,
             min_timed_calls=self.min_timed_calls,
             unlisted=unlisted,
+            provisional=provisional and bool(entries),
         )
 
     async def history(self, chat_id: int, page: int = 0) -> HistoryPage:
@@ -212,6 +223,7 @@ def _exported_game(
                 "wrong_calls": p.wrong_calls,
                 "cards_won": p.cards_won,
                 "rating_after": None if p.chat_mu is None else [p.chat_mu, p.chat_sigma],
+                "shown_rating_after": p.chat_points,
             }
             for p in players
         ],

@@ -56,6 +56,8 @@ from ..game import (
 )
 
 __all__ = [
+    "POINTS_PER_MU",
+    "RATING_BASELINE",
     "RATING_MODEL",
     "GameSummary",
     "Rating",
@@ -63,28 +65,62 @@ __all__ = [
     "initial_rating",
     "median_ms",
     "rate_game",
+    "shown_change",
     "summarize_game",
 ]
 
 RATING_MODEL = PlackettLuce()
 """OpenSkill's Plackett-Luce model with its default parameters (mu 25, sigma 25/3)."""
+RATING_BASELINE = 1000.0
+"""The rating every player is shown before their first rated game."""
+POINTS_PER_MU = 20.0
+"""Rating points per unit of the model's skill estimate ``mu``.
+
+The model's unit of skill difference (``beta``, 25/6 of ``mu``) is then about 83
+points: the gap at which the model expects the stronger of two settled players to win
+three games in four.
+"""
 
 
 @dataclass(frozen=True, slots=True)
 class Rating:
-    """A player's skill estimate: ``mu`` and its uncertainty ``sigma``."""
+    """A player's skill estimate ``mu``, its uncertainty ``sigma``, and the rating shown.
+
+    ``points`` is what players see and boards rank by: it starts at
+    :data:`RATING_BASELINE` and each rated game moves it by :data:`POINTS_PER_MU`
+    times the change of ``mu``, except that a loss never raises it and a win never
+    lowers it (see :func:`shown_change`). OpenSkill's ordinal (``mu - 3 sigma``)
+    is not shown: it rises as the uncertainty shrinks, after losses too.
+    """
 
     mu: float
     sigma: float
+    points: float = RATING_BASELINE
 
     @property
     def ordinal(self) -> float:
-        """The rating shown and ranked by: ``mu - 3 sigma`` (0 for a new player).
+        """OpenSkill's conservative estimate ``mu - 3 sigma`` (0 for a new player; exported).
 
         >>> initial_rating().ordinal
         0.0
         """
         return self.mu - 3 * self.sigma
+
+
+def shown_change(mu_change: float, *, won: bool) -> float:
+    """How far one rated game moves the shown rating, given how far it moved ``mu``.
+
+    In a game of three or more, a player who does not win can still gain ``mu``
+    (by finishing above a stronger player), and players who share a win can lose
+    some; the shown rating then stays where it was.
+
+    >>> shown_change(2.5, won=True), shown_change(-1.0, won=False)
+    (50.0, -20.0)
+    >>> shown_change(0.7, won=False), shown_change(-0.4, won=True)
+    (0.0, 0.0)
+    """
+    change = POINTS_PER_MU * mu_change
+    return max(change, 0.0) if won else min(change, 0.0)
 
 
 def initial_rating() -> Rating:
@@ -187,10 +223,21 @@ def _count_race(seats: tuple[SeatFigures, ...], op: RaceResolved) -> None:
 
 
 def rate_game(ratings: Sequence[Rating], places: Sequence[int]) -> list[Rating]:
-    """New ratings after a game: Plackett-Luce over the final standings, one team per player."""
+    """New ratings after a game: Plackett-Luce over the final standings, one team per player.
+
+    Place 1 is a win (a rated game's winners, and only they, hold it); every other
+    place is a loss.
+    """
     teams = [[RATING_MODEL.create_rating([rating.mu, rating.sigma])] for rating in ratings]
     rated = RATING_MODEL.rate(teams, ranks=[float(place) for place in places])
-    return [Rating(team[0].mu, team[0].sigma) for team in rated]
+    return [
+        Rating(
+            team[0].mu,
+            team[0].sigma,
+            before.points + shown_change(team[0].mu - before.mu, won=place == 1),
+        )
+        for before, team, place in zip(ratings, rated, places, strict=True)
+    ]
 
 
 def median_ms(values: Sequence[int]) -> int | None:

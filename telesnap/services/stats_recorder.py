@@ -52,7 +52,7 @@ async def record_summary(
     totals: dict[tuple[int, int], PlayerStats] = {}
     if summary.counted:
         keys = [(scope, user) for scope in (row.chat_id, ALL_CHATS) for user in user_ids]
-        totals = await uow.stats.lock_player_stats(keys, start.mu, start.sigma)
+        totals = await uow.stats.lock_player_stats(keys, start.mu, start.sigma, start.points)
     result = GameResult(
         game_id=row.id,
         chat_id=row.chat_id,
@@ -152,21 +152,24 @@ def _player_results(
                 cards_won=figures.cards_won,
                 chat_mu=chat[seat].mu if chat else None,
                 chat_sigma=chat[seat].sigma if chat else None,
+                chat_points=chat[seat].points if chat else None,
                 global_mu=everywhere[seat].mu if everywhere else None,
                 global_sigma=everywhere[seat].sigma if everywhere else None,
+                global_points=everywhere[seat].points if everywhere else None,
             )
         )
     return results
 
 
 def _rating_of(stats: PlayerStats) -> Rating:
-    return Rating(stats.rating_mu, stats.rating_sigma)
+    return Rating(stats.rating_mu, stats.rating_sigma, stats.rating_points)
 
 
 def _set_rating(stats: PlayerStats, rating: Rating) -> None:
     stats.rating_mu = rating.mu
     stats.rating_sigma = rating.sigma
     stats.rating_ordinal = rating.ordinal
+    stats.rating_points = rating.points
     stats.rated_games += 1
 
 

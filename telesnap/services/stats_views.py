@@ -38,6 +38,7 @@ class Figures:
     best_reaction_ms: int | None
     rated_games: int
     rating: float
+    """The shown rating (see :class:`~.stats_figures.Rating`)."""
     mu: float
     sigma: float
 
@@ -45,7 +46,7 @@ class Figures:
     def win_rate(self) -> float:
         """Wins per game played, 0 to 1 (0 with no games).
 
-        >>> Figures(4, 1, 0, 0, 0, 0, 0, 0, 0, None, None, 4, 0.0, 25.0, 8.3).win_rate
+        >>> Figures(4, 1, 0, 0, 0, 0, 0, 0, 0, None, None, 4, 1000.0, 25.0, 8.3).win_rate
         0.25
         """
         return self.wins / self.games if self.games else 0.0
@@ -66,7 +67,7 @@ class Figures:
             median_reaction_ms=stats.median_reaction_ms,
             best_reaction_ms=stats.best_reaction_ms,
             rated_games=stats.rated_games,
-            rating=stats.rating_ordinal,
+            rating=stats.rating_points,
             mu=stats.rating_mu,
             sigma=stats.rating_sigma,
         )
@@ -83,9 +84,9 @@ class PlayerStatsView:
     reaction_counts: tuple[tuple[int, int], ...]
     """Their correct calls in every chat as ``(reaction_ms, calls)``, the fastest first."""
     ratings: tuple[float, ...]
-    """Their rating across every chat after each rated game, in order."""
+    """Their shown rating across every chat after each rated game, in order."""
     chat_ratings: tuple[float, ...]
-    """Their rating in this chat after each rated game here, in order."""
+    """Their shown rating in this chat after each rated game here, in order."""
     min_games_to_plot: int
     ratings_from: int = 1
     """The number of the rated game ``ratings`` starts at (only the last ones are kept)."""
@@ -123,6 +124,8 @@ class LeaderboardView:
     min_timed_calls: int
     unlisted: int
     """Players with rated games who are not listed yet (too few games)."""
+    provisional: bool = False
+    """Nobody has enough games (or timed calls) yet: everyone with one is listed."""
 
 
 @dataclass(frozen=True, slots=True)

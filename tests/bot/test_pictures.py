@@ -88,6 +88,28 @@ def test_a_chart_without_timed_calls_says_so() -> None:
     assert tr.gettext("no timed calls yet") in texts
 
 
+def test_the_chart_counts_in_whole_numbers() -> None:
+    """Three calls make no tick at 0.6 or 1.2: calls, games and ms are whole numbers."""
+    figure = stats_figure([(300, 1), (320, 2), (410, 1)], [1000.0, 1012.4], [], translator("en"))
+    reaction_axes, rating_axes = figure.axes
+    for axes in (reaction_axes, rating_axes):
+        for ticks in (axes.get_xticks(), axes.get_yticks()):
+            assert len(ticks) >= 2
+            assert all(float(tick).is_integer() for tick in ticks), ticks
+
+
+def test_every_game_in_this_chat_draws_one_rating_line() -> None:
+    tr = translator("en")
+    figure = stats_figure(REACTIONS, RATINGS, RATINGS, tr)
+    rating_axes = figure.axes[1]
+    assert len(rating_axes.get_lines()) == 1
+    assert [text.get_text() for text in rating_axes.get_legend().get_texts()] == [
+        "this chat and all chats"
+    ]
+    apart = stats_figure(REACTIONS, RATINGS, RATINGS[:3], tr).axes[1]
+    assert len(apart.get_lines()) == 2
+
+
 def test_a_missing_glyph_is_caught() -> None:
     """The check above is live: Thai in a font without Thai warns (an error in our tests)."""
     figure = Figure()

@@ -38,12 +38,17 @@ async def test_stats_leaderboard_history_and_replay(
         assert photo.file_size
         assert photo.file_size > 1000
         bob_wins = await wins_of(url, table.players["Bob"])
-        assert f"This chat: {GAMES} games · {bob_wins} wins" in photo.text
-        assert f"All chats: {GAMES} games · {bob_wins} wins" in photo.text
+        # Every game of Bob's was played here: one block says so, not two equal ones.
+        assert f"This chat and all chats: {GAMES} games · {bob_wins} wins" in photo.text
+        assert "All chats:" not in photo.text
+        assert photo.text.count(f"{GAMES} games") == 1
+        assert "Ratings start at 1000" in photo.text
 
         await table.command("Ann", "leaderboard")
         board = await table.wait_for_text("Leaderboard: Rating")
         assert "Listed after 5 rated games." in board.text
+        assert "Provisional" not in board.text
+        assert "Ratings start at 1000" in board.text
         listed = {line.split(" — ")[0] for line in board.text.splitlines() if " — " in line}
         assert listed in ({"1. Ann", "2. Bob"}, {"1. Bob", "2. Ann"})
         assert board.button_texts == [
@@ -127,6 +132,24 @@ async def described_moves(url: str, game_id: int) -> int:
     finally:
         await engine.dispose()
     return len(film_frames(history, ["A", "B"], gettext.NullTranslations()))
+
+
+async def test_a_new_group_sees_a_provisional_leaderboard_after_its_first_game(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob"], admins=["Ann"]
+    ) as table:
+        await table.command("Ann", "settings", "flip_limit 10")
+        await table.wait_for_text("Saved.")
+        await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
+        await table.command("Ann", "leaderboard")
+        board = await table.wait_for_text("leaderboard: Rating")
+        assert board.text.startswith("🏆 Provisional leaderboard: Rating · this chat")
+        listed = {line.split(" — ")[0] for line in board.text.splitlines() if " — " in line}
+        assert listed in ({"1. Ann", "2. Bob"}, {"1. Bob", "2. Ann"})
+        assert "Provisional: nobody has 5 rated games yet." in board.text
+        assert "Nobody is listed yet." not in board.text
 
 
 async def wins_of(url: str, user_id: int) -> int:

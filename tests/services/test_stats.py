@@ -88,6 +88,7 @@ async def expected_figures(uow: UnitOfWork) -> tuple[dict[Any, dict[str, Any]], 
     reactions: dict[tuple[int, int], list[int]] = defaultdict(list)
     model = PlackettLuce()
     ratings: dict[tuple[int, int], Any] = {}
+    points: dict[tuple[int, int], float] = {}
     for result in results:
         game = await session.get(Game, result.game_id)
         assert game is not None
@@ -136,6 +137,13 @@ async def expected_figures(uow: UnitOfWork) -> tuple[dict[Any, dict[str, Any]], 
                 keys = [(scope, user) for user in seats]
                 teams = [[ratings.get(key) or model.rating()] for key in keys]
                 rated = model.rate(teams, ranks=standings(ops))
+                for seat, (key, before, after) in enumerate(zip(keys, teams, rated, strict=True)):
+                    # The README's rule: 20 points per unit of mu, a loss never up, a win
+                    # never down.
+                    change = 20 * (after[0].mu - before[0].mu)
+                    won = seat in ops[-1]["winners"]
+                    change = max(change, 0.0) if won else min(change, 0.0)
+                    points[key] = points.get(key, 1000.0) + change
                 ratings.update({key: team[0] for key, team in zip(keys, rated, strict=True)})
                 for key in keys:
                     figures[key]["rated_games"] += 1
@@ -148,6 +156,8 @@ async def expected_figures(uow: UnitOfWork) -> tuple[dict[Any, dict[str, Any]], 
         figures[key]["lower_median_ms"] = lower_median
         figures[key]["calls_faster_than_lower_median"] = sum(t < lower_median for t in times)
         figures[key]["reaction_counts"] = sorted(Counter(times).items())
+    for key, value in points.items():
+        figures[key]["rating_points"] = value
     return figures, ratings
 
 
@@ -171,6 +181,7 @@ async def assert_figures_match_the_history(sessions: async_sessionmaker[AsyncSes
             "calls_faster_than_lower_median": stats.calls_faster_than_lower_median,
             "reaction_counts": counts[key],
         }
+        assert stats.rating_points == pytest.approx(want.get("rating_points", 1000.0), abs=1e-9)
         for name, value in got.items():
             if name.startswith("rating_"):
                 continue
@@ -206,7 +217,7 @@ async def test_every_figure_matches_the_history(
             continue
         assert rating is not None
         assert (stats.rating_mu, stats.rating_sigma) == (rating.mu, rating.sigma)
-        assert stats.rating_ordinal == rating.ordinal
+        assert (stats.rating_ordinal, stats.rating_points) == (rating.ordinal, rating.points)
 
 
 async def test_replays_boards_history_pages_and_exports(
@@ -378,7 +389,7 @@ async def test_the_rating_chart_of_a_long_career_shows_its_last_games(
     )
     assert len(whole.ratings) == veteran.rated_games
     assert whole.ratings_from == 1
-    assert whole.ratings[-1] == pytest.approx(veteran.rating_ordinal)
+    assert whole.ratings[-1] == pytest.approx(veteran.rating_points)
     assert recent.ratings == whole.ratings[-3:]
     assert recent.ratings_from == veteran.rated_games - 2
     assert len(recent.chat_ratings) == min(3, len(whole.chat_ratings))

@@ -82,13 +82,17 @@ class GamePlayerResult(Base):
     chat_sigma: Mapped[float | None] = mapped_column(Float)
     global_mu: Mapped[float | None] = mapped_column(Float)
     global_sigma: Mapped[float | None] = mapped_column(Float)
+    chat_points: Mapped[float | None] = mapped_column(Float)
+    """The rating shown in the chat after the game (None: the game was not rated)."""
+    global_points: Mapped[float | None] = mapped_column(Float)
+    """The rating shown across every chat after the game."""
 
 
 class PlayerStats(Base):
     """A player's running totals in one chat, or across every chat (``scope_id`` 0)."""
 
     __tablename__ = "player_stats"
-    __table_args__ = (Index(None, "scope_id", "rating_ordinal"),)
+    __table_args__ = (Index(None, "scope_id", "rating_points"),)
 
     scope_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
@@ -113,7 +117,10 @@ class PlayerStats(Base):
     rating_mu: Mapped[float] = mapped_column(Float)
     rating_sigma: Mapped[float] = mapped_column(Float)
     rating_ordinal: Mapped[float] = mapped_column(Float)
-    """``mu - 3 sigma``: the rating shown and ranked by."""
+    """OpenSkill's ``mu - 3 sigma`` (exported; not shown)."""
+    rating_points: Mapped[float] = mapped_column(Float, server_default="1000")
+    """The rating shown and ranked by (1000 before any rated game, see
+    :class:`telesnap.services.stats_figures.Rating`)."""
     last_game_id: Mapped[int | None] = mapped_column(Integer)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now, onupdate=utc_now)
 
@@ -137,6 +144,7 @@ class PlayerStats(Base):
                 "rating_mu",
                 "rating_sigma",
                 "rating_ordinal",
+                "rating_points",
             )
         }
 

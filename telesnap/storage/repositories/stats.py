@@ -35,7 +35,7 @@ class Ranking(enum.Enum):
 
 
 _ORDER: dict[Ranking, tuple[Any, ...]] = {
-    Ranking.RATING: (PlayerStats.rating_ordinal.desc(), PlayerStats.user_id),
+    Ranking.RATING: (PlayerStats.rating_points.desc(), PlayerStats.user_id),
     Ranking.WINS: (PlayerStats.wins.desc(), PlayerStats.games, PlayerStats.user_id),
     Ranking.FASTEST: (PlayerStats.median_reaction_ms, PlayerStats.user_id),
     Ranking.SNAPS: (
@@ -63,13 +63,13 @@ class StatsRepository:
     # -- writing ------------------------------------------------------------------------
 
     async def lock_player_stats(
-        self, keys: Sequence[tuple[int, int]], mu: float, sigma: float
+        self, keys: Sequence[tuple[int, int]], mu: float, sigma: float, points: float
     ) -> dict[tuple[int, int], PlayerStats]:
         """The totals of each ``(scope_id, user_id)``, created empty if missing, locked.
 
-        New rows start with the rating ``mu``/``sigma``. The rows are locked in key
-        order (``FOR UPDATE`` on PostgreSQL), so concurrent games that share players
-        update them one after the other.
+        New rows start with the rating ``mu``/``sigma`` and the shown rating ``points``.
+        The rows are locked in key order (``FOR UPDATE`` on PostgreSQL), so concurrent
+        games that share players update them one after the other.
         """
         ordered = sorted(set(keys))
         fresh = [
@@ -90,6 +90,7 @@ class StatsRepository:
                 "rating_mu": mu,
                 "rating_sigma": sigma,
                 "rating_ordinal": mu - 3 * sigma,
+                "rating_points": points,
             }
             for scope_id, user_id in ordered
         ]
@@ -206,19 +207,17 @@ class StatsRepository:
 
     async def rating_timeline(
         self, user_id: int, chat_id: int | None = None, *, last: int | None = None
-    ) -> list[tuple[float, float]]:
-        """The user's ``(mu, sigma)`` after each rated game, in the order games ended.
+    ) -> list[float]:
+        """The user's shown rating after each rated game, in the order games ended.
 
         The chat's ratings when ``chat_id`` is given, else the ratings across every
         chat; only the ``last`` rated games when given.
         """
-        mu, sigma = (
-            (GamePlayerResult.chat_mu, GamePlayerResult.chat_sigma)
-            if chat_id is not None
-            else (GamePlayerResult.global_mu, GamePlayerResult.global_sigma)
+        points = (
+            GamePlayerResult.chat_points if chat_id is not None else GamePlayerResult.global_points
         )
         statement = (
-            select(mu, sigma)
+            select(points)
             .join(GameResult, GameResult.id == GamePlayerResult.result_id)
             .where(GamePlayerResult.user_id == user_id, GameResult.rated.is_(True))
             .order_by(GamePlayerResult.result_id.desc())
@@ -226,8 +225,8 @@ class StatsRepository:
         )
         if chat_id is not None:
             statement = statement.where(GameResult.chat_id == chat_id)
-        rows = list(await self._session.execute(statement))
-        return [(m, s) for m, s in reversed(rows) if m is not None and s is not None]
+        rows = list(await self._session.scalars(statement))
+        return [value for value in reversed(rows) if value is not None]
 
     async def top_players(
         self,
@@ -329,8 +328,3 @@ class StatsRepository:
         if scope_id is not None:
             statement = statement.where(PlayerStats.scope_id == scope_id)
         return list(await self._session.scalars(statement))
-
-    async def chat_scope_ids(self) -> list[int]:
-        """Every scope that has totals, :data:`ALL_CHATS` included."""
-        statement = select(PlayerStats.scope_id).distinct().order_by(PlayerStats.scope_id)
-        return [scope for scope in await self._session.scalars(statement) if scope is not None]
