@@ -9,6 +9,7 @@ character drawn as a missing-glyph box.
 
 from __future__ import annotations
 
+import functools
 import gettext
 import io
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from .chart_fonts import chart_text, drawable, families_for
-from .i18n import is_rtl, language_of_translations
+from .i18n import is_rtl, language_of_translations, translator
 
 __all__ = ["leaderboard_figure", "leaderboard_picture", "stats_chart", "stats_figure"]
 
@@ -74,17 +75,43 @@ def stats_chart(
     ratings_from: int = 1,
     chat_ratings_from: int = 1,
 ) -> bytes:
-    """The chart as PNG bytes: a histogram of reaction times and the rating lines."""
-    return _png(
-        stats_figure(
-            reaction_counts,
-            ratings,
-            chat_ratings,
-            tr,
-            ratings_from=ratings_from,
-            chat_ratings_from=chat_ratings_from,
-        )
+    """The chart as PNG bytes: a histogram of reaction times and the rating lines.
+
+    Drawn once for the same figures in the same language (:data:`PICTURES_KEPT`
+    kept): a /stats asked again before the player's figures change costs nothing.
+    """
+    return _stats_png(
+        tuple((ms, calls) for ms, calls in reaction_counts),
+        tuple(ratings),
+        tuple(chat_ratings),
+        language_of_translations(tr),
+        ratings_from,
+        chat_ratings_from,
     )
+
+
+PICTURES_KEPT = 64
+"""How many drawn pictures of each kind are kept (a chart is some tens of kilobytes)."""
+
+
+@functools.lru_cache(maxsize=PICTURES_KEPT)
+def _stats_png(
+    reaction_counts: tuple[tuple[int, int], ...],
+    ratings: tuple[float, ...],
+    chat_ratings: tuple[float, ...],
+    language: str,
+    ratings_from: int,
+    chat_ratings_from: int,
+) -> bytes:
+    figure = stats_figure(
+        reaction_counts,
+        ratings,
+        chat_ratings,
+        translator(language),
+        ratings_from=ratings_from,
+        chat_ratings_from=chat_ratings_from,
+    )
+    return _png(figure)
 
 
 def stats_figure(
@@ -158,8 +185,13 @@ def stats_figure(
 def leaderboard_picture(
     title: str, rows: Sequence[tuple[str, str, str]], tr: gettext.NullTranslations
 ) -> bytes:
-    """A small table image as PNG bytes: a title, then one row per player."""
-    return _png(leaderboard_figure(title, rows, tr))
+    """A small table image as PNG bytes: a title, then one row per player (drawn once)."""
+    return _leaderboard_png(title, tuple(rows), language_of_translations(tr))
+
+
+@functools.lru_cache(maxsize=PICTURES_KEPT)
+def _leaderboard_png(title: str, rows: tuple[tuple[str, str, str], ...], language: str) -> bytes:
+    return _png(leaderboard_figure(title, rows, translator(language)))
 
 
 def leaderboard_figure(

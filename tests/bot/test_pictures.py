@@ -20,7 +20,7 @@ from matplotlib.text import Text
 from PIL import Image
 from telegram import Bot
 
-from telesnap.bot import chart_fonts
+from telesnap.bot import chart_fonts, charts
 from telesnap.bot.chart_fonts import chart_text, drawable, families_for
 from telesnap.bot.charts import leaderboard_figure, leaderboard_picture, stats_chart, stats_figure
 from telesnap.bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
@@ -292,3 +292,25 @@ async def test_the_photo_posts_are_valid_bot_api_calls() -> None:
         (call,) = await running.client.calls("editMessageMedia")
         assert call.status == 200
         assert await running.client.violations() == []
+
+
+def test_a_picture_is_drawn_once_until_its_figures_change() -> None:
+    tr = translator("es")
+    counts, ratings = [(250, 2), (400, 1)], [1000.0, 1020.0]
+    before = charts._stats_png.cache_info()
+    first = charts.stats_chart(counts, ratings, ratings, tr)
+    again = charts.stats_chart(list(counts), tuple(ratings), list(ratings), tr)
+    assert again == first
+    after = charts._stats_png.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+    changed = charts.stats_chart([*counts, (300, 1)], ratings, ratings, tr)
+    assert changed != first
+    assert charts._stats_png.cache_info().misses - after.misses == 1
+    # The same figures in another language are another picture.
+    assert charts.stats_chart(counts, ratings, ratings, translator("th")) != first
+    rows = [("1.", "Ann", "1020")]
+    title = "Leaderboard"
+    assert charts.leaderboard_picture(title, rows, tr) == charts.leaderboard_picture(
+        title, list(rows), tr
+    )
+    assert charts._leaderboard_png.cache_info().hits >= 1
