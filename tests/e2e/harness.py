@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -10,7 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, func, select
 from sqlalchemy.exc import OperationalError
 
 from telesnap.app import BotRunner
@@ -19,6 +20,8 @@ from telesnap.config import Settings
 from telesnap.emulator.client import EmulatorClient
 from telesnap.emulator.records import Toast, TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
+from telesnap.storage.database import create_engine
+from telesnap.storage.models.outbox import OutboxMessage, OutboxState
 
 PLAYER_LINE = re.compile(
     r"^(?:▶ )?(?P<name>.+?): (?P<top>\S+) · (?P<down>\d+) face-down · (?P<up>\d+) face-up$"
@@ -176,10 +179,33 @@ class Table:
         return await self.client.wait_for_toast(callback_query_id=query_id)
 
     async def fire_timers(self) -> None:
-        """Fire the due timers (tests that pass a clock drive the timers by hand)."""
+        """Fire the due timers (tests that pass a clock drive the timers by hand).
+
+        First every message the chat is owed is shown and marked so: a turn's clock
+        runs from the moment its board was shown, as the players saw it.
+        """
         assert self.runner is not None
         assert self.runner.timer_loop is not None
+        async with asyncio.timeout(10):  # a failure guard: the mark follows Telegram's reply
+            while not await self._nothing_unsent():  # noqa: ASYNC110 (a row, not an event)
+                await asyncio.sleep(0.01)  # the mark is a database write: no event to wait on
         await self.runner.timer_loop.run_once()
+
+    async def _nothing_unsent(self) -> bool:
+        engine = create_engine(self.database_url)
+        try:
+            async with engine.connect() as connection:
+                pending = await connection.scalar(
+                    select(func.count())
+                    .select_from(OutboxMessage)
+                    .where(
+                        OutboxMessage.chat_id == self.chat_id,
+                        OutboxMessage.state == OutboxState.PENDING.value,
+                    )
+                )
+        finally:
+            await engine.dispose()
+        return pending == 0
 
     async def latest_board(self) -> Board:
         boards = [m for m in await self.messages() if "face-down" in m.text]
