@@ -1,0 +1,30 @@
+"""Remember when the bot was removed from a chat, so the chat is erased after a while.
+
+Revision ID: e5b2c7d4a913
+Revises: d9a4f1c37e62
+Create Date: 2026-12-01 22:00:00+00:00
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "e5b2c7d4a913"
+down_revision: str | Sequence[str] | None = "d9a4f1c37e62"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    """Apply this revision."""
+    with op.batch_alter_table("chats", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("removed_at", sa.DateTime(timezone=True), nullable=True))
+        batch_op.create_index("ix_chats_removed_at", ["removed_at"], unique=False)
+
+
+def downgrade() -> None:
+    """Revert this revision."""
+    with op.batch_alter_table("chats", schema=None) as batch_op:
+        batch_op.drop_index("ix_chats_removed_at")
+        batch_op.drop_column("removed_at")
