@@ -80,8 +80,8 @@ def trimmed(payload: dict[str, Any]) -> dict[str, Any]:
         query = _only(update["callback_query"], _QUERY)
         if "from" in query:
             query["from"] = _only(query["from"], _USER)
-        if "message" in query:
-            query["message"] = _message(query["message"])
+        if "message" in query:  # the bot's own message: which one, and its buttons
+            query["message"] = _message(query["message"], _REPLIED | {"reply_markup", "photo"})
         update["callback_query"] = query
     if "my_chat_member" in update:
         change = _only(update["my_chat_member"], _MEMBER_UPDATE)

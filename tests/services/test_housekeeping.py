@@ -85,7 +85,7 @@ async def test_tidying_runs_at_start_then_every_five_minutes(session_factory: Fa
 async def stored_payloads(factory: Factory) -> dict[int, object]:
     async with UnitOfWork(factory) as uow:
         rows = await uow.session.execute(select(InboxUpdate.update_id, InboxUpdate.payload))
-        return {update_id: payload for update_id, payload in rows}
+        return {int(row[0]): row[1] for row in rows}
 
 
 async def test_a_processed_updates_content_goes_after_ten_minutes_its_mark_stays(

@@ -68,6 +68,17 @@ def scrub(value: Any, user_id: int, names: frozenset[str], placeholder: str) -> 
     return value
 
 
+def _mentions(value: Any, user_id: int, names: frozenset[str]) -> bool:
+    """Whether a received update names the person or comes from them."""
+    if isinstance(value, dict):
+        if value.get("id") == user_id and "first_name" in value:
+            return True
+        return any(_mentions(item, user_id, names) for item in value.values())
+    if isinstance(value, list):
+        return any(_mentions(item, user_id, names) for item in value)
+    return isinstance(value, str) and any(name in value for name in names)
+
+
 class Erased(dict[str, int]):
     """How many stored records an erasure touched, by kind (for the person's answer)."""
 
@@ -168,7 +179,7 @@ class PrivacyRepository:
             )
             found = list(await self._session.execute(statement))
             for update_id, payload in found:
-                if scrub(payload, user_id, names, "") != payload:
+                if _mentions(payload, user_id, names):
                     dropped.append(update_id)
             if len(found) < _SCAN:
                 break
