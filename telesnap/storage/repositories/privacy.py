@@ -33,7 +33,7 @@ from ..models import (
     User,
 )
 
-__all__ = ["Erased", "PrivacyRepository", "scrub"]
+__all__ = ["PURGE_KEY", "Erased", "PrivacyRepository", "scrub"]
 
 _INBOX: Table = cast("Table", InboxUpdate.__table__)
 _SCAN = 500
@@ -275,12 +275,12 @@ class PrivacyRepository:
         """
         if self._session.get_bind().dialect.name != "postgresql":
             return True
-        return bool(await self._session.scalar(select(func.pg_try_advisory_xact_lock(_PURGE_KEY))))
+        return bool(await self._session.scalar(select(func.pg_try_advisory_xact_lock(PURGE_KEY))))
 
     async def _count_deleted(self, statement: Any) -> int:
         result = cast("CursorResult[Any]", await self._session.execute(statement))
         return int(result.rowcount or 0)
 
 
-_PURGE_KEY = 0x7E1E_5A1D
+PURGE_KEY = 0x7E1E_5A1D
 """The advisory lock key held by the worker purging removed chats."""
