@@ -17,14 +17,16 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    """Apply this revision."""
-    with op.batch_alter_table("chats", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("removed_at", sa.DateTime(timezone=True), nullable=True))
-        batch_op.create_index("ix_chats_removed_at", ["removed_at"], unique=False)
+    """Apply this revision.
+
+    Plain ALTER TABLE, not batch mode: rebuilding ``chats`` on SQLite would drop the
+    old table, and its ON DELETE CASCADE would take every game with it.
+    """
+    op.add_column("chats", sa.Column("removed_at", sa.DateTime(timezone=True), nullable=True))
+    op.create_index("ix_chats_removed_at", "chats", ["removed_at"], unique=False)
 
 
 def downgrade() -> None:
-    """Revert this revision."""
-    with op.batch_alter_table("chats", schema=None) as batch_op:
-        batch_op.drop_index("ix_chats_removed_at")
-        batch_op.drop_column("removed_at")
+    """Revert this revision (SQLite 3.35 and later drop a column in place)."""
+    op.drop_index("ix_chats_removed_at", table_name="chats")
+    op.drop_column("chats", "removed_at")

@@ -94,7 +94,8 @@ class PlayerStatsView:
     @property
     def can_plot(self) -> bool:
         """Whether there is enough to draw a chart (else the figures go as text alone)."""
-        played = self.everywhere.games if self.everywhere else 0
+        figures = self.everywhere or self.chat
+        played = figures.games if figures else 0
         return played >= self.min_games_to_plot and (
             len(self.ratings) >= 2 or sum(calls for _, calls in self.reaction_counts) >= 2
         )
@@ -122,6 +123,8 @@ class LeaderboardView:
     min_timed_calls: int
     unlisted: int
     """Players with rated games who are not listed yet (too few games)."""
+    shared: bool = True
+    """Whether the chat shows figures across chats (its ``shared_stats`` setting)."""
 
 
 @dataclass(frozen=True, slots=True)

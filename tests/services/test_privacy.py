@@ -11,7 +11,8 @@ from telegram import Bot, Update
 from telesnap.services.housekeeping import HousekeepingService
 from telesnap.services.inbox import InboxService, StoredUpdate, trimmed
 from telesnap.services.privacy import PrivacyService
-from telesnap.storage.models import Chat, Game, InboxUpdate
+from telesnap.services.stats import StatsService
+from telesnap.storage.models import Chat, Game, InboxUpdate, PlayerStats
 from telesnap.storage.repositories.privacy import PURGE_KEY
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
@@ -107,3 +108,52 @@ async def test_the_inbox_stores_only_what_the_bot_reads(session_factory: Factory
     assert update.message.reply_to_message is not None
     assert update.message.reply_to_message.from_user is not None
     assert update.message.reply_to_message.from_user.id == 8, "who was replied to is kept"
+
+
+async def figures_in_two_chats(factory: Factory) -> None:
+    """Ann (7) played in KEPT and in SHORT; Bob (8) only in SHORT."""
+    async with UnitOfWork(factory) as uow:
+        await uow.users.upsert(7, "Ann")
+        await uow.users.upsert(8, "Bob")
+        for chat_id in (KEPT, SHORT):
+            await uow.chats.upsert(chat_id, "group", "Club")
+        for scope, user, games in (
+            (KEPT, 7, 2),
+            (SHORT, 7, 3),
+            (SHORT, 8, 3),
+            (0, 7, 5),
+            (0, 8, 3),
+        ):
+            uow.session.add(
+                PlayerStats(scope_id=scope, user_id=user, games=games, rated_games=games,
+                            rating_mu=25.0, rating_sigma=1.0, rating_ordinal=22.0)
+            )  # fmt: skip
+
+
+async def test_figures_across_chats_are_shown_only_where_the_chat_opted_in(
+    session_factory: Factory,
+) -> None:
+    await figures_in_two_chats(session_factory)
+    stats = StatsService(UnitsOfWork(session_factory), min_games=1, min_timed_calls=1)
+
+    ann = await stats.player(KEPT, 7, "Ann")
+    assert ann.chat is not None
+    assert ann.chat.games == 2
+    assert ann.everywhere is None, "off by default: her games elsewhere are not shown here"
+    board = await stats.leaderboard(KEPT, is_global=True)
+    assert not board.is_global
+    assert [entry.name for entry in board.entries] == ["Ann"], "only people seen in this chat"
+
+    async with UnitOfWork(session_factory) as uow:
+        await uow.settings.save_values(KEPT, 0, {"shared_stats": True})
+    ann = await stats.player(KEPT, 7, "Ann")
+    assert ann.everywhere is not None
+    assert ann.everywhere.games == 5
+    board = await stats.leaderboard(KEPT, is_global=True)
+    assert board.is_global
+    assert {entry.name for entry in board.entries} == {"Ann", "Bob"}
+
+    own = await stats.player(7, 7, "Ann")  # her private chat with the bot
+    assert own.everywhere is not None
+    assert own.everywhere.games == 5
+    assert not (await stats.leaderboard(7, is_global=True)).is_global, "no board of others"
