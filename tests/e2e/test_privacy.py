@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from telesnap.emulator.testing import RunningEmulator
+from telesnap.services.housekeeping import KEEP_PAYLOADS, HousekeepingService
+from telesnap.storage.database import create_engine, session_factory
+from telesnap.storage.uow import UnitsOfWork
 
 from .harness import database_file, table_with
 from .name_cells import cells_holding
 from .stats_helpers import play_short_game
+
+
+async def tidied_after_the_grace(url: str) -> Counter[str]:
+    """Run the housekeeping as it runs ten minutes on; count the cells naming her then."""
+    engine = create_engine(url)
+    try:
+        later = datetime.now(UTC) + KEEP_PAYLOADS + timedelta(seconds=1)
+        await HousekeepingService(UnitsOfWork(session_factory(engine))).tidy(later)
+    finally:
+        await engine.dispose()
+    return await cells_holding(url, "Annabel")
 
 
 async def test_forgetme_erases_a_players_name_everywhere_after_their_own_button(
@@ -23,6 +39,9 @@ async def test_forgetme_erases_a_players_name_everywhere_after_their_own_button(
         before = await cells_holding(url, "Annabel")
         print(f"\ncells holding the player's first name after two games: {sum(before.values())}")
         print(dict(before))
+        grace = await tidied_after_the_grace(url)
+        print(f"once their content's grace has passed: {sum(grace.values())} {dict(grace)}")
+        assert "inbox.payload" not in grace, "handled updates keep no names past the grace"
 
         asked = await table.command("Annabel", "forgetme")
         question = await table.reply_to(asked)
