@@ -9,6 +9,7 @@ from pathlib import Path
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.services.housekeeping import KEEP_PAYLOADS, HousekeepingService
 from telesnap.storage.database import create_engine, session_factory
+from telesnap.storage.models import Chat
 from telesnap.storage.uow import UnitsOfWork
 
 from .harness import database_file, table_with
@@ -110,3 +111,41 @@ async def test_forgetchat_erases_the_chats_games_after_an_admins_button(
             table.chat_id, lambda m: m.message_id > shown and "Settings" in m.text
         )
         assert "Flip limit: off" in settings.text, "the chat's settings are the defaults again"
+
+
+async def removed_at(url: str, chat_id: int) -> datetime | None:
+    engine = create_engine(url)
+    try:
+        async with session_factory(engine)() as session:
+            chat = await session.get(Chat, chat_id)
+            return None if chat is None else chat.removed_at
+    finally:
+        await engine.dispose()
+
+
+async def test_a_group_that_removes_the_bot_is_erased_after_thirty_days(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    url = database_file(tmp_path)
+    async with table_with(emulator, url, ["Gus", "Hana"], admins=["Gus"]) as table:
+        await table.command("Gus", "settings", "flip_limit 10")
+        await table.wait_for_text("Saved.")
+        await play_short_game(table, ["Gus", "Hana"], snapper="Hana")
+        assert table.runner is not None
+        assert table.runner.runtime is not None
+        await table.client.wait_until_idle()
+        await table.runner.runtime.courier.settle()  # the ended game's buttons are off
+        await table.client.kick_bot(table.chat_id)
+
+        async def recorded() -> datetime | None:
+            return await removed_at(url, table.chat_id)
+
+        removal = await table.client.wait_for(recorded, what="the removal stored")
+    units_engine = create_engine(url)
+    try:
+        housekeeping = HousekeepingService(UnitsOfWork(session_factory(units_engine)))
+        assert (await housekeeping.tidy(removal + timedelta(days=29))).purged_chats == 0
+        assert (await housekeeping.tidy(removal + timedelta(days=30))).purged_chats == 1
+    finally:
+        await units_engine.dispose()
+    assert await cells_holding(url, "Gus") == {"users.first_name": 1}, "only his user row"
