@@ -112,6 +112,15 @@ async def test_forgetchat_erases_the_chats_games_after_an_admins_button(
         )
         assert "Flip limit: off" in settings.text, "the chat's settings are the defaults again"
 
+        board = await table.open_and_start(["Eve", "Finn"])
+        assert set(board.tops) == {"Eve", "Finn"}, "a new game plays as in a new chat"
+        again = await table.reply_to(await table.command("Eve", "forgetchat"))
+        await table.press("Eve", again, "Erase this chat's data")
+        await table.wait_for_text("A game is still on here: end it with /endgame, then ask again.")
+        asked = await table.command("Finn", "forgetme")
+        await table.press("Finn", await table.reply_to(asked), "Erase my data")
+        await table.wait_for_text("You are in a game that is still on")
+
 
 async def removed_at(url: str, chat_id: int) -> datetime | None:
     engine = create_engine(url)
