@@ -13,6 +13,7 @@ from typing import Any
 from ..storage.models import ALL_CHATS, GameResult, PlayerStats, User
 from ..storage.models import Game as GameRow
 from ..storage.repositories import Ranking
+from ..storage.repositories.privacy import PrivacyRepository
 from ..storage.uow import UnitOfWork
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings
@@ -102,14 +103,23 @@ class StatsService:
             shared = await _shares(uow, chat_id)
             is_global = is_global and shared
             scope = ALL_CHATS if is_global else chat_id
+            # Across chats, only people seen in a chat that shares its figures.
+            seen_in = (
+                await PrivacyRepository(uow.session).chats_with_setting("shared_stats")
+                if is_global
+                else None
+            )
             rows = await uow.stats.top_players(
                 scope,
                 ranking,
                 min_games=self.min_games,
                 min_timed_calls=self.min_timed_calls,
                 limit=self.board_size,
+                seen_in=seen_in,
             )
-            unlisted = await uow.stats.count_unlisted(scope, min_games=self.min_games)
+            unlisted = await uow.stats.count_unlisted(
+                scope, min_games=self.min_games, seen_in=seen_in
+            )
         entries = tuple(
             BoardEntry(position, stats.user_id, _name_of(user, UNKNOWN_NAME), Figures.of(stats))
             for position, (stats, user) in enumerate(rows, start=1)

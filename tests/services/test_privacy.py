@@ -151,6 +151,11 @@ async def test_figures_across_chats_are_shown_only_where_the_chat_opted_in(
     assert ann.everywhere.games == 5
     board = await stats.leaderboard(KEPT, is_global=True)
     assert board.is_global
+    assert board.entries[0].figures.games == 5, "her figures across chats"
+    assert [entry.name for entry in board.entries] == ["Ann"], "Bob's only chat did not opt in"
+    async with UnitOfWork(session_factory) as uow:
+        await uow.settings.save_values(SHORT, 0, {"shared_stats": True})
+    board = await stats.leaderboard(KEPT, is_global=True)
     assert {entry.name for entry in board.entries} == {"Ann", "Bob"}
 
     own = await stats.player(7, 7, "Ann")  # her private chat with the bot

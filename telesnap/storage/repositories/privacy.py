@@ -19,7 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import (
     ACTIVE_STATUSES,
+    WHOLE_CHAT,
     Chat,
+    ChatSettings,
     Game,
     GamePlayer,
     GamePlayerResult,
@@ -267,6 +269,15 @@ class PrivacyRepository:
             (chat_id, cast("datetime", at))
             for chat_id, at in await self._session.execute(statement)
         ]
+
+    async def chats_with_setting(self, field: str) -> list[int]:
+        """The chats whose whole-chat settings turn ``field`` on (read in Python: JSON)."""
+        rows = await self._session.execute(
+            select(ChatSettings.chat_id, ChatSettings.values).where(
+                ChatSettings.thread_id == WHOLE_CHAT
+            )
+        )
+        return [chat_id for chat_id, values in rows if (values or {}).get(field) is True]
 
     async def try_purge_lock(self) -> bool:
         """Whether this transaction may purge: one worker at a time on PostgreSQL.
