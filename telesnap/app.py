@@ -31,6 +31,7 @@ from .bot.intake_gate import IntakeGate, toast_turned_away
 from .bot.menu import publish_commands
 from .bot.outbox import FloodLimits, Outbox
 from .bot.presenter import Presenter
+from .bot.privacy_handlers import install_privacy_service
 from .bot.races import RaceReferee, RaceSweeper
 from .bot.receipts import ReceiptBook
 from .bot.relevance import ALLOWED_UPDATES
@@ -49,6 +50,7 @@ from .services.lobby import LobbyService
 from .services.outbox import OutboxService, record_boards
 from .services.outbox_leases import MemoryLeases, StoredLeases
 from .services.play import PlayService
+from .services.privacy import PrivacyService
 from .services.races import RaceService
 from .services.stats import StatsService
 from .services.store import GameStore
@@ -211,6 +213,7 @@ class BotRunner:
             application, Readiness(partial(database_answers, self._engine), application.bot.get_me)
         )
         install_stats_service(application, StatsService(units))
+        install_privacy_service(application, PrivacyService(units))
         await self._initialize(application)
         await publish_commands(application)
         await application.start()

@@ -28,6 +28,7 @@ from .buttons import button_handlers, on_unknown_button
 from .commands import command_handlers, forget_receipt, on_unknown_command
 from .errors import AnsweredPresses, on_error
 from .membership import on_my_chat_member
+from .privacy_handlers import register_privacy_handlers
 from .receipts import ReceiptBook
 from .redaction import install_token_redaction
 from .relevance import bot_username, wanted
@@ -182,6 +183,7 @@ def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplica
     bot = StampingBot(book, token, api_url)
     application = ApplicationBuilder().updater(Updater(bot, HandedToInbox())).build()
     register_stats_handlers(application)
+    register_privacy_handlers(application)
     application.add_handlers([*command_handlers(), *button_handlers()])
     application.add_handler(CallbackQueryHandler(on_unknown_button))
     application.add_handler(

@@ -36,6 +36,8 @@ import re
 import unicodedata
 from pathlib import Path
 
+from ..services.privacy import FORMER_PLAYER
+
 # The list of languages has its home in the services (the language setting allows exactly
 # these); the bot's modules take it from here, with the catalogs it names.
 from ..services.settings import DEFAULT_LANGUAGE as DEFAULT_LANGUAGE
@@ -105,6 +107,8 @@ def isolate(text: str, tr: gettext.NullTranslations) -> str:
     or European digits (a card such as ``10♥``) in a right-to-left line, or any
     explicit direction control (which the isolate keeps from leaking out).
     """
+    if text == FORMER_PLAYER:  # a person who erased their data, in the line's language
+        text = tr.gettext("a former player")
     against = _AGAINST_RTL if is_rtl(tr) else _AGAINST_LTR
     if any(unicodedata.bidirectional(char) in against for char in text):
         return f"{FSI}{text}{PDI}"

@@ -6,6 +6,7 @@ from telegram import Update
 from telegram.constants import ChatMemberStatus
 from telegram.ext import ContextTypes
 
+from .privacy_handlers import privacy_service_of
 from .runtime import runtime_of
 
 _GONE = (ChatMemberStatus.BANNED, ChatMemberStatus.LEFT)
@@ -19,9 +20,14 @@ async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) 
         change = update.my_chat_member
         if change is None:
             return
+        privacy = privacy_service_of(context)
         if change.new_chat_member.status in _GONE:
             runtime.bot_removed(change.chat.id)
+            if privacy is not None:  # the chat is erased once its retention has passed
+                await privacy.service.bot_removed(change.chat.id, change.date)
         else:
             runtime.bot_added(change.chat.id)
+            if privacy is not None:
+                await privacy.service.bot_added(change.chat.id)
     finally:
         runtime.book.finished(update)

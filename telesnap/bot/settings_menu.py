@@ -43,6 +43,8 @@ def setting_label(spec: SettingSpec, tr: gettext.NullTranslations) -> str:
         "lobby_expiry": tr.gettext("Lobby expires after"),
         "idle_limit": tr.gettext("Abandon when idle for"),
         "language": tr.gettext("Language"),
+        "shared_stats": tr.gettext("Figures shared across chats"),
+        "keep_after_removal": tr.gettext("Kept after the bot is removed"),
     }
     return labels[spec.name]
 
@@ -77,6 +79,8 @@ def value_label(spec: SettingSpec, value: Any, tr: gettext.NullTranslations) -> 
         return _minutes(value // 60, tr)
     if spec.name in ("time_limit", "lobby_expiry", "idle_limit"):
         return _minutes(int(value), tr)
+    if spec.name == "keep_after_removal":
+        return _minutes(int(value) * 1440, tr)
     choices = {
         "auto_flip": tr.gettext("flip for them"),
         "skip": tr.gettext("skip them"),

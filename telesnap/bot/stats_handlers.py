@@ -135,6 +135,8 @@ async def _send_stats(
     tr: gettext.NullTranslations,
 ) -> None:
     replied = message.reply_to_message.from_user if message.reply_to_message else None
+    if place.chat_type == "private":  # a private chat shows its person's own figures only
+        replied = None
     target = replied if replied is not None and not replied.is_bot else message.from_user
     if target is None:
         return

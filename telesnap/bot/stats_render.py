@@ -333,6 +333,8 @@ def leaderboard_keyboard(
         )
 
     rankings = [button(_ranking_label(r, tr), r, view.is_global) for r in RANKING_CODES]
+    if not view.shared:  # the chat keeps its people to itself: no board across chats
+        return InlineKeyboardMarkup([rankings])
     scopes = [
         button(tr.gettext("This chat"), view.ranking, False),
         button(tr.gettext("All chats"), view.ranking, True),

@@ -8,12 +8,16 @@ from datetime import datetime, timedelta
 
 from ..storage.uow import UnitOfWork
 from .ports import UnitOfWorkFactory
+from .privacy import PrivacyService
 
 KEEP_PROCESSED_UPDATES = timedelta(days=2)
 """Telegram keeps an unconfirmed update for 24 hours: none older can come again."""
+KEEP_PAYLOADS = timedelta(minutes=10)
+"""A processed update's content (names, texts) is dropped this long after: its mark stays.
+Ten minutes cover a race's callers being answered by another worker after a crash."""
 KEEP_FIRED_TIMERS = timedelta(days=2)
 """A fired timer is kept only so that it fires once; two days cover any restart."""
-TIDY_EVERY = timedelta(hours=1)
+TIDY_EVERY = timedelta(minutes=5)
 BATCH = 1000
 """Rows deleted per transaction, so moves never wait long behind a purge."""
 
@@ -24,13 +28,22 @@ class Tidied:
 
     processed_updates: int
     fired_timers: int
+    dropped_payloads: int = 0
+    """Processed updates whose content was dropped (their marks stay)."""
+    purged_chats: int = 0
+    """Chats erased because their retention after removing the bot passed."""
 
 
 class HousekeepingService:
-    """Deletes old processed-update marks and fired timers, a batch per transaction."""
+    """Deletes old processed-update marks and fired timers, a batch per transaction.
+
+    It also drops processed updates' content after a short grace, and erases the
+    chats that removed the bot once their retention has passed.
+    """
 
     def __init__(self, units: UnitOfWorkFactory) -> None:
         self._units = units
+        self._privacy = PrivacyService(units)
         self._next_tidy: datetime | None = None
 
     async def tidy_if_due(self, now: datetime) -> Tidied | None:
@@ -44,6 +57,7 @@ class HousekeepingService:
     async def tidy(self, now: datetime) -> Tidied:
         """Forget the marks of updates processed, and the timers fired, long before ``now``."""
         updates_before = now - KEEP_PROCESSED_UPDATES
+        payloads_before = now - KEEP_PAYLOADS
         timers_before = now - KEEP_FIRED_TIMERS
         return Tidied(
             processed_updates=await self._in_batches(
@@ -52,6 +66,10 @@ class HousekeepingService:
             fired_timers=await self._in_batches(
                 lambda uow: uow.timers.forget_fired_before(timers_before, BATCH)
             ),
+            dropped_payloads=await self._in_batches(
+                lambda uow: uow.updates.drop_payloads_before(payloads_before, BATCH)
+            ),
+            purged_chats=await self._privacy.purge_removed_chats(now),
         )
 
     async def _in_batches(self, forget: Callable[[UnitOfWork], Awaitable[int]]) -> int:

@@ -14,16 +14,86 @@ second application of an update whose change was committed is a no-op.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..storage.models import NO_CHAT
 from ..storage.repositories import StoredUpdate
 from .ports import UnitOfWorkFactory
 from .types import Topic
 
-__all__ = ["NO_CHAT", "InboxService", "Intaken", "StoredUpdate", "TopicClaims"]
+__all__ = ["NO_CHAT", "InboxService", "Intaken", "StoredUpdate", "TopicClaims", "trimmed"]
+
+# What of an update the bot reads: everything else (other people's replied-to texts,
+# private chats' names, link previews...) is left out before it is stored.
+_USER = frozenset({"id", "is_bot", "first_name", "last_name", "username", "language_code"})
+_CHAT = frozenset({"id", "type", "title", "is_forum"})
+_ENTITY = frozenset({"type", "offset", "length"})
+_REPLIED = frozenset(
+    {"message_id", "date", "chat", "from", "sender_chat", "message_thread_id",
+     "is_topic_message", "forum_topic_created"}
+)  # fmt: skip
+_MESSAGE = _REPLIED | {"text", "entities", "reply_to_message", "reply_markup", "photo",
+                       "edit_date"}  # fmt: skip
+_QUERY = frozenset({"id", "from", "chat_instance", "data", "message", "inline_message_id"})
+_MEMBER_UPDATE = frozenset({"chat", "from", "date", "old_chat_member", "new_chat_member"})
+_UPDATE = frozenset({"update_id", "message", "edited_message", "callback_query", "my_chat_member"})
+
+
+def _only(data: Any, keys: frozenset[str]) -> dict[str, Any]:
+    return (
+        {key: value for key, value in data.items() if key in keys} if isinstance(data, dict) else {}
+    )
+
+
+def _message(data: Any, keys: frozenset[str] = _MESSAGE) -> dict[str, Any]:
+    message = _only(data, keys)
+    for part in ("from", "sender_chat", "chat"):
+        if part in message:
+            message[part] = _only(message[part], _USER if part == "from" else _CHAT)
+    if "entities" in message:
+        message["entities"] = [_only(entity, _ENTITY) for entity in message["entities"]]
+    if "reply_to_message" in message:
+        message["reply_to_message"] = _message(message["reply_to_message"], _REPLIED)
+    return message
+
+
+def trimmed(payload: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an update the bot reads; the rest is not stored.
+
+    >>> trimmed({"update_id": 1, "message": {"message_id": 2, "date": 3, "text": "/join",
+    ...     "chat": {"id": 4, "type": "private", "first_name": "Ann"},
+    ...     "reply_to_message": {"message_id": 1, "date": 3, "text": "secret",
+    ...                          "chat": {"id": 4, "type": "private"}}}})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'update_id': 1, 'message': {'message_id': 2, 'date': 3, 'text': '/join',
+     'chat': {'id': 4, 'type': 'private'},
+     'reply_to_message': {'message_id': 1, 'date': 3, 'chat': {'id': 4, 'type': 'private'}}}}
+    """
+    update = _only(payload, _UPDATE)
+    for kind in ("message", "edited_message"):
+        if kind in update:
+            update[kind] = _message(update[kind])
+    if "callback_query" in update:
+        query = _only(update["callback_query"], _QUERY)
+        if "from" in query:
+            query["from"] = _only(query["from"], _USER)
+        if "message" in query:  # the bot's own message: which one, and its buttons
+            query["message"] = _message(query["message"], _REPLIED | {"reply_markup", "photo"})
+        update["callback_query"] = query
+    if "my_chat_member" in update:
+        change = _only(update["my_chat_member"], _MEMBER_UPDATE)
+        change["chat"] = _only(change.get("chat"), _CHAT)
+        change["from"] = _only(change.get("from"), _USER)
+        for side in ("old_chat_member", "new_chat_member"):
+            if isinstance(change.get(side), dict):
+                member = dict(change[side])
+                member["user"] = _only(member.get("user"), _USER)
+                change[side] = member
+        update["my_chat_member"] = change
+    return update
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +168,9 @@ class InboxService:
         A redelivered update (its update_id stored already) is stored once.
         ``origin``: the storing process's name in the wake-up of other workers.
         """
+        updates = [
+            dataclasses.replace(stored, payload=trimmed(stored.payload)) for stored in updates
+        ]
         async with self._units() as uow:
             new = frozenset(await uow.updates.store(updates, origin))
             fresh = [stored for stored in updates if stored.update_id in new]

@@ -39,6 +39,9 @@ all read it."""
 
 AWAY_ACTIONS = ("auto_flip", "skip")
 
+DEFAULT_KEEP_AFTER_REMOVAL_DAYS = 30
+"""A chat that removed the bot is erased this long after (long enough to add it back)."""
+
 
 @dataclass(frozen=True, slots=True)
 class SettingSpec:
@@ -84,6 +87,9 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("idle_limit", "idle_limit_min", "int", 10, 10_080,
                 presets=(60, 240, 1440, 4320, 10_080)),
     SettingSpec("language", "language", "choice", choices=LANGUAGES, presets=LANGUAGES),
+    SettingSpec("shared_stats", "shared_stats", "switch", presets=(True, False)),
+    SettingSpec("keep_after_removal", "keep_after_removal_days", "int", 1, 365,
+                presets=(1, 7, 30, 90, 365)),
 )  # fmt: skip
 """Every setting, in the order ``/settings`` shows them."""
 
@@ -106,6 +112,10 @@ class GameSettings:
     lobby_expiry_min: int = 60
     idle_limit_min: int = 1440
     language: str | None = None
+    shared_stats: bool = False
+    """Whether this chat's people are shown in figures across chats and the global board."""
+    keep_after_removal_days: int = DEFAULT_KEEP_AFTER_REMOVAL_DAYS
+    """How long the chat's data is kept once the bot is removed from it."""
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> GameSettings:

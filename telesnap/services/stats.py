@@ -13,7 +13,10 @@ from typing import Any
 from ..storage.models import ALL_CHATS, GameResult, PlayerStats, User
 from ..storage.models import Game as GameRow
 from ..storage.repositories import Ranking
+from ..storage.repositories.privacy import PrivacyRepository
+from ..storage.uow import UnitOfWork
 from .ports import UnitOfWorkFactory
+from .settings import GameSettings
 from .stats_audit import stored_game, write_document
 from .stats_views import (
     BoardEntry,
@@ -60,15 +63,23 @@ class StatsService:
         self.rating_points = rating_points
 
     async def player(self, chat_id: int, user_id: int, fallback_name: str) -> PlayerStatsView:
-        """A player's figures in the chat and in every chat, with their chart's data."""
+        """A player's figures in the chat and (where the chat shares them) in every chat.
+
+        A person's own figures in their private chat with the bot are theirs to see.
+        """
         async with self._units(read_only=True) as uow:
+            shared = user_id == chat_id or await _shares(uow, chat_id)
             user = await uow.users.get(user_id)
             here = await uow.stats.player_stats(chat_id, user_id)
-            everywhere = await uow.stats.player_stats(ALL_CHATS, user_id)
-            reactions = await uow.stats.reaction_counts(ALL_CHATS, user_id)
-            timeline = await uow.stats.rating_timeline(user_id, last=self.rating_points)
+            everywhere = await uow.stats.player_stats(ALL_CHATS, user_id) if shared else None
+            reactions = await uow.stats.reaction_counts(ALL_CHATS if shared else chat_id, user_id)
             chat_timeline = await uow.stats.rating_timeline(
                 user_id, chat_id, last=self.rating_points
+            )
+            timeline = (
+                await uow.stats.rating_timeline(user_id, last=self.rating_points)
+                if shared
+                else chat_timeline
             )
         return PlayerStatsView(
             user_id=user_id,
@@ -78,7 +89,7 @@ class StatsService:
             reaction_counts=tuple(reactions),
             ratings=tuple(timeline),
             chat_ratings=tuple(chat_timeline),
-            ratings_from=_first_shown(everywhere, len(timeline)),
+            ratings_from=_first_shown(everywhere if shared else here, len(timeline)),
             chat_ratings_from=_first_shown(here, len(chat_timeline)),
             min_games_to_plot=MIN_GAMES_TO_PLOT,
         )
@@ -86,28 +97,44 @@ class StatsService:
     async def leaderboard(
         self, chat_id: int, ranking: Ranking = Ranking.RATING, *, is_global: bool = False
     ) -> LeaderboardView:
-        """The best players of the chat (or of every chat) by ``ranking``.
+        """The best players of the chat (or of every chat, where the chat shares figures).
 
         Until someone has enough games (or timed calls) to be listed, the board is
         provisional: it lists everyone with at least one, so a new group sees one.
         """
-        scope = ALL_CHATS if is_global else chat_id
         async with self._units(read_only=True) as uow:
+            shared = await _shares(uow, chat_id)
+            is_global = is_global and shared
+            scope = ALL_CHATS if is_global else chat_id
+            # Across chats, only people seen in a chat that shares its figures.
+            seen_in = (
+                await PrivacyRepository(uow.session).chats_with_setting("shared_stats")
+                if is_global
+                else None
+            )
             rows = await uow.stats.top_players(
                 scope,
                 ranking,
                 min_games=self.min_games,
                 min_timed_calls=self.min_timed_calls,
                 limit=self.board_size,
+                seen_in=seen_in,
             )
             provisional = not rows
             if provisional:  # nobody qualifies yet: everyone with a figure, marked provisional
                 rows = await uow.stats.top_players(
-                    scope, ranking, min_games=1, min_timed_calls=1, limit=self.board_size
+                    scope,
+                    ranking,
+                    min_games=1,
+                    min_timed_calls=1,
+                    limit=self.board_size,
+                    seen_in=seen_in,
                 )
                 unlisted = 0
             else:
-                unlisted = await uow.stats.count_unlisted(scope, min_games=self.min_games)
+                unlisted = await uow.stats.count_unlisted(
+                    scope, min_games=self.min_games, seen_in=seen_in
+                )
         entries = tuple(
             BoardEntry(position, stats.user_id, _name_of(user, UNKNOWN_NAME), Figures.of(stats))
             for position, (stats, user) in enumerate(rows, start=1)
@@ -121,6 +148,7 @@ class StatsService:
             min_timed_calls=self.min_timed_calls,
             unlisted=unlisted,
             provisional=provisional and bool(entries),
+            shared=shared,
         )
 
     async def history(self, chat_id: int, page: int = 0) -> HistoryPage:
@@ -243,6 +271,14 @@ def _game_line(result: GameResult, row: GameRow, seated: list[tuple[int, str]]) 
         operations=result.operations,
         rated=result.rated,
     )
+
+
+async def _shares(uow: UnitOfWork, chat_id: int) -> bool:
+    """Whether a group chat opted in to figures across chats (never a private chat)."""
+    if chat_id > 0:
+        return False
+    values = await uow.settings.get_values(chat_id)
+    return GameSettings.from_values(values).shared_stats
 
 
 def _seated_names(

@@ -96,7 +96,8 @@ class PlayerStatsView:
     @property
     def can_plot(self) -> bool:
         """Whether there is enough to draw a chart (else the figures go as text alone)."""
-        played = self.everywhere.games if self.everywhere else 0
+        figures = self.everywhere or self.chat
+        played = figures.games if figures else 0
         return played >= self.min_games_to_plot and (
             len(self.ratings) >= 2 or sum(calls for _, calls in self.reaction_counts) >= 2
         )
@@ -126,6 +127,8 @@ class LeaderboardView:
     """Players with rated games who are not listed yet (too few games)."""
     provisional: bool = False
     """Nobody has enough games (or timed calls) yet: everyone with one is listed."""
+    shared: bool = True
+    """Whether the chat shows figures across chats (its ``shared_stats`` setting)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,8 @@ async def test_stats_leaderboard_history_and_replay(
     async with table_with(emulator, url, ["Ann", "Bob"], admins=["Ann"]) as table:
         await table.command("Ann", "settings", "flip_limit 10")
         await table.wait_for_text("Saved.")
+        await table.command("Ann", "settings", "shared_stats on")  # figures across chats
+        await table.wait_for_text("Figures shared across chats: on")
         for _ in range(GAMES):
             await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
 

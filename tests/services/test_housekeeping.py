@@ -69,14 +69,43 @@ async def test_tidying_forgets_only_what_can_no_longer_matter(
         assert not await uow.updates.mark_update_processed(7), "a recent update is still a repeat"
 
 
-async def test_tidying_runs_at_start_then_once_an_hour(session_factory: Factory) -> None:
+async def test_tidying_runs_at_start_then_every_five_minutes(session_factory: Factory) -> None:
     service = HousekeepingService(UnitsOfWork(session_factory))
     await mark_processed(session_factory, 1, NOW - timedelta(days=3))
     assert await service.tidy_if_due(NOW) == Tidied(processed_updates=1, fired_timers=0)
     await mark_processed(session_factory, 2, NOW - timedelta(days=3))
-    assert await service.tidy_if_due(NOW + timedelta(minutes=59)) is None
-    assert (await remaining(session_factory))[0] == [2], "not yet: tidied less than an hour ago"
-    assert await service.tidy_if_due(NOW + timedelta(hours=1)) == Tidied(1, 0)
+    assert await service.tidy_if_due(NOW + timedelta(minutes=4)) is None
+    assert (await remaining(session_factory))[0] == [2], "not yet: tidied four minutes ago"
+    assert await service.tidy_if_due(NOW + timedelta(minutes=5)) == Tidied(1, 0)
     async with UnitOfWork(session_factory) as uow:
         count = await uow.session.scalar(select(func.count()).select_from(InboxUpdate))
     assert count == 0
+
+
+async def stored_payloads(factory: Factory) -> dict[int, object]:
+    async with UnitOfWork(factory) as uow:
+        rows = await uow.session.execute(select(InboxUpdate.update_id, InboxUpdate.payload))
+        return {int(row[0]): row[1] for row in rows}
+
+
+async def test_a_processed_updates_content_goes_after_ten_minutes_its_mark_stays(
+    session_factory: Factory,
+) -> None:
+    async with UnitOfWork(session_factory) as uow:
+        for update_id, minutes in ((1, 11), (2, 9)):
+            at = NOW - timedelta(minutes=minutes)
+            payload = {"update_id": update_id, "message": {"from": {"first_name": "Ann"}}}
+            uow.session.add(
+                InboxUpdate(update_id=update_id, payload=payload, received_at=at, processed_at=at)
+            )
+        uow.session.add(InboxUpdate(update_id=3, payload={"update_id": 3}, received_at=NOW))
+
+    tidied = await HousekeepingService(UnitsOfWork(session_factory)).tidy(NOW)
+
+    assert tidied.dropped_payloads == 1
+    payloads = await stored_payloads(session_factory)
+    assert payloads[1] is None, "processed more than ten minutes ago: its content is gone"
+    assert payloads[2] is not None, "still within the grace"
+    assert payloads[3] is not None, "pending: still needed"
+    async with UnitOfWork(session_factory) as uow:
+        assert not await uow.updates.mark_update_processed(1), "its mark still stops a repeat"

@@ -96,15 +96,15 @@ async def test_a_player_who_lost_both_games_is_not_shown_a_higher_rating(
         await record_three_player_game(session_factory, thread_id, (2, 1, 3))
     service = StatsService(UnitsOfWork(session_factory))
     ann = await service.player(CHAT, ANN, "Ann")
-    assert ann.everywhere is not None
-    assert ann.everywhere.wins == 0
-    assert ann.everywhere.mu - 3 * ann.everywhere.sigma > 0, "the ordinal rose after losses"
-    assert ann.everywhere.rating == RATING_BASELINE
+    assert ann.chat is not None
+    assert ann.chat.wins == 0
+    assert ann.chat.mu - 3 * ann.chat.sigma > 0, "the ordinal rose after losses"
+    assert ann.chat.rating == RATING_BASELINE
     assert ann.ratings == (RATING_BASELINE, RATING_BASELINE)
     bob = await service.player(CHAT, BOB, "Bob")
     cid = await service.player(CHAT, CID, "Cid")
-    assert bob.everywhere is not None
-    assert cid.everywhere is not None
+    assert bob.chat is not None
+    assert cid.chat is not None
     assert bob.ratings[0] > RATING_BASELINE
     assert bob.ratings[1] > bob.ratings[0]
     assert cid.ratings[1] < cid.ratings[0] < RATING_BASELINE

@@ -46,6 +46,9 @@ class Chat(Base):
     title: Mapped[str | None] = mapped_column(String(256))
     is_forum: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
+    removed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, index=True)
+    """When the bot was removed from the chat (None while it is a member): the chat is
+    erased once its retention period has passed."""
 
 
 class ChatSettings(Base):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Table, delete, func, select, tuple_, update
+from sqlalchemy import CursorResult, Table, delete, func, null, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import NO_CHAT, InboxUpdate, utc_now
@@ -271,6 +271,22 @@ class InboxRepository:
             select(_C.update_id).where(_C.processed_at < moment).order_by(_C.update_id).limit(limit)
         )
         result = await self._session.execute(delete(_INBOX).where(_C.update_id.in_(oldest)))
+        return cast("CursorResult[Any]", result).rowcount
+
+    async def drop_payloads_before(self, moment: datetime, limit: int = 1000) -> int:
+        """Drop the content of up to ``limit`` updates processed before ``moment``.
+
+        The mark stays (a redelivery is still seen as one); the names and texts go.
+        """
+        oldest = (
+            select(_C.update_id)
+            .where(_C.processed_at < moment, _C.payload.is_not(None))
+            .order_by(_C.update_id)
+            .limit(limit)
+        )
+        result = await self._session.execute(
+            update(_INBOX).where(_C.update_id.in_(oldest)).values(payload=null())
+        )
         return cast("CursorResult[Any]", result).rowcount
 
     async def stored_updates(self, update_ids: Sequence[int]) -> list[StoredUpdate]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import func, select, tuple_, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from ..models import (
     Game,
@@ -52,6 +53,16 @@ _BUCKET = (
     ReactionCount.reaction_ms,
     ReactionCount.calls,
 )
+
+
+def _seen_in(chat_ids: Sequence[int] | None) -> tuple[Any, ...]:
+    """The condition "has figures in one of ``chat_ids``" (none when ``chat_ids`` is None)."""
+    if chat_ids is None:
+        return ()
+    scoped = aliased(PlayerStats)
+    return (
+        PlayerStats.user_id.in_(select(scoped.user_id).where(scoped.scope_id.in_(list(chat_ids)))),
+    )
 
 
 class StatsRepository:
@@ -236,12 +247,16 @@ class StatsRepository:
         min_games: int,
         min_timed_calls: int,
         limit: int,
+        seen_in: Sequence[int] | None = None,
     ) -> list[tuple[PlayerStats, User | None]]:
-        """The best players of a scope by ``ranking``, with enough games to be listed."""
+        """The best players of a scope by ``ranking``, with enough games to be listed.
+
+        ``seen_in``: only players with figures in one of these chats (None: anyone).
+        """
         statement = (
             select(PlayerStats, User)
             .outerjoin(User, User.id == PlayerStats.user_id)
-            .where(PlayerStats.scope_id == scope_id)
+            .where(PlayerStats.scope_id == scope_id, *_seen_in(seen_in))
             .order_by(*_ORDER[ranking])
             .limit(limit)
         )
@@ -254,10 +269,13 @@ class StatsRepository:
         rows = await self._session.execute(statement)
         return [(stats, user) for stats, user in rows]
 
-    async def count_unlisted(self, scope_id: int, *, min_games: int) -> int:
+    async def count_unlisted(
+        self, scope_id: int, *, min_games: int, seen_in: Sequence[int] | None = None
+    ) -> int:
         """How many players of the scope have rated games, but too few to be listed."""
         statement = select(func.count()).where(
             PlayerStats.scope_id == scope_id,
+            *_seen_in(seen_in),
             PlayerStats.rated_games > 0,
             PlayerStats.rated_games < min_games,
         )

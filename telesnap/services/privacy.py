@@ -1,0 +1,168 @@
+"""Erasing personal data: a person's, a chat's, and those of chats that removed the bot.
+
+``/forgetme`` erases a person's, ``/forgetchat`` a chat's; a chat that removed
+the bot is erased once its retention period has passed.
+
+Each erasure that a person asked for commits with the mark of the update that
+asked (as a change does), so a redelivered confirmation erases nothing twice.
+A person's past games stay, shown as :data:`FORMER_PLAYER` (the bot renders that
+in the chat's language); their figures and ratings go. A chat's erasure is done
+a batch of games per transaction, so the chat's other work never waits long.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ..storage.models import WHOLE_CHAT
+from ..storage.repositories.privacy import Erased, PrivacyRepository
+from .ports import UnitOfWorkFactory
+from .settings import GameSettings
+from .types import display_name
+
+__all__ = ["FORMER_PLAYER", "ChatErasure", "PersonErasure", "PrivacyService"]
+
+logger = logging.getLogger(__name__)
+
+FORMER_PLAYER = "a former player"
+"""The name a person who erased their data is stored (and shown) under, in English."""
+GAMES_PER_BATCH = 200
+"""Games of a chat erased per transaction."""
+SHORTEST_RETENTION = timedelta(days=1)
+"""The shortest retention a chat may set: chats removed more recently are not looked at."""
+CHATS_PER_SWEEP = 100
+
+
+@dataclass(frozen=True, slots=True)
+class PersonErasure:
+    """What ``/forgetme`` did: ``done`` False when the person is still seated in a game.
+
+    ``games``: past games now showing them as a former player; ``figures``: rows
+    of figures deleted (one per chat, and the total); ``ratings``: game results
+    whose ratings went; ``messages`` and ``updates``: stored messages renamed
+    and received updates dropped.
+    """
+
+    done: bool
+    games: int = 0
+    figures: int = 0
+    ratings: int = 0
+    messages: int = 0
+    updates: int = 0
+
+    @staticmethod
+    def of(erased: Erased) -> PersonErasure:
+        """The answer for what the repository erased."""
+        return PersonErasure(
+            True,
+            games=erased.get("games", 0),
+            figures=erased.get("figures", 0),
+            ratings=erased.get("ratings", 0),
+            messages=erased.get("messages", 0),
+            updates=erased.get("updates", 0),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChatErasure:
+    """What ``/forgetchat`` did: ``done`` False when a game is open in the chat."""
+
+    done: bool
+    games: int = 0
+    figures: int = 0
+
+
+class PrivacyService:
+    """Erase a person's or a chat's data; remember and purge the chats that removed the bot."""
+
+    def __init__(self, units: UnitOfWorkFactory) -> None:
+        self._units = units
+
+    async def forget_person(self, user_id: int, update_id: int | None = None) -> PersonErasure:
+        """Erase the person's names, figures and ratings (refused while they are seated).
+
+        ``update_id``: the update that confirmed it, marked processed with the erasure
+        (its own payload goes too); a redelivery of it erases nothing more.
+        """
+        async with self._units() as uow:
+            repository = PrivacyRepository(uow.session)
+            if await repository.in_active_game(user_id):
+                return PersonErasure(False)
+            if update_id is not None and not await uow.updates.mark_update_processed(update_id):
+                return PersonErasure(True)
+            user = await uow.users.get(user_id)
+            names = frozenset(
+                name
+                for name in (
+                    user and display_name(user.first_name, user.last_name),
+                    user and user.first_name,
+                    user and user.last_name,
+                    user and user.username,
+                )
+                if name
+            )
+            erased = await repository.forget_user(user_id, FORMER_PLAYER, names)
+        logger.info("user %d erased their data: %s", user_id, dict(erased))
+        return PersonErasure.of(erased)
+
+    async def forget_chat(self, chat_id: int, update_id: int | None = None) -> ChatErasure:
+        """Erase the chat's games, figures and settings (refused while a game is open)."""
+        async with self._units() as uow:
+            repository = PrivacyRepository(uow.session)
+            if await repository.has_active_game(chat_id):
+                return ChatErasure(False)
+            if update_id is not None and not await uow.updates.mark_update_processed(update_id):
+                return ChatErasure(True)
+            erased, whole = await repository.forget_chat(chat_id, GAMES_PER_BATCH)
+        games, figures = erased.get("games", 0), erased.get("figures", 0)
+        while not whole:
+            async with self._units() as uow:
+                erased, whole = await PrivacyRepository(uow.session).forget_chat(
+                    chat_id, GAMES_PER_BATCH
+                )
+            games += erased.get("games", 0)
+            figures += erased.get("figures", 0)
+        logger.info("chat %d was erased: %d games, %d figures", chat_id, games, figures)
+        return ChatErasure(True, games, figures)
+
+    async def bot_removed(self, chat_id: int, moment: datetime) -> None:
+        """Remember when the bot was removed from the chat (its retention runs from then)."""
+        async with self._units() as uow:
+            await PrivacyRepository(uow.session).mark_removed(chat_id, moment)
+
+    async def bot_added(self, chat_id: int) -> None:
+        """The bot is back in the chat: its data is kept again."""
+        async with self._units() as uow:
+            await PrivacyRepository(uow.session).mark_added(chat_id)
+
+    async def purge_removed_chats(self, now: datetime) -> int:
+        """Erase the chats whose retention after removing the bot has passed; how many went.
+
+        On PostgreSQL one worker purges at a time (the others find the lock taken
+        and skip); each chat is erased in batches, a transaction each.
+        """
+        async with self._units() as uow:
+            repository = PrivacyRepository(uow.session)
+            if not await repository.try_purge_lock():
+                return 0
+            candidates = await repository.removed_before(now - SHORTEST_RETENTION, CHATS_PER_SWEEP)
+            due = []
+            for chat_id, removed_at in candidates:
+                values = await uow.settings.get_values(chat_id, WHOLE_CHAT)
+                keep = timedelta(days=GameSettings.from_values(values).keep_after_removal_days)
+                if removed_at + keep <= now:
+                    due.append(chat_id)
+        purged = 0
+        for chat_id in due:
+            whole = False
+            while not whole:
+                async with self._units() as uow:
+                    repository = PrivacyRepository(uow.session)
+                    if not await repository.try_purge_lock():
+                        return purged
+                    _, whole = await repository.forget_chat(chat_id, GAMES_PER_BATCH)
+            purged += 1
+            logger.info("chat %d: erased, its retention after the bot's removal passed", chat_id)
+        return purged

@@ -1,0 +1,297 @@
+"""Erasing what the bot keeps about one person, or about one chat.
+
+A person's past games stay (the other players' results and histories need
+them), but every stored trace of their name goes: the user row keeps only
+the placeholder it is shown as, and the names copied into outbox payloads and
+inbox payloads are replaced or dropped. A chat's erasure deletes its games
+(their seats, history, results and outbox rows go with them by cascade), its
+figures, its settings and the chat row itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, Table, delete, func, null, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from ..models import (
+    ACTIVE_STATUSES,
+    WHOLE_CHAT,
+    Chat,
+    ChatSettings,
+    Game,
+    GamePlayer,
+    GamePlayerResult,
+    GameResult,
+    InboxUpdate,
+    OutboxMessage,
+    OutboxSender,
+    PlayerStats,
+    ReactionCount,
+    Timer,
+    User,
+)
+
+__all__ = ["PURGE_KEY", "Erased", "PrivacyRepository", "scrub"]
+
+_INBOX: Table = cast("Table", InboxUpdate.__table__)
+_SCAN = 500
+"""Rows read per query while looking for a person's name in stored payloads."""
+
+
+def scrub(value: Any, user_id: int, names: frozenset[str], placeholder: str) -> Any:
+    """``value`` (a JSON payload) with every trace of the person replaced by ``placeholder``.
+
+    A view that carries the person's id (``user_id`` with a ``name``, or an
+    ``[id, name]`` pair) is renamed; any other string equal to one of their
+    ``names`` is replaced too (the fastest caller, the standings), and a
+    Telegram user object of theirs keeps only its id.
+
+    >>> scrub({"players": [[7, "Ann"], [8, "Bob"]], "fastest": {"name": "Ann"}},
+    ...       7, frozenset({"Ann"}), "-")
+    {'players': [[7, '-'], [8, 'Bob']], 'fastest': {'name': '-'}}
+    """
+    if isinstance(value, dict):
+        if value.get("id") == user_id and "first_name" in value:
+            return {"id": user_id, "is_bot": False, "first_name": placeholder}
+        scrubbed = {key: scrub(item, user_id, names, placeholder) for key, item in value.items()}
+        if value.get("user_id") == user_id and "name" in value:
+            scrubbed["name"] = placeholder
+        return scrubbed
+    if isinstance(value, list):
+        if len(value) == 2 and value[0] == user_id and isinstance(value[1], str):
+            return [user_id, placeholder]
+        return [scrub(item, user_id, names, placeholder) for item in value]
+    if isinstance(value, str) and value in names:
+        return placeholder
+    return value
+
+
+def _mentions(value: Any, user_id: int, names: frozenset[str]) -> bool:
+    """Whether a received update names the person or comes from them."""
+    if isinstance(value, dict):
+        if value.get("id") == user_id and "first_name" in value:
+            return True
+        return any(_mentions(item, user_id, names) for item in value.values())
+    if isinstance(value, list):
+        return any(_mentions(item, user_id, names) for item in value)
+    return isinstance(value, str) and any(name in value for name in names)
+
+
+class Erased(dict[str, int]):
+    """How many stored records an erasure touched, by kind (for the person's answer)."""
+
+
+class PrivacyRepository:
+    """The statements behind ``/forgetme``, ``/forgetchat`` and the removed chats' purge."""
+
+    def __init__(self, session: AsyncSession) -> None:
+        self._session = session
+
+    # -- one person ---------------------------------------------------------------------
+
+    async def in_active_game(self, user_id: int) -> bool:
+        """Whether the person holds a seat in a lobby or a running game (not left)."""
+        statement = (
+            select(GamePlayer.game_id)
+            .join(Game, Game.id == GamePlayer.game_id)
+            .where(
+                GamePlayer.user_id == user_id,
+                GamePlayer.left_at.is_(None),
+                Game.status.in_([status.value for status in ACTIVE_STATUSES]),
+            )
+            .limit(1)
+        )
+        return await self._session.scalar(statement) is not None
+
+    async def forget_user(self, user_id: int, placeholder: str, names: frozenset[str]) -> Erased:
+        """Erase the person's names everywhere and their figures; keep their seats, renamed.
+
+        ``names``: every form of the person's name that stored payloads may hold.
+        """
+        names = names - {placeholder}
+        user = await self._session.get(User, user_id)
+        erased = Erased()
+        if user is not None:
+            await self._session.execute(
+                update(User)
+                .where(User.id == user_id)
+                .values(first_name=placeholder, last_name=None, username=None, language_code=None)
+            )
+        erased["figures"] = await self._count_deleted(
+            delete(PlayerStats).where(PlayerStats.user_id == user_id)
+        )
+        await self._session.execute(delete(ReactionCount).where(ReactionCount.user_id == user_id))
+        erased["ratings"] = await self._count_deleted(
+            update(GamePlayerResult)
+            .where(GamePlayerResult.user_id == user_id)
+            .values(chat_mu=None, chat_sigma=None, global_mu=None, global_sigma=None)
+        )
+        games = select(GamePlayer.game_id).where(GamePlayer.user_id == user_id)
+        chats = select(Game.chat_id).where(Game.id.in_(games))
+        erased["games"] = int(
+            await self._session.scalar(select(func.count()).select_from(games.subquery())) or 0
+        )
+        rows = select(OutboxMessage).where(
+            or_(
+                OutboxMessage.game_id.in_(games),
+                OutboxMessage.game_id.is_(None) & OutboxMessage.chat_id.in_(chats),
+            )
+        )
+
+        def rename(payload: Any) -> Any:
+            return scrub(payload, user_id, names, placeholder)
+
+        erased["messages"] = await self._rewrite(rows, OutboxMessage.id, rename)
+        erased["updates"] = await self._forget_updates(user_id, names)
+        return erased
+
+    async def _rewrite(
+        self, rows: Any, key: Any, rename: Callable[[Any], Any], column: str = "payload"
+    ) -> int:
+        changed = 0
+        last = None
+        while True:
+            page = rows if last is None else rows.where(key > last)
+            found = list((await self._session.scalars(page.order_by(key).limit(_SCAN))).all())
+            for row in found:
+                payload = getattr(row, column)
+                renamed = rename(payload)
+                if renamed != payload:
+                    setattr(row, column, renamed)
+                    changed += 1
+            await self._session.flush()
+            if len(found) < _SCAN:
+                return changed
+            last = getattr(found[-1], key.key)
+
+    async def _forget_updates(self, user_id: int, names: frozenset[str]) -> int:
+        """Drop the payloads of received updates that mention the person (their id or name)."""
+        dropped: list[int] = []
+        last = -(2**63)
+        while True:
+            statement = (
+                select(_INBOX.c.update_id, _INBOX.c.payload)
+                .where(_INBOX.c.payload.is_not(None), _INBOX.c.update_id > last)
+                .order_by(_INBOX.c.update_id)
+                .limit(_SCAN)
+            )
+            found = list(await self._session.execute(statement))
+            for update_id, payload in found:
+                if _mentions(payload, user_id, names):
+                    dropped.append(update_id)
+            if len(found) < _SCAN:
+                break
+            last = found[-1][0]
+        for start in range(0, len(dropped), _SCAN):
+            batch = dropped[start : start + _SCAN]
+            await self._session.execute(
+                update(_INBOX).where(_INBOX.c.update_id.in_(batch)).values(payload=null())
+            )
+        return len(dropped)
+
+    # -- one chat -----------------------------------------------------------------------
+
+    async def has_active_game(self, chat_id: int) -> bool:
+        """Whether a lobby or a running game is open in any topic of the chat."""
+        statement = (
+            select(Game.id)
+            .where(
+                Game.chat_id == chat_id,
+                Game.status.in_([status.value for status in ACTIVE_STATUSES]),
+            )
+            .limit(1)
+        )
+        return await self._session.scalar(statement) is not None
+
+    async def forget_chat(self, chat_id: int, limit: int) -> tuple[Erased, bool]:
+        """Erase up to ``limit`` of the chat's games, then (when none are left) the rest.
+
+        Returns what went and whether the chat is wholly erased; call again while
+        it is not, a transaction per batch.
+        """
+        erased = Erased()
+        batch = list(
+            (
+                await self._session.scalars(
+                    select(Game.id).where(Game.chat_id == chat_id).order_by(Game.id).limit(limit)
+                )
+            ).all()
+        )
+        if batch:
+            await self._session.execute(delete(Timer).where(Timer.game_id.in_(batch)))
+            await self._session.execute(delete(GameResult).where(GameResult.game_id.in_(batch)))
+            erased["games"] = await self._count_deleted(delete(Game).where(Game.id.in_(batch)))
+        if len(batch) == limit:
+            return erased, False
+        erased["figures"] = await self._count_deleted(
+            delete(PlayerStats).where(PlayerStats.scope_id == chat_id)
+        )
+        await self._session.execute(delete(ReactionCount).where(ReactionCount.scope_id == chat_id))
+        await self._session.execute(delete(Timer).where(Timer.chat_id == chat_id))
+        await self._session.execute(delete(OutboxMessage).where(OutboxMessage.chat_id == chat_id))
+        await self._session.execute(delete(OutboxSender).where(OutboxSender.chat_id == chat_id))
+        await self._session.execute(
+            update(_INBOX)
+            .where(_INBOX.c.chat_id == chat_id, _INBOX.c.processed_at.is_not(None))
+            .values(payload=null())
+        )
+        # The settings go with the chat row (ON DELETE CASCADE).
+        erased["chat"] = await self._count_deleted(delete(Chat).where(Chat.id == chat_id))
+        return erased, True
+
+    # -- chats that removed the bot -----------------------------------------------------
+
+    async def mark_removed(self, chat_id: int, moment: datetime) -> None:
+        """Remember when the bot was removed from the chat (the first time, until added back)."""
+        await self._session.execute(
+            update(Chat)
+            .where(Chat.id == chat_id, Chat.removed_at.is_(None))
+            .values(removed_at=moment)
+        )
+
+    async def mark_added(self, chat_id: int) -> None:
+        """The bot is back in the chat: nothing is to be erased."""
+        await self._session.execute(update(Chat).where(Chat.id == chat_id).values(removed_at=None))
+
+    async def removed_before(self, moment: datetime, limit: int) -> list[tuple[int, datetime]]:
+        """Chats the bot was removed from before ``moment``, oldest first, with when."""
+        statement = (
+            select(Chat.id, Chat.removed_at)
+            .where(Chat.removed_at.is_not(None), Chat.removed_at < moment)
+            .order_by(Chat.removed_at)
+            .limit(limit)
+        )
+        return [
+            (chat_id, cast("datetime", at))
+            for chat_id, at in await self._session.execute(statement)
+        ]
+
+    async def chats_with_setting(self, field: str) -> list[int]:
+        """The chats whose whole-chat settings turn ``field`` on (read in Python: JSON)."""
+        rows = await self._session.execute(
+            select(ChatSettings.chat_id, ChatSettings.values).where(
+                ChatSettings.thread_id == WHOLE_CHAT
+            )
+        )
+        return [chat_id for chat_id, values in rows if (values or {}).get(field) is True]
+
+    async def try_purge_lock(self) -> bool:
+        """Whether this transaction may purge: one worker at a time on PostgreSQL.
+
+        A transaction-level advisory lock, released at commit; SQLite has one process.
+        """
+        if self._session.get_bind().dialect.name != "postgresql":
+            return True
+        return bool(await self._session.scalar(select(func.pg_try_advisory_xact_lock(PURGE_KEY))))
+
+    async def _count_deleted(self, statement: Any) -> int:
+        result = cast("CursorResult[Any]", await self._session.execute(statement))
+        return int(result.rowcount or 0)
+
+
+PURGE_KEY = 0x7E1E_5A1D
+"""The advisory lock key held by the worker purging removed chats."""

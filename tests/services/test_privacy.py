@@ -1,0 +1,164 @@
+"""Privacy without the bot: the removed chats' purge, and what the inbox keeps of an update."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from telegram import Bot, Update
+
+from telesnap.services.housekeeping import HousekeepingService
+from telesnap.services.inbox import InboxService, StoredUpdate, trimmed
+from telesnap.services.privacy import PrivacyService
+from telesnap.services.stats import StatsService
+from telesnap.storage.models import Chat, Game, InboxUpdate, PlayerStats
+from telesnap.storage.repositories.privacy import PURGE_KEY
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
+
+Factory = async_sessionmaker[AsyncSession]
+NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
+KEPT, SHORT, BACK = -401, -402, -403
+
+
+async def a_chat_with_a_game(factory: Factory, chat_id: int) -> None:
+    async with UnitOfWork(factory) as uow:
+        await uow.chats.upsert(chat_id, "group", "Club")
+        await uow.users.upsert(7, "Ann")
+        uow.session.add(Game(chat_id=chat_id, creator_id=7, status="finished"))
+
+
+async def chats_left(factory: Factory) -> set[int]:
+    async with UnitOfWork(factory) as uow:
+        return set((await uow.session.scalars(select(Chat.id))).all())
+
+
+async def games_left(factory: Factory) -> int:
+    async with UnitOfWork(factory) as uow:
+        return int(await uow.session.scalar(select(func.count()).select_from(Game)) or 0)
+
+
+async def test_a_chat_that_removed_the_bot_is_erased_once_its_retention_passed(
+    session_factory: Factory,
+) -> None:
+    units = UnitsOfWork(session_factory)
+    privacy = PrivacyService(units)
+    for chat_id in (KEPT, SHORT, BACK):
+        await a_chat_with_a_game(session_factory, chat_id)
+        await privacy.bot_removed(chat_id, NOW - timedelta(days=29))
+    async with UnitOfWork(session_factory) as uow:
+        await uow.settings.save_values(SHORT, 0, {"keep_after_removal_days": 7})
+    await privacy.bot_added(BACK)
+
+    tidied = await HousekeepingService(units).tidy(NOW)
+    assert tidied.purged_chats == 1
+    assert await chats_left(session_factory) == {KEPT, BACK}, "7 days passed, 30 did not"
+
+    assert (await HousekeepingService(units).tidy(NOW + timedelta(days=1))).purged_chats == 1
+    assert await chats_left(session_factory) == {BACK}, "the default 30 days have passed"
+    assert await games_left(session_factory) == 1, "the chat that added the bot back keeps its"
+
+
+async def test_one_worker_purges_at_a_time(session_factory: Factory) -> None:
+    units = UnitsOfWork(session_factory)
+    await a_chat_with_a_game(session_factory, KEPT)
+    await PrivacyService(units).bot_removed(KEPT, NOW - timedelta(days=40))
+    async with session_factory() as other:
+        if other.get_bind().dialect.name == "postgresql":
+            # Another worker purging holds the lock: this one leaves the chat to it.
+            await other.execute(text(f"SELECT pg_advisory_xact_lock({PURGE_KEY})"))
+            assert await PrivacyService(units).purge_removed_chats(NOW) == 0
+            assert await chats_left(session_factory) == {KEPT}
+    assert await PrivacyService(units).purge_removed_chats(NOW) == 1
+    assert await chats_left(session_factory) == set()
+
+
+REPLY = {
+    "update_id": 10,
+    "message": {
+        "message_id": 5,
+        "date": 1_700_000_000,
+        "chat": {"id": -5, "type": "group", "title": "Club"},
+        "from": {"id": 7, "is_bot": False, "first_name": "Ann", "language_code": "es"},
+        "text": "/stats",
+        "entities": [{"type": "bot_command", "offset": 0, "length": 6}],
+        "reply_to_message": {
+            "message_id": 4,
+            "date": 1_699_999_999,
+            "chat": {"id": -5, "type": "group", "title": "Club"},
+            "from": {"id": 8, "is_bot": False, "first_name": "Bob"},
+            "text": "my phone number is 555 0100",
+            "link_preview_options": {"is_disabled": True},
+        },
+    },
+}
+
+
+async def test_the_inbox_stores_only_what_the_bot_reads(session_factory: Factory) -> None:
+    stored = StoredUpdate(10, -5, 0, False, REPLY, 1, "host")
+    await InboxService(UnitsOfWork(session_factory)).store([stored])
+    async with UnitOfWork(session_factory) as uow:
+        payload = await uow.session.scalar(select(InboxUpdate.payload))
+    assert payload is not None
+    assert "555 0100" not in str(payload), "another person's replied-to text is not kept"
+    assert payload == trimmed(REPLY)
+    update = Update.de_json(payload, Bot("1:x"))
+    assert update.message is not None
+    assert update.message.text == "/stats"
+    assert update.message.reply_to_message is not None
+    assert update.message.reply_to_message.from_user is not None
+    assert update.message.reply_to_message.from_user.id == 8, "who was replied to is kept"
+
+
+async def figures_in_two_chats(factory: Factory) -> None:
+    """Ann (7) played in KEPT and in SHORT; Bob (8) only in SHORT."""
+    async with UnitOfWork(factory) as uow:
+        await uow.users.upsert(7, "Ann")
+        await uow.users.upsert(8, "Bob")
+        for chat_id in (KEPT, SHORT):
+            await uow.chats.upsert(chat_id, "group", "Club")
+        for scope, user, games in (
+            (KEPT, 7, 2),
+            (SHORT, 7, 3),
+            (SHORT, 8, 3),
+            (0, 7, 5),
+            (0, 8, 3),
+        ):
+            uow.session.add(
+                PlayerStats(scope_id=scope, user_id=user, games=games, rated_games=games,
+                            rating_mu=25.0, rating_sigma=1.0, rating_ordinal=22.0)
+            )  # fmt: skip
+
+
+async def test_figures_across_chats_are_shown_only_where_the_chat_opted_in(
+    session_factory: Factory,
+) -> None:
+    await figures_in_two_chats(session_factory)
+    stats = StatsService(UnitsOfWork(session_factory), min_games=1, min_timed_calls=1)
+
+    ann = await stats.player(KEPT, 7, "Ann")
+    assert ann.chat is not None
+    assert ann.chat.games == 2
+    assert ann.everywhere is None, "off by default: her games elsewhere are not shown here"
+    board = await stats.leaderboard(KEPT, is_global=True)
+    assert not board.is_global
+    assert [entry.name for entry in board.entries] == ["Ann"], "only people seen in this chat"
+
+    async with UnitOfWork(session_factory) as uow:
+        await uow.settings.save_values(KEPT, 0, {"shared_stats": True})
+    ann = await stats.player(KEPT, 7, "Ann")
+    assert ann.everywhere is not None
+    assert ann.everywhere.games == 5
+    board = await stats.leaderboard(KEPT, is_global=True)
+    assert board.is_global
+    assert board.entries[0].figures.games == 5, "her figures across chats"
+    assert [entry.name for entry in board.entries] == ["Ann"], "Bob's only chat did not opt in"
+    async with UnitOfWork(session_factory) as uow:
+        await uow.settings.save_values(SHORT, 0, {"shared_stats": True})
+    board = await stats.leaderboard(KEPT, is_global=True)
+    assert {entry.name for entry in board.entries} == {"Ann", "Bob"}
+
+    own = await stats.player(7, 7, "Ann")  # her private chat with the bot
+    assert own.everywhere is not None
+    assert own.everywhere.games == 5
+    assert not (await stats.leaderboard(7, is_global=True)).is_global, "no board of others"
