@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -43,6 +44,7 @@ from ..services.inbox import NO_CHAT, InboxService, Intaken, StoredUpdate, Topic
 from ..services.types import Receipt, Topic
 from .intake_gate import IntakeGate, Verdict
 from .receipts import Arrival, ReceiptBook
+from .toasts import last_try_ns
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +58,8 @@ DONE_KEPT = 1024
 """How many handled update_ids are kept (a store that ran beside the mark still lists them)."""
 MARK_RETRIES_S = (0.1, 0.5, 2.0)
 """The waits before marking a handled update again after a failure."""
+HANDLE_RETRIES_S = (0.2, 0.5, 1.0, 2.0, 4.0)
+"""The waits before running an update again whose handlers met a database failure."""
 
 
 class InboxDispatcher:
@@ -302,18 +306,38 @@ class InboxDispatcher:
             await self._mark_handled(stored)
             return
         receipt = Receipt.at(stored.stamp_ns, stored.update_id, stored.host_id)
-        self._book.admit(update, receipt)
-        async with self._slots:
-            try:
-                await self._application.process_update(update)
-            except Exception:
-                # The error handler takes the handlers' failures; this is python-telegram-bot's.
-                logger.exception(
-                    "update %d of chat %d topic %d failed to dispatch",
-                    stored.update_id,
-                    stored.chat_id,
-                    stored.thread_id,
-                )
+        topic = Topic(stored.chat_id, stored.thread_id)
+        for wait in (*HANDLE_RETRIES_S, None):
+            # A press must still be answerable after the wait: else this is its last try.
+            last = wait is None or (
+                update.callback_query is not None
+                and time.time_ns() + int(wait * 1e9) >= last_try_ns(stored.stamp_ns)
+            )
+            self._book.admit(update, receipt)
+            self._book.attempting(stored.update_id, last=last)
+            async with self._slots:
+                try:
+                    await self._application.process_update(update)
+                except Exception:
+                    # The error handler takes the handlers' failures; this is python-telegram-bot's.
+                    logger.exception(
+                        "update %d of chat %d topic %d failed to dispatch",
+                        stored.update_id,
+                        stored.chat_id,
+                        stored.thread_id,
+                    )
+            if not self._book.take_retry(stored.update_id) or wait is None:
+                break
+            logger.warning(
+                "update %d of chat %d topic %d met a database failure; running it again in %.1f s",
+                stored.update_id,
+                stored.chat_id,
+                stored.thread_id,
+                wait,
+            )
+            if stored.is_call:  # its races still wait for it
+                self._book.expect_call(stored.update_id, topic, stored.stamp_ns)
+            await asyncio.sleep(wait)
         self.handled += 1
         await self._mark_handled(stored)
 

@@ -16,6 +16,8 @@ import logging
 from collections import OrderedDict
 from typing import Protocol, runtime_checkable
 
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from telegram import Update
 from telegram.error import Forbidden
 from telegram.ext import ContextTypes
@@ -75,14 +77,31 @@ def was_answered(bot: object, query_id: str) -> bool:
     return isinstance(bot, RemembersAnswers) and query_id in bot.answered_presses
 
 
+def is_transient_database_error(error: BaseException | None) -> bool:
+    """Whether ``error`` is the database being away (reset, refused, timed out): worth a retry."""
+    if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    transient = (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError)
+    return isinstance(error, (*transient, ConnectionError, TimeoutError))
+
+
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Log a handler's failure with its update, chat and game; answer whoever waits."""
+    """Log a handler's failure with its update, chat and game; answer whoever waits.
+
+    An update that failed because the database was away is run again by the
+    dispatcher (see ``ReceiptBook.retry_later``): it is answered by that attempt.
+    """
     error = context.error
     if not isinstance(update, Update):
         # Not a user's update: a network error of the poller, say. Nobody waits.
         logger.error("background failure: %r", error, exc_info=error)
         return
     runtime = runtime_of(context)
+    if is_transient_database_error(error) and runtime.book.retry_later(update.update_id):
+        logger.warning(
+            "update %s met a database failure; it runs again: %r", update.update_id, error
+        )
+        return
     place = place_of_update(update)
     query = update.callback_query
     game_id: int | None = None

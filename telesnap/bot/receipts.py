@@ -78,6 +78,32 @@ class ReceiptBook:
     _calls_in_flight: dict[int, tuple[Topic, int]] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _released: bool = False
+    _attempts: dict[int, bool] = field(default_factory=dict)
+    """The updates the dispatcher is running now: whether this is their last attempt."""
+    _to_retry: set[int] = field(default_factory=set)
+
+    def attempting(self, update_id: int, *, last: bool) -> None:
+        """The dispatcher runs the update now; ``last``: no retry follows a transient failure."""
+        self._attempts[update_id] = last
+
+    def retry_later(self, update_id: int) -> bool:
+        """Have a transiently failed update run again; False if this was its last attempt.
+
+        The error handler asks before answering: a retried update is answered by
+        its next attempt, so nothing is marked processed without its change.
+        """
+        if self._attempts.get(update_id, True):
+            return False
+        self._to_retry.add(update_id)
+        return True
+
+    def take_retry(self, update_id: int) -> bool:
+        """Whether the attempt just run asked to be retried (forgotten once asked)."""
+        self._attempts.pop(update_id, None)
+        if update_id not in self._to_retry:
+            return False
+        self._to_retry.discard(update_id)
+        return True
 
     def stamp(self, updates: Iterable[Update]) -> list[Arrival]:
         """Stamp a batch of updates that has just entered the bot; return their arrivals."""

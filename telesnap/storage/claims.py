@@ -16,6 +16,7 @@ import logging
 import uuid
 import zlib
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -110,6 +111,7 @@ class PostgresClaims:
         self._lock = asyncio.Lock()
         self._wake: Callable[[], None] | None = None
         self._origin = uuid.uuid4().hex
+        self._started = False
 
     @property
     def origin(self) -> str:
@@ -119,10 +121,33 @@ class PostgresClaims:
     async def start(self, wake: Callable[[], None]) -> None:
         """Open the claims connection and LISTEN on the inbox's channel."""
         self._wake = wake
+        self._started = True
+        await self._open()
+
+    async def _open(self) -> None:
         self._connection = await self._engine.connect()
         raw = await self._connection.get_raw_connection()
         self._driver = raw.driver_connection
         await self._driver.add_listener(INBOX_CHANNEL, self._notified)
+
+    async def _connected(self) -> Any:
+        """The claims connection, opened again if the database dropped it (its claims went with it).
+
+        Called under ``self._lock``.
+        """
+        if self._driver is not None and not self._driver.is_closed():
+            return self._driver
+        if not self._started:
+            raise RuntimeError("the claims connection is not open")
+        logger.warning("the inbox claims connection was lost; opening a new one")
+        connection, self._connection, self._driver = self._connection, None, None
+        if connection is not None:
+            with suppress(Exception):
+                await connection.invalidate()
+        await self._open()
+        if self._wake is not None:
+            self._wake()  # wake-ups sent while it was away were missed: look now
+        return self._driver
 
     def _notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
         # Our own stores were handed to our dispatcher directly: no sweep for them.
@@ -131,17 +156,15 @@ class PostgresClaims:
 
     async def unprocessed(self, update_ids: Sequence[int]) -> set[int]:
         """Those still pending, read on the claims connection (no transaction of the pool's)."""
-        if self._driver is None:
-            raise RuntimeError("the claims connection is not open")
         async with self._lock:
-            rows = await self._driver.fetch(_UNPROCESSED, list(update_ids))
+            driver = await self._connected()
+            rows = await driver.fetch(_UNPROCESSED, list(update_ids))
         return {int(row[0]) for row in rows}
 
     async def _ask(self, query: str, first: int, second: int) -> bool:
-        if self._driver is None:
-            raise RuntimeError("the claims connection is not open")
         async with self._lock:  # one connection: one query at a time
-            return bool(await self._driver.fetchval(query, first, second))
+            driver = await self._connected()
+            return bool(await driver.fetchval(query, first, second))
 
     async def try_topic(self, topic: tuple[int, int]) -> bool:
         """Claim a topic's line (a hash of the topic as the lock's key)."""
@@ -165,6 +188,7 @@ class PostgresClaims:
 
     async def close(self) -> None:
         """Release every claim, stop listening, and close the connection for good."""
+        self._started = False
         connection, self._connection = self._connection, None
         driver, self._driver = self._driver, None
         if connection is None:

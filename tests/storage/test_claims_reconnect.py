@@ -1,0 +1,40 @@
+"""The inbox claims survive a database outage: a dropped claims connection is opened again."""
+
+from __future__ import annotations
+
+from contextlib import suppress
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from telesnap.storage.claims import PostgresClaims
+
+
+async def test_a_topic_can_be_claimed_again_after_the_database_dropped_the_claims_connection(
+    engine: AsyncEngine,
+) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("claims are advisory locks on PostgreSQL only")
+    woken: list[None] = []
+    claims = PostgresClaims(engine)
+    await claims.start(lambda: woken.append(None))
+    try:
+        assert await claims.try_topic((-5, 0))
+        # The outage: the server resets every other connection, the claims one among them.
+        async with engine.connect() as connection:
+            await connection.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            )
+        with suppress(Exception):  # the call the reset lands on may fail: none after it
+            await claims.try_topic((-6, 0))
+        assert await claims.try_topic((-5, 0)), (
+            "the topic can be claimed again, on a new connection"
+        )
+        assert await claims.unprocessed([1]) == set()
+        assert woken, "it looks for pending updates whose wake-ups it missed"
+    finally:
+        await claims.close()
