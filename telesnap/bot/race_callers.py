@@ -120,7 +120,14 @@ class CallerPledges:
                 continue
             query_id, language_code = press
             if self._now_ns() >= last_try_ns(caller.stamp_ns):
-                continue  # expired: Telegram takes no answer any more
+                # Telegram takes no answer any more; the board shows the race's outcome.
+                logger.warning(
+                    "race %d: the press of user %d (update %d) is too old to answer",
+                    race_id,
+                    caller.user_id,
+                    caller.update_id,
+                )
+                continue
             try:
                 pledged = await self._pledges.pledge(query_id)
             except Exception:

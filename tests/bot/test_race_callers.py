@@ -102,7 +102,9 @@ async def test_the_press_of_a_caller_whose_worker_died_is_answered_by_the_worker
 
 
 async def test_an_expired_press_is_not_answered(
-    session_factory: async_sessionmaker[AsyncSession], liveness: LocalLiveness | PostgresLiveness
+    session_factory: async_sessionmaker[AsyncSession],
+    liveness: LocalLiveness | PostgresLiveness,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     await called_on_a_worker_that_died(session_factory, pressed_s_ago=20.0)
     bot, shown = AnsweringBot(), ShownRaces()
@@ -114,6 +116,9 @@ async def test_an_expired_press_is_not_answered(
         await sweeper.stop()
         await referee.close()  # waits for the deciding task, answers included
     assert bot.answers == [], "Telegram takes no answer 15 s after the press"
+    assert any("too old to answer" in record.getMessage() for record in caplog.records), (
+        "a press left unanswered is logged with its user and update"
+    )
 
 
 async def test_a_press_its_live_worker_pledged_is_left_to_it(
