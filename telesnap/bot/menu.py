@@ -19,14 +19,19 @@ from telegram import BotCommand
 from .application import BotApplication
 from .commands import COMMANDS
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
+from .privacy_handlers import PRIVACY_COMMANDS
 from .stats_handlers import STATS_COMMANDS
 
 logger = logging.getLogger(__name__)
 
 
 def menu_commands() -> tuple[str, ...]:
-    """The commands the menu lists, in order: the game's, then the stats commands."""
-    return (*COMMANDS, *(command for command in STATS_COMMANDS if command not in COMMANDS))
+    """The commands the menu lists, in order: the game's, the stats, then your data."""
+    return (
+        *COMMANDS,
+        *(command for command in STATS_COMMANDS if command not in COMMANDS),
+        *PRIVACY_COMMANDS,
+    )
 
 
 def command_descriptions(tr: gettext.NullTranslations) -> dict[str, str]:
@@ -49,6 +54,8 @@ def command_descriptions(tr: gettext.NullTranslations) -> dict[str, str]:
         "leaderboard": tr.gettext("The best players"),
         "history": tr.gettext("The games played here"),
         "replay": tr.gettext("A game's whole history: /replay ID"),
+        "forgetme": tr.gettext("Erase what the bot keeps about you"),
+        "forgetchat": tr.gettext("Erase this chat's games and stats (admins)"),
     }
 
 

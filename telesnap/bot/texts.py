@@ -129,6 +129,10 @@ def help_text(tr: gettext.NullTranslations) -> str:
             tr.gettext("/settings: show or change this chat's settings"),
             tr.gettext("/rules: the rules"),
             tr.gettext("/start, /help: what this bot does, and this list"),
+            "",
+            tr.gettext("<b>Your data</b>"),
+            tr.gettext("/forgetme: erase what the bot keeps about you"),
+            tr.gettext("/forgetchat: erase this chat's games, stats and settings (admins)"),
         ]
     )
 
