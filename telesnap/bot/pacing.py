@@ -90,10 +90,6 @@ class RollingWindow:
             self._open.remove(begun)
         bisect.insort(self._ended, self._clock())
 
-    def record(self) -> None:
-        """Count a send that began and ended now."""
-        self.end(self.begin())
-
     def is_quiet(self) -> bool:
         """Whether no send is open or left in the window (forgetting it loses nothing)."""
         self._forget_before(self._clock() - self._window_s)

@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaPhoto, Message
 from telegram.constants import ParseMode
 
-from ..services.outbox_rows import OutboxEntry
+from ..services.outbox_rows import GameBoards, OutboxEntry
 from ..services.views import TableView
 from .callbacks import CallbackSigner
 from .digest import BoardEvent, board_events, board_lines, fits_together
@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 BoardShown = Callable[["BoardPost", int], Awaitable[None]]
 """Told which message shows a board once Telegram has accepted it."""
 
-PendingBoards = Callable[[int, int, int], Awaitable[list[OutboxEntry] | None]]
+PendingBoards = Callable[[int, int, int], Awaitable[GameBoards | None]]
 """Reads a game's unsent boards: ``(chat_id, game_id, after_id)``, oldest first.
 
 None: another worker sends the chat's boards now (and so these too).
@@ -76,6 +76,8 @@ class BoardPost:
     pending: PendingBoards | None = None
     standalone: bool = True
     entry_ids: list[int] = field(default_factory=list)
+    older_than_shown: bool = False
+    """The table shown again is older than a board of the game already shown (sent: none)."""
     key: str | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -89,6 +91,8 @@ class BoardPost:
                 return None  # another worker sends the chat's boards
             if not self.entry_ids and not self.standalone:
                 return None  # an earlier board of the game showed these rows already
+            if self.older_than_shown:
+                return None  # a newer board of the game is on screen: this table is stale
         text = compose_board(board_lines(self.events, self.table, self.tr), self.table, self.tr)
         keyboard = board_keyboard(self.table, self.signer, self.tr)
         thread = self.thread_id or None
@@ -124,19 +128,37 @@ class BoardPost:
         False: another worker sends the chat's boards.
         """
         after = self.entry_ids[-1] if self.entry_ids else 0
-        entries = await pending(self.chat_id, self.table.game_id, after)
-        if entries is None:
+        found = await pending(self.chat_id, self.table.game_id, after)
+        if found is None:
             return False
-        for entry in entries:
+        taken_all = True
+        newest_row = None
+        for entry in found.boards:
             events = self._notes(entry)
             events += board_events(entry.board.operations, entry.board.table, self.tr)
-            table = entry.board.table
-            if self.entry_ids and not fits_together([*self.events, *events], table, self.tr):
-                return True  # the rest goes in the next board
+            if self.entry_ids and not fits_together(
+                [*self.events, *events], entry.board.table, self.tr
+            ):
+                taken_all = False  # the rest goes in the next board
+                break
             self.events.extend(events)
-            if table.board_version >= self.table.board_version or not self.standalone:
-                self.table = table
+            newest_row = entry.board.table
             self.entry_ids.append(entry.id)
+        if newest_row is not None and (
+            not self.standalone
+            or not taken_all
+            or found.held
+            or newest_row.board_version >= self.table.board_version
+        ):
+            # A table shown again goes out with its own table only when no row of its game
+            # is left for a later board: that board would show an older table after it.
+            self.table = newest_row
+        shown = found.newest_shown
+        self.older_than_shown = (
+            not self.entry_ids
+            and shown is not None
+            and (found.held or self.table.board_version < shown)
+        )
         return True
 
     def _notes(self, entry: OutboxEntry) -> list[BoardEvent]:

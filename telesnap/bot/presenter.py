@@ -21,7 +21,7 @@ from telegram import InlineKeyboardMarkup
 
 from ..services.chat_settings import SettingsService
 from ..services.outbox import OutboxService
-from ..services.outbox_rows import Entry, OutboxEntry, boards_in_line
+from ..services.outbox_rows import Entry, GameBoards, OutboxEntry, game_boards
 from ..services.types import Place
 from ..services.views import PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
@@ -171,18 +171,17 @@ class Presenter:
             return None
         return [entry for entry in entries if entry.id not in self._sent_unmarked]
 
-    async def _pending_boards(
-        self, chat_id: int, game_id: int, after_id: int
-    ) -> list[OutboxEntry] | None:
+    async def _pending_boards(self, chat_id: int, game_id: int, after_id: int) -> GameBoards | None:
         """The game's boards that may go now; a lobby or notice ahead of them is queued first."""
-        entries = await self._read_line(chat_id, after_id)
-        if entries is None:
+        read = await self.outbox.pending_for_board(chat_id, game_id, after_id)
+        if read is None:
             return None
-        boards = boards_in_line(entries, game_id)
-        if not boards and any(not isinstance(entry, OutboxEntry) for entry in entries):
+        entries = [entry for entry in read[0] if entry.id not in self._sent_unmarked]
+        found = game_boards(entries, game_id, read[1])
+        if not found.boards and any(not isinstance(entry, OutboxEntry) for entry in entries):
             ahead = next(entry for entry in entries if not isinstance(entry, OutboxEntry))
             self.show_notices(Place(chat_id=chat_id, thread_id=ahead.thread_id))
-        return boards
+        return found
 
     def _board_ahead(self, entry: OutboxEntry) -> None:
         """A board is at the head of the line: queue its game's board (it goes first)."""

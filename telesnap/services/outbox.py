@@ -108,6 +108,10 @@ worker), short enough that a dead worker's chats are taken over soon.
 """
 
 
+async def _newest_shown(uow: UnitOfWork, game_id: int | None) -> int | None:
+    return None if game_id is None else await uow.board_views.newest_version(game_id)
+
+
 class OutboxService:
     """Reads the unsent rows, settles sent and failed ones, leases chats and keeps their pace.
 
@@ -148,6 +152,22 @@ class OutboxService:
         back (of an unknown kind, or written by a newer version) is marked failed
         and logged, so it never holds up the chat's later rows.
         """
+        read = await self._read_line(chat_id, after_id, None)
+        return None if read is None else read[0]
+
+    async def pending_for_board(
+        self, chat_id: int, game_id: int, after_id: int = 0
+    ) -> tuple[list[Entry], int | None] | None:
+        """:meth:`pending`, and the newest board version of ``game_id`` shown so far (if any).
+
+        Read together, so a board about to go out can tell whether a newer one of
+        its game is on screen already (it must never show an older table).
+        """
+        return await self._read_line(chat_id, after_id, game_id)
+
+    async def _read_line(
+        self, chat_id: int, after_id: int, shown_of: int | None
+    ) -> tuple[list[Entry], int | None] | None:
         now = self._clock()
         async with self._units(read_only=True) as uow:
             lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
@@ -156,7 +176,7 @@ class OutboxService:
                 rows = await uow.outbox.pending(chat_id, after_id)
                 entries, unreadable = await read_rows(uow, chat_id, rows)
                 if not unreadable:
-                    return entries
+                    return entries, await _newest_shown(uow, shown_of)
         async with self._units() as uow:
             if not await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease):
                 return None
@@ -167,7 +187,7 @@ class OutboxService:
             )
             if not entries and not await uow.outbox.has_pending(chat_id):
                 await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
-            return entries
+            return entries, await _newest_shown(uow, shown_of)
 
     async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
         """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""

@@ -219,6 +219,25 @@ async def _entry(uow: UnitOfWork, row: OutboxMessage) -> Entry:
     raise ValueError(f"an outbox row of unknown kind {row.kind!r}")
 
 
+@dataclass(frozen=True, slots=True)
+class GameBoards:
+    """What a game's board post may show when its turn comes, read in one go."""
+
+    boards: list[OutboxEntry]
+    """The game's unsent boards that may go now, oldest first."""
+    held: bool
+    """More of the game's rows wait behind a lobby or notice."""
+    newest_shown: int | None
+    """The highest board version of the game shown so far (None before any)."""
+
+
+def game_boards(entries: Sequence[Entry], game_id: int, newest_shown: int | None) -> GameBoards:
+    """The boards of ``game_id`` before the first lobby or notice, and what holds it up."""
+    boards = boards_in_line(entries, game_id)
+    mine = [entry for entry in entries if entry.game_id == game_id]
+    return GameBoards(boards, held=len(mine) > len(boards), newest_shown=newest_shown)
+
+
 def boards_in_line(entries: Sequence[Entry], game_id: int) -> list[OutboxEntry]:
     """The boards of ``game_id`` that may go now: those before the first lobby or notice."""
     boards = []

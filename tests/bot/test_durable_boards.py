@@ -96,3 +96,56 @@ async def test_a_board_refused_for_good_is_set_aside_and_the_next_one_is_sent(
     assert [row.state for row in rows] == ["failed", "sent"]
     assert "Can't parse entities" in (rows[0].error or "")
     assert rows[1].message_id == 102
+
+
+class TakesEverything:
+    """A Bot API that takes every message."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    async def send_message(self, chat_id: int, text: str, **_: Any) -> Any:
+        self.texts.append(text)
+        return SimpleNamespace(message_id=100 + len(self.texts))
+
+
+async def test_a_table_shown_again_never_posts_a_board_older_than_the_one_on_screen(
+    session_factory: Sessions,
+) -> None:
+    """After a restart the table read for "I am back" may be older than a board shown since."""
+    store = GameStore()
+    units = UnitsOfWork(session_factory)
+    boards = OutboxService(units)
+    record_boards(store)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    play = PlayService(units, store)
+    bot = TakesEverything()
+    outbox = Outbox(bot, FloodLimits(enabled=False), time.monotonic)  # type: ignore[arg-type]
+    courier = Courier(outbox)
+    presenter = Presenter(
+        courier,
+        CallbackSigner.for_token("1:x"),
+        SettingsService(units, store),
+        boards,
+        NoTidying(),  # type: ignore[arg-type]
+    )
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    started = await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    presenter.show_play(PLACE, started.play)
+    await outbox.flush()
+    await courier.settle()
+    stale = await play.table(PLACE)  # read for the table shown again
+    turn = stale.table.turn_player
+    assert turn is not None
+    flipped = await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
+    presenter.show_play(PLACE, flipped)  # committed meanwhile, shown first
+    await outbox.flush()
+    await courier.settle()
+    shown = len(bot.texts)
+    presenter.show_play(PLACE, stale)
+    await outbox.flush()
+    await courier.settle()
+    await outbox.close()
+    assert flipped.table.board_version > stale.table.board_version
+    assert len(bot.texts) == shown, "a board older than the one on screen was posted after it"
