@@ -20,7 +20,7 @@ from telegram.ext import BaseHandler, CommandHandler, ContextTypes, filters
 from ..game import CallKind, CallVerdict
 from ..services.types import Actor, Place, Reason, Receipt, Refused
 from . import actions
-from .context import actor_of, admin_check, command_arguments, place_of_update
+from .context import actor_of, admin_check, command_arguments, place_of_update, replied_to
 from .i18n import language_of, translator
 from .names import shorten
 from .render import name
@@ -149,7 +149,7 @@ async def _endgame(request: CommandRequest) -> None:
 
 async def _kick(request: CommandRequest) -> None:
     runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    reply_to = request.message.reply_to_message
+    reply_to = replied_to(request.message)
     target = reply_to.from_user if reply_to else None
     if target is None or target.is_bot:
         request.reply(

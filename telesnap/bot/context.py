@@ -68,6 +68,23 @@ def admin_check(bot: Bot, place: Place, actor: Actor) -> AdminCheck:
     return partial(is_chat_admin, bot, place.chat_id, actor.user_id)
 
 
+def replied_to(message: Message) -> Message | None:
+    """The message a command answers, if its sender chose one.
+
+    In a forum topic Telegram sends every message as a reply to the topic's first
+    one (its "topic created" service message): that is not a choice, so it counts
+    as no reply, and a bare /kick or /stats never points at the topic's creator.
+    """
+    replied = message.reply_to_message
+    if replied is None:
+        return None
+    if replied.forum_topic_created is not None:
+        return None
+    if message.is_topic_message and replied.message_id == message.message_thread_id:
+        return None
+    return replied
+
+
 def command_arguments(message: Message) -> list[str]:
     """The words after the command."""
     text = message.text or ""

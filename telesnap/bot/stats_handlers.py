@@ -23,7 +23,7 @@ from ..services.stats import StatsService
 from ..services.stats_views import GameLine
 from ..services.types import Place, Refused
 from .charts import stats_chart
-from .context import command_arguments, place_of_update
+from .context import command_arguments, place_of_update, replied_to
 from .i18n import directed, language_of, translator
 from .leaderboard_posts import edit_leaderboard_picture, send_leaderboard
 from .posts import UploadPost
@@ -134,7 +134,8 @@ async def _send_stats(
     place: Place,
     tr: gettext.NullTranslations,
 ) -> None:
-    replied = message.reply_to_message.from_user if message.reply_to_message else None
+    reply_to = replied_to(message)
+    replied = reply_to.from_user if reply_to else None
     if place.chat_type == "private":  # a private chat shows its person's own figures only
         replied = None
     target = replied if replied is not None and not replied.is_bot else message.from_user
