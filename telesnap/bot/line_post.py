@@ -1,12 +1,14 @@
-"""The post that sends the next lobby or notice in a chat's line of unsent outbox rows.
+"""The post that sends the next lobby or notice in a topic's line of unsent outbox rows.
 
 A change writes its lobby or notice to the durable outbox
 (:mod:`telesnap.services.outbox_rows`); a :class:`LinePost` reads the chat's
-unsent rows when its turn to be sent comes and sends what is at their head, so
-rows go out in ``id`` order whichever worker wrote them, and a reminder never
-overtakes the board before it. A lobby at the head is shown as its newest row
-says (older rows of the game are settled with it), in the game's one lobby
-message: posted when the game has none yet, edited after that. When a board
+unsent rows when its turn to be sent comes and sends what is at the head of its
+topic's rows, so a topic's rows go out in ``id`` order whichever worker wrote
+them, a reminder never overtakes the board before it, and the topics of a forum
+take their turns in the chat's lane instead of waiting behind each other. A
+lobby at the head is shown as its newest row says (older rows of the game are
+settled with it), in the game's one lobby message: posted when the game has none
+yet, edited after that. When a board
 is at the head, the post hands it to its game's board post and sends nothing.
 """
 
@@ -21,7 +23,14 @@ from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
-from ..services.outbox_rows import Entry, LobbyEntry, NoticeEntry, OutboxEntry, line_head
+from ..services.outbox_rows import (
+    Entry,
+    LobbyEntry,
+    NoticeEntry,
+    OutboxEntry,
+    line_head,
+    topic_line,
+)
 from ..services.types import Place
 from .callbacks import CallbackSigner
 from .i18n import directed
@@ -52,6 +61,8 @@ class LinePost:
     """
 
     chat_id: int
+    thread_id: int
+    """The topic whose line this post sends (each topic of a forum is a line of its own)."""
     read: ReadLine
     signer: CallbackSigner
     translations: Translations
@@ -63,13 +74,13 @@ class LinePost:
     key: str | None = field(init=False)
 
     def __post_init__(self) -> None:
-        self.key = f"line:{self.chat_id}"
+        self.key = f"line:{self.chat_id}:{self.thread_id}"
 
     async def send(self, bot: Bot) -> int | None:
         """Send the head of the line (None: nothing of ours to send); then report it shown."""
         self.entry_ids, self.lobby_of = [], None
         entries = await self.read(self.chat_id)
-        head = line_head(entries or ())
+        head = line_head(topic_line(entries or (), self.thread_id))
         if not head:
             return None
         first = head[0]
@@ -155,4 +166,4 @@ class LinePost:
 
     def absorb(self, newer: Post) -> bool:
         """A waiting line post reads the whole line when it goes: a newer one adds nothing."""
-        return isinstance(newer, LinePost)
+        return isinstance(newer, LinePost) and newer.thread_id == self.thread_id

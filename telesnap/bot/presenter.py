@@ -21,7 +21,7 @@ from telegram import InlineKeyboardMarkup
 
 from ..services.chat_settings import SettingsService
 from ..services.outbox import OutboxService
-from ..services.outbox_rows import Entry, GameBoards, OutboxEntry, game_boards
+from ..services.outbox_rows import Entry, GameBoards, OutboxEntry, game_boards, topic_line
 from ..services.types import Place
 from ..services.views import PlayOutcome, RaceOutcome, TableView
 from .callbacks import CallbackSigner
@@ -107,6 +107,7 @@ class Presenter:
             return
         post = LinePost(
             place.chat_id,
+            place.thread_id,
             self._read_line,
             self.signer,
             self._translations,
@@ -121,20 +122,20 @@ class Presenter:
     async def show_unsent(self, chat_id: int, skip_games: Collection[int] = ()) -> int:
         """Post the chat's rows committed but never sent (after a restart, say); how many posts.
 
-        One post per game's boards and one for the lobbies and notices, queued in
-        the order of their first row. The games in ``skip_games`` are left out
+        One post per game's boards and one per topic for its lobbies and notices,
+        queued in the order of their first row. The games in ``skip_games`` are left out
         (their table is shown again, which takes their unsent boards in).
         """
         games: dict[int, OutboxEntry] = {}
-        line: Entry | None = None
+        lines: set[int] = set()
         order: list[Entry] = []
         for entry in await self.outbox.pending(chat_id) or ():
             if isinstance(entry, OutboxEntry):
                 if entry.game_id not in skip_games and entry.game_id not in games:
                     games[entry.game_id] = entry
                     order.append(entry)
-            elif line is None:
-                line = entry
+            elif entry.thread_id not in lines:
+                lines.add(entry.thread_id)
                 order.append(entry)
         for entry in order:
             place = Place(chat_id=entry.chat_id, thread_id=entry.thread_id)
@@ -178,9 +179,14 @@ class Presenter:
             return None
         entries = [entry for entry in read[0] if entry.id not in self._sent_unmarked]
         found = game_boards(entries, game_id, read[1])
-        if not found.boards and any(not isinstance(entry, OutboxEntry) for entry in entries):
-            ahead = next(entry for entry in entries if not isinstance(entry, OutboxEntry))
-            self.show_notices(Place(chat_id=chat_id, thread_id=ahead.thread_id))
+        if not found.boards:
+            # What holds the game's boards back: a lobby or notice of its topic (or, when
+            # the game has no rows left, the chat's first one) goes first.
+            own = [e for e in entries if isinstance(e, OutboxEntry) and e.game_id == game_id]
+            line = topic_line(entries, own[0].thread_id) if own else entries
+            ahead = next((e for e in line if not isinstance(e, OutboxEntry)), None)
+            if ahead is not None:
+                self.show_notices(Place(chat_id=chat_id, thread_id=ahead.thread_id))
         return found
 
     def _board_ahead(self, entry: OutboxEntry) -> None:

@@ -239,14 +239,26 @@ def game_boards(entries: Sequence[Entry], game_id: int, newest_shown: int | None
 
 
 def boards_in_line(entries: Sequence[Entry], game_id: int) -> list[OutboxEntry]:
-    """The boards of ``game_id`` that may go now: those before the first lobby or notice."""
+    """The boards of ``game_id`` that may go now: those before its topic's first lobby or notice.
+
+    Each topic of a chat is a line of its own: a notice in one topic holds back
+    the boards after it there, never another topic's.
+    """
+    thread = next(
+        (e.thread_id for e in entries if isinstance(e, OutboxEntry) and e.game_id == game_id), None
+    )
     boards = []
-    for entry in entries:
+    for entry in topic_line(entries, thread):
         if not isinstance(entry, OutboxEntry):
             break
         if entry.game_id == game_id:
             boards.append(entry)
     return boards
+
+
+def topic_line(entries: Sequence[Entry], thread_id: int | None) -> list[Entry]:
+    """The rows of one topic of the chat (``thread_id``), in their order."""
+    return [entry for entry in entries if entry.thread_id == thread_id]
 
 
 def line_head(entries: Sequence[Entry]) -> list[Entry]:
