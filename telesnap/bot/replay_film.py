@@ -32,14 +32,14 @@ from bidi.algorithm import get_display
 from fontTools.ttLib import TTFont
 from PIL import Image, ImageDraw, ImageFont
 
-from ..game import Card, Game, GameStarted, Operation, SeatStatus
+from ..game import Card, CardFlipped, Game, Operation, SeatStatus
 from ..game.apply import apply_operation
 from ..services.views import TableView
 from .i18n import is_rtl
 from .names import shorten
 from .render import describe
 
-__all__ = ["Frame", "deals_in", "film_frames", "replay_film"]
+__all__ = ["Frame", "film_frames", "replay_film"]
 
 WIDTH = 640
 _ROW = 34
@@ -96,8 +96,8 @@ def film_frames(
         line = describe(op, table, tr)
         if line is None:
             continue
-        is_flip = type(op).__name__ == "CardFlipped"
-        frames.append(Frame(table, _plain(line), _FLIP_MS if is_flip else _EVENT_MS))
+        pause = _FLIP_MS if isinstance(op, CardFlipped) else _EVENT_MS
+        frames.append(Frame(table, _plain(line), pause))
     if not frames:
         return frames
     total = sum(frame.milliseconds for frame in frames)
@@ -139,11 +139,6 @@ def replay_film(
         disposal=1,
     )
     return out.getvalue()
-
-
-def deals_in(history: Sequence[Operation]) -> bool:
-    """Whether ``history`` has a deal, so that a film of it shows a table."""
-    return any(isinstance(op, GameStarted) for op in history)
 
 
 @functools.cache
