@@ -169,6 +169,8 @@ class OutboxService:
         self, chat_id: int, after_id: int, shown_of: int | None
     ) -> tuple[list[Entry], int | None] | None:
         now = self._clock()
+        if not self._leases.stored:
+            return await self._read_line_in_process(chat_id, after_id, shown_of, now)
         async with self._units(read_only=True) as uow:
             lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
             if lease_until is not None and lease_until - now > self._lease / 2:
@@ -188,6 +190,31 @@ class OutboxService:
             if not entries and not await uow.outbox.has_pending(chat_id):
                 await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
             return entries, await _newest_shown(uow, shown_of)
+
+    async def _read_line_in_process(
+        self, chat_id: int, after_id: int, shown_of: int | None, now: datetime
+    ) -> tuple[list[Entry], int | None] | None:
+        """:meth:`_read_line` when the leases live in this process: a read, never the write lock.
+
+        Taking the chat writes nothing, so the rows are read in a read-only
+        transaction; only rows that cannot be read back need a write (set aside).
+        """
+        async with self._units(read_only=True) as uow:
+            if not await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease):
+                return None
+            rows = await uow.outbox.pending(chat_id, after_id)
+            entries, unreadable = await read_rows(uow, chat_id, rows)
+            newest = await _newest_shown(uow, shown_of)
+            if not entries and not unreadable and not await uow.outbox.has_pending(chat_id):
+                await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
+        if unreadable:
+            async with self._units() as uow:
+                await uow.outbox.settle(
+                    unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
+                )
+                if not entries and not await uow.outbox.has_pending(chat_id):
+                    await self._leases.release(uow, chat_id, self.owner)
+        return entries, newest
 
     async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
         """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""

@@ -19,6 +19,9 @@ from ..storage.uow import UnitOfWork
 class SenderLeases(Protocol):
     """Leases of chats to the worker that sends their boards."""
 
+    stored: bool
+    """Whether taking or giving up a chat writes to the database (else: the process holds it)."""
+
     async def claim(
         self, uow: UnitOfWork, chat_id: int, owner: str, now: datetime, until: datetime
     ) -> bool:
@@ -58,6 +61,8 @@ class SenderLeases(Protocol):
 
 class StoredLeases:
     """Leases in the database, shared by every worker that uses it."""
+
+    stored = True
 
     def __init__(self, *, live_owners: bool = False) -> None:
         """``live_owners`` (PostgreSQL): every owner holds its owner lock while it lives.
@@ -112,6 +117,8 @@ class StoredLeases:
 
 class MemoryLeases:
     """Leases kept in the process: right for the one process a SQLite database has."""
+
+    stored = False
 
     def __init__(self) -> None:
         self._leases: dict[int, tuple[str, datetime]] = {}
