@@ -153,11 +153,18 @@ class BotRunner:
         units = UnitsOfWork(session_factory(self._engine))
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=not is_sqlite(self._engine))
-        # One process on SQLite: it keeps the chats' sender leases in memory. Workers
-        # store them, and a dead worker's (its owner lock gone) lapse at once.
-        leases = MemoryLeases() if is_sqlite(self._engine) else StoredLeases(live_owners=True)
+        # One process on SQLite: it keeps the chats' sender leases in memory, and knows the
+        # rows it commits without reading them back. Workers store the leases, and a dead
+        # worker's (its owner lock gone) lapse at once.
+        one_writer = is_sqlite(self._engine)
+        leases = MemoryLeases() if one_writer else StoredLeases(live_owners=True)
         # The timers and the board views share one clock: a turn runs from its board shown.
-        boards = self._boards = OutboxService(units, planner.now, leases=leases)
+        boards = self._boards = OutboxService(
+            units,
+            planner.now,
+            leases=leases,
+            watch=units.outbox_watch if one_writer else None,
+        )
         liveness = self._liveness = liveness_for(self._engine, owner=boards.owner)
         record_boards(store)
         # Several workers share the database: they count Telegram's limits together there.

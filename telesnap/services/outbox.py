@@ -38,10 +38,12 @@ from typing import Any, TypeVar
 
 from ..game import CallVerdict, Operation, SnapCalled
 from ..storage.models import GameStatus, OutboxState
+from ..storage.outbox_watch import OutboxWatch
 from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .events import GameChanged
-from .outbox_leases import SenderLeases, StoredLeases
+from .outbox_leases import MemoryLeases, SenderLeases, StoredLeases
+from .outbox_mirror import LineMirror
 from .outbox_rows import BOARD, Entry, read_rows
 from .ports import UnitOfWorkFactory
 from .store import GameStore
@@ -133,17 +135,25 @@ class OutboxService:
         owner: str | None = None,
         lease: timedelta = DEFAULT_LEASE,
         leases: SenderLeases | None = None,
+        watch: OutboxWatch | None = None,
     ) -> None:
         """Use ``units`` for every transaction; ``clock`` (wall time, UTC) lets tests move time.
 
         ``owner`` names this worker (by default :func:`worker_name`); ``leases``
         keeps the chats' leases (by default in the database, for many workers).
+        ``watch`` (with leases in memory: this process is the outbox's one writer)
+        hands over the rows ``units`` commit, so a chat's line is known without
+        reading it back (:mod:`.outbox_mirror`).
         """
         self._units = units
         self._clock = clock or (lambda: datetime.now(UTC))
         self.owner = owner or worker_name()
         self._lease = lease
         self._leases = leases or StoredLeases()
+        self._mirror: LineMirror | None = None
+        self._memory: MemoryLeases | None = None
+        if watch is not None and isinstance(self._leases, MemoryLeases):
+            self._mirror, self._memory = LineMirror(watch), self._leases
 
     async def pending(self, chat_id: int, after_id: int = 0) -> list[Entry] | None:
         """The chat's unsent rows above ``after_id``, read back, in their order (the line).
@@ -197,8 +207,20 @@ class OutboxService:
         """:meth:`_read_line` when the leases live in this process: a read, never the write lock.
 
         Taking the chat writes nothing, so the rows are read in a read-only
-        transaction; only rows that cannot be read back need a write (set aside).
+        transaction (or not at all, where the mirror knows the line); only rows
+        that cannot be read back need a write (set aside).
         """
+        mirror, memory = self._mirror, self._memory
+        if mirror is not None and memory is not None:
+            known = mirror.line(chat_id, after_id)
+            shown_known, newest = mirror.newest_shown(shown_of)
+            if known is not None and shown_known:
+                if not await memory.claim(None, chat_id, self.owner, now, now + self._lease):
+                    return None
+                if not known and not mirror.line(chat_id, 0):
+                    await memory.release(None, chat_id, self.owner)  # nothing to send: let go
+                return known, newest
+            mark = mirror.touched(chat_id)
         async with self._units(read_only=True) as uow:
             if not await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease):
                 return None
@@ -214,6 +236,8 @@ class OutboxService:
                 )
                 if not entries and not await uow.outbox.has_pending(chat_id):
                     await self._leases.release(uow, chat_id, self.owner)
+        elif mirror is not None and after_id == 0:
+            mirror.seed(chat_id, mark, entries, shown_of, newest)
         return entries, newest
 
     async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
@@ -221,7 +245,10 @@ class OutboxService:
         now = self._clock()
         async with self._units(read_only=True) as uow:
             waiting = await self._leases.waiting(uow, now - older_than, now)
-        return self._leases.unheld(waiting, now)
+        unheld = self._leases.unheld(waiting, now)
+        if self._mirror is not None:
+            self._mirror.forget(unheld)  # the database says they wait: read them from it
+        return unheld
 
     async def boards_sent(
         self, chat_id: int, entry_ids: Sequence[int], game_id: int, version: int, message_id: int
@@ -238,7 +265,11 @@ class OutboxService:
                 entry_ids, OutboxState.SENT, self._clock(), message_id=shown.message_id
             )
             await uow.board_views.record([shown])
-            return await self._keep_or_let_go(uow, chat_id)
+            more = await self._keep_or_let_go(uow, chat_id)
+        if self._mirror is not None:
+            self._mirror.settled(chat_id, entry_ids)
+            self._mirror.shown(game_id, version)
+        return more
 
     async def line_sent(
         self,
@@ -261,13 +292,21 @@ class OutboxService:
                 game = await uow.games.get(lobby_of, lock=False)
                 if game is not None:
                     game.lobby_message_id = message_id
-            return await self._keep_or_let_go(uow, chat_id)
+            more = await self._keep_or_let_go(uow, chat_id)
+        if self._mirror is not None:
+            self._mirror.settled(chat_id, entry_ids)
+            if lobby_of is not None:
+                self._mirror.forget([chat_id])  # its lobby rows' message changed
+        return more
 
     async def rows_failed(self, chat_id: int, entry_ids: Sequence[int], error: str) -> bool:
         """Mark the rows failed for good (Telegram refused them); True: the chat has more."""
         async with self._units() as uow:
             await uow.outbox.settle(entry_ids, OutboxState.FAILED, self._clock(), error=error[:200])
-            return await self._keep_or_let_go(uow, chat_id)
+            more = await self._keep_or_let_go(uow, chat_id)
+        if self._mirror is not None:
+            self._mirror.settled(chat_id, entry_ids)
+        return more
 
     async def chat_gone(self, chat_id: int) -> None:
         """The bot was removed from the chat: its unsent rows are set aside, the chat let go."""
@@ -277,6 +316,8 @@ class OutboxService:
                 [row.id for row in rows], OutboxState.FAILED, self._clock(), error="chat gone"
             )
             await self._leases.release(uow, chat_id, self.owner)
+        if self._mirror is not None:
+            self._mirror.forget([chat_id])
 
     async def _keep_or_let_go(self, uow: UnitOfWork, chat_id: int) -> bool:
         # The chat's row is locked first: a worker trying to take the chat meanwhile

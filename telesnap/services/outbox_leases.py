@@ -124,7 +124,7 @@ class MemoryLeases:
         self._leases: dict[int, tuple[str, datetime]] = {}
 
     async def claim(
-        self, uow: UnitOfWork, chat_id: int, owner: str, now: datetime, until: datetime
+        self, uow: UnitOfWork | None, chat_id: int, owner: str, now: datetime, until: datetime
     ) -> bool:
         """Lease the chat to ``owner`` until ``until``, unless another owner's lease is live."""
         held = self._leases.get(chat_id)
@@ -134,7 +134,7 @@ class MemoryLeases:
         return True
 
     async def lease_of(
-        self, uow: UnitOfWork, chat_id: int, owner: str, now: datetime
+        self, uow: UnitOfWork | None, chat_id: int, owner: str, now: datetime
     ) -> datetime | None:
         """Until when ``owner`` holds the chat (None: it does not hold it now)."""
         held = self._leases.get(chat_id)
@@ -142,10 +142,10 @@ class MemoryLeases:
             return None
         return held[1]
 
-    async def lock(self, uow: UnitOfWork, chat_id: int) -> None:
+    async def lock(self, uow: UnitOfWork | None, chat_id: int) -> None:
         """Nothing to lock: no other process takes chats."""
 
-    async def release(self, uow: UnitOfWork, chat_id: int, owner: str) -> None:
+    async def release(self, uow: UnitOfWork | None, chat_id: int, owner: str) -> None:
         """End ``owner``'s lease of the chat."""
         held = self._leases.get(chat_id)
         if held is not None and held[0] == owner:

@@ -200,23 +200,36 @@ async def read_rows(
 
 
 async def _entry(uow: UnitOfWork, row: OutboxMessage) -> Entry:
+    if row.kind == LOBBY and row.game_id is not None:
+        game = await uow.games.get(row.game_id, lock=False)
+        message_id = game.lobby_message_id if game is not None else None
+        lobby = lobby_from_json(row.payload)
+        return LobbyEntry(row.id, row.chat_id, row.thread_id, row.game_id, lobby, message_id)
+    entry = entry_of(row)
+    if entry is not None:
+        return entry
+    raise ValueError(f"an outbox row of unknown kind {row.kind!r}")
+
+
+def entry_of(row: OutboxMessage) -> OutboxEntry | NoticeEntry | None:
+    """A board's or a notice's entry, read from its row alone (None: another kind).
+
+    A lobby's entry needs its game's lobby message, stored elsewhere (see :func:`read_rows`).
+    Raises ``ValueError`` (or ``KeyError``, ``TypeError``, ``SnapError``) for a payload
+    that does not read back.
+    """
     payload = row.payload
     if row.kind == BOARD and row.game_id is not None:
         notes = tuple(Notice.from_json(note) for note in payload.get("notes", ()))
         board = play_from_json(payload)
         return OutboxEntry(row.id, row.chat_id, row.thread_id, row.game_id, board, notes)
-    if row.kind == LOBBY and row.game_id is not None:
-        game = await uow.games.get(row.game_id, lock=False)
-        message_id = game.lobby_message_id if game is not None else None
-        lobby = lobby_from_json(payload)
-        return LobbyEntry(row.id, row.chat_id, row.thread_id, row.game_id, lobby, message_id)
     if row.kind == NOTICE:
         reply_to = payload.get("reply_to")
         if reply_to is not None and not isinstance(reply_to, int):
             raise ValueError(f"reply_to is not a message id: {reply_to!r}")
         notice = Notice.from_json(payload["notice"])
         return NoticeEntry(row.id, row.chat_id, row.thread_id, row.game_id, notice, reply_to)
-    raise ValueError(f"an outbox row of unknown kind {row.kind!r}")
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 
 from .database import read_only_options
 from .errors import ReadOnlyError
+from .outbox_watch import OutboxWatch
 from .repositories import (
     BoardViewRepository,
     ChatRepository,
@@ -72,11 +73,13 @@ class UnitOfWork:
         *,
         read_only: bool = False,
         marks: CommittedMarks | None = None,
+        watch: OutboxWatch | None = None,
     ) -> None:
         self._factory = factory
         self._session: AsyncSession | None = None
         self.read_only = read_only
         self._marks = marks if marks is not None else CommittedMarks()
+        self._watch = watch
 
     @property
     def session(self) -> AsyncSession:
@@ -117,6 +120,8 @@ class UnitOfWork:
             if exc_type is None:
                 await session.commit()
                 self.updates.committed()
+                if self._watch is not None:
+                    self._watch.committed(session.sync_session)
             else:
                 await session.rollback()
         finally:
@@ -137,6 +142,8 @@ class UnitsOfWork:
     def __init__(self, factory: async_sessionmaker[AsyncSession]) -> None:
         self._factory = factory
         self._marks = CommittedMarks()
+        self.outbox_watch = OutboxWatch()
+        """What its committed units did to the outbox (see :mod:`.outbox_watch`)."""
 
     def __call__(self, *, read_only: bool = False) -> UnitOfWork:
         """A new unit of work (open it with ``async with``).
@@ -144,7 +151,9 @@ class UnitsOfWork:
         Its units share what updates their committed changes marked processed,
         so marking one again once its handlers are done costs no statement.
         """
-        return UnitOfWork(self._factory, read_only=read_only, marks=self._marks)
+        return UnitOfWork(
+            self._factory, read_only=read_only, marks=self._marks, watch=self.outbox_watch
+        )
 
 
 def _refuse_writes(session: Session) -> None:

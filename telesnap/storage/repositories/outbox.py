@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..liveness import owner_alive
 from ..models import OutboxMessage, OutboxSender, OutboxState
+from ..outbox_watch import MIRRORED, note_added
 from ._dialect import upsert_insert
 
 __all__ = ["OutboxRepository"]
@@ -46,6 +47,7 @@ class OutboxRepository:
         )
         self._session.add(row)
         await self._session.flush()
+        note_added(self._session.sync_session, row)
         if game_id is not None:
             self._added[game_id] = row
         return row
@@ -116,14 +118,15 @@ class OutboxRepository:
             update(OutboxMessage)
             .where(OutboxMessage.id.in_(ids), OutboxMessage.state == OutboxState.PENDING.value)
             .values(state=state.value, done_at=at, message_id=message_id, error=error)
+            .execution_options(**{MIRRORED: True})
         )
 
     async def forget_settled(self, before: datetime) -> int:
         """Delete messages sent or failed before ``before``; how many were deleted."""
         result = await self._session.execute(
-            delete(OutboxMessage).where(
-                OutboxMessage.state != OutboxState.PENDING.value, OutboxMessage.done_at < before
-            )
+            delete(OutboxMessage)
+            .where(OutboxMessage.state != OutboxState.PENDING.value, OutboxMessage.done_at < before)
+            .execution_options(**{MIRRORED: True})  # settled rows: no line holds them
         )
         return int(getattr(result, "rowcount", 0) or 0)
 

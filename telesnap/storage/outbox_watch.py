@@ -1,0 +1,76 @@
+"""What committed units of work did to the outbox, for a sender that keeps its line in memory.
+
+A process that is the outbox's one writer (one process on SQLite) need not read
+back the rows it has just written: each unit of work that adds outbox rows
+reports them here once it has committed, in commit order (which, SQLite's
+writers being serialised, is their ``id`` order). A unit that changed pending
+rows any other way (a privacy erasure rewriting a name, a chat's rows deleted)
+counts as a *rewrite*: whoever keeps rows in memory must read them again.
+
+Statements issued with the execution option :data:`MIRRORED` are left out:
+their caller brings its own copy up to date (settling rows it sent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
+
+from .models import OutboxMessage
+
+__all__ = ["MIRRORED", "OutboxWatch", "note_added"]
+
+MIRRORED = "telesnap_outbox_mirrored"
+"""Execution option: the caller keeps its in-memory copy of what this statement changes."""
+_ADDED = "telesnap_outbox_added"
+_REWRITTEN = "telesnap_outbox_rewritten"
+_TABLE = OutboxMessage.__table__
+
+
+class OutboxWatch:
+    """Hands the rows each committed unit added to its listeners, and counts rewrites."""
+
+    def __init__(self) -> None:
+        self.rewrites = 0
+        """How many committed units changed outbox rows otherwise than by adding them."""
+        self._listeners: list[Callable[[Sequence[OutboxMessage]], None]] = []
+
+    def listen(self, listener: Callable[[Sequence[OutboxMessage]], None]) -> None:
+        """Call ``listener`` with the rows of every unit that commits new outbox rows."""
+        self._listeners.append(listener)
+
+    def committed(self, session: Session) -> None:
+        """``session`` has committed: report what it did to the outbox."""
+        info = session.info
+        added: list[OutboxMessage] = info.pop(_ADDED, [])
+        if info.pop(_REWRITTEN, False):
+            self.rewrites += 1
+        if added:
+            for listener in self._listeners:
+                listener(added)
+
+
+def note_added(session: Session, row: OutboxMessage) -> None:
+    """Record that ``row`` was added in ``session`` (reported once it commits)."""
+    session.info.setdefault(_ADDED, []).append(row)
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _bulk_write(state: ORMExecuteState) -> None:
+    if not (state.is_update or state.is_delete) or state.execution_options.get(MIRRORED):
+        return
+    # An ORM statement names an annotated copy of the table: compare by name.
+    if getattr(getattr(state.statement, "table", None), "name", None) == _TABLE.name:
+        state.session.info[_REWRITTEN] = True
+
+
+@event.listens_for(Session, "before_flush")
+def _changed_rows(session: Session, _context: UOWTransaction, _instances: Any) -> None:
+    added = session.info.get(_ADDED, ())
+    for row in (*session.dirty, *session.deleted):
+        if isinstance(row, OutboxMessage) and not any(row is mine for mine in added):
+            session.info[_REWRITTEN] = True
+            return

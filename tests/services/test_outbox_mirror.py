@@ -1,0 +1,131 @@
+"""One process on SQLite sends what it committed without reading it back, never stale rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import delete, event
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from telesnap.services.lobby import LobbyService
+from telesnap.services.outbox import OutboxService, record_boards
+from telesnap.services.outbox_leases import MemoryLeases
+from telesnap.services.outbox_rows import OutboxEntry
+from telesnap.services.play import PlayService
+from telesnap.services.store import GameStore
+from telesnap.services.types import Actor
+from telesnap.storage.models import OutboxMessage
+from telesnap.storage.repositories.privacy import scrub
+from telesnap.storage.uow import UnitsOfWork
+
+from .test_outbox_rows import lobbies_shown
+from .test_play_flow import ANN, BOB, PLACE, receipt
+
+Sessions = async_sessionmaker[AsyncSession]
+
+
+@contextmanager
+def statements_on(engine: AsyncEngine) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        seen.append(" ".join(statement.split()))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+
+
+async def one_process_game(sessions: Sessions) -> tuple[PlayService, OutboxService, UnitsOfWork]:
+    store = GameStore()
+    units = UnitsOfWork(sessions)
+    outbox = OutboxService(units, leases=MemoryLeases(), watch=units.outbox_watch)
+    record_boards(store)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    await lobbies_shown(outbox)
+    return PlayService(units, store), outbox, units
+
+
+async def send_boards(outbox: OutboxService, message_id: int) -> None:
+    entries = await outbox.pending(PLACE.chat_id)
+    assert entries
+    read = await outbox.pending_for_board(PLACE.chat_id, entries[0].game_id or 0)
+    assert read is not None
+    boards = [entry for entry in read[0] if isinstance(entry, OutboxEntry)]
+    table = boards[-1].board.table
+    ids = [entry.id for entry in boards]
+    await outbox.boards_sent(PLACE.chat_id, ids, table.game_id, table.board_version, message_id)
+
+
+async def flip(play: PlayService) -> None:
+    turn = (await play.table(PLACE)).table.turn_player
+    assert turn is not None
+    await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
+
+
+async def test_a_board_just_committed_goes_out_without_reading_the_outbox(
+    session_factory: Sessions,
+) -> None:
+    play, outbox, _ = await one_process_game(session_factory)
+    await send_boards(outbox, 50)  # the start board: the chat's line is read once
+    await flip(play)
+    game_id = (await play.table(PLACE)).table.game_id
+    engine = session_factory.kw["bind"]
+    with statements_on(engine) as statements:
+        read = await outbox.pending_for_board(PLACE.chat_id, game_id)
+    assert statements == [], "the flip's row was handed over as it committed"
+    assert read is not None
+    mirrored, newest = read
+    fresh = OutboxService(UnitsOfWork(session_factory), owner=outbox.owner, leases=MemoryLeases())
+    reread = await fresh.pending_for_board(PLACE.chat_id, game_id)
+    assert reread is not None
+    stored = [entry for entry in reread[0] if entry.id in {e.id for e in mirrored}]
+    assert mirrored == stored, "the same board as the database holds"
+    assert newest == 0, "the start board is on screen"
+
+
+async def test_a_row_another_unit_rewrote_is_read_again(session_factory: Sessions) -> None:
+    # A privacy erasure rewrites names in pending rows, say: memory must not win.
+    play, outbox, units = await one_process_game(session_factory)
+    await send_boards(outbox, 50)
+    await flip(play)
+    (flipped,) = await outbox.pending(PLACE.chat_id) or []
+    async with units() as uow:
+        (row,) = await uow.outbox.pending(PLACE.chat_id)
+        row.payload = scrub(row.payload, BOB.user_id, frozenset({"Bob"}), "a former player")
+    entries = await outbox.pending(PLACE.chat_id)
+    assert entries
+    names = [p.name for e in entries if isinstance(e, OutboxEntry) for p in e.board.table.players]
+    assert "Bob" not in names
+    assert "a former player" in names
+    assert [e.id for e in entries] == [flipped.id]
+
+
+async def test_rows_deleted_by_another_unit_are_not_sent(session_factory: Sessions) -> None:
+    play, outbox, units = await one_process_game(session_factory)
+    await send_boards(outbox, 50)
+    await flip(play)
+    assert await outbox.pending(PLACE.chat_id)
+    async with units() as uow:
+        await uow.session.execute(
+            delete(OutboxMessage).where(OutboxMessage.chat_id == PLACE.chat_id)
+        )
+    assert await outbox.pending(PLACE.chat_id) == []
+
+
+async def test_a_board_settled_leaves_the_line_and_the_chat_is_let_go(
+    session_factory: Sessions,
+) -> None:
+    play, outbox, _ = await one_process_game(session_factory)
+    await send_boards(outbox, 50)
+    await flip(play)
+    await send_boards(outbox, 51)
+    assert await outbox.pending(PLACE.chat_id) == [], "nothing left to send"
+    other = OutboxService(UnitsOfWork(session_factory), owner="other", leases=MemoryLeases())
+    assert await other.claim(PLACE.chat_id), "the idle chat is free"
