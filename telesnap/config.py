@@ -64,18 +64,15 @@ class PoolSettings:
     def __post_init__(self) -> None:
         if (most := self.size + self.max_overflow) <= KEPT_CONNECTIONS:
             raise ConfigError(
-                f"TELESNAP_DB_POOL_SIZE + TELESNAP_DB_MAX_OVERFLOW is {most}: it"
-                f" must be at least {KEPT_CONNECTIONS + 1} ({KEPT_CONNECTIONS} connections are kept"
-                " for the inbox's claims and the liveness lock, and transactions need one more)"
+                f"TELESNAP_DB_POOL_SIZE + TELESNAP_DB_MAX_OVERFLOW is {most}: it must be at least"
+                f" {KEPT_CONNECTIONS + 1} ({KEPT_CONNECTIONS} connections are kept for the inbox's"
+                " claims and the liveness lock, and transactions need one more)"
             )
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything the bot reads from its environment (:data:`VARIABLES` says from where).
-
-    Neither ``repr`` nor ``str`` shows a secret: of the token, only its bot id.
-    """
+    """Everything the bot reads from its environment; ``repr`` shows no secret in it."""
 
     token: str | None = None
     api_url: str = DEFAULT_API_URL
