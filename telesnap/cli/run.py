@@ -72,9 +72,7 @@ def webhook_from(args: argparse.Namespace, settings: Settings) -> Webhook | None
             f"--webhook-url needs a secret: set {WEBHOOK_SECRET_VARIABLE}, or give"
             " --webhook-secret-file PATH (at least 32 of A-Z a-z 0-9 _ -)"
         )
-    host, _, port = args.listen.rpartition(":")
-    if not host or not port.isdigit():
-        raise ConfigError(f"--listen must be HOST:PORT, not {args.listen!r}")
+    host, _, port = args.listen.rpartition(":")  # HOST:PORT, checked by the parser
     return Webhook(args.webhook_url, host, int(port), secret)
 
 
