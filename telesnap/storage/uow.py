@@ -22,6 +22,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 from .database import read_only_options
 from .errors import ReadOnlyError
 from .repositories import (
+    AlertRepository,
     BoardViewRepository,
     ChatRepository,
     ChatSettingsRepository,
@@ -65,6 +66,7 @@ class UnitOfWork:
     races: RaceRepository
     stats: StatsRepository
     outbox: OutboxRepository
+    alerts: AlertRepository
 
     def __init__(
         self,
@@ -104,6 +106,7 @@ class UnitOfWork:
         self.races = RaceRepository(session)
         self.stats = StatsRepository(session)
         self.outbox = OutboxRepository(session)
+        self.alerts = AlertRepository(session)
         return self
 
     async def __aexit__(
