@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 
 from .harness import Table, database_file, table_with
+from .test_durable_notices import _unsent
+from .test_durable_outbox import _crashy_table
+from .test_resilience import bot_process
 
 OPENED = "opened a game of Snap in"
 
@@ -124,3 +128,32 @@ async def test_a_subscriber_who_blocks_the_bot_is_dropped_from_the_list(
         again = await table.reply_to(await table.command("Bob", "notify"))
         assert "🔔 On:" in again.text, "he was taken off the list, so this puts him back"
         assert "I cannot write to you yet" in again.text
+
+
+async def test_a_private_message_committed_before_a_kill_arrives_once_after_restart(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    table = await _crashy_table(emulator, tmp_path)
+    client = emulator.client
+    log = tmp_path / "bot.log"
+    bob = table.players["Bob"]
+    await client.create_chat("private", members=[bob])
+    async with bot_process(emulator, table.database_url, log) as process:
+        await client.send_command(bob, bob, "start", "notify")
+        await client.wait_for_message(bob, lambda m: m.is_from_bot, timeout=20)
+        await table.reply_to(await table.command("Bob", "notify"), limit_s=20)
+        # From now on Telegram takes no message: neither the lobby nor Bob's can get out.
+        await client.inject_fault("sendMessage", "timeout", count=1_000, hold=2.0)
+        await table.command("Ann", "newgame")
+        await client.wait_for(
+            _unsent(table.database_url, "lobby", "notice"), what="the lobby and Bob's message"
+        )
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+    await client.clear_faults()
+    assert await private_messages(table, "Bob") == []
+    async with bot_process(emulator, table.database_url, log):
+        await client.wait_for_message(bob, lambda m: OPENED in m.text, timeout=20)
+        await client.wait_for(_unsent(table.database_url), what="every row sent")
+        (told,) = await private_messages(table, "Bob")
+    assert "Ann opened a game of Snap in Crashy." in told.text
