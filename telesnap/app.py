@@ -47,6 +47,7 @@ from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
 from .services.lobby import LobbyService
+from .services.notify import NotifyService
 from .services.outbox import OutboxService, record_boards
 from .services.outbox_leases import MemoryLeases, StoredLeases
 from .services.play import PlayService
@@ -208,6 +209,7 @@ class BotRunner:
             signer=signer,
             courier=courier,
             presenter=presenter,
+            notify=NotifyService(units),
             referee=RaceReferee(
                 application.bot, races, book, presenter.show_race, pledges=liveness
             ),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gettext
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from telegram import Message, Update
@@ -23,7 +24,8 @@ from . import actions
 from .context import actor_of, admin_check, command_arguments, place_of_update, replied_to
 from .i18n import language_of, translator
 from .names import shorten
-from .render import name
+from .notify_handlers import lobby_link, notify_command, private_start_line
+from .render import clock_time, name
 from .runtime import Runtime, runtime_of
 from .settings_handlers import settings_command
 from .texts import help_text, refusal_text, rules_text, verdict_toast
@@ -115,6 +117,17 @@ async def _help(request: CommandRequest) -> None:
         request.runtime.presenter.say(request.place, help_text(request.translations()))
 
 
+async def _start(request: CommandRequest) -> None:
+    """What the bot does; in the private chat, the bot may write there from now on."""
+    text = help_text(request.translations())
+    if request.place.is_private:
+        alerts = await private_start_line(request.runtime, request.place, request.actor)
+        if alerts is not None:
+            text = f"{alerts}\n\n{text}"
+    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
+        request.runtime.presenter.say(request.place, text)
+
+
 async def _rules(request: CommandRequest) -> None:
     if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
         request.runtime.presenter.say(request.place, rules_text(request.translations()))
@@ -123,9 +136,69 @@ async def _rules(request: CommandRequest) -> None:
 async def _newgame(request: CommandRequest) -> None:
     runtime, place, actor = request.runtime, request.place, request.actor
     language = language_of(actor.language_code)
-    opened = await runtime.lobby.open(place, actor, request.receipt, language=language)
+    opened = await runtime.lobby.open(
+        place, actor, request.receipt, language=language, link=lobby_link(request.message)
+    )
     runtime.presenter.use_language(place, opened.language)
     runtime.presenter.show_notices(place)
+    for user_id, user_language in opened.alerted:
+        private = Place(user_id, chat_type="private")
+        runtime.presenter.use_language(private, user_language)
+        runtime.presenter.show_notices(private)
+
+
+async def _notify(request: CommandRequest) -> None:
+    await notify_command(request.runtime, request.message, request.place, request.actor)
+
+
+DEFAULT_EXTENSION_MIN = 10
+"""How many minutes ``/extend`` without a number adds."""
+LONGEST_EXTENSION_MIN = 1440
+"""The most minutes one ``/extend`` may ask for (a day: the longest a lobby stays open)."""
+
+
+async def _extend(request: CommandRequest) -> None:
+    """The lobby's creator or an admin keeps it open longer (the lobby message shows until when)."""
+    runtime, place, actor = request.runtime, request.place, request.actor
+    tr = request.translations()
+    minutes = extension_minutes(command_arguments(request.message))
+    if minutes is None:
+        request.reply(
+            tr.gettext(
+                "/extend keeps the lobby open longer: /extend 15 adds 15 minutes "
+                "(1 to {most}; {default} without a number)."
+            ).format(most=LONGEST_EXTENSION_MIN, default=DEFAULT_EXTENSION_MIN)
+        )
+        return
+    if place.is_private:
+        raise Refused(Reason.PRIVATE_CHAT)
+    lobby = await runtime.lobby.extend(
+        place,
+        actor,
+        timedelta(minutes=minutes),
+        is_admin=admin_check(runtime.bot, place, actor),
+        receipt=request.receipt,
+    )
+    runtime.presenter.show_notices(place)
+    request.reply(
+        tr.gettext("⏳ The lobby stays open until {time} UTC.").format(
+            time=clock_time(lobby.closes_at or "")
+        )
+    )
+
+
+def extension_minutes(words: list[str]) -> int | None:
+    """The minutes ``/extend`` asks for (None: not a number it takes).
+
+    >>> [extension_minutes(w) for w in ([], ["15"], ["0"], ["soon"], ["1441"])]
+    [10, 15, None, None, None]
+    """
+    if not words:
+        return DEFAULT_EXTENSION_MIN
+    if len(words) != 1 or not words[0].isdecimal():
+        return None
+    minutes = int(words[0])
+    return minutes if 1 <= minutes <= LONGEST_EXTENSION_MIN else None
 
 
 async def _join(request: CommandRequest) -> None:
@@ -186,7 +259,7 @@ def _caller(kind: CallKind) -> CommandBody:
 
 _BODIES: dict[str, tuple[CommandBody, bool]] = {
     # command: (body, whether it takes arguments), in the order of the menu
-    "start": (_help, True),
+    "start": (_start, True),
     "help": (_help, True),
     "rules": (_rules, True),
     "newgame": (_newgame, False),
@@ -195,6 +268,8 @@ _BODIES: dict[str, tuple[CommandBody, bool]] = {
     "startgame": (_startgame, False),
     "endgame": (_endgame, False),
     "kick": (_kick, True),
+    "extend": (_extend, True),
+    "notify": (_notify, True),
     "flip": (_flip, False),
     "snap": (_caller(CallKind.SNAP), False),
     "snappot": (_caller(CallKind.SNAP_POT), False),

@@ -46,6 +46,8 @@ def command_descriptions(tr: gettext.NullTranslations) -> dict[str, str]:
         "startgame": tr.gettext("Deal the cards"),
         "endgame": tr.gettext("Stop the game"),
         "kick": tr.gettext("Remove a player (reply to them)"),
+        "extend": tr.gettext("Keep the lobby open longer: /extend MINUTES"),
+        "notify": tr.gettext("A private message when a game opens here"),
         "flip": tr.gettext("Flip your card"),
         "snap": tr.gettext("Call Snap!"),
         "snappot": tr.gettext("Call Snap Pot!"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gettext
 from collections.abc import Callable, Mapping
+from html import escape
 from typing import Any
 
 from ..services.outbox_rows import Notice, NoticeKind
@@ -46,6 +47,22 @@ def _settings_saved(args: Mapping[str, Any], tr: gettext.NullTranslations) -> st
     return tr.gettext("Saved.") + "\n\n" + settings_text(settings, tr)
 
 
+def _lobby_opened(args: Mapping[str, Any], tr: gettext.NullTranslations) -> str:
+    chat = f"<b>{isolate(name(str(args.get('chat') or '?')), tr)}</b>"
+    opened = tr.gettext("🃏 {name} opened a game of Snap in {chat}.").format(
+        name=_bold_name(args, tr), chat=chat
+    )
+    link = args.get("link")
+    go = tr.gettext("Go to the lobby")
+    join = (
+        f'<a href="{escape(str(link), quote=True)}">{go}</a>'
+        if link
+        else tr.gettext("Open the chat to join it.")
+    )
+    stop = tr.gettext("Send /notify off in that chat to stop these messages.")
+    return f"{opened}\n{join}\n\n{stop}"
+
+
 _RENDERERS: dict[str, Renderer] = {
     NoticeKind.TURN_REMINDER: _reminder,
     NoticeKind.LOBBY_EXPIRED: lambda _args, tr: tr.gettext(
@@ -66,6 +83,7 @@ _RENDERERS: dict[str, Renderer] = {
     NoticeKind.STOPPED: lambda args, tr: tr.gettext(
         "🛑 {name} stopped the game with /endgame."
     ).format(name=_bold_name(args, tr)),
+    NoticeKind.LOBBY_OPENED: _lobby_opened,
 }
 
 

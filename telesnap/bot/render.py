@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gettext
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from html import escape
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -323,7 +324,30 @@ def render_lobby(lobby: LobbyView, tr: gettext.NullTranslations) -> str:
         count=len(lobby.players), max=MAX_PLAYERS
     )
     hint = tr.gettext("Press Join to play. The creator (or an admin) presses Start.")
+    if lobby.closes_at is not None and lobby.minutes_left is not None:
+        hours, minutes = divmod(lobby.minutes_left, 60)
+        left = (
+            tr.gettext("{hours} h {minutes} min").format(hours=hours, minutes=minutes)
+            if hours
+            else tr.ngettext("{count} minute", "{count} minutes", minutes).format(count=minutes)
+        )
+        hint += "\n" + tr.gettext(
+            "⏳ Closes in {left} (at {time} UTC); /extend keeps it open longer."
+        ).format(left=left, time=clock_time(lobby.closes_at))
     return directed(f"{title}\n{names}\n\n{hint}", tr)
+
+
+def clock_time(moment: str) -> str:
+    """The hour and minute (UTC) of an ISO 8601 time; "?" if it does not read as one.
+
+    >>> clock_time("2026-12-02T18:05:30+00:00"), clock_time("soon")
+    ('18:05', '?')
+    """
+    try:
+        parsed = datetime.fromisoformat(moment)
+    except ValueError:
+        return "?"
+    return parsed.astimezone(UTC).strftime("%H:%M")
 
 
 def lobby_keyboard(

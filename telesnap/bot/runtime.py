@@ -11,6 +11,7 @@ from telegram.ext import Application, ContextTypes
 
 from ..services.chat_settings import SettingsService
 from ..services.lobby import LobbyService
+from ..services.notify import NotifyService
 from ..services.play import PlayService
 from ..services.races import RaceService
 from .callbacks import CallbackSigner
@@ -44,6 +45,8 @@ class Runtime:
     referee: RaceReferee
     gate: IntakeGate = field(default_factory=IntakeGate)
     """The intake's budgets; the handlers ask it whether a refusal may be answered."""
+    notify: NotifyService | None = None
+    """Who hears of new lobbies privately (``/notify``)."""
 
     # -- a chat that removed the bot ------------------------------------------------------
 
@@ -54,12 +57,17 @@ class Runtime:
         """
         if not self.courier.close_chat(chat_id):
             return
+        if chat_id > 0 and self.notify is not None:  # a person blocked the bot
+            self.courier.spawn(self.notify.private_chat_closed(chat_id))
+            return
         logger.info("chat %s: the bot was removed; ending its games there", chat_id)
         self.courier.spawn(self._end_games_in(chat_id))
 
     def bot_added(self, chat_id: int) -> None:
-        """The bot is a member of the chat again: it may post there."""
+        """The bot is a member of the chat again (a person unblocked it): it may post there."""
         self.courier.open_chat(chat_id)
+        if chat_id > 0 and self.notify is not None:
+            self.courier.spawn(self.notify.private_chat_opened(chat_id))
 
     def is_removed_from(self, chat_id: int) -> bool:
         """Whether the bot was removed from the chat (nothing is sent there)."""

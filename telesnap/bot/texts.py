@@ -7,7 +7,7 @@ import gettext
 from ..game import CallVerdict
 from ..game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ..services.types import Reason, Refused
-from .render import milliseconds, name
+from .render import clock_time, milliseconds, name
 from .rules_text import full_rules
 
 
@@ -60,6 +60,9 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
             name=details.get("name", "?"), allowed=details.get("allowed", "?")
         ),
         Reason.DUPLICATE_UPDATE: tr.gettext("Already done."),
+        Reason.LOBBY_TOO_LONG: tr.gettext(
+            "A lobby stays open 24 hours at most: this one closes at {time} UTC."
+        ).format(time=clock_time(str(details.get("closes_at", "")))),
     }
     return texts[reason]
 
@@ -118,6 +121,8 @@ def help_text(tr: gettext.NullTranslations) -> str:
             tr.gettext("/snap, /snappot: call Snap! or Snap Pot!"),
             tr.gettext("/endgame: stop the game (creator or admin)"),
             tr.gettext("/kick: reply to a player's message to remove them (creator or admin)"),
+            tr.gettext("/extend [minutes]: keep the lobby open longer (creator or admin)"),
+            tr.gettext("/notify: a private message when a game opens here (/notify off stops it)"),
             "",
             tr.gettext("<b>Stats</b>"),
             tr.gettext("/stats: your stats (reply to someone's message to see theirs)"),

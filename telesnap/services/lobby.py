@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import math
 import random
 import secrets
+from datetime import datetime, timedelta
 
 from ..game import (
     MAX_PLAYERS,
@@ -22,10 +24,12 @@ from ..storage.uow import UnitOfWork
 from .base import Service, refusal_for
 from .chat_settings import adopt_language
 from .managers import AdminCheck, ManagerCheck
+from .notify import alert_subscribers
 from .outbox_rows import Notice, NoticeKind, note_board, record_lobby, record_notice
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings
 from .store import GameStore, finish_row, loaded_game, name_of
+from .timers import LobbyTooLongError, TimerPlanner
 from .types import Actor, Place, Reason, Receipt, Refused, display_name
 from .views import LobbyView, OpenOutcome, PlayOutcome, StartOutcome
 
@@ -50,12 +54,20 @@ class LobbyService(Service):
         self.shuffle_seed = shuffle_seed
 
     async def open(
-        self, place: Place, actor: Actor, receipt: Receipt, *, language: str | None = None
+        self,
+        place: Place,
+        actor: Actor,
+        receipt: Receipt,
+        *,
+        language: str | None = None,
+        link: str | None = None,
     ) -> OpenOutcome:
         """Open a lobby in the topic with ``actor`` as its first player.
 
         A chat that has no language yet adopts ``language`` (the opener's, when
         given); the outcome says the chat's language, so the lobby is shown in it.
+        The chat's ``/notify`` subscribers (not the opener) are told privately,
+        with ``link`` to the lobby when the chat has one.
         """
         if place.is_private:
             raise Refused(Reason.PRIVATE_CHAT)
@@ -73,7 +85,9 @@ class LobbyService(Service):
             )
             await self._store.planner.lobby_opened(uow, row, settings)
             chat_language = await adopt_language(uow, place, language)
-            return OpenOutcome(await shown_lobby(uow, place, row), chat_language)
+            lobby = await shown_lobby(uow, place, row, self._store.planner)
+            alerted = await alert_subscribers(uow, place, actor, link)
+            return OpenOutcome(lobby, chat_language, alerted)
 
     async def join(
         self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
@@ -87,12 +101,38 @@ class LobbyService(Service):
             if await uow.games.count_players(row.id) >= MAX_PLAYERS:
                 raise Refused(Reason.LOBBY_FULL, {"max": MAX_PLAYERS})
             await uow.games.add_player(row.id, actor.user_id)
-            return await shown_lobby(uow, place, row)
+            return await shown_lobby(uow, place, row, self._store.planner)
 
     async def lobby(self, place: Place) -> LobbyView:
         """The topic's lobby as it stands."""
         async with self._change(place, None) as uow:
-            return await lobby_view(uow, await self._lobby(uow, place))
+            return await lobby_view(uow, await self._lobby(uow, place), self._store.planner)
+
+    async def extend(
+        self,
+        place: Place,
+        actor: Actor,
+        more: timedelta,
+        *,
+        is_admin: AdminCheck,
+        receipt: Receipt,
+    ) -> LobbyView:
+        """Push the lobby's expiry ``more`` later (the creator or a chat admin only).
+
+        Refused past :data:`~.timers.LONGEST_LOBBY` from now, with when it closes.
+        """
+        manager = ManagerCheck(actor.user_id, is_admin)
+        await self._ask_before_the_lock(manager, place, lobby_only=True)
+        async with self._change(place, receipt) as uow:
+            row = await self._lobby(uow, place)
+            await self._check_may_manage(row, manager)
+            try:
+                await self._store.planner.extend_lobby(uow, row, more)
+            except LobbyTooLongError as error:
+                raise Refused(
+                    Reason.LOBBY_TOO_LONG, {"closes_at": error.closes_at.isoformat()}
+                ) from None
+            return await shown_lobby(uow, place, row, self._store.planner)
 
     async def leave(
         self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
@@ -106,7 +146,7 @@ class LobbyService(Service):
                 if await uow.games.count_players(row.id) == 0:
                     row.status = GameStatus.CANCELLED.value
                     row.ended_at = self._store.planner.now()
-                return await shown_lobby(uow, place, row)
+                return await shown_lobby(uow, place, row, self._store.planner)
             return await self._remove_from_running(
                 uow, row, actor, actor.user_id, LeaveReason.LEFT, receipt
             )
@@ -129,7 +169,7 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
                     raise Refused(Reason.TARGET_NOT_PLAYING)
-                return await shown_lobby(uow, place, row)
+                return await shown_lobby(uow, place, row, self._store.planner)
             return await self._remove_from_running(
                 uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
             )
@@ -170,7 +210,9 @@ class LobbyService(Service):
             row.seed = seed
             row.settings = settings.to_values()
             row.started_at = self._store.planner.now()
-            lobby = await shown_lobby(uow, place, row)  # the closed lobby goes before the table
+            lobby = await shown_lobby(
+                uow, place, row, self._store.planner
+            )  # the closed lobby goes before the table
             loaded = await loaded_game(uow, row, game, players, settings, 0)
             await self._store.save(
                 uow, row, loaded, tuple(game.history), actor=actor, receipt=receipt
@@ -193,7 +235,9 @@ class LobbyService(Service):
             row.ended_at = self._store.planner.now()
             if row.status == GameStatus.LOBBY.value:
                 row.status = GameStatus.CANCELLED.value
-                await shown_lobby(uow, place, row)  # its message closes: no more joins
+                await shown_lobby(
+                    uow, place, row, self._store.planner
+                )  # its message closes: no more joins
                 await record_notice(uow, place, Notice(NoticeKind.CALLED_OFF), game_id=row.id)
                 return None
             loaded = await self._store.load(uow, row)
@@ -319,17 +363,41 @@ class LobbyService(Service):
         self._store.forget(row.id)
 
 
-async def lobby_view(uow: UnitOfWork, row: GameRow) -> LobbyView:
-    """The lobby of a stored game, with its players' names in join order."""
+async def lobby_view(uow: UnitOfWork, row: GameRow, planner: TimerPlanner) -> LobbyView:
+    """The lobby of a stored game: its players' names in join order, when it closes."""
     seated = [
         (player.user_id, await name_of(uow, player.user_id))
         for player in await uow.games.list_players(row.id)
     ]
-    return LobbyView(row.id, row.creator_id, tuple(seated), row.status, row.lobby_message_id)
+    closes_at = None
+    if row.status == GameStatus.LOBBY.value:
+        closes_at = await planner.lobby_closes_at(uow, row)
+    return LobbyView(
+        row.id,
+        row.creator_id,
+        tuple(seated),
+        row.status,
+        row.lobby_message_id,
+        closes_at.isoformat() if closes_at is not None else None,
+        minutes_until(closes_at, planner.now()) if closes_at is not None else None,
+    )
 
 
-async def shown_lobby(uow: UnitOfWork, place: Place, row: GameRow) -> LobbyView:
+def minutes_until(moment: datetime, now: datetime) -> int:
+    """Whole minutes from ``now`` to ``moment``, rounded up (0 once it has passed).
+
+    >>> from datetime import UTC
+    >>> noon = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    >>> minutes_until(noon + timedelta(seconds=61), noon), minutes_until(noon, noon)
+    (2, 0)
+    """
+    return max(0, math.ceil((moment - now).total_seconds() / 60))
+
+
+async def shown_lobby(
+    uow: UnitOfWork, place: Place, row: GameRow, planner: TimerPlanner
+) -> LobbyView:
     """The lobby of ``row`` as the change in ``uow`` left it, written to the outbox to be shown."""
-    view = await lobby_view(uow, row)
+    view = await lobby_view(uow, row, planner)
     await record_lobby(uow, place, view)
     return view

@@ -64,6 +64,9 @@ class NoticeKind(StrEnum):
     """A note: the game's time limit is reached."""
     STOPPED = "stopped"
     """A note: args ``name``, who stopped the running game with ``/endgame``."""
+    LOBBY_OPENED = "lobby_opened"
+    """A private message (``/notify``): args ``chat`` (its title), ``name`` (who opened
+    the lobby), ``link`` (to the lobby, or None)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,6 +104,7 @@ class PrivacyService:
                 if name
             )
             erased = await repository.forget_user(user_id, FORMER_PLAYER, names)
+            await uow.alerts.close_direct(user_id)  # their /notify lists, and the private chat
         logger.info("user %d erased their data: %s", user_id, dict(erased))
         return PersonErasure.of(erased)
 
@@ -115,6 +116,7 @@ class PrivacyService:
                 return ChatErasure(False)
             if update_id is not None and not await uow.updates.mark_update_processed(update_id):
                 return ChatErasure(True)
+            await uow.alerts.forget_chat(chat_id)
             erased, whole = await repository.forget_chat(chat_id, GAMES_PER_BATCH)
         games, figures = erased.get("games", 0), erased.get("figures", 0)
         while not whole:

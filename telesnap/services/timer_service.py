@@ -309,7 +309,7 @@ class TimerService(Service):
             return None
         row.status = GameStatus.CANCELLED.value
         row.ended_at = now
-        lobby = await shown_lobby(uow, place, row)
+        lobby = await shown_lobby(uow, place, row, self._store.planner)
         await record_notice(uow, place, Notice(NoticeKind.LOBBY_EXPIRED), game_id=row.id)
         return TimerOutcome(TimerKind.LOBBY_EXPIRY, place, lobby=lobby)
 

@@ -46,6 +46,18 @@ _NEW_TURNS = (GameStarted, CardFlipped, TurnSkipped)
 """Operations that always start a turn (even when the same player is on turn again)."""
 
 
+LONGEST_LOBBY = timedelta(hours=24)
+"""How far ahead a lobby's expiry may be pushed (``/extend``): the longest the setting allows."""
+
+
+class LobbyTooLongError(ValueError):
+    """An extension would keep a lobby open longer than :data:`LONGEST_LOBBY` from now."""
+
+    def __init__(self, closes_at: datetime) -> None:
+        super().__init__(f"the lobby may stay open {LONGEST_LOBBY} at most (it closes {closes_at})")
+        self.closes_at = closes_at
+
+
 class TimerKind(enum.Enum):
     """What a timer does when it fires."""
 
@@ -101,6 +113,27 @@ class TimerPlanner:
         """A lobby expires if nobody starts it."""
         await self.add(uow, TimerKind.LOBBY_EXPIRY, timedelta(minutes=settings.lobby_expiry_min),
                        row)  # fmt: skip
+
+    async def lobby_closes_at(self, uow: UnitOfWork, row: GameRow) -> datetime | None:
+        """When ``row``'s lobby expires (None: no expiry is set)."""
+        timer = await uow.timers.pending_for_game(row.id, TimerKind.LOBBY_EXPIRY.value)
+        return timer.due_at if timer is not None else None
+
+    async def extend_lobby(self, uow: UnitOfWork, row: GameRow, more: timedelta) -> datetime:
+        """Push ``row``'s lobby expiry ``more`` later (from now, if it has none); the new time.
+
+        Raises :class:`LobbyTooLongError` past :data:`LONGEST_LOBBY` from now.
+        """
+        timer = await uow.timers.pending_for_game(row.id, TimerKind.LOBBY_EXPIRY.value)
+        now = self.now()
+        closes_at = max(timer.due_at, now) + more if timer is not None else now + more
+        if closes_at - now > LONGEST_LOBBY:
+            raise LobbyTooLongError(timer.due_at if timer is not None else now)
+        if timer is None:
+            await self.add(uow, TimerKind.LOBBY_EXPIRY, more, row)
+        else:
+            timer.due_at = closes_at
+        return closes_at
 
     async def after_change(
         self,

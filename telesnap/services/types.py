@@ -139,6 +139,7 @@ class Reason(enum.Enum):
     UNKNOWN_SETTING = "unknown_setting"
     BAD_SETTING_VALUE = "bad_setting_value"
     DUPLICATE_UPDATE = "duplicate_update"
+    LOBBY_TOO_LONG = "lobby_too_long"
 
 
 @dataclass(eq=False)

@@ -127,6 +127,10 @@ class LobbyView:
     players: tuple[tuple[int, str], ...]
     status: str
     message_id: int | None = None
+    closes_at: str | None = None
+    """When the lobby expires (ISO 8601, UTC), as the change left it; None: never."""
+    minutes_left: int | None = None
+    """How many minutes it had left at that change (rounded up)."""
 
     @property
     def player_names(self) -> tuple[str, ...]:
@@ -140,6 +144,8 @@ class OpenOutcome:
 
     lobby: LobbyView
     language: str | None
+    alerted: tuple[tuple[int, str | None], ...] = ()
+    """The people told privately that the lobby opened (``/notify``): (user id, language)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +253,7 @@ def lobby_to_json(lobby: LobbyView) -> dict[str, Any]:
 
 def lobby_from_json(data: Mapping[str, Any]) -> LobbyView:
     """Rebuild what :func:`lobby_to_json` wrote (raises ``ValueError`` if bad)."""
-    lobby: LobbyView = _decode(LobbyView, data)
+    lobby: LobbyView = _decode(LobbyView, {"closes_at": None, "minutes_left": None, **data})
     return lobby
 
 

@@ -23,6 +23,7 @@ from .database import read_only_options
 from .errors import ReadOnlyError
 from .outbox_watch import OutboxWatch
 from .repositories import (
+    AlertRepository,
     BoardViewRepository,
     ChatRepository,
     ChatSettingsRepository,
@@ -66,6 +67,7 @@ class UnitOfWork:
     races: RaceRepository
     stats: StatsRepository
     outbox: OutboxRepository
+    alerts: AlertRepository
 
     def __init__(
         self,
@@ -107,6 +109,7 @@ class UnitOfWork:
         self.races = RaceRepository(session)
         self.stats = StatsRepository(session)
         self.outbox = OutboxRepository(session)
+        self.alerts = AlertRepository(session)
         return self
 
     async def __aexit__(

@@ -1,6 +1,7 @@
 """SQLAlchemy 2 typed models, one module per table group, sharing :data:`Base.metadata`."""
 
 from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
+from .alerts import DirectChat, LobbyAlert
 from .base import Base, UtcDateTime, utc_now
 from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
 from .inbox import NO_CHAT, InboxUpdate
@@ -19,6 +20,7 @@ __all__ = [
     "BoardView",
     "Chat",
     "ChatSettings",
+    "DirectChat",
     "Game",
     "GameOperation",
     "GamePlayer",
@@ -26,6 +28,7 @@ __all__ = [
     "GameResult",
     "GameStatus",
     "InboxUpdate",
+    "LobbyAlert",
     "OutboxMessage",
     "OutboxSender",
     "OutboxState",

@@ -1,6 +1,7 @@
 """Repositories: small typed query objects, one per table group, over one session."""
 
 from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
+from .alerts import AlertRepository
 from .board_views import BoardViewRepository, ShownBoard
 from .bookkeeping import TimerRepository
 from .games import GameRepository
@@ -12,6 +13,7 @@ from .stats import Ranking, StatsRepository
 
 __all__ = [
     "INBOX_CHANNEL",
+    "AlertRepository",
     "BoardViewRepository",
     "ChatRepository",
     "ChatSettingsRepository",

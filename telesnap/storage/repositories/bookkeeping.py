@@ -113,6 +113,17 @@ class TimerRepository:
         )
         return await _delete(self._session, delete(Timer).where(Timer.id.in_(oldest)))
 
+    async def pending_for_game(self, game_id: int, kind: str) -> Timer | None:
+        """The game's earliest unfired timer of ``kind`` (None: it has none)."""
+        statement = (
+            select(Timer)
+            .where(Timer.game_id == game_id, Timer.kind == kind, Timer.fired_at.is_(None))
+            .order_by(Timer.due_at, Timer.id)
+            .limit(1)
+        )
+        timer: Timer | None = await self._session.scalar(statement)
+        return timer
+
     async def cancel_for_game(self, game_id: int, kind: str | None = None) -> int:
         """Delete the game's unfired timers (of ``kind`` if given); return how many went."""
         statement = delete(Timer).where(Timer.game_id == game_id, Timer.fired_at.is_(None))
