@@ -27,7 +27,7 @@ MIRRORED = "telesnap_outbox_mirrored"
 """Execution option: the caller keeps its in-memory copy of what this statement changes."""
 _ADDED = "telesnap_outbox_added"
 _REWRITTEN = "telesnap_outbox_rewritten"
-_TABLE = OutboxMessage.__table__
+_TABLE_NAME = OutboxMessage.__tablename__
 
 
 class OutboxWatch:
@@ -63,7 +63,8 @@ def _bulk_write(state: ORMExecuteState) -> None:
     if not (state.is_update or state.is_delete) or state.execution_options.get(MIRRORED):
         return
     # An ORM statement names an annotated copy of the table: compare by name.
-    if getattr(getattr(state.statement, "table", None), "name", None) == _TABLE.name:
+    table: Any = getattr(state.statement, "table", None)
+    if getattr(table, "name", None) == _TABLE_NAME:
         state.session.info[_REWRITTEN] = True
 
 
