@@ -177,7 +177,8 @@ class BotRunner:
         application = build_application(token, self.settings.api_url, book)
         self.application = application
         inbox = InboxService(units)
-        dispatcher = InboxDispatcher(application, book, inbox, claims_for(self._engine))
+        claims = claims_for(self._engine)
+        dispatcher = InboxDispatcher(application, book, inbox, claims)
         self.dispatcher = dispatcher
         lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed)
         play = PlayService(units, store)
@@ -219,7 +220,8 @@ class BotRunner:
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
         install_readiness(
-            application, Readiness(partial(database_answers, self._engine), application.bot.get_me)
+            application,
+            Readiness(partial(database_answers, self._engine), application.bot.get_me, claims.ping),
         )
         install_stats_service(application, StatsService(units))
         install_privacy_service(application, PrivacyService(units))

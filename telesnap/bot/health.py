@@ -1,10 +1,12 @@
 """``/health`` and ``/ready`` on the webhook listener, for a reverse proxy or an orchestrator.
 
 - ``GET /health`` (liveness): 200 whenever the process answers HTTP at all.
-- ``GET /ready`` (readiness): 200 when the database answers a query and the Bot
-  API answers ``getMe``, each within :data:`READY_TIMEOUT_S`; otherwise 503 with
-  the reasons, e.g. ``{"ready": false, "problems": ["database: no answer within
-  2 s"]}``. A change in what is wrong is logged once, not on every probe.
+- ``GET /ready`` (readiness): 200 when the database answers a query, the Bot
+  API answers ``getMe`` and (on PostgreSQL) the inbox claims connection answers,
+  opened again if the database dropped it, each within :data:`READY_TIMEOUT_S`;
+  otherwise 503 with the reasons, e.g. ``{"ready": false, "problems": ["database:
+  no answer within 2 s"]}``. A change in what is wrong is logged once, not on
+  every probe.
 
 The reasons go to callers on this machine (loopback) only: others get the
 status code and ``{"ready": false}``, since a reason can name a host or a
@@ -56,10 +58,12 @@ Probe = Callable[[], Awaitable[object]]
 
 @dataclass
 class Readiness:
-    """The checks ``/ready`` runs: the database and the Bot API, each with a timeout."""
+    """The checks ``/ready`` runs: the database, the Bot API and the claims, each with a timeout."""
 
     database: Probe
     bot_api: Probe
+    claims: Probe | None = None
+    """The inbox claims connection (None: the claims need no connection)."""
     timeout_s: float = READY_TIMEOUT_S
     cache_s: float = READY_CACHE_S
     clock: Callable[[], float] = time.monotonic
@@ -81,6 +85,8 @@ class Readiness:
 
     async def _probe(self) -> None:
         checks = {"database": self.database, "bot api": self.bot_api}
+        if self.claims is not None:
+            checks["inbox claims"] = self.claims
         results = await asyncio.gather(*(self._check(probe) for probe in checks.values()))
         found = [
             f"{name}: {result}" for name, result in zip(checks, results, strict=True) if result

@@ -144,7 +144,8 @@ class ReceiptBook:
         topic = topic_of(update)
         query = update.callback_query
         if query is not None:
-            press = self.signer.decode(query.data)
+            chat_id = topic.chat_id if topic is not None else None
+            press = self.signer.decode(query.data, chat_id=chat_id)
             is_call = press is not None and press.action in (Action.SNAP, Action.SNAP_POT)
             return Arrival(receipt, update, press, is_call, topic)
         message = update.effective_message

@@ -8,13 +8,14 @@ from telegram import Message
 
 from ..services.settings import SPECS, GameSettings
 from ..services.types import Actor, Place, Reason, Receipt, Refused
-from .callbacks import ButtonPress
+from .callbacks import Action, ButtonPress, carries_button
 from .context import admin_check, command_arguments
 from .i18n import translator
 from .runtime import Runtime
 from .settings_menu import (
     BACK,
     OPEN,
+    MenuSigner,
     choices_keyboard,
     choices_text,
     overview_keyboard,
@@ -65,9 +66,8 @@ async def settings_command(
         )
         return
     current = await runtime.settings.show(place)
-    runtime.presenter.say(
-        place, settings_text(current, tr), None, overview_keyboard(current, runtime.signer, tr)
-    )
+    keyboard = overview_keyboard(current, MenuSigner(runtime.signer, place.chat_id), tr)
+    runtime.presenter.say(place, settings_text(current, tr), None, keyboard)
 
 
 async def settings_button(
@@ -78,8 +78,18 @@ async def settings_button(
     message: Message,
     receipt: Receipt,
 ) -> str:
-    """A press in the settings menu: open a setting, save a choice (admins), or go back."""
+    """A press in the settings menu: open a setting, save a choice (admins), or go back.
+
+    A press counts only on the menu that carries its button: a modified client can
+    send a menu's data for a board or a lobby, which must stay what it is.
+    """
     index, choice = press.game_id, press.version
+    data = runtime.signer.encode(
+        Action.SETTINGS, game_id=index, version=choice, chat_id=place.chat_id
+    )
+    if not carries_button(message.reply_markup, data):
+        raise Refused(Reason.BAD_BUTTON)
+    menu = MenuSigner(runtime.signer, place.chat_id)
     toast = ""
     if index < BACK and choice != OPEN:
         value = preset_text(index, choice)
@@ -92,9 +102,9 @@ async def settings_button(
         current = await runtime.settings.show(place)
         tr = translator(runtime.presenter.language_for(place))
     if index >= BACK:
-        text, keyboard = settings_text(current, tr), overview_keyboard(current, runtime.signer, tr)
+        text, keyboard = settings_text(current, tr), overview_keyboard(current, menu, tr)
     else:
         text = choices_text(index, current, tr)
-        keyboard = choices_keyboard(index, current, runtime.signer, tr)
+        keyboard = choices_keyboard(index, current, menu, tr)
     runtime.presenter.edit(place, message.message_id, text, keyboard)
     return toast

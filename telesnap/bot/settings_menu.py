@@ -4,11 +4,14 @@ The menu's buttons are signed like every other button; a setting button
 (``m:<setting>:0``) opens that setting's choices, a choice button
 (``m:<setting>:<choice + 1>``) saves it (chat admins only) and a back button
 returns to the overview. Everyone may look; only admins change anything.
+Each button is signed with its chat, and a press counts only on the menu
+message that carries it (see :mod:`.callbacks`).
 """
 
 from __future__ import annotations
 
 import gettext
+from dataclasses import dataclass
 from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -109,18 +112,27 @@ def settings_text(settings: GameSettings, tr: gettext.NullTranslations) -> str:
     return "\n".join(lines)
 
 
-def _button(signer: CallbackSigner, text: str, setting: int, choice: int) -> InlineKeyboardButton:
-    data = signer.encode(Action.SETTINGS, game_id=setting, version=choice)
-    return InlineKeyboardButton(text, callback_data=data)
+@dataclass(frozen=True, slots=True)
+class MenuSigner:
+    """Signs the buttons of one chat's settings menu."""
+
+    signer: CallbackSigner
+    chat_id: int
+
+    def button(self, text: str, setting: int, choice: int) -> InlineKeyboardButton:
+        """A menu button: open ``setting``, or save its ``choice``."""
+        data = self.signer.encode(
+            Action.SETTINGS, game_id=setting, version=choice, chat_id=self.chat_id
+        )
+        return InlineKeyboardButton(text, callback_data=data)
 
 
 def overview_keyboard(
-    settings: GameSettings, signer: CallbackSigner, tr: gettext.NullTranslations
+    settings: GameSettings, signer: MenuSigner, tr: gettext.NullTranslations
 ) -> InlineKeyboardMarkup:
     """One button per setting, two per row."""
     buttons = [
-        _button(
-            signer,
+        signer.button(
             f"{setting_label(spec, tr)}: {value_label(spec, settings.value_of(spec), tr)}",
             index,
             OPEN,
@@ -131,14 +143,13 @@ def overview_keyboard(
 
 
 def choices_keyboard(
-    index: int, settings: GameSettings, signer: CallbackSigner, tr: gettext.NullTranslations
+    index: int, settings: GameSettings, signer: MenuSigner, tr: gettext.NullTranslations
 ) -> InlineKeyboardMarkup:
     """The preset choices of one setting (the current one ticked), and a back button."""
     spec = SPECS[index]
     current = settings.value_of(spec)
     buttons = [
-        _button(
-            signer,
+        signer.button(
             ("✓ " if preset == current else "") + value_label(spec, preset, tr),
             index,
             choice + 1,
@@ -146,7 +157,7 @@ def choices_keyboard(
         for choice, preset in enumerate(spec.presets)
     ]
     rows = [buttons[i : i + 3] for i in range(0, len(buttons), 3)]
-    rows.append([_button(signer, tr.gettext("« Back"), BACK, OPEN)])
+    rows.append([signer.button(tr.gettext("« Back"), BACK, OPEN)])
     return InlineKeyboardMarkup(rows)
 
 

@@ -22,6 +22,7 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 from ..services.stats import StatsService
 from ..services.stats_views import GameLine
 from ..services.types import Place, Refused
+from .callbacks import carries_button
 from .charts import stats_chart
 from .context import command_arguments, place_of_update, replied_to
 from .i18n import directed, language_of, translator
@@ -106,11 +107,13 @@ async def on_stats_command(update: Update, context: Context) -> None:
             await _send_stats(runtime, stats_bot, message, place, tr)
         elif command == "leaderboard":
             view = await stats_bot.service.leaderboard(place.chat_id)
-            await send_leaderboard(runtime, place, view, stats_bot.signer, tr, message.message_id)
+            signer = stats_bot.signer.in_chat(place.chat_id)
+            await send_leaderboard(runtime, place, view, signer, tr, message.message_id)
         elif command == "history":
             page = await stats_bot.service.history(place.chat_id)
             text = render_history(page, tr)
-            _say(runtime, place, text, message, history_keyboard(page, stats_bot.signer, tr))
+            keyboard = history_keyboard(page, stats_bot.signer.in_chat(place.chat_id), tr)
+            _say(runtime, place, text, message, keyboard)
         else:
             await _send_replay(runtime, stats_bot, message, place, tr)
     finally:
@@ -330,7 +333,12 @@ def _shows(message: Message, text: str, keyboard: InlineKeyboardMarkup | None) -
 
 
 async def on_stats_button(update: Update, context: Context) -> None:
-    """A press on a leaderboard or history button: edit that message to the new page."""
+    """A press on a leaderboard or history button: edit that message to the new page.
+
+    The button must be signed for the pressed message's chat and be on that message:
+    a modified client can send a leaderboard's data for a board or a lobby, which must
+    stay what it is.
+    """
     runtime = runtime_of(context)
     query = update.callback_query
     try:
@@ -338,10 +346,14 @@ async def on_stats_button(update: Update, context: Context) -> None:
             return
         stats_bot = _stats_bot(context)
         toast_tr = translator(language_of(query.from_user.language_code))
-        button = stats_bot.signer.decode(query.data)
         place = place_of_update(update)
         message = query.message
-        if button is None or place is None or not isinstance(message, Message):
+        if place is None or not isinstance(message, Message):
+            await query.answer(toast_tr.gettext("This button is not valid."))
+            return
+        signer = stats_bot.signer.in_chat(place.chat_id)
+        button = signer.decode(query.data)
+        if button is None or not carries_button(message.reply_markup, query.data):
             await query.answer(toast_tr.gettext("This button is not valid."))
             return
         tr = translator(await runtime.presenter.remember_language(place))
@@ -351,14 +363,14 @@ async def on_stats_button(update: Update, context: Context) -> None:
             view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
             if message.photo:  # a leaderboard sent as a picture: a new picture and caption
                 await query.answer()
-                await edit_leaderboard_picture(runtime, place, message, view, stats_bot.signer, tr)
+                await edit_leaderboard_picture(runtime, place, message, view, signer, tr)
                 return
             text = render_leaderboard(view, tr)
-            keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, stats_bot.signer, tr)
+            keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, signer, tr)
         else:
             page = await stats_bot.service.history(place.chat_id, button.page)
             text = render_history(page, tr)
-            keyboard = history_keyboard(page, stats_bot.signer, tr)
+            keyboard = history_keyboard(page, signer, tr)
         await query.answer()
         text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
         if not _shows(message, text, keyboard):

@@ -4,11 +4,16 @@ The buttons carry their own signed callback data, ``T<kind>:<arg>:<page>:<tag>``
 (kind ``B`` a leaderboard, ``H`` a history page), matched by the anchored
 :data:`STATS_CALLBACK_PATTERN`, which never overlaps the game buttons' pattern.
 
->>> signer = StatsButtonSigner(b"secret")
+The bot signs them for the chat they are sent to (:meth:`StatsButtonSigner.in_chat`):
+the tag covers the chat, so a button's data pressed in another chat is not authentic.
+
+>>> signer = StatsButtonSigner(b"secret").in_chat(-100)
 >>> data = signer.encode(StatsButton("B", "wg", 0))
 >>> signer.decode(data)
 StatsButton(kind='B', arg='wg', page=0)
 >>> signer.decode(data.replace("wg", "rg")) is None
+True
+>>> StatsButtonSigner(b"secret").in_chat(-200).decode(data) is None
 True
 """
 
@@ -29,7 +34,7 @@ from ..services.stats_views import (
     PlayerStatsView,
     Ranking,
 )
-from .callbacks import is_signed, key_for, tag
+from .callbacks import chat_bound, is_signed, key_for, tag
 from .i18n import isolate
 from .names import shorten
 from .render import milliseconds, name
@@ -86,18 +91,26 @@ class StatsButton:
 class StatsButtonSigner:
     """Signs and checks the stats buttons' callback data (an HMAC keyed by a secret)."""
 
-    def __init__(self, secret: bytes) -> None:
+    def __init__(self, secret: bytes, chat_id: int | None = None) -> None:
         self._secret = secret
+        self._chat_id = chat_id
 
     @classmethod
     def for_token(cls, token: str) -> StatsButtonSigner:
         """A signer whose key is derived from the bot token."""
         return cls(key_for(token, b"telesnap-stats-callback"))
 
+    def in_chat(self, chat_id: int) -> StatsButtonSigner:
+        """The signer of the buttons sent to (and pressed in) one chat."""
+        return StatsButtonSigner(self._secret, chat_id)
+
+    def _signed(self, body: str) -> str:
+        return body if self._chat_id is None else chat_bound(body, self._chat_id)
+
     def encode(self, button: StatsButton) -> str:
         """The callback data of a button (at most 30 bytes)."""
         body = f"T{button.kind}:{button.arg}:{button.page}"
-        return f"{body}:{tag(self._secret, body)}"
+        return f"{body}:{tag(self._secret, self._signed(body))}"
 
     def decode(self, data: str | None) -> StatsButton | None:
         """The button a callback data stands for, or None if it is forged or not ours."""
@@ -105,7 +118,7 @@ class StatsButtonSigner:
             return None
         assert data is not None
         body, _, given = data.rpartition(":")
-        if not is_signed(self._secret, body, given):
+        if not is_signed(self._secret, self._signed(body), given):
             return None
         kind_part, arg, page = body.split(":")
         return StatsButton(kind_part[1], arg, int(page))

@@ -47,7 +47,7 @@ class SettingsService(Service):
         field, stored_value = parse_setting(name, str(value) if value is not None else "off")
         async with self._change(place, receipt) as uow:
             await self._remember_people(uow, place, actor)
-            stored = await uow.settings.get_values(place.chat_id, 0)
+            stored = await uow.settings.values_to_change(place.chat_id, 0)
             stored[field] = stored_value
             await uow.settings.save_values(place.chat_id, 0, stored)
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
@@ -64,10 +64,11 @@ async def adopt_language(uow: UnitOfWork, place: Place, language: str | None) ->
     Returns the language the chat's messages are now written in, as the settings
     read it (None: the default).
     """
-    stored = await uow.settings.get_values(place.chat_id, 0)
-    if language is not None and "language" not in stored:
-        stored["language"] = language
-        await uow.settings.save_values(place.chat_id, 0, stored)
+    if language is not None:
+        stored = await uow.settings.values_to_change(place.chat_id, 0)
+        if "language" not in stored:
+            stored["language"] = language
+            await uow.settings.save_values(place.chat_id, 0, stored)
     return await chat_language(uow, place)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from ..storage.repositories.privacy import PrivacyRepository
 from ..storage.uow import UnitOfWork
 from .ports import UnitOfWorkFactory
 from .privacy import PrivacyService
@@ -38,7 +39,9 @@ class HousekeepingService:
     """Deletes old processed-update marks and fired timers, a batch per transaction.
 
     It also drops processed updates' content after a short grace, and erases the
-    chats that removed the bot once their retention has passed.
+    chats that removed the bot once their retention has passed. One worker purges
+    at a time: each batch's transaction takes the purge lock (PostgreSQL: an
+    advisory lock), and a worker that finds it taken leaves the rest to its holder.
     """
 
     def __init__(self, units: UnitOfWorkFactory) -> None:
@@ -76,6 +79,8 @@ class HousekeepingService:
         total = 0
         while True:
             async with self._units() as uow:
+                if not await PrivacyRepository(uow.session).try_purge_lock():
+                    return total  # another worker is purging
                 batch = await forget(uow)
             total += batch
             if batch < BATCH:

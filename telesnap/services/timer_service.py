@@ -187,10 +187,10 @@ class TimerService(Service):
         payload: dict[str, str],
         now: datetime,
     ) -> TimerOutcome | None:
-        if not await uow.timers.mark_fired(timer_id, now) or game_id is None:
-            return None
-        row = await uow.games.get(game_id)
-        if row is None:
+        # The game's row first, then the timer's: the order every change of a game takes
+        # (/endgame locks the game, then deletes its timers), so two workers never deadlock.
+        row = await uow.games.get(game_id) if game_id is not None else None
+        if not await uow.timers.mark_fired(timer_id, now) or row is None:
             return None
         if kind is TimerKind.LOBBY_EXPIRY:
             return await self._expire_lobby(uow, place, row, now)

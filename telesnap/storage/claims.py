@@ -95,6 +95,9 @@ class LocalClaims:
         """Give a call back."""
         self._calls.discard(update_id)
 
+    async def ping(self) -> None:
+        """The claims are in this process's memory: always there."""
+
     async def close(self) -> None:
         """Forget every claim."""
         self._topics.clear()
@@ -185,6 +188,12 @@ class PostgresClaims:
     async def release_call(self, update_id: int) -> None:
         """Give a call back."""
         await self._ask("SELECT pg_advisory_unlock($1, $2)", _CALL_CLASS, _int32(update_id))
+
+    async def ping(self) -> None:
+        """Check that the claims connection answers, opening it again if it was dropped."""
+        async with self._lock:
+            driver = await self._connected()
+            await driver.fetchval("SELECT 1")
 
     async def close(self) -> None:
         """Release every claim, stop listening, and close the connection for good."""

@@ -13,6 +13,11 @@ Several workers may start at once: an upgrade takes a lock first (PostgreSQL:
 an advisory lock held by its transaction; SQLite: the write lock, which its
 transactions take at their first statement), so one worker migrates and the
 others wait, then find nothing left to do.
+
+On PostgreSQL a migration then waits at most :data:`MIGRATION_LOCK_TIMEOUT_S` for
+each table lock: one stuck behind a long transaction would otherwise hold its
+place in the lock queue, and every worker's queries on that table would queue
+behind it. It fails with :class:`MigrationBlockedError` and changes nothing.
 """
 
 from __future__ import annotations
@@ -31,12 +36,14 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
-from ..config import load_settings
+from ..config import ConfigError, load_settings
 from .database import connection_to, create_engine
 from .models import Base, UtcDateTime
 
 __all__ = [
+    "MigrationBlockedError",
     "alembic_config",
     "current_revision",
     "head_revision",
@@ -56,11 +63,19 @@ _URL_ATTRIBUTE = "database_url"
 _CONNECTION_ATTRIBUTE = "connection"
 MIGRATION_LOCK_KEY = 0x7E1E5A4B
 """The PostgreSQL advisory lock key that upgrades take (any fixed 64-bit number)."""
+MIGRATION_LOCK_TIMEOUT_S = 10.0
+"""How long a migration on PostgreSQL waits for a table lock before it gives up."""
+LOCK_NOT_AVAILABLE = "55P03"
+"""PostgreSQL's SQLSTATE for a lock not taken within ``lock_timeout``."""
 # Alembic keeps the running migration's context in a module global: one upgrade at a
 # time per event loop (an asyncio lock, so that waiting never blocks the loop).
 _IN_PROCESS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
     weakref.WeakKeyDictionary()
 )
+
+
+class MigrationBlockedError(ConfigError):
+    """A migration waited too long for a lock that another transaction holds; nothing changed."""
 
 
 def script_location() -> Path:
@@ -100,8 +115,22 @@ async def upgrade_database(url: str, revision: str = "head") -> None:
     try:
         async with lock, connection_to(engine) as connection, connection.begin():
             await connection.run_sync(_upgrade_on_connection, revision)
+    except DBAPIError as error:
+        if _sqlstate(error) == LOCK_NOT_AVAILABLE:
+            raise MigrationBlockedError(
+                f"the database migration waited {MIGRATION_LOCK_TIMEOUT_S:g} s for a table lock "
+                "that another transaction holds, and changed nothing; end that transaction "
+                "(see pg_stat_activity) and start again"
+            ) from error
+        raise
     finally:
         await engine.dispose()
+
+
+def _sqlstate(error: DBAPIError) -> str | None:
+    original = error.orig
+    code = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    return str(code) if code is not None else None
 
 
 def upgrade_database_sync(url: str, revision: str = "head") -> None:
@@ -152,6 +181,9 @@ def run_environment() -> None:
 
 def _upgrade_on_connection(connection: Connection, revision: str) -> None:
     _take_migration_lock(connection)
+    if connection.dialect.name == "postgresql":  # after the advisory lock, which may wait long
+        milliseconds = int(MIGRATION_LOCK_TIMEOUT_S * 1000)
+        connection.execute(text(f"SET LOCAL lock_timeout = {milliseconds}"))
     command.upgrade(alembic_config(connection=connection), revision)
 
 

@@ -93,6 +93,18 @@ async def test_not_ready_names_what_fails_and_logs_it_once(
     ]
 
 
+async def test_not_ready_while_the_inbox_claims_connection_cannot_be_opened(
+    listener: tuple[WebhookServer, FakeApplication],
+) -> None:
+    server, application = listener
+    install_readiness(application, Readiness(answers, answers, refuses))  # type: ignore[arg-type]
+    status, body = await get(server, "/ready")
+    assert (status, body) == (
+        503,
+        {"ready": False, "problems": ["inbox claims: ConnectionRefusedError: connection refused"]},
+    )
+
+
 async def test_a_probe_that_hangs_counts_as_failed_after_the_timeout(
     listener: tuple[WebhookServer, FakeApplication],
 ) -> None:

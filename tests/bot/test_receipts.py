@@ -18,9 +18,9 @@ class CountingSigner(CallbackSigner):
 
     decoded = 0
 
-    def decode(self, data: str | None) -> ButtonPress | None:
+    def decode(self, data: str | None, *, chat_id: int | None = None) -> ButtonPress | None:
         self.decoded += 1
-        return super().decode(data)
+        return super().decode(data, chat_id=chat_id)
 
 
 def press(update_id: int, data: str) -> Update:

@@ -34,12 +34,15 @@ def _press(data: str) -> Update:
 
 @pytest.mark.parametrize("action", list(Action))
 def test_a_signed_press_is_taken_by_a_handler_of_its_action(action: Action) -> None:
-    data = SIGNER.encode(action, game_id=4, version=2)
+    data = SIGNER.encode(action, game_id=4, version=2, chat_id=-100)
     assert _handler_taking(_press(data)) not in ("on_unknown_button", "on_stats_button")
 
 
 def test_presses_of_different_actions_go_to_different_handlers() -> None:
-    names = {_handler_taking(_press(SIGNER.encode(a, game_id=1, version=1))) for a in Action}
+    names = {
+        _handler_taking(_press(SIGNER.encode(a, game_id=1, version=1, chat_id=-100)))
+        for a in Action
+    }
     assert len(names) == len(Action)
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.services import housekeeping
 from telesnap.services.housekeeping import HousekeepingService, Tidied
 from telesnap.storage.models import InboxUpdate, Timer
+from telesnap.storage.repositories.privacy import PURGE_KEY
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 Factory = async_sessionmaker[AsyncSession]
@@ -109,3 +110,23 @@ async def test_a_processed_updates_content_goes_after_ten_minutes_its_mark_stays
     assert payloads[3] is not None, "pending: still needed"
     async with UnitOfWork(session_factory) as uow:
         assert not await uow.updates.mark_update_processed(1), "its mark still stops a repeat"
+
+
+async def test_one_worker_purges_at_a_time(
+    engine: AsyncEngine, session_factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("SQLite has one process: nobody to share the purge with")
+    monkeypatch.setattr(housekeeping, "BATCH", 2)
+    for update_id in range(1, 6):
+        await mark_processed(session_factory, update_id, NOW - timedelta(days=3))
+    old_fired = await add_timer(session_factory, NOW - timedelta(days=5), NOW - timedelta(days=4))
+    service = HousekeepingService(UnitsOfWork(session_factory))
+    async with engine.connect() as other_worker:  # another worker, in the middle of a purge
+        await other_worker.execute(text("SELECT pg_advisory_lock(:key)"), {"key": PURGE_KEY})
+        assert await service.tidy(NOW) == Tidied(processed_updates=0, fired_timers=0)
+        assert await remaining(session_factory) == ([1, 2, 3, 4, 5], [old_fired])
+        await other_worker.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": PURGE_KEY})
+    tidied = await service.tidy(NOW)
+    assert (tidied.processed_updates, tidied.fired_timers) == (5, 1)
+    assert await remaining(session_factory) == ([], [])

@@ -23,6 +23,9 @@ class _Settings:
     async def get_values(self, chat_id: int, thread_id: int = 0) -> dict[str, Any]:
         return dict(self._stored.get((chat_id, thread_id), {}))
 
+    async def values_to_change(self, chat_id: int, thread_id: int = 0) -> dict[str, Any]:
+        return await self.get_values(chat_id, thread_id)
+
     async def get_effective_values(self, chat_id: int, thread_id: int) -> dict[str, Any]:
         values = await self.get_values(chat_id, 0)
         if thread_id:

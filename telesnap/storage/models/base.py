@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import DateTime, Dialect, MetaData, TypeDecorator
+from sqlalchemy import BigInteger, DateTime, Dialect, Integer, MetaData, TypeDecorator
 from sqlalchemy.orm import DeclarativeBase
 
-__all__ = ["Base", "UtcDateTime", "utc_now"]
+__all__ = ["Base", "RowId", "UtcDateTime", "utc_now"]
 
 # Stable constraint names: Alembic's batch mode on SQLite needs them.
 NAMING_CONVENTION = {
@@ -25,6 +25,12 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+RowId = BigInteger().with_variant(Integer(), "sqlite")
+"""The type of a generated row id, and of the columns that refer to one: 64-bit, so that
+ids never run out (at 60 rows a second a 32-bit id lasts about 400 days). SQLite keeps
+``INTEGER``: only an ``INTEGER PRIMARY KEY`` is its auto-numbered row id, and it is 64-bit."""
 
 
 def utc_now() -> datetime:

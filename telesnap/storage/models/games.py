@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UtcDateTime, utc_now
+from .base import Base, RowId, UtcDateTime, utc_now
 
 __all__ = ["ACTIVE_STATUSES", "BoardView", "Game", "GameOperation", "GamePlayer", "GameStatus"]
 
@@ -59,7 +59,7 @@ class Game(Base):
         ),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("chats.id", ondelete="CASCADE"))
     thread_id: Mapped[int] = mapped_column(BigInteger, default=0)
     status: Mapped[str] = mapped_column(String(16), default=GameStatus.LOBBY.value)
@@ -92,7 +92,7 @@ class GamePlayer(Base):
     __table_args__ = (UniqueConstraint("game_id", "user_id"),)
 
     game_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+        RowId, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
     )
     seat: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     user_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("users.id"))
@@ -110,7 +110,7 @@ class GameOperation(Base):
     __table_args__ = (Index(None, "user_id", "kind"),)
 
     game_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+        RowId, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
     )
     seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(String(32))
@@ -135,7 +135,7 @@ class BoardView(Base):
     __tablename__ = "board_views"
 
     game_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+        RowId, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
     )
     version: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     message_id: Mapped[int] = mapped_column(BigInteger)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Integer, String
+from sqlalchemy import JSON, BigInteger, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UtcDateTime
+from .base import Base, RowId, UtcDateTime
 
 __all__ = ["Timer"]
 
@@ -18,8 +18,8 @@ class Timer(Base):
 
     __tablename__ = "timers"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    game_id: Mapped[int | None] = mapped_column(Integer, ForeignKey("games.id", ondelete="CASCADE"))
+    id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
+    game_id: Mapped[int | None] = mapped_column(RowId, ForeignKey("games.id", ondelete="CASCADE"))
     chat_id: Mapped[int] = mapped_column(BigInteger)
     thread_id: Mapped[int] = mapped_column(BigInteger, default=0)
     kind: Mapped[str] = mapped_column(String(32))

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UtcDateTime, utc_now
+from .base import Base, RowId, UtcDateTime, utc_now
 
 __all__ = ["OutboxMessage", "OutboxSender", "OutboxState"]
 
@@ -34,12 +34,12 @@ class OutboxMessage(Base):
     __tablename__ = "outbox_messages"
     __table_args__ = (Index("ix_outbox_messages_state_chat_id", "state", "chat_id", "id"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
     chat_id: Mapped[int] = mapped_column(BigInteger)
     thread_id: Mapped[int] = mapped_column(BigInteger, default=0)
     kind: Mapped[str] = mapped_column(String(16))
     game_id: Mapped[int | None] = mapped_column(
-        Integer, ForeignKey("games.id", ondelete="CASCADE"), index=True
+        RowId, ForeignKey("games.id", ondelete="CASCADE"), index=True
     )
     board_version: Mapped[int | None] = mapped_column(Integer)
     payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

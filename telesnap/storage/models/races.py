@@ -8,7 +8,7 @@ from enum import StrEnum
 from sqlalchemy import BigInteger, ForeignKey, Index, Integer, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UtcDateTime, utc_now
+from .base import Base, RowId, UtcDateTime, utc_now
 
 __all__ = ["Race", "RaceState"]
 
@@ -51,9 +51,9 @@ class Race(Base):
         ),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
     game_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("games.id", ondelete="CASCADE"), index=True
+        RowId, ForeignKey("games.id", ondelete="CASCADE"), index=True
     )
     chat_id: Mapped[int] = mapped_column(BigInteger)
     thread_id: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from .base import Base, UtcDateTime, utc_now
+from .base import Base, RowId, UtcDateTime, utc_now
 
 __all__ = ["ALL_CHATS", "GamePlayerResult", "GameResult", "PlayerStats", "ReactionCount"]
 
@@ -37,9 +37,9 @@ class GameResult(Base):
     __tablename__ = "game_results"
     __table_args__ = (Index(None, "chat_id", "id"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id: Mapped[int] = mapped_column(RowId, primary_key=True, autoincrement=True)
     game_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("games.id", ondelete="CASCADE"), unique=True
+        RowId, ForeignKey("games.id", ondelete="CASCADE"), unique=True
     )
     chat_id: Mapped[int] = mapped_column(BigInteger)
     ended_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
@@ -61,10 +61,10 @@ class GamePlayerResult(Base):
     __table_args__ = (Index(None, "user_id", "result_id"),)
 
     game_id: Mapped[int] = mapped_column(
-        Integer, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+        RowId, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
     )
     user_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    result_id: Mapped[int] = mapped_column(Integer)
+    result_id: Mapped[int] = mapped_column(RowId)
     """The game's place in the end order (its ``game_results.id``): a player's rating
     timeline is read from the end of this index, however many games came before."""
     seat: Mapped[int] = mapped_column(Integer)
@@ -121,7 +121,7 @@ class PlayerStats(Base):
     rating_points: Mapped[float] = mapped_column(Float, server_default="1000")
     """The rating shown and ranked by (1000 before any rated game, see
     :class:`telesnap.services.stats_figures.Rating`)."""
-    last_game_id: Mapped[int | None] = mapped_column(Integer)
+    last_game_id: Mapped[int | None] = mapped_column(RowId)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now, onupdate=utc_now)
 
     def figures(self) -> dict[str, Any]:

@@ -90,6 +90,26 @@ class ChatSettingsRepository:
         )
         return dict(row.values) if row is not None else {}
 
+    async def values_to_change(self, chat_id: int, thread_id: int = WHOLE_CHAT) -> dict[str, Any]:
+        """Lock this chat topic's settings row (made if missing) and return its values.
+
+        Two changes at once then follow each other: the second reads what the first
+        saved, so under READ COMMITTED neither is lost. (SQLite's ``BEGIN IMMEDIATE``
+        serialises them anyway.)
+        """
+        await self._session.execute(
+            upsert_insert(self._session, ChatSettings)
+            .values(chat_id=chat_id, thread_id=thread_id, values={}, updated_at=utc_now())
+            .on_conflict_do_nothing(index_elements=[ChatSettings.chat_id, ChatSettings.thread_id])
+        )
+        row = await self._session.scalar(
+            select(ChatSettings)
+            .where(ChatSettings.chat_id == chat_id, ChatSettings.thread_id == thread_id)
+            .with_for_update(),
+            execution_options=_FRESH,
+        )
+        return dict(row.values) if row is not None else {}
+
     async def get_effective_values(self, chat_id: int, thread_id: int) -> dict[str, Any]:
         """Return the whole chat's values overridden by the topic's own ones."""
         values = await self.get_values(chat_id, WHOLE_CHAT)

@@ -294,4 +294,4 @@ class PrivacyRepository:
 
 
 PURGE_KEY = 0x7E1E_5A1D
-"""The advisory lock key held by the worker purging removed chats."""
+"""The advisory lock key held by the worker purging (old bookkeeping, removed chats)."""
