@@ -1,7 +1,7 @@
 """Lobby alerts (/notify) and the private chats the bot may write to.
 
 Revision ID: a7c3e9f15b20
-Revises: e5b2c7d4a913
+Revises: a8c3e1f07b52
 Create Date: 2026-12-02 01:00:00+00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "a7c3e9f15b20"
-down_revision: str | Sequence[str] | None = "e5b2c7d4a913"
+down_revision: str | Sequence[str] | None = "a8c3e1f07b52"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

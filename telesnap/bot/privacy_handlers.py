@@ -17,7 +17,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from ..services.privacy import ChatErasure, PersonErasure, PrivacyService
-from .callbacks import is_signed, key_for, tag
+from .callbacks import carries_button, is_signed, key_for, tag
 from .context import is_chat_admin, place_of_update
 from .i18n import language_of, translator
 from .runtime import runtime_of
@@ -152,7 +152,13 @@ async def on_privacy_button(update: Update, context: Context) -> None:
         button = None if privacy is None else privacy.signer.decode(query.data)
         place = place_of_update(update)
         message = query.message
-        if privacy is None or button is None or place is None or not isinstance(message, Message):
+        if (
+            privacy is None
+            or button is None
+            or place is None
+            or not isinstance(message, Message)
+            or not carries_button(message.reply_markup, query.data)  # its question, not a board
+        ):
             await query.answer(toast_tr.gettext("This button is not valid."))
             return
         kind, target = button

@@ -95,3 +95,21 @@ async def test_menu_and_leaderboard_buttons_of_one_chat_do_nothing_in_another(
         # The menu's own buttons work where they were sent.
         assert await forged_press(elsewhere, "Ann", other_menu, first_data(other_menu)) == ""
         assert (await as_now(elsewhere, other_menu)).text.startswith("Tie window: now")
+
+
+async def test_an_erasure_button_pressed_on_a_board_leaves_it_a_board(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    # The question's own data, sent for a board by the person who asked: the board
+    # must not turn into "your data is erased".
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        asked = await table.command("Bob", "forgetme")
+        question = await table.reply_to(asked)
+        board = (await table.open_and_start(["Ann", "Bob"])).message
+        before = await as_now(table, board)
+
+        assert await forged_press(table, "Bob", board, first_data(question)) == NOT_VALID
+
+        after = await as_now(table, board)
+        assert (after.text, after.buttons) == (before.text, before.buttons)
+        assert "Bob" in after.text, "nothing was erased"
