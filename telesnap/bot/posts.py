@@ -18,11 +18,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaPhoto, Message
 from telegram.constants import ParseMode
+from telegram.error import BadRequest
 
 from ..services.outbox_rows import GameBoards, OutboxEntry
 from ..services.views import TableView
 from .callbacks import CallbackSigner
 from .digest import BoardEvent, board_events, board_lines, fits_together
+from .live_board import LIVE, RecentLines
 from .notices import UnknownNoticeError, render_notice
 from .outbox import Post
 from .render import board_keyboard, compose_board
@@ -64,6 +66,9 @@ class BoardPost:
     the others then have nothing to say and send nothing. ``entry_ids`` are the
     rows a board shows (those that do not fit wait for the next board).
     Without ``pending``, the board shows its own ``events`` and ``table``.
+
+    A game in the live board style (``table.board_style``) edits the message of its
+    newest board shown, when there is one (:mod:`.live_board`).
     """
 
     chat_id: int
@@ -78,6 +83,10 @@ class BoardPost:
     entry_ids: list[int] = field(default_factory=list)
     older_than_shown: bool = False
     """The table shown again is older than a board of the game already shown (sent: none)."""
+    recent: RecentLines | None = None
+    """The last lines of live boards (with it, a live board shows them above its own)."""
+    live_message: int | None = None
+    """The message a live board edits (read with the rows: the game's newest board shown)."""
     key: str | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -93,22 +102,18 @@ class BoardPost:
                 return None  # an earlier board of the game showed these rows already
             if self.older_than_shown:
                 return None  # a newer board of the game is on screen: this table is stale
-        text = compose_board(board_lines(self.events, self.table, self.tr), self.table, self.tr)
+        lines = board_lines(self.events, self.table, self.tr)
+        recent = self.recent if self.table.board_style == LIVE else None
+        shown = recent.with_earlier(self.table.game_id, lines) if recent is not None else lines
+        text = compose_board(shown, self.table, self.tr)
         keyboard = board_keyboard(self.table, self.signer, self.tr)
-        thread = self.thread_id or None
-        if isinstance(bot, QuickSender):
-            message_id = await bot.send_message_returning_id(
-                self.chat_id, text, reply_markup=keyboard, message_thread_id=thread
-            )
-        else:
-            message = await bot.send_message(
-                self.chat_id,
-                text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=keyboard,
-                message_thread_id=thread,
-            )
-            message_id = message.message_id
+        message_id = None
+        if recent is not None and self.live_message is not None:
+            message_id = await self._edit(bot, self.live_message, text, keyboard)
+        if message_id is None:
+            message_id = await self._post(bot, text, keyboard)
+        if recent is not None:
+            recent.shown(self.table.game_id, lines, is_over=self.table.is_over)
         if self.on_shown is not None:
             try:
                 await self.on_shown(self, message_id)
@@ -120,6 +125,46 @@ class BoardPost:
                     self.table.game_id,
                     self.table.board_version,
                 )
+        return message_id
+
+    async def _post(self, bot: Bot, text: str, keyboard: InlineKeyboardMarkup | None) -> int:
+        thread = self.thread_id or None
+        if isinstance(bot, QuickSender):
+            return await bot.send_message_returning_id(
+                self.chat_id, text, reply_markup=keyboard, message_thread_id=thread
+            )
+        message = await bot.send_message(
+            self.chat_id,
+            text,
+            parse_mode=ParseMode.HTML,
+            reply_markup=keyboard,
+            message_thread_id=thread,
+        )
+        return message.message_id
+
+    async def _edit(
+        self, bot: Bot, message_id: int, text: str, keyboard: InlineKeyboardMarkup | None
+    ) -> int | None:
+        """Edit the live board's message; None: it can no longer be edited (post a new one)."""
+        try:
+            await bot.edit_message_text(
+                text,
+                chat_id=self.chat_id,
+                message_id=message_id,
+                parse_mode=ParseMode.HTML,
+                reply_markup=keyboard,
+            )
+        except BadRequest as error:
+            if "not modified" in str(error).lower():
+                return message_id
+            logger.warning(
+                "chat %s, game %s: live board %s cannot be edited (%s); posting a new one",
+                self.chat_id,
+                self.table.game_id,
+                message_id,
+                error,
+            )
+            return None
         return message_id
 
     async def _take_pending(self, pending: PendingBoards) -> bool:
@@ -154,6 +199,7 @@ class BoardPost:
             # is left for a later board: that board would show an older table after it.
             self.table = newest_row
         shown = found.newest_shown
+        self.live_message = found.newest_message
         self.older_than_shown = (
             not self.entry_ids
             and shown is not None

@@ -108,8 +108,8 @@ worker), short enough that a dead worker's chats are taken over soon.
 """
 
 
-async def _newest_shown(uow: UnitOfWork, game_id: int | None) -> int | None:
-    return None if game_id is None else await uow.board_views.newest_version(game_id)
+async def _newest_shown(uow: UnitOfWork, game_id: int | None) -> ShownBoard | None:
+    return None if game_id is None else await uow.board_views.newest(game_id)
 
 
 class OutboxService:
@@ -157,8 +157,8 @@ class OutboxService:
 
     async def pending_for_board(
         self, chat_id: int, game_id: int, after_id: int = 0
-    ) -> tuple[list[Entry], int | None] | None:
-        """:meth:`pending`, and the newest board version of ``game_id`` shown so far (if any).
+    ) -> tuple[list[Entry], ShownBoard | None] | None:
+        """:meth:`pending`, and the newest board of ``game_id`` shown so far (if any).
 
         Read together, so a board about to go out can tell whether a newer one of
         its game is on screen already (it must never show an older table).
@@ -167,7 +167,7 @@ class OutboxService:
 
     async def _read_line(
         self, chat_id: int, after_id: int, shown_of: int | None
-    ) -> tuple[list[Entry], int | None] | None:
+    ) -> tuple[list[Entry], ShownBoard | None] | None:
         now = self._clock()
         async with self._units(read_only=True) as uow:
             lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
