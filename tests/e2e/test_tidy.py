@@ -48,10 +48,17 @@ async def fast_table(tmp_path: Path, board_style: str) -> AsyncIterator[Table]:
         assert refused == [], f"{len(refused)} sends refused with a 429"
 
 
-async def play_to_the_end(table: Table) -> list[TranscriptMessage]:
-    """Open, start, and flip on each board as soon as it arrives, until the game ends."""
+async def play_to_the_end(
+    table: Table, stale_toasts: list[str] | None = None
+) -> list[TranscriptMessage]:
+    """Open, start, and flip on each board as soon as it arrives, until the game ends.
+
+    With ``stale_toasts``: halfway, the player who flipped last presses that Flip again,
+    as on a table an edit has replaced meanwhile; the answer is added to the list.
+    """
     await table.open_and_start(["Ann", "Bob"])
     pressed: set[str] = set()
+    last: tuple[int, str, str] | None = None
 
     async def fresh_flip() -> tuple[TranscriptMessage, str] | None:
         for message in reversed(await table.messages()):
@@ -62,12 +69,20 @@ async def play_to_the_end(table: Table) -> list[TranscriptMessage]:
                         return message, data
         return None
 
-    for _ in range(FLIPS):
+    for index in range(FLIPS):
         message, data = await table.client.wait_for(fresh_flip, timeout=30, what="a new board")
+        if stale_toasts is not None and index == FLIPS // 2 and last is not None:
+            message_id, old_data, player = last
+            query = await table.client.press(
+                table.chat_id, message_id, table.players[player], data=old_data, forged=True
+            )
+            toast = await table.client.wait_for_toast(callback_query_id=query)
+            stale_toasts.append(toast.text or "")
         pressed.add(data)
         turn = read_board(message).turn
         assert turn is not None
         await table.client.press(table.chat_id, message.message_id, table.players[turn], data=data)
+        last = (message.message_id, data, turn)
     await table.wait_for_text("final standings", limit_s=30)
 
     async def buttons_gone() -> bool | None:
@@ -90,7 +105,8 @@ async def test_in_message_style_only_the_newest_boards_keep_buttons(tmp_path: Pa
 
 async def test_in_live_style_the_game_is_one_message_edited_to_its_end(tmp_path: Path) -> None:
     async with fast_table(tmp_path, "live") as table:
-        messages = await play_to_the_end(table)
+        stale_toasts: list[str] = []
+        messages = await play_to_the_end(table, stale_toasts)
         boards = [m for m in messages if is_board(m)]
         assert len(boards) == 1, "one message for the whole game"
         (board,) = boards
@@ -98,3 +114,4 @@ async def test_in_live_style_the_game_is_one_message_edited_to_its_end(tmp_path:
         assert len(board.history) >= 2, "edited in place as the game went on"
         assert board.buttons == []
         assert "flips" in board.text, "the last events stay above the standings"
+        assert stale_toasts == ["The table changed before your press arrived: look again."]
