@@ -85,8 +85,9 @@ class BoardPost:
     """The table shown again is older than a board of the game already shown (sent: none)."""
     recent: RecentLines | None = None
     """The last lines of live boards (with it, a live board shows them above its own)."""
-    live_message: int | None = None
-    """The message a live board edits (read with the rows: the game's newest board shown)."""
+    previous_message: int | None = None
+    """The message of the game's newest board shown before (read with the rows): a live
+    board edits it; a new board takes its buttons off (see :mod:`.tidy`)."""
     key: str | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -108,8 +109,8 @@ class BoardPost:
         text = compose_board(shown, self.table, self.tr)
         keyboard = board_keyboard(self.table, self.signer, self.tr)
         message_id = None
-        if recent is not None and self.live_message is not None:
-            message_id = await self._edit(bot, self.live_message, text, keyboard)
+        if recent is not None and self.previous_message is not None:
+            message_id = await self._edit(bot, self.previous_message, text, keyboard)
         if message_id is None:
             message_id = await self._post(bot, text, keyboard)
         if recent is not None:
@@ -199,7 +200,7 @@ class BoardPost:
             # is left for a later board: that board would show an older table after it.
             self.table = newest_row
         shown = found.newest_shown
-        self.live_message = found.newest_message
+        self.previous_message = found.newest_message
         self.older_than_shown = (
             not self.entry_ids
             and shown is not None

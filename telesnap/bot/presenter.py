@@ -270,7 +270,13 @@ class Presenter:
                     table.game_id,
                     place.chat_id,
                 )
-            self.tidier.board_shown(place.chat_id, table.game_id, message_id, is_over=table.is_over)
+            self.tidier.board_shown(
+                place.chat_id,
+                table.game_id,
+                message_id,
+                is_over=table.is_over,
+                previous=post.previous_message,
+            )
             if more:  # boards that did not fit, or that another worker committed meanwhile
                 self.courier.spawn(self.show_unsent(place.chat_id))
 

@@ -16,9 +16,10 @@ in place) costs nothing here: its message stays the newest, unless a new one
 had to be posted (the old could not be edited), whose predecessor then loses
 its buttons the same way.
 
-Removals go through the courier (never to a chat that removed the bot). After
-a restart, boards shown before it keep theirs (their presses still get a
-clear answer).
+The board before is the one this process showed last, and the game's newest
+board shown as stored (read with the rows the board shows): so a board shown
+by another worker, or before a restart, loses its buttons too. Removals go
+through the courier (never to a chat that removed the bot).
 """
 
 from __future__ import annotations
@@ -44,15 +45,25 @@ class BoardTidier:
     courier: Courier
     _live: dict[int, _LiveBoards] = field(default_factory=dict)
 
-    def board_shown(self, chat_id: int, game_id: int, message_id: int, *, is_over: bool) -> None:
+    def board_shown(
+        self,
+        chat_id: int,
+        game_id: int,
+        message_id: int,
+        *,
+        is_over: bool,
+        previous: int | None = None,
+    ) -> None:
         """A board of ``game_id`` went out as ``message_id``: every other one loses its buttons.
 
+        ``previous``: the message of the game's newest board shown before, as stored.
         The removals go right behind the board; the last board of a game has no buttons.
         """
         live = self._live.setdefault(game_id, _LiveBoards(chat_id))
-        for older in live.message_ids:
-            if older != message_id:
-                self.courier.submit_next(chat_id, KeyboardRemovalPost(chat_id, older))
+        older = [*live.message_ids, *([previous] if previous is not None else [])]
+        for old in dict.fromkeys(older):
+            if old != message_id:
+                self.courier.submit_next(chat_id, KeyboardRemovalPost(chat_id, old))
         if is_over:
             del self._live[game_id]
         else:

@@ -69,3 +69,10 @@ def test_nothing_is_tidied_in_a_chat_that_removed_the_bot() -> None:
     courier.close_chat(CHAT)
     boards.board_shown(CHAT, GAME, 2, is_over=True)
     assert outbox.removed == [], "no edit is sent where the bot was removed"
+
+
+def test_the_board_before_loses_its_buttons_when_another_process_showed_it() -> None:
+    outbox, boards = tidier()  # a worker that did not show board 7 (another did, or a restart)
+    boards.board_shown(CHAT, GAME, 8, is_over=False, previous=7)
+    boards.board_shown(CHAT, GAME, 9, is_over=False, previous=8)
+    assert outbox.removed == [7, 8], "each stored predecessor once"

@@ -15,7 +15,7 @@ from telesnap.bot.outbox import FloodLimits as BotFloodLimits
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits
 from telesnap.emulator.records import TranscriptMessage
-from telesnap.emulator.testing import running_emulator
+from telesnap.emulator.testing import RunningEmulator, running_emulator
 
 from .board_timeline import boards_with_buttons, ended_at, is_board, most_with_buttons
 from .harness import Table, database_file, read_board, table_with
@@ -115,3 +115,24 @@ async def test_in_live_style_the_game_is_one_message_edited_to_its_end(tmp_path:
         assert board.buttons == []
         assert "flips" in board.text, "the last events stay above the standings"
         assert stale_toasts == ["The table changed before your press arrived: look again."]
+
+
+async def test_after_a_restart_the_board_shown_before_it_loses_its_buttons(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        board = await table.open_and_start(["Ann", "Bob"])
+        assert board.turn is not None
+        await table.press(board.turn, board.message, "Flip")
+        before = await table.next_board()
+        await table.stop_bot()
+        await table.start_bot()  # a cold start shows every running game's table again
+        again = await table.next_board()
+
+        async def one_live_board() -> list[int] | None:
+            live = [m.message_id for m in await table.messages() if m.buttons]
+            return live if len(live) == 1 else None
+
+        live = await table.client.wait_for(one_live_board, what="one board with buttons")
+        assert live == [again.message.message_id]
+        assert before.message.message_id != again.message.message_id
