@@ -18,9 +18,16 @@ old) is replaced by a new one.
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from telegram import Bot, InlineKeyboardMarkup
+from telegram.constants import ParseMode
+from telegram.error import BadRequest
+
+logger = logging.getLogger(__name__)
 
 LIVE = "live"
 """The board style of a game shown in one message, edited in place."""
@@ -53,3 +60,31 @@ class RecentLines:
         self._lines[game_id] = kept
         while len(self._lines) > self.games_kept:
             self._lines.popitem(last=False)
+
+
+async def edit_in_place(
+    bot: Bot, chat_id: int, message_id: int, text: str, keyboard: InlineKeyboardMarkup | None
+) -> int | None:
+    """Show the board in the live board's message; None: it can no longer be edited.
+
+    An edit that changes nothing (the same table shown again) counts as shown.
+    """
+    try:
+        await bot.edit_message_text(
+            text,
+            chat_id=chat_id,
+            message_id=message_id,
+            parse_mode=ParseMode.HTML,
+            reply_markup=keyboard,
+        )
+    except BadRequest as error:
+        if "not modified" in str(error).lower():
+            return message_id
+        logger.warning(
+            "chat %s: live board %s cannot be edited (%s); posting a new one",
+            chat_id,
+            message_id,
+            error,
+        )
+        return None
+    return message_id

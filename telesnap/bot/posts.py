@@ -18,13 +18,12 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaPhoto, Message
 from telegram.constants import ParseMode
-from telegram.error import BadRequest
 
 from ..services.outbox_rows import GameBoards, OutboxEntry
 from ..services.views import TableView
 from .callbacks import CallbackSigner
 from .digest import BoardEvent, board_events, board_lines, fits_together
-from .live_board import LIVE, RecentLines
+from .live_board import LIVE, RecentLines, edit_in_place
 from .notices import UnknownNoticeError, render_notice
 from .outbox import Post
 from .render import board_keyboard, compose_board
@@ -110,7 +109,9 @@ class BoardPost:
         keyboard = board_keyboard(self.table, self.signer, self.tr)
         message_id = None
         if recent is not None and self.previous_message is not None:
-            message_id = await self._edit(bot, self.previous_message, text, keyboard)
+            message_id = await edit_in_place(
+                bot, self.chat_id, self.previous_message, text, keyboard
+            )
         if message_id is None:
             message_id = await self._post(bot, text, keyboard)
         if recent is not None:
@@ -142,31 +143,6 @@ class BoardPost:
             message_thread_id=thread,
         )
         return message.message_id
-
-    async def _edit(
-        self, bot: Bot, message_id: int, text: str, keyboard: InlineKeyboardMarkup | None
-    ) -> int | None:
-        """Edit the live board's message; None: it can no longer be edited (post a new one)."""
-        try:
-            await bot.edit_message_text(
-                text,
-                chat_id=self.chat_id,
-                message_id=message_id,
-                parse_mode=ParseMode.HTML,
-                reply_markup=keyboard,
-            )
-        except BadRequest as error:
-            if "not modified" in str(error).lower():
-                return message_id
-            logger.warning(
-                "chat %s, game %s: live board %s cannot be edited (%s); posting a new one",
-                self.chat_id,
-                self.table.game_id,
-                message_id,
-                error,
-            )
-            return None
-        return message_id
 
     async def _take_pending(self, pending: PendingBoards) -> bool:
         """Add the game's unsent rows (after those taken already) while they fit.
