@@ -1,6 +1,6 @@
 """Board styles benchmark: what a 90-flip game costs a group in each style.
 
-Run: .venv/bin/python bench/board_styles.py [--style messages|live|both] [--flips 90] [--scale 10]
+Run: .venv/bin/python bench/board_styles.py [--style messages|live|both] [--flips 90] [--scale 5]
 
 Two players play one game in a group until its flip limit: on every board
 that reaches them, the player on turn presses Flip ``--reaction`` seconds
@@ -196,7 +196,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--style", choices=("messages", "live", "both"), default="both")
     parser.add_argument("--flips", type=int, default=90, help="the game's flip limit")
-    parser.add_argument("--scale", type=float, default=10.0, help="time runs this much faster")
+    parser.add_argument("--scale", type=float, default=5.0, help="time runs this much faster")
     parser.add_argument("--reaction", type=float, default=0.4, help="seconds before a press")
     args = parser.parse_args()
     for style in ("messages", "live") if args.style == "both" else (args.style,):
