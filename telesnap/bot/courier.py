@@ -59,10 +59,10 @@ class Courier:
         future.add_done_callback(_retrieve)
         return future
 
-    def submit_spare(self, chat_id: int, post: Any) -> None:
-        """Queue a post for when the chat has room to spare (tidying); never to a closed chat."""
+    def submit_next(self, chat_id: int, post: Any) -> None:
+        """Queue a post right behind the post being sent (tidying); never to a closed chat."""
         if chat_id not in self._removed_chats:
-            self.outbox.submit_spare(chat_id, post)
+            self.outbox.submit_next(chat_id, post).add_done_callback(_retrieve)
 
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         """Run a coroutine in the background, keeping a reference until it ends.

@@ -26,10 +26,11 @@ post of its game, and a board whose send failed takes in the boards queued
 behind it, so boards never go out of order. So a fast game is shown in fewer
 messages, but every flip, snap and penalty still appears in one of them.
 
-**Spare posts.** A post submitted with :meth:`Outbox.submit_spare` (tidying,
-such as taking the buttons off an old board) goes out only when the chat has
-nothing else to send and its pace is back to a full burst, so it never costs a
-message the players need; it counts in the windows like any other.
+**Next in line.** A post submitted with :meth:`Outbox.submit_next` (tidying:
+taking the buttons off the board a new one replaced) goes right behind the
+post being sent, ahead of those waiting: it takes the next slot of the pace,
+so the chat's older boards lose their buttons as fast as new ones come, and it
+counts in the windows like any other.
 
 **Across workers.** The windows and the pace live in :mod:`.slots`: in the
 process (:class:`~.slots.MemorySlots`), or in the database that several workers
@@ -85,6 +86,8 @@ class _Queued:
     post: Post
     future: asyncio.Future[Any]
     in_flight: bool = False
+    ahead: bool = False
+    """Submitted next in line (:meth:`Outbox.submit_next`): later ones go behind it."""
     own_faults: int = 0
     """How often sending it raised an error that is not Telegram's."""
     followers: list[asyncio.Future[Any]] = field(default_factory=list)
@@ -104,15 +107,11 @@ class _Queued:
 class _Lane:
     items: deque[_Queued] = field(default_factory=deque)
     worker: asyncio.Task[None] | None = None
-    spare: deque[Post] = field(default_factory=deque)
-    arrived: asyncio.Event = field(default_factory=asyncio.Event)
     emptied: asyncio.Event = field(default_factory=asyncio.Event)
 
     def is_idle(self) -> bool:
         """Nothing to send and nothing sending."""
-        return not (
-            self.items or self.spare or (self.worker is not None and not self.worker.done())
-        )
+        return not (self.items or (self.worker is not None and not self.worker.done()))
 
     def newest_with_key(self, key: str) -> _Queued | None:
         return next((item for item in reversed(self.items) if item.post.key == key), None)
@@ -189,19 +188,28 @@ class Outbox:
             newest = lane.newest_with_key(post.key)
             if newest is not None and not newest.in_flight and newest.post.absorb(post):
                 return newest.future
+        return self._queue(chat_id, lane, post, len(lane.items))
+
+    def submit_next(self, chat_id: int, post: Post) -> asyncio.Future[Any]:
+        """Queue a post right behind the one being sent, ahead of those waiting (see above).
+
+        Posts submitted next one after another keep their order.
+        """
+        lane = self._lane(chat_id)
+        place = 1 if lane.items and lane.items[0].in_flight else 0
+        while place < len(lane.items) and lane.items[place].ahead:
+            place += 1
+        return self._queue(chat_id, lane, post, place, ahead=True)
+
+    def _queue(
+        self, chat_id: int, lane: _Lane, post: Post, place: int, *, ahead: bool = False
+    ) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_observed)
-        lane.items.append(_Queued(post, future))
+        lane.items.insert(place, _Queued(post, future, ahead=ahead))
         lane.emptied.clear()
-        lane.arrived.set()
         self._start(chat_id, lane)
         return future
-
-    def submit_spare(self, chat_id: int, post: Post) -> None:
-        """Queue a post that goes out only when the chat has room to spare (see above)."""
-        lane = self._lane(chat_id)
-        lane.spare.append(post)
-        self._start(chat_id, lane)
 
     def _start(self, chat_id: int, lane: _Lane) -> None:
         if lane.worker is None or lane.worker.done():
@@ -223,12 +231,12 @@ class Outbox:
         while (delay := await self._reserve(chat_id)) > 0:
             await self._sleep(delay)
 
-    async def _reserve(self, chat_id: int, *, spare: bool = False) -> float:
+    async def _reserve(self, chat_id: int) -> float:
         """Take a slot now (0) or say how long to wait; a slot that cannot be counted waits."""
         if not self._limits.enabled:
             return 0.0
         try:
-            return await self._slots.reserve(chat_id, spare=spare)
+            return await self._slots.reserve(chat_id)
         except Exception:
             # Sending uncounted could break the limits for every worker: wait and ask again.
             logger.exception("chat %s: the flood-limit windows cannot be read; waiting", chat_id)
@@ -245,11 +253,7 @@ class Outbox:
 
     async def _drain(self, chat_id: int, lane: _Lane) -> None:
         failures = 0
-        while lane.items or lane.spare:
-            if not lane.items:
-                lane.emptied.set()
-                await self._send_spare(chat_id, lane)
-                continue
+        while lane.items:
             item = lane.items[0]
             await self._wait_for_slot(chat_id)
             item.in_flight = True
@@ -321,43 +325,6 @@ class Outbox:
             item.settle(result)
         lane.emptied.set()
 
-    async def _send_spare(self, chat_id: int, lane: _Lane) -> None:
-        """Send the first spare post if the chat has room to spare; else wait for it (or a post)."""
-        # Cleared before asking: a post that arrives while the windows answer (a
-        # transaction, when they are shared) must cut the wait short, not be lost in it.
-        lane.arrived.clear()
-        wait = await self._reserve(chat_id, spare=True)
-        if wait > 0:
-            waits = [
-                asyncio.ensure_future(self._sleep(wait)),
-                asyncio.ensure_future(lane.arrived.wait()),
-            ]
-            try:
-                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-            finally:  # also when the lane is closed meanwhile
-                for pending in waits:
-                    pending.cancel()
-                await asyncio.gather(*waits, return_exceptions=True)
-            return
-        post = lane.spare.popleft()
-        try:
-            try:
-                await post.send(self._bot)
-            finally:
-                await self._sent(chat_id)
-        except BadRequest as error:
-            if "not modified" not in str(error).lower():
-                logger.warning(
-                    "chat %s: Telegram refused %s: %s", chat_id, type(post).__name__, error
-                )
-        except Forbidden as error:
-            logger.warning("chat %s: the bot cannot post here (%s)", chat_id, error)
-            lane.spare.clear()
-            self._report_forbidden(chat_id)
-        except Exception:
-            # Tidying is worth no retry that could hold up the chat's real messages.
-            logger.exception("chat %s: sending %s failed", chat_id, type(post).__name__)
-
     @staticmethod
     def _wait_again(lane: _Lane, item: _Queued) -> None:
         item.in_flight = False
@@ -375,11 +342,10 @@ class Outbox:
     def _fail_all(lane: _Lane, error: Exception) -> None:
         while lane.items:
             lane.items.popleft().settle(error=error)
-        lane.spare.clear()
         lane.emptied.set()
 
     async def flush(self) -> None:
-        """Wait until every lane has sent what it holds (spare posts may still wait)."""
+        """Wait until every lane has sent what it holds."""
         while busy := [
             lane
             for lane in self._lanes.values()

@@ -23,6 +23,7 @@ from ..services.outbox_rows import GameBoards, OutboxEntry
 from ..services.views import TableView
 from .callbacks import CallbackSigner
 from .digest import BoardEvent, board_events, board_lines, fits_together
+from .live_board import LIVE, RecentLines, edit_in_place
 from .notices import UnknownNoticeError, render_notice
 from .outbox import Post
 from .render import board_keyboard, compose_board
@@ -64,6 +65,9 @@ class BoardPost:
     the others then have nothing to say and send nothing. ``entry_ids`` are the
     rows a board shows (those that do not fit wait for the next board).
     Without ``pending``, the board shows its own ``events`` and ``table``.
+
+    A game in the live board style (``table.board_style``) edits the message of its
+    newest board shown, when there is one (:mod:`.live_board`).
     """
 
     chat_id: int
@@ -78,6 +82,11 @@ class BoardPost:
     entry_ids: list[int] = field(default_factory=list)
     older_than_shown: bool = False
     """The table shown again is older than a board of the game already shown (sent: none)."""
+    recent: RecentLines | None = None
+    """The last lines of live boards (with it, a live board shows them above its own)."""
+    previous_message: int | None = None
+    """The message of the game's newest board shown before (read with the rows): a live
+    board edits it; a new board takes its buttons off (see :mod:`.tidy`)."""
     key: str | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -93,22 +102,20 @@ class BoardPost:
                 return None  # an earlier board of the game showed these rows already
             if self.older_than_shown:
                 return None  # a newer board of the game is on screen: this table is stale
-        text = compose_board(board_lines(self.events, self.table, self.tr), self.table, self.tr)
+        lines = board_lines(self.events, self.table, self.tr)
+        recent = self.recent if self.table.board_style == LIVE else None
+        shown = recent.with_earlier(self.table.game_id, lines) if recent is not None else lines
+        text = compose_board(shown, self.table, self.tr)
         keyboard = board_keyboard(self.table, self.signer, self.tr)
-        thread = self.thread_id or None
-        if isinstance(bot, QuickSender):
-            message_id = await bot.send_message_returning_id(
-                self.chat_id, text, reply_markup=keyboard, message_thread_id=thread
+        message_id = None
+        if recent is not None and self.previous_message is not None:
+            message_id = await edit_in_place(
+                bot, self.chat_id, self.previous_message, text, keyboard
             )
-        else:
-            message = await bot.send_message(
-                self.chat_id,
-                text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=keyboard,
-                message_thread_id=thread,
-            )
-            message_id = message.message_id
+        if message_id is None:
+            message_id = await self._post(bot, text, keyboard)
+        if recent is not None:
+            recent.shown(self.table.game_id, lines, is_over=self.table.is_over)
         if self.on_shown is not None:
             try:
                 await self.on_shown(self, message_id)
@@ -121,6 +128,21 @@ class BoardPost:
                     self.table.board_version,
                 )
         return message_id
+
+    async def _post(self, bot: Bot, text: str, keyboard: InlineKeyboardMarkup | None) -> int:
+        thread = self.thread_id or None
+        if isinstance(bot, QuickSender):
+            return await bot.send_message_returning_id(
+                self.chat_id, text, reply_markup=keyboard, message_thread_id=thread
+            )
+        message = await bot.send_message(
+            self.chat_id,
+            text,
+            parse_mode=ParseMode.HTML,
+            reply_markup=keyboard,
+            message_thread_id=thread,
+        )
+        return message.message_id
 
     async def _take_pending(self, pending: PendingBoards) -> bool:
         """Add the game's unsent rows (after those taken already) while they fit.
@@ -154,6 +176,7 @@ class BoardPost:
             # is left for a later board: that board would show an older table after it.
             self.table = newest_row
         shown = found.newest_shown
+        self.previous_message = found.newest_message
         self.older_than_shown = (
             not self.entry_ids
             and shown is not None

@@ -28,6 +28,7 @@ from .callbacks import CallbackSigner
 from .courier import Courier
 from .i18n import DEFAULT_LANGUAGE, directed, language_of, translator
 from .line_post import LinePost
+from .live_board import RecentLines
 from .posts import BoardPost, EditPost, TextPost
 from .tidy import BoardTidier
 
@@ -46,6 +47,8 @@ class Presenter:
     settings: SettingsService
     outbox: OutboxService
     tidier: BoardTidier
+    recent: RecentLines = field(default_factory=RecentLines)
+    """The last lines of each live board, shown again above the next events."""
     _languages: OrderedDict[int, str] = field(default_factory=OrderedDict)
     _sent_unmarked: set[int] = field(default_factory=set)
     """Rows shown whose marking as sent failed: never shown again, marked with the next."""
@@ -161,6 +164,7 @@ class Presenter:
             on_shown=self.board_shown(place),
             pending=self._pending_boards,
             standalone=standalone,
+            recent=self.recent,
         )
         future = self.courier.submit(place.chat_id, post)
         if not future.done():
@@ -266,7 +270,13 @@ class Presenter:
                     table.game_id,
                     place.chat_id,
                 )
-            self.tidier.board_shown(place.chat_id, table.game_id, message_id, is_over=table.is_over)
+            self.tidier.board_shown(
+                place.chat_id,
+                table.game_id,
+                message_id,
+                is_over=table.is_over,
+                previous=post.previous_message,
+            )
             if more:  # boards that did not fit, or that another worker committed meanwhile
                 self.courier.spawn(self.show_unsent(place.chat_id))
 

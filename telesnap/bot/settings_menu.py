@@ -48,6 +48,7 @@ def setting_label(spec: SettingSpec, tr: gettext.NullTranslations) -> str:
         "language": tr.gettext("Language"),
         "shared_stats": tr.gettext("Figures shared across chats"),
         "keep_after_removal": tr.gettext("Kept after the bot is removed"),
+        "board_style": tr.gettext("Board"),
     }
     return labels[spec.name]
 
@@ -90,6 +91,10 @@ def value_label(spec: SettingSpec, value: Any, tr: gettext.NullTranslations) -> 
         "rank": tr.gettext("same rank"),
         "rank_and_colour": tr.gettext("same rank and colour"),
         "suit": tr.gettext("same suit"),
+        # Translators: the board style where every flip is a message of its own.
+        "messages": tr.gettext("a message per flip"),
+        # Translators: the board style where the game is one message, edited as it plays.
+        "live": tr.gettext("one live message"),
     }
     return choices.get(str(value), str(value))
 

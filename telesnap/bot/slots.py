@@ -77,13 +77,11 @@ def chat_limit(limits: FloodLimits, chat_id: int) -> ChatLimit:
     return ChatLimit(limits.private_messages, limits.private_window_s, None, 0.0)
 
 
-def reserve_step(
-    limits: FloodLimits, chat_id: int, now: float, chat: State, bot: State, *, spare: bool = False
-) -> float:
+def reserve_step(limits: FloodLimits, chat_id: int, now: float, chat: State, bot: State) -> float:
     """Take a slot in ``chat`` and ``bot`` (the states, changed in place) and answer 0.
 
     If one of them has no room, nothing is taken and the answer is the seconds
-    to wait. A ``spare`` send (tidying) also waits for the chat's whole burst.
+    to wait.
     A slot taken is begun at ``now``: :func:`finish_step` ends it by that moment.
     """
     limit = chat_limit(limits, chat_id)
@@ -95,7 +93,7 @@ def reserve_step(
         pace = Pace(limit.burst, limit.interval_s, clock, chat.get("pace"))
     waits = [window.delay(), bot_window.delay()]
     if pace is not None:
-        waits.append(pace.until_full() if spare else pace.delay())
+        waits.append(pace.delay())
     delay = max(waits)
     if delay <= 0:
         window.begin()
@@ -142,7 +140,7 @@ def is_quiet(limits: FloodLimits, chat_id: int, now: float, chat: State) -> bool
 class Slots(Protocol):
     """Where the outbox takes a slot before each send, and gives it back after."""
 
-    async def reserve(self, chat_id: int, *, spare: bool = False) -> float:
+    async def reserve(self, chat_id: int) -> float:
         """Take a slot for a send to ``chat_id`` now (0), or say how long to wait first."""
 
     async def finish(self, chat_id: int) -> None:
@@ -186,11 +184,11 @@ class MemorySlots:
         self._bot: State = {}
         self._begun = _Begun()
 
-    async def reserve(self, chat_id: int, *, spare: bool = False) -> float:
+    async def reserve(self, chat_id: int) -> float:
         """Take a slot for a send to ``chat_id`` now (0), or say how long to wait first."""
         chat = self._chats.setdefault(chat_id, {})
         now = self._clock()
-        delay = reserve_step(self._limits, chat_id, now, chat, self._bot, spare=spare)
+        delay = reserve_step(self._limits, chat_id, now, chat, self._bot)
         return self._begun.took(chat_id, now, delay)
 
     async def finish(self, chat_id: int) -> None:
@@ -227,13 +225,13 @@ class StoredSlots:
         self._clock = clock
         self._begun = _Begun()
 
-    async def reserve(self, chat_id: int, *, spare: bool = False) -> float:
+    async def reserve(self, chat_id: int) -> float:
         """Take a slot for a send to ``chat_id`` now (0), or say how long to wait first."""
 
         def step(states: list[State]) -> tuple[list[State], tuple[float, float]]:
             chat, bot = states
             now = self._clock()
-            delay = reserve_step(self._limits, chat_id, now, chat, bot, spare=spare)
+            delay = reserve_step(self._limits, chat_id, now, chat, bot)
             return [chat, bot], (now, delay)
 
         now, delay = await self._states([chat_id, BOT_WIDE], step)

@@ -47,7 +47,11 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.REPEATED_PRESS: tr.gettext(
             "You pressed that already: each button counts once per board."
         ),
-        Reason.OLD_BOARD: tr.gettext("This is an old message: use the newest one."),
+        Reason.OLD_BOARD: (
+            tr.gettext("The table changed before your press arrived: look again.")
+            if details.get("live")
+            else tr.gettext("This is an old message: use the newest one.")
+        ),
         Reason.GAME_OVER: tr.gettext("This game is over."),
         Reason.OTHER_GAME: tr.gettext(
             "This button belongs to a game that is not being played here."

@@ -1,82 +1,73 @@
-"""A tidy chat: boards whose turn has passed lose their buttons, when it costs nothing.
+"""A tidy chat: only a game's newest board keeps its buttons, and an ended game keeps none.
 
-Every flip leaves a board in the chat. Once a board is two boards old, its
-Flip can only answer "This is an old message" and its Snap! is no better than
-the newest board's, so the bot takes its buttons off. The board just before
-the newest keeps them: a player may not have the newest yet, or may press the
-one they see while the next is on its way. When the game ends, every board of
-the game loses its buttons.
+When a board of a game is shown, the buttons of the game's board before it
+come off in the chat's very next send: the removal is queued right behind the
+board (:meth:`~.outbox.Outbox.submit_next`), ahead of any board waiting. So
+at any moment at most two boards of a game have buttons: the newest, and the
+one before it until the next slot of the pace (a press on it may be on its
+way; a press sent is answered whatever becomes of the buttons). The last board
+of a game has none, and the removal of the one before it goes right behind it,
+so an ended game keeps no buttons longer than one slot of the pace.
 
-A running game is tidied once it goes quiet: when :data:`QUIET_S` pass without
-a new board of it, its old boards lose their buttons all at once. A game that
-shows a board every second or two is left alone while it plays (each edit is
-an API call, and it would compete with the presses of every chat), and
-tidied when it pauses or ends.
+Each removal is an edit, counted in the flood windows like any message, and
+planned into the pace: a busy group shows a board every two slots instead of
+every one, and never falls behind. A live board (one message per game, edited
+in place) costs nothing here: its message stays the newest, unless a new one
+had to be posted (the old could not be edited), whose predecessor then loses
+its buttons the same way.
 
-The removals are spare posts, queued through the courier (never to a chat that
-removed the bot): they go out only when the chat has
-nothing else to send and a full burst at hand, so they never delay a board,
-and they count in the flood windows like any edit. After a restart, boards
-shown before it keep theirs (their presses still get a clear answer).
+The board before is the one this process showed last, and the game's newest
+board shown as stored (read with the rows the board shows): so a board shown
+by another worker, or before a restart, loses its buttons too. Removals go
+through the courier (never to a chat that removed the bot).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections import deque
 from dataclasses import dataclass, field
 
 from .courier import Courier
 from .posts import KeyboardRemovalPost
 
-KEEP_LIVE = 2
-"""Boards of a running game that keep their buttons: the newest and the one before."""
-QUIET_S = 1.5
-"""How long a running game shows no new board before its old boards are tidied."""
-
 
 @dataclass(eq=False)
 class _LiveBoards:
-    """One running game's boards that still have buttons, and its pending tidy-up."""
+    """One running game's boards that still have buttons, oldest first."""
 
     chat_id: int
-    message_ids: deque[int] = field(default_factory=deque)
-    tidy_later: asyncio.TimerHandle | None = None
+    message_ids: list[int] = field(default_factory=list)
 
 
 @dataclass(eq=False)
 class BoardTidier:
-    """Remembers each running game's boards that still have buttons, and tidies them."""
+    """Remembers each running game's boards that still have buttons, and takes them off."""
 
     courier: Courier
-    quiet_s: float = QUIET_S
-    """How long a game shows no new board before it is tidied (see :data:`QUIET_S`)."""
     _live: dict[int, _LiveBoards] = field(default_factory=dict)
 
-    def board_shown(self, chat_id: int, game_id: int, message_id: int, *, is_over: bool) -> None:
-        """A board of ``game_id`` went out as ``message_id``; older ones may lose their buttons.
+    def board_shown(
+        self,
+        chat_id: int,
+        game_id: int,
+        message_id: int,
+        *,
+        is_over: bool,
+        previous: int | None = None,
+    ) -> None:
+        """A board of ``game_id`` went out as ``message_id``: every other one loses its buttons.
 
-        The last board of a game has no buttons, and every earlier one loses them now;
-        while the game runs, they lose them once it goes quiet.
+        ``previous``: the message of the game's newest board shown before, as stored.
+        The removals go right behind the board; the last board of a game has no buttons.
         """
         live = self._live.setdefault(game_id, _LiveBoards(chat_id))
-        if live.tidy_later is not None:
-            live.tidy_later.cancel()
-            live.tidy_later = None
+        older = [*live.message_ids, *([previous] if previous is not None else [])]
+        for old in dict.fromkeys(older):
+            if old != message_id:
+                self.courier.submit_next(chat_id, KeyboardRemovalPost(chat_id, old))
         if is_over:
             del self._live[game_id]
-            self._remove_buttons(live, keep=0)
-            return
-        live.message_ids.append(message_id)
-        if len(live.message_ids) > KEEP_LIVE:
-            loop = asyncio.get_running_loop()
-            live.tidy_later = loop.call_later(self.quiet_s, self._remove_buttons, live, KEEP_LIVE)
-
-    def _remove_buttons(self, live: _LiveBoards, keep: int) -> None:
-        live.tidy_later = None
-        while len(live.message_ids) > keep:
-            message_id = live.message_ids.popleft()
-            self.courier.submit_spare(live.chat_id, KeyboardRemovalPost(live.chat_id, message_id))
+        else:
+            live.message_ids = [message_id]
 
     @property
     def game_count(self) -> int:

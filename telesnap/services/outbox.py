@@ -110,8 +110,8 @@ worker), short enough that a dead worker's chats are taken over soon.
 """
 
 
-async def _newest_shown(uow: UnitOfWork, game_id: int | None) -> int | None:
-    return None if game_id is None else await uow.board_views.newest_version(game_id)
+async def _newest_shown(uow: UnitOfWork, game_id: int | None) -> ShownBoard | None:
+    return None if game_id is None else await uow.board_views.newest(game_id)
 
 
 class OutboxService:
@@ -167,8 +167,8 @@ class OutboxService:
 
     async def pending_for_board(
         self, chat_id: int, game_id: int, after_id: int = 0
-    ) -> tuple[list[Entry], int | None] | None:
-        """:meth:`pending`, and the newest board version of ``game_id`` shown so far (if any).
+    ) -> tuple[list[Entry], ShownBoard | None] | None:
+        """:meth:`pending`, and the newest board of ``game_id`` shown so far (if any).
 
         Read together, so a board about to go out can tell whether a newer one of
         its game is on screen already (it must never show an older table).
@@ -177,7 +177,7 @@ class OutboxService:
 
     async def _read_line(
         self, chat_id: int, after_id: int, shown_of: int | None
-    ) -> tuple[list[Entry], int | None] | None:
+    ) -> tuple[list[Entry], ShownBoard | None] | None:
         now = self._clock()
         if not self._leases.stored:
             return await self._read_line_in_process(chat_id, after_id, shown_of, now)
@@ -203,7 +203,7 @@ class OutboxService:
 
     async def _read_line_in_process(
         self, chat_id: int, after_id: int, shown_of: int | None, now: datetime
-    ) -> tuple[list[Entry], int | None] | None:
+    ) -> tuple[list[Entry], ShownBoard | None] | None:
         """:meth:`_read_line` when the leases live in this process: a read, never the write lock.
 
         Taking the chat writes nothing, so the rows are read in a read-only
@@ -268,7 +268,7 @@ class OutboxService:
             more = await self._keep_or_let_go(uow, chat_id)
         if self._mirror is not None:
             self._mirror.settled(chat_id, entry_ids)
-            self._mirror.shown(game_id, version)
+            self._mirror.shown(shown)
         return more
 
     async def line_sent(

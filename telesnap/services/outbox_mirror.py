@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from ..game import SnapError
 from ..storage.models import OutboxMessage
 from ..storage.outbox_watch import OutboxWatch
+from ..storage.repositories import ShownBoard
 from .outbox_rows import Entry, LobbyEntry, entry_of
 
 logger = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ class LineMirror:
         self._lines: dict[int, dict[int, Entry]] = {}
         self._touched: dict[int, int] = {}
         """Per chat, how many committed units added rows to it (to seed only a still line)."""
-        self._shown: dict[int, int | None] = {}
+        self._shown: dict[int, ShownBoard | None] = {}
         watch.listen(self._added)
 
     def line(self, chat_id: int, after_id: int) -> list[Entry] | None:
@@ -50,8 +51,8 @@ class LineMirror:
         # Sorted: two changes' listeners may run in another order than their commits.
         return [entry for entry_id, entry in sorted(entries.items()) if entry_id > after_id]
 
-    def newest_shown(self, game_id: int | None) -> tuple[bool, int | None]:
-        """(known, version): the highest version of ``game_id`` shown, if known here."""
+    def newest_shown(self, game_id: int | None) -> tuple[bool, ShownBoard | None]:
+        """(known, board): the newest board of ``game_id`` shown, if known here."""
         if game_id is None:
             return True, None
         if game_id in self._shown:
@@ -68,7 +69,7 @@ class LineMirror:
         mark: int,
         entries: Sequence[Entry],
         game_id: int | None,
-        newest_shown: int | None,
+        newest_shown: ShownBoard | None,
     ) -> None:
         """Know the chat's whole line as read, unless something was committed since ``mark``."""
         self._check_rewrites()
@@ -76,7 +77,7 @@ class LineMirror:
             if newest_shown is None:
                 self._shown.setdefault(game_id, None)
             else:
-                self.shown(game_id, newest_shown)  # never lower than what this process showed
+                self.shown(newest_shown)  # never older than what this process showed
         if self.touched(chat_id) != mark or any(isinstance(e, LobbyEntry) for e in entries):
             return
         self._lines[chat_id] = {entry.id: entry for entry in entries}
@@ -88,12 +89,11 @@ class LineMirror:
             for entry_id in entry_ids:
                 entries.pop(entry_id, None)
 
-    def shown(self, game_id: int, version: int) -> None:
-        """Board ``version`` of the game is on screen."""
-        known = self._shown.get(game_id)
-        if game_id in self._shown and known is not None and known >= version:
-            return
-        self._shown[game_id] = version
+    def shown(self, board: ShownBoard) -> None:
+        """``board`` is on screen (the game's newest, unless a newer one is known)."""
+        known = self._shown.get(board.game_id)
+        if known is None or known.version < board.version:
+            self._shown[board.game_id] = board
 
     def forget(self, chat_ids: Iterable[int]) -> None:
         """Read these chats from the database next time."""

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..game import SnapError
 from ..storage.models import OutboxMessage
+from ..storage.repositories import ShownBoard
 from ..storage.uow import UnitOfWork
 from .types import Place
 from .views import LobbyView, PlayOutcome, lobby_from_json, lobby_to_json, play_from_json
@@ -245,13 +246,22 @@ class GameBoards:
     """More of the game's rows wait behind a lobby or notice."""
     newest_shown: int | None
     """The highest board version of the game shown so far (None before any)."""
+    newest_message: int | None = None
+    """The message that shows that board (a live board is edited there)."""
 
 
-def game_boards(entries: Sequence[Entry], game_id: int, newest_shown: int | None) -> GameBoards:
+def game_boards(
+    entries: Sequence[Entry], game_id: int, newest_shown: ShownBoard | None
+) -> GameBoards:
     """The boards of ``game_id`` before the first lobby or notice, and what holds it up."""
     boards = boards_in_line(entries, game_id)
     mine = [entry for entry in entries if entry.game_id == game_id]
-    return GameBoards(boards, held=len(mine) > len(boards), newest_shown=newest_shown)
+    return GameBoards(
+        boards,
+        held=len(mine) > len(boards),
+        newest_shown=None if newest_shown is None else newest_shown.version,
+        newest_message=None if newest_shown is None else newest_shown.message_id,
+    )
 
 
 def boards_in_line(entries: Sequence[Entry], game_id: int) -> list[OutboxEntry]:

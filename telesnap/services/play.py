@@ -53,7 +53,8 @@ class PlayService(Service):
             if seen_version is not None and seen_version != game.board_version:
                 newest = await self._shown.newest_version(uow, loaded.game_id)
                 if newest is not None and seen_version < newest:
-                    raise Refused(Reason.OLD_BOARD)
+                    live = loaded.settings.board_style == "live"
+                    raise Refused(Reason.OLD_BOARD, {"live": live})
             before = len(game.history)
             try:
                 game.flip(seat, seen_version)

@@ -39,6 +39,10 @@ all read it."""
 
 AWAY_ACTIONS = ("auto_flip", "skip")
 
+BOARD_STYLES = ("messages", "live")
+"""How a game is shown: a message per board (each flip stays in the chat, only the
+newest keeps buttons), or one live message per game, edited in place."""
+
 DEFAULT_KEEP_AFTER_REMOVAL_DAYS = 30
 """A chat that removed the bot is erased this long after (long enough to add it back)."""
 
@@ -90,6 +94,8 @@ SPECS: tuple[SettingSpec, ...] = (
     SettingSpec("shared_stats", "shared_stats", "switch", presets=(True, False)),
     SettingSpec("keep_after_removal", "keep_after_removal_days", "int", 1, 365,
                 presets=(1, 7, 30, 90, 365)),
+    SettingSpec("board_style", "board_style", "choice", choices=BOARD_STYLES,
+                presets=BOARD_STYLES),
 )  # fmt: skip
 """Every setting, in the order ``/settings`` shows them."""
 
@@ -116,6 +122,8 @@ class GameSettings:
     """Whether this chat's people are shown in figures across chats and the global board."""
     keep_after_removal_days: int = DEFAULT_KEEP_AFTER_REMOVAL_DAYS
     """How long the chat's data is kept once the bot is removed from it."""
+    board_style: str = BOARD_STYLES[0]
+    """A message per board, or one live message per game (see :data:`BOARD_STYLES`)."""
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> GameSettings:

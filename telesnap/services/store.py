@@ -78,6 +78,7 @@ class LoadedGame:
             self.names,
             self.fastest_calls,
             flip_limit=self.settings.flip_limit,
+            board_style=self.settings.board_style,
         )
 
 

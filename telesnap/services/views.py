@@ -11,7 +11,7 @@ import functools
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import MISSING, Field, dataclass, fields, is_dataclass
 from typing import Any
 
 from ..game import (
@@ -59,6 +59,8 @@ class TableView:
     """The final standings, once the game has ended."""
     flip_limit: int | None = None
     """The flip limit the game plays by (None: none), so its end can say which limit ended it."""
+    board_style: str = "messages"
+    """How the game is shown: a message per board, or one live message (see the settings)."""
 
     @property
     def is_over(self) -> bool:
@@ -83,6 +85,7 @@ class TableView:
         fastest_calls: Mapping[int, int] | None = None,
         *,
         flip_limit: int | None = None,
+        board_style: str = "messages",
     ) -> TableView:
         """Build the view of ``game`` whose seats belong to ``user_ids`` called ``names``.
 
@@ -115,6 +118,7 @@ class TableView:
             end_reason=outcome.reason if outcome else None,
             final=final_view(game, names, fastest_calls or {}) if outcome else None,
             flip_limit=flip_limit,
+            board_style=board_style,
         )
 
 
@@ -274,6 +278,10 @@ def _field_types(kind: type) -> dict[str, Any]:
     return typing.get_type_hints(kind)
 
 
+def _has_default(field: Field[Any]) -> bool:
+    return field.default is not MISSING or field.default_factory is not MISSING
+
+
 def _decode(kind: Any, data: Any) -> Any:
     origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
@@ -292,8 +300,13 @@ def _decode(kind: Any, data: Any) -> Any:
         return kind(data)
     if isinstance(kind, type) and is_dataclass(kind):
         hints = _field_types(kind)
+        # A field missing from older JSON takes its default (a field without one must be there).
         return kind(
-            **{field.name: _decode(hints[field.name], data[field.name]) for field in fields(kind)}
+            **{
+                field.name: _decode(hints[field.name], data[field.name])
+                for field in fields(kind)
+                if field.name in data or not _has_default(field)
+            }
         )
     if kind in (int, str, bool) and not isinstance(data, kind):
         raise ValueError(f"expected {kind.__name__}, not {data!r}")

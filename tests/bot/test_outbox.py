@@ -275,66 +275,40 @@ async def test_the_whole_bot_stays_under_its_window_across_many_chats() -> None:
     await outbox.close()
 
 
-class SpareSignal(Plain):
-    """A spare post that says when it went out."""
+class ShownThenTidied(Plain):
+    """A board that, once sent, queues the removal of an older board's buttons next in line."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, outbox: Outbox, removals: list[str]) -> None:
         super().__init__(text)
-        self.sent = asyncio.Event()
+        self.outbox = outbox
+        self.removals = removals
 
     async def send(self, bot: Any) -> Any:
         result = await super().send(bot)
-        self.sent.set()
+        for removal in self.removals:
+            self.outbox.submit_next(GROUP, Plain(removal))
         return result
 
 
-async def test_a_spare_post_waits_for_room_and_never_delays_a_message() -> None:
+async def test_a_post_queued_next_goes_right_behind_the_one_being_sent() -> None:
     limits = FloodLimits()
     interval = limits.group_interval_s
     outbox, bot, _ = paced_outbox(limits)
-    spare = SpareSignal("tidy")
-    for index in range(5):
-        outbox.submit(GROUP, Plain(f"message {index}"))
-    outbox.submit_spare(GROUP, spare)
+    outbox.submit(GROUP, Plain("board 1"))
+    outbox.submit(GROUP, Plain("board 2"))
+    outbox.submit(GROUP, ShownThenTidied("board 3", outbox, ["untidy 1", "untidy 2"]))
+    outbox.submit(GROUP, Plain("board 4"))
+    outbox.submit(GROUP, Plain("board 5"))
     await outbox.flush()
-    assert bot.times == pytest.approx([0, 0, 0, interval, 2 * interval])
-    await settled(asyncio.ensure_future(spare.sent.wait()))
-    assert bot.sent[-1] == "tidy"
-    # It went once the burst was whole again: the next messages go out at once.
-    assert bot.times[-1] == pytest.approx(2 * interval + limits.group_burst * interval)
+    tidied = ["untidy 1", "untidy 2"]
+    assert bot.sent == ["board 1", "board 2", "board 3", *tidied, "board 4", "board 5"]
+    # Counted in the pace like any message: nothing goes faster than the burst and the pace.
+    assert bot.times == pytest.approx([0, 0, 0, interval, 2 * interval, 3 * interval, 4 * interval])
     await outbox.close()
 
 
-class SlowSpareSlots:
-    """Shared flood-limit windows: a spare slot's answer takes a while, then says wait."""
-
-    def __init__(self) -> None:
-        self.asked = asyncio.Event()
-        self.answer = asyncio.Event()
-
-    async def reserve(self, chat_id: int, *, spare: bool = False) -> float:
-        if not spare:
-            return 0.0
-        self.asked.set()
-        await self.answer.wait()
-        return 30.0
-
-    async def finish(self, chat_id: int) -> None:
-        pass
-
-    def forget_if_quiet(self, chat_id: int) -> bool:
-        return False
-
-
-async def test_a_message_queued_while_a_spare_post_asks_for_room_goes_out_at_once() -> None:
-    bot = RecordingBot()
-    slots = SlowSpareSlots()
-    sleep = ManualSleep()  # the spare post's wait never ends by itself
-    outbox = Outbox(bot, FloodLimits(), sleep=sleep, slots=slots)  # type: ignore[arg-type]
-    outbox.submit_spare(GROUP, Plain("tidy"))
-    await settled(asyncio.ensure_future(slots.asked.wait()))
-    ended = outbox.submit(GROUP, Plain("the game was stopped"))  # while the windows answer
-    slots.answer.set()
-    await settled(ended)
-    assert bot.sent == ["the game was stopped"], "not held behind the spare post's wait"
+async def test_a_post_queued_next_in_an_idle_chat_goes_at_once() -> None:
+    outbox, bot, _ = paced_outbox(FloodLimits())
+    await settled(outbox.submit_next(GROUP, Plain("untidy")))
+    assert bot.sent == ["untidy"]
     await outbox.close()

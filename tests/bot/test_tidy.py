@@ -1,8 +1,7 @@
-"""Tidying a game's old boards: not while it plays fast, at once when it goes quiet or ends."""
+"""Tidying a game's boards: the one before the newest loses its buttons right behind it."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, cast
 
 from telesnap.bot.courier import Courier
@@ -13,61 +12,67 @@ from telesnap.bot.tidy import BoardTidier
 CHAT, GAME = -700, 5
 
 
-class SpareOutbox:
-    """Records the spare posts it is given; ``spared`` is set at each one."""
+class NextOutbox:
+    """Records the posts queued next in line."""
 
     def __init__(self) -> None:
         self.removed: list[int] = []
-        self.spared = asyncio.Event()
 
-    def submit_spare(self, chat_id: int, post: Any) -> None:
+    def submit_next(self, chat_id: int, post: Any) -> Any:
         assert isinstance(post, KeyboardRemovalPost)
         assert chat_id == CHAT
         self.removed.append(post.message_id)
-        self.spared.set()
+        return _Done()
 
 
-def tidier(outbox: SpareOutbox, quiet_s: float) -> BoardTidier:
-    return BoardTidier(Courier(cast(Outbox, outbox)), quiet_s=quiet_s)
+class _Done:
+    def add_done_callback(self, callback: Any) -> None:
+        pass
 
 
-async def test_a_fast_game_keeps_its_buttons_until_it_goes_quiet() -> None:
-    outbox = SpareOutbox()
-    boards = tidier(outbox, quiet_s=0.01)
-    for message_id in (1, 2, 3, 4, 5):
+def tidier() -> tuple[NextOutbox, BoardTidier]:
+    outbox = NextOutbox()
+    return outbox, BoardTidier(Courier(cast(Outbox, outbox)))
+
+
+def test_each_new_board_takes_the_buttons_off_the_one_before() -> None:
+    outbox, boards = tidier()
+    boards.board_shown(CHAT, GAME, 1, is_over=False)
+    assert outbox.removed == [], "the first board is the only one"
+    for message_id in (2, 3, 4):
         boards.board_shown(CHAT, GAME, message_id, is_over=False)
-    assert outbox.removed == [], "nothing while boards keep coming"
-    await outbox.spared.wait()
-    assert outbox.removed == [1, 2, 3], "the newest two keep their buttons"
+    assert outbox.removed == [1, 2, 3], "one removal per board, at once, however fast they come"
 
 
-async def test_a_new_board_puts_the_tidy_up_off() -> None:
-    outbox = SpareOutbox()
-    boards = tidier(outbox, quiet_s=3600)
+def test_the_end_of_a_game_takes_the_last_buttons_off_at_once() -> None:
+    outbox, boards = tidier()
     for message_id in (1, 2, 3):
         boards.board_shown(CHAT, GAME, message_id, is_over=False)
-    boards.quiet_s = 0.01  # the next board comes; then the game goes quiet
-    boards.board_shown(CHAT, GAME, 4, is_over=False)
-    await outbox.spared.wait()
-    assert outbox.removed == [1, 2]
-
-
-async def test_the_end_of_a_game_takes_every_button_off_at_once() -> None:
-    outbox = SpareOutbox()
-    boards = tidier(outbox, quiet_s=3600)
-    for message_id in (1, 2, 3, 4):
-        boards.board_shown(CHAT, GAME, message_id, is_over=False)
-    boards.board_shown(CHAT, GAME, 5, is_over=True)
-    assert outbox.removed == [1, 2, 3, 4]
+    boards.board_shown(CHAT, GAME, 4, is_over=True)
+    assert outbox.removed == [1, 2, 3]
     assert boards.game_count == 0
 
 
-async def test_nothing_is_tidied_in_a_chat_that_removed_the_bot() -> None:
-    outbox = SpareOutbox()
+def test_a_live_board_edited_in_place_loses_nothing() -> None:
+    outbox, boards = tidier()
+    for _ in range(3):
+        boards.board_shown(CHAT, GAME, 9, is_over=False)
+    boards.board_shown(CHAT, GAME, 9, is_over=True)
+    assert outbox.removed == []
+
+
+def test_nothing_is_tidied_in_a_chat_that_removed_the_bot() -> None:
+    outbox = NextOutbox()
     courier = Courier(cast(Outbox, outbox))
-    boards = BoardTidier(courier, quiet_s=0.01)
-    for message_id in (1, 2, 3):
-        boards.board_shown(CHAT, GAME, message_id, is_over=False)
+    boards = BoardTidier(courier)
+    boards.board_shown(CHAT, GAME, 1, is_over=False)
     courier.close_chat(CHAT)
-    boards.board_shown(CHAT, GAME, 4, is_over=True)
+    boards.board_shown(CHAT, GAME, 2, is_over=True)
     assert outbox.removed == [], "no edit is sent where the bot was removed"
+
+
+def test_the_board_before_loses_its_buttons_when_another_process_showed_it() -> None:
+    outbox, boards = tidier()  # a worker that did not show board 7 (another did, or a restart)
+    boards.board_shown(CHAT, GAME, 8, is_over=False, previous=7)
+    boards.board_shown(CHAT, GAME, 9, is_over=False, previous=8)
+    assert outbox.removed == [7, 8], "each stored predecessor once"

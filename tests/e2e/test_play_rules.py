@@ -50,7 +50,18 @@ async def test_stale_foreign_and_forged_presses_change_nothing(
         second = await table.next_board()
         assert second.turn is not None
 
-        stale = await table.press(second.turn, first.message, "Flip")
+        # The old board has lost its buttons: a press made on it just before is on its way.
+        old_flip = next(
+            b["callback_data"] for row in first.message.buttons for b in row if b["text"] == "Flip"
+        )
+        query = await table.client.press(
+            table.chat_id,
+            first.message.message_id,
+            table.players[second.turn],
+            data=old_flip,
+            forged=True,
+        )
+        stale = await table.client.wait_for_toast(callback_query_id=query)
         assert stale.text == "This is an old message: use the newest one."
         outsider = await table.press("Eve", second.message, "Flip")
         assert outsider.text == "You are not playing in this game."

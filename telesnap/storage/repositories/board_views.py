@@ -67,6 +67,19 @@ class BoardViewRepository:
         shown: datetime | None = await self._session.scalar(statement)
         return shown
 
+    async def newest(self, game_id: int) -> ShownBoard | None:
+        """The game's newest board shown so far, and its message (None before any)."""
+        statement = (
+            select(BoardView)
+            .where(BoardView.game_id == game_id)
+            .order_by(BoardView.version.desc())
+            .limit(1)
+        )
+        row = await self._session.scalar(statement)
+        if row is None:
+            return None
+        return ShownBoard(row.game_id, row.version, row.message_id, row.shown_at)
+
     async def newest_version(self, game_id: int) -> int | None:
         """The highest board version of the game shown so far (None before any)."""
         statement = select(func.max(BoardView.version)).where(BoardView.game_id == game_id)
