@@ -170,6 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
     emulator.add_argument(
         "--no-flood-limits", action="store_true", help="switch Telegram's flood limits off"
     )
+    emulator.add_argument(
+        "--public-webhooks",
+        action="store_true",
+        help="let setWebhook take a URL off this machine (updates are sent there)",
+    )
     emulator.set_defaults(target="telesnap.emulator.cli:main")
     return parser
 

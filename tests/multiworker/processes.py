@@ -34,7 +34,12 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from telesnap.config import normalize_database_url
+from telesnap.emulator.cli import KEY_VARIABLE
 from telesnap.emulator.client import EmulatorClient
+from telesnap.emulator.guard import new_key
+
+EMULATOR_KEY = new_key()
+"""The key the emulators of these tests are started with (their control API needs it)."""
 
 TOKEN = "123456789:TEST-telesnap-emulator-token"
 SECRET = "multiworker-secret-of-at-least-32-characters"
@@ -311,10 +316,12 @@ async def _start_emulator(folder: Path, *, flood_limits: bool) -> tuple[Process,
     command = [sys.executable, "-m", "telesnap", "emulator", "--port", str(port)]
     if not flood_limits:
         command.append("--no-flood-limits")
-    emulator = Process("emulator", command, folder / "emulator.log", cwd=folder)
+    emulator = Process(
+        "emulator", command, folder / "emulator.log", {KEY_VARIABLE: EMULATOR_KEY}, folder
+    )
     await emulator.start()
     url = f"http://127.0.0.1:{port}"
-    await _poll("the emulator", lambda: _answers(f"{url}/_emulator/bot"), emulator)
+    await _poll("the emulator", lambda: _answers(f"{url}/_emulator/bot?k={EMULATOR_KEY}"), emulator)
     return emulator, url
 
 
@@ -334,7 +341,7 @@ async def deployment(
     others join.
     """
     emulator, emulator_url = await _start_emulator(folder, flood_limits=flood_limits)
-    client = EmulatorClient(emulator_url)
+    client = EmulatorClient(emulator_url, key=EMULATOR_KEY)
     environment = worker_environment(emulator_url, database_url, flood_control=flood_limits)
     ports = [free_port() for _ in range(workers)] if webhook else [None]
     nginx = None
