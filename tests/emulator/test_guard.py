@@ -8,10 +8,15 @@ answers as Telegram's does.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import aiohttp
 import pytest
 from yarl import URL
 
+from telesnap.cli import build_parser
+from telesnap.emulator.cli import main as emulator_main
+from telesnap.emulator.cli import read_key
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.guard import KEY_HEADER
 from telesnap.emulator.testing import RunningEmulator, running_emulator
@@ -153,3 +158,15 @@ async def test_public_webhooks_can_be_allowed_explicitly() -> None:
             assert await raw.ok("deleteWebhook") is True
         finally:
             await raw.session.close()
+
+
+def test_a_harness_gives_the_key_in_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chosen = tmp_path / "emulator.key"
+    chosen.write_text("a-key-of-the-harness-0123\n", encoding="utf-8")
+    assert read_key(chosen) == "a-key-of-the-harness-0123"
+    chosen.write_text("short", encoding="utf-8")
+    args = build_parser().parse_args(["emulator", "--key-file", str(chosen)])
+    assert emulator_main(args) == 2
+    assert "the key must be 16-256 of" in capsys.readouterr().err

@@ -34,7 +34,6 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from telesnap.config import normalize_database_url
-from telesnap.emulator.cli import KEY_VARIABLE
 from telesnap.emulator.client import EmulatorClient
 from telesnap.emulator.guard import new_key
 
@@ -316,9 +315,10 @@ async def _start_emulator(folder: Path, *, flood_limits: bool) -> tuple[Process,
     command = [sys.executable, "-m", "telesnap", "emulator", "--port", str(port)]
     if not flood_limits:
         command.append("--no-flood-limits")
-    emulator = Process(
-        "emulator", command, folder / "emulator.log", {KEY_VARIABLE: EMULATOR_KEY}, folder
-    )
+    key_file = folder / "emulator.key"
+    key_file.write_text(EMULATOR_KEY, encoding="utf-8")
+    command += ["--key-file", str(key_file)]
+    emulator = Process("emulator", command, folder / "emulator.log", cwd=folder)
     await emulator.start()
     url = f"http://127.0.0.1:{port}"
     await _poll("the emulator", lambda: _answers(f"{url}/_emulator/bot?k={EMULATOR_KEY}"), emulator)
