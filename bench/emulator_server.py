@@ -29,7 +29,7 @@ from telesnap.emulator.config import EmulatorConfig, FloodLimits
 from telesnap.emulator.control import EMULATOR_KEY
 from telesnap.emulator.core import Emulator
 from telesnap.emulator.records import TranscriptMessage, to_json
-from telesnap.emulator.server import EmulatorServer, build_app
+from telesnap.emulator.server import EmulatorServer
 
 MAX_WAIT_S = 30.0
 
@@ -80,27 +80,17 @@ async def _now(request: web.Request) -> web.Response:
     return web.json_response({"now": request.app[EMULATOR_KEY].clock()})
 
 
-class BenchEmulatorServer(EmulatorServer):
-    """An emulator server whose application also has the ``bench/`` routes."""
-
-    async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
-        app = build_app(self.emulator)
-        app.router.add_route("POST", "/_emulator/bench/toasts", _toasts)
-        app.router.add_route("POST", "/_emulator/bench/board", _board)
-        app.router.add_route("GET", "/_emulator/bench/now", _now)
-        runner = web.AppRunner(
-            app, handler_cancellation=True, shutdown_timeout=1.0, access_log=None
-        )
-        await runner.setup()
-        await web.TCPSite(runner, host, port).start()
-        self._runner = runner
-        address = runner.addresses[0]
-        self.url = f"http://{address[0]}:{address[1]}"
-        return self.url
+def add_bench_routes(app: web.Application) -> None:
+    """The waits the bench's driver uses, beside the emulator's own routes."""
+    app.router.add_route("POST", "/_emulator/bench/toasts", _toasts)
+    app.router.add_route("POST", "/_emulator/bench/board", _board)
+    app.router.add_route("GET", "/_emulator/bench/now", _now)
 
 
 async def serve(port: int) -> None:
-    server = BenchEmulatorServer(EmulatorConfig(flood=FloodLimits(enabled=False)))
+    # A benchmark's emulator, on loopback with no page: its control API needs no key.
+    config = EmulatorConfig(flood=FloodLimits(enabled=False), access_key=None)
+    server = EmulatorServer(config, extension=add_bench_routes)
     url = await server.start("127.0.0.1", port)
     print(f"emulator {url} token {server.emulator.config.token}", flush=True)
     try:

@@ -15,6 +15,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from ..config import ConfigError
@@ -169,6 +170,17 @@ def build_parser() -> argparse.ArgumentParser:
     emulator.add_argument("--port", type=_port, default=8081, help="port to listen on")
     emulator.add_argument(
         "--no-flood-limits", action="store_true", help="switch Telegram's flood limits off"
+    )
+    emulator.add_argument(
+        "--key-file",
+        type=Path,
+        help="read the run's key for the page and the control API from this file "
+        "(default: a random one, printed at start)",
+    )
+    emulator.add_argument(
+        "--public-webhooks",
+        action="store_true",
+        help="let setWebhook take a URL off this machine (updates are sent there)",
     )
     emulator.set_defaults(target="telesnap.emulator.cli:main")
     return parser

@@ -6,7 +6,10 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from yarl import URL
+
 from .errors import bad_request
+from .guard import is_loopback_host
 from .updates import Webhook
 from .world import Chat, User, member_json
 
@@ -50,6 +53,12 @@ async def set_webhook(emulator: Emulator, params: dict[str, Any]) -> Any:
         return True
     if not re.match(r"^https?://", url):
         raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
+    host = URL(url).host or ""
+    if not emulator.config.public_webhooks and not is_loopback_host(host):
+        raise bad_request(
+            f"bad webhook: the emulator delivers updates only to this machine "
+            f"(localhost, 127.0.0.1 or ::1), not to {host or 'an empty host'}"
+        )
     secret = params.get("secret_token")
     if secret is not None and not re.match(r"^[A-Za-z0-9_-]{1,256}$", secret):
         raise bad_request("bad webhook: secret token contains unallowed characters")

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 
+from .guard import KEY_HEADER
 from .records import (
     CallRecord,
     Toast,
@@ -36,9 +37,10 @@ class EmulatorTimeoutError(AssertionError):
 class EmulatorClient:
     """Drive an emulator from a test: create chats, act as users, read records."""
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, *, key: str | None = None) -> None:
+        """``key``: the run's key of the emulator (its ``EmulatorConfig.access_key``)."""
         self.base_url = base_url.rstrip("/")
-        self._session = aiohttp.ClientSession()
+        self._session = aiohttp.ClientSession(headers={KEY_HEADER: key} if key else None)
 
     async def __aenter__(self) -> EmulatorClient:
         return self
@@ -58,6 +60,8 @@ class EmulatorClient:
     async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         url = f"{self.base_url}/_emulator{path}"
         async with self._session.request(method, url, **kwargs) as response:
+            if response.content_type != "application/json":  # refused by the guard, for one
+                raise ValueError(f"{method} {path}: {response.status} {await response.text()}")
             body = await response.json()
             if response.status != 200:
                 raise ValueError(f"{method} {path}: {body.get('error', body)}")

@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .guard import new_key
+
 Clock = Callable[[], float]
 """A callable returning monotonic seconds; tests pass a fake one to move time."""
 
@@ -44,6 +46,13 @@ class EmulatorConfig:
     """How many calls, presses, violations and updates the logs keep (the oldest go first)."""
     file_store_bytes: int = 64 * 1024 * 1024
     """How many bytes of uploaded files are kept to serve (the oldest go first)."""
+    access_key: str | None = field(default_factory=new_key)
+    """The run's key the page and the control API need (see :mod:`.guard`); random each run.
+
+    ``None`` leaves them open to any request from this machine's address (a benchmark's own).
+    """
+    public_webhooks: bool = False
+    """Whether ``setWebhook`` takes a URL off this machine (updates would leave it)."""
 
     @property
     def bot_id(self) -> int:

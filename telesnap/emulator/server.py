@@ -15,6 +15,7 @@ from aiohttp import web
 from .config import EmulatorConfig
 from .control import EMULATOR_KEY, add_control_routes
 from .core import DropConnectionError, Emulator
+from .guard import KEY_PARAMETER, AccessGuard
 from .live import add_live_routes
 from .spec import UploadedFile
 
@@ -66,9 +67,11 @@ AppExtension = Callable[[web.Application], None]
 """Adds routes of its own to the emulator's application (the sandbox's, for one)."""
 
 
-def build_app(emulator: Emulator, extension: AppExtension | None = None) -> web.Application:
+def build_app(
+    emulator: Emulator, guard: AccessGuard, extension: AppExtension | None = None
+) -> web.Application:
     """Return the aiohttp application serving ``emulator`` (and what ``extension`` adds)."""
-    app = web.Application(client_max_size=MAX_UPLOAD_BYTES)
+    app = web.Application(client_max_size=MAX_UPLOAD_BYTES, middlewares=[guard.middleware()])
     app[EMULATOR_KEY] = emulator
     app.router.add_route("*", "/bot{token}/{method}", handle_bot_call)
     add_control_routes(app)
@@ -85,6 +88,7 @@ class EmulatorServer:
         self, config: EmulatorConfig | None = None, *, extension: AppExtension | None = None
     ) -> None:
         self.emulator = Emulator(config)
+        self.guard = AccessGuard(self.emulator.config.access_key)
         self._extension = extension
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -92,7 +96,7 @@ class EmulatorServer:
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Start listening (port 0 picks a free one) and return the base URL."""
         runner = web.AppRunner(
-            build_app(self.emulator, self._extension),
+            build_app(self.emulator, self.guard, self._extension),
             handler_cancellation=True,
             shutdown_timeout=1.0,
             access_log=None,
@@ -102,8 +106,16 @@ class EmulatorServer:
         await site.start()
         self._runner = runner
         address = runner.addresses[0]
+        self.guard.listening_on(host, address[1])
         self.url = f"http://{address[0]}:{address[1]}"
         return self.url
+
+    @property
+    def page_url(self) -> str:
+        """The page's address with this run's key: what to open in a browser."""
+        if self.guard.key is None:
+            return f"{self.url}/"
+        return f"{self.url}/?{KEY_PARAMETER}={self.guard.key}"
 
     async def stop(self) -> None:
         """Release waiting requests, stop deliveries and close the server."""

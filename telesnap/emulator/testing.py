@@ -22,9 +22,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import aiohttp
+
 from .client import EmulatorClient
 from .config import EmulatorConfig, FloodLimits
 from .core import Emulator
+from .guard import KEY_HEADER
 from .server import EmulatorServer
 
 if TYPE_CHECKING:
@@ -68,6 +71,11 @@ class RunningEmulator:
         """The bot token the emulator accepts."""
         return self.emulator.config.token
 
+    def http_session(self) -> aiohttp.ClientSession:
+        """An HTTP session that sends the run's key, as the page does (close it after)."""
+        key = self.emulator.config.access_key
+        return aiohttp.ClientSession(headers={KEY_HEADER: key} if key else None)
+
     @property
     def base_url(self) -> str:
         """The ``base_url`` for python-telegram-bot (``.../bot``; it appends the token)."""
@@ -92,7 +100,7 @@ async def running_emulator(
         config = dataclasses.replace(config, flood=FloodLimits(enabled=False))
     server = EmulatorServer(config)
     await server.start(host, 0)
-    client = EmulatorClient(server.url)
+    client = EmulatorClient(server.url, key=config.access_key)
     try:
         yield RunningEmulator(server, client)
     finally:

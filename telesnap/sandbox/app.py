@@ -26,6 +26,7 @@ from ..bot.outbox import FloodLimits as BotFloodLimits
 from ..config import ConfigError, Settings
 from ..emulator.changes import ChangeSignal
 from ..emulator.config import EmulatorConfig, FloodLimits
+from ..emulator.guard import KEY_PARAMETER, new_key
 from ..emulator.server import EmulatorServer
 from ..emulator.world import User
 from ..services.types import display_name
@@ -88,12 +89,20 @@ class Sandbox:
     def __init__(self, options: SandboxOptions) -> None:
         self.options = options
         self.clock = MovableClock()
-        config = EmulatorConfig(flood=FloodLimits(enabled=options.flood_limits))
+        self.key = new_key()
+        """This run's key, without which the page, ``/_emulator/`` and ``/_sandbox/`` refuse."""
+        config = EmulatorConfig(
+            flood=FloodLimits(enabled=options.flood_limits), access_key=self.key
+        )
         self.server = EmulatorServer(config, extension=self._extend)
         self.emulator = self.server.emulator
         self.robots = Robots(self.emulator, CallbackSigner.for_token(config.token), random.Random())
         self.runner: BotRunner | None = None
         self.url = ""
+        """The base address, ``http://127.0.0.1:PORT/`` (the page and the API need :attr:`key`)."""
+        self.page_url = ""
+        """The page's address with this run's key: what the operator opens."""
+        self._made_database = False
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
         self._saver: asyncio.Task[None] | None = None
@@ -105,7 +114,10 @@ class Sandbox:
         add_sandbox_routes(app, self)
 
     async def start(self) -> str:
-        """Start the emulator, restore or create the chats, start the bot; return the page URL."""
+        """Start the emulator, restore or create the chats, start the bot; return the page URL.
+
+        The page URL carries this run's key (see :mod:`telesnap.emulator.guard`).
+        """
         options = self.options
         try:
             server_url = await self.server.start(options.host, options.port)
@@ -116,7 +128,7 @@ class Sandbox:
         except BaseException:
             await self.stop()  # nothing half-started stays behind (the listening socket above all)
             raise
-        return self.url
+        return self.page_url
 
     async def _start_the_rest(self, server_url: str) -> None:
         options = self.options
@@ -124,6 +136,11 @@ class Sandbox:
         local_host = "127.0.0.1" if options.host in WILDCARD_HOSTS else options.host
         shown_host = f"[{local_host}]" if ":" in local_host else local_host
         self.url = f"http://{shown_host}:{port}/"
+        self.page_url = f"{self.url}?{KEY_PARAMETER}={self.key}"
+        database_file = sqlite_file(options.database_url)
+        self._made_database = (database_file is not None and not database_file.exists()) or (
+            options.roster_file is not None and roster.made_database(options.roster_file)
+        )
         skipped = None
         if options.roster_file is not None:
             try:
@@ -137,6 +154,8 @@ class Sandbox:
         elif skipped > 0:
             self.clock.skip(skipped)
         self._world_ready = True  # from here on the chats may be saved over the file
+        if options.roster_file is not None:
+            self._save(options.roster_file)  # marks the database as the sandbox's from the start
         settings = Settings(
             token=self.emulator.config.token,
             api_url=f"http://{shown_host}:{port}",
@@ -171,7 +190,13 @@ class Sandbox:
             await asyncio.sleep(SAVE_EVERY_SECONDS)
 
     def _save(self, path: Path) -> None:
-        roster.save(path, self.emulator, self.robots, self.clock.skipped_seconds)
+        roster.save(
+            path,
+            self.emulator,
+            self.robots,
+            self.clock.skipped_seconds,
+            made_database=self._made_database,
+        )
         self.saves.notify()
 
     async def stop(self) -> None:

@@ -19,6 +19,7 @@ from ..config import (
     normalize_database_url,
 )
 from ..storage.database import describe_database
+from . import roster
 from .app import DEFAULT_DATABASE_FILE, DEFAULT_PORT, Sandbox, SandboxOptions, sqlite_file
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,11 @@ def options_from(args: argparse.Namespace, settings: Settings | None = None) -> 
     if args.fresh:
         if database_file is None:
             raise ConfigError("--fresh only removes a SQLite database file")
+        if database_file.exists() and not roster.made_database(roster_file):
+            raise ConfigError(
+                f"--fresh removes only a database the sandbox created, and {database_file} "
+                f"is not one ({roster_file.name} beside it does not say so); nothing was removed"
+            )
         for path in (
             database_file,
             database_file.with_name(database_file.name + "-wal"),

@@ -23,13 +23,26 @@ from .robots import Robots, RobotStyle
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
+MADE_DATABASE = "made_database"
+"""The field that marks a database the sandbox created (only such a one ``--fresh`` removes)."""
 
 
-def save(path: Path, emulator: Emulator, robots: Robots, skipped_seconds: float) -> None:
-    """Write the people, chats, robots and clock to ``path`` (atomically)."""
+def save(
+    path: Path,
+    emulator: Emulator,
+    robots: Robots,
+    skipped_seconds: float,
+    *,
+    made_database: bool = False,
+) -> None:
+    """Write the people, chats, robots and clock to ``path`` (atomically).
+
+    ``made_database``: the sandbox created the database beside it, so ``--fresh`` may remove it.
+    """
     world = emulator.world
     data = {
         "version": FORMAT_VERSION,
+        MADE_DATABASE: made_database,
         "skipped_seconds": skipped_seconds,
         "users": [
             {
@@ -63,6 +76,20 @@ def save(path: Path, emulator: Emulator, robots: Robots, skipped_seconds: float)
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     os.replace(temporary, path)
+
+
+def made_database(path: Path) -> bool:
+    """Whether the chats saved at ``path`` say the sandbox created the database beside them."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError) as error:
+        logger.warning(
+            "%s cannot be read (%s): the database is not taken as a sandbox's", path, error
+        )
+        return False
+    return isinstance(data, dict) and data.get(MADE_DATABASE) is True
 
 
 def restore(path: Path, emulator: Emulator, robots: Robots) -> float | None:

@@ -81,7 +81,7 @@ async def page(
     opened.set_default_timeout(15_000)
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
-    await opened.goto(sandbox.url)
+    await opened.goto(sandbox.page_url)
     await opened.locator("#status", has_text="live").wait_for()
     try:
         yield opened

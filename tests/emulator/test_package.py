@@ -47,7 +47,9 @@ def test_cli_serves_until_interrupted() -> None:
         "import argparse, signal, threading, os\n"
         "from telesnap.emulator import cli\n"
         "threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
-        "args = argparse.Namespace(host='127.0.0.1', port=0, no_flood_limits=True)\n"
+        "args = argparse.Namespace(\n"
+        "    host='127.0.0.1', port=0, no_flood_limits=True, public_webhooks=False, key_file=None\n"
+        ")\n"
         "raise SystemExit(cli.main(args))\n"
     )
     done = subprocess.run(

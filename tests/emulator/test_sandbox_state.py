@@ -47,7 +47,7 @@ async def test_the_live_socket_sends_the_state_then_each_change(
     ann = await client.create_user("Ann")
     chat = await client.create_chat("group", title="Snap", members=[ann["id"]])
     async with (
-        aiohttp.ClientSession() as session,
+        emulator.http_session() as session,
         session.ws_connect(f"{emulator.url}/_emulator/live") as socket,
     ):
         first = json.loads((await socket.receive()).data)
@@ -69,7 +69,7 @@ async def test_an_upload_is_kept_and_served_by_get_file(emulator: RunningEmulato
     chat = await client.create_chat("group", title="Snap", members=[ann["id"]])
     content = b"seq\tkind\tjson\n1\tgame_started\t{}\n"
     base = f"{emulator.base_url}{emulator.token}"
-    async with aiohttp.ClientSession() as session:
+    async with emulator.http_session() as session:
         form = aiohttp.FormData()
         form.add_field("chat_id", str(chat["id"]))
         form.add_field("document", content, filename="replay-1.tsv", content_type="text/plain")
@@ -99,7 +99,7 @@ async def test_an_animation_is_sent_as_telegram_does_and_shown_inline(
     chat = await client.create_chat("group", title="Snap", members=[ann["id"]])
     content = b"GIF89a" + bytes(40)
     base = f"{emulator.base_url}{emulator.token}"
-    async with aiohttp.ClientSession() as session:
+    async with emulator.http_session() as session:
         form = aiohttp.FormData()
         form.add_field("chat_id", str(chat["id"]))
         form.add_field("animation", content, filename="game.gif", content_type="image/gif")
@@ -190,7 +190,7 @@ async def test_people_can_be_renamed_made_admins_and_slowed(emulator: RunningEmu
     client = emulator.client
     ann = await client.create_user("Ann")
     chat = await client.create_chat("group", title="Snap", members=[ann["id"]])
-    async with aiohttp.ClientSession() as session:
+    async with emulator.http_session() as session:
         base = f"{emulator.url}/_emulator"
         async with session.patch(
             f"{base}/users/{ann['id']}", json={"first_name": "Аня 🃏", "language_code": "mk"}
@@ -227,6 +227,7 @@ async def test_the_command_menu_is_the_narrowest_scope_in_the_users_language(
     bob = await client.create_user("Bob", language_code="th")
     chat = await client.create_chat("group", title="Snap", members=[ann["id"], bob["id"]])
     raw = RawBotApi(emulator)
+    control = emulator.http_session()
     try:
         await raw.ok("setMyCommands", commands=[{"command": "help", "description": "Help"}])
         await raw.ok(
@@ -239,23 +240,24 @@ async def test_the_command_menu_is_the_narrowest_scope_in_the_users_language(
             commands=[{"command": "newgame", "description": "Open a game here"}],
             scope={"type": "all_group_chats"},
         )
-        async with raw.session.get(
+        async with control.get(
             f"{emulator.url}/_emulator/commands",
             params={"chat_id": str(chat["id"]), "user_id": str(ann["id"])},
         ) as response:
             assert [c["command"] for c in await response.json()] == ["newgame"]
         private = await client.create_chat("private", members=[ann["id"]])
-        async with raw.session.get(
+        async with control.get(
             f"{emulator.url}/_emulator/commands",
             params={"chat_id": str(private["id"]), "user_id": str(ann["id"])},
         ) as response:
             assert [c["command"] for c in await response.json()] == ["ayuda"]
     finally:
+        await control.close()
         await raw.session.close()
 
 
 async def test_the_page_is_served_from_the_package(emulator: RunningEmulator) -> None:
-    async with aiohttp.ClientSession() as session:
+    async with emulator.http_session() as session:
         async with session.get(f"{emulator.url}/") as response:
             page = await response.text()
             assert response.content_type == "text/html"
@@ -273,7 +275,7 @@ async def test_edit_message_media_replaces_a_photo_with_a_new_upload(
     ann = await client.create_user("Ann")
     chat = await client.create_chat("group", title="Snap", members=[ann["id"]])
     base = f"{emulator.base_url}{emulator.token}"
-    async with aiohttp.ClientSession() as session:
+    async with emulator.http_session() as session:
         form = aiohttp.FormData()
         form.add_field("chat_id", str(chat["id"]))
         form.add_field("caption", "first")

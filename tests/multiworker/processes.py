@@ -35,6 +35,10 @@ from sqlalchemy.pool import NullPool
 
 from telesnap.config import normalize_database_url
 from telesnap.emulator.client import EmulatorClient
+from telesnap.emulator.guard import new_key
+
+EMULATOR_KEY = new_key()
+"""The key the emulators of these tests are started with (their control API needs it)."""
 
 TOKEN = "123456789:TEST-telesnap-emulator-token"
 SECRET = "multiworker-secret-of-at-least-32-characters"
@@ -311,10 +315,13 @@ async def _start_emulator(folder: Path, *, flood_limits: bool) -> tuple[Process,
     command = [sys.executable, "-m", "telesnap", "emulator", "--port", str(port)]
     if not flood_limits:
         command.append("--no-flood-limits")
+    key_file = folder / "emulator.key"
+    key_file.write_text(EMULATOR_KEY, encoding="utf-8")
+    command += ["--key-file", str(key_file)]
     emulator = Process("emulator", command, folder / "emulator.log", cwd=folder)
     await emulator.start()
     url = f"http://127.0.0.1:{port}"
-    await _poll("the emulator", lambda: _answers(f"{url}/_emulator/bot"), emulator)
+    await _poll("the emulator", lambda: _answers(f"{url}/_emulator/bot?k={EMULATOR_KEY}"), emulator)
     return emulator, url
 
 
@@ -334,7 +341,7 @@ async def deployment(
     others join.
     """
     emulator, emulator_url = await _start_emulator(folder, flood_limits=flood_limits)
-    client = EmulatorClient(emulator_url)
+    client = EmulatorClient(emulator_url, key=EMULATOR_KEY)
     environment = worker_environment(emulator_url, database_url, flood_control=flood_limits)
     ports = [free_port() for _ in range(workers)] if webhook else [None]
     nginx = None

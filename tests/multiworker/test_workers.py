@@ -24,6 +24,7 @@ from tests.multiworker.play import (
 )
 from tests.multiworker.processes import (
     SECRET,
+    TOKEN,
     Process,
     _answers,
     _poll,
@@ -132,7 +133,7 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
     )
     await emulator.start()
     api = f"http://127.0.0.1:{port}"
-    await _poll("the emulator", lambda: _answers(f"{api}/_emulator/bot"), emulator)
+    await _poll("the emulator", lambda: _answers(f"{api}/bot{TOKEN}/getMe"), emulator)
     first = consecutive_free_ports(3)
     supervisor = Process(
         "supervisor",

@@ -6,7 +6,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import aiohttp
+
 from telesnap.emulator.client import EmulatorClient
+from telesnap.emulator.guard import KEY_HEADER
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.sandbox.app import Sandbox, SandboxOptions
 from telesnap.sandbox.robots import read_board
@@ -36,6 +39,11 @@ async def running_sandbox(
         await sandbox.stop()
 
 
+def keyed_session(sandbox: Sandbox) -> aiohttp.ClientSession:
+    """An HTTP session that sends the sandbox's key, as its page does."""
+    return aiohttp.ClientSession(headers={KEY_HEADER: sandbox.key})
+
+
 def is_board(message: TranscriptMessage) -> bool:
     return "face-down" in message.text or " wins" in message.text
 
@@ -44,7 +52,7 @@ class Players:
     """People of a sandbox chat who act through the emulator's control API."""
 
     def __init__(self, sandbox: Sandbox, chat_id: int = GROUP_ID) -> None:
-        self.client = EmulatorClient(sandbox.url)
+        self.client = EmulatorClient(sandbox.url, key=sandbox.key)
         self.chat_id = chat_id
         self.names = {
             " ".join(p for p in (u.first_name, u.last_name) if p): u.id

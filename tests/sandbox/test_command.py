@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import sys
@@ -47,19 +48,28 @@ async def test_it_starts_says_it_listens_on_this_machine_only_and_stops_on_ctrl_
                 line = (await process.stdout.readline()).decode()
                 assert line, "the sandbox ended before it was ready"
                 lines.append(line.rstrip())
-        assert lines[0] == f"telesnap sandbox: open http://127.0.0.1:{port}/ in a browser"
+        printed = re.fullmatch(
+            rf"telesnap sandbox: open (http://127\.0\.0\.1:{port}/)\?k=([\w-]{{20,}}) in a browser",
+            lines[0],
+        )
+        assert printed, lines[0]
+        base, key = printed.groups()
         assert any("listening on 127.0.0.1 only" in line for line in lines)
         assert any(str(database) in line for line in lines)
         assert (
             f"  replay one: telesnap replay --game ID --database-url sqlite+aiosqlite:///{database}"
             in lines
         )
-        async with (
-            aiohttp.ClientSession() as session,
-            session.get(f"http://127.0.0.1:{port}/") as response,
-        ):
-            assert response.status == 200
-            assert "telesnap sandbox" in await response.text()
+        # A browser's cookie jar (aiohttp's takes cookies from an IP address only when unsafe).
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as browser:
+            async with browser.get(base) as refused:
+                assert refused.status == 403
+                assert "key of this run" in await refused.text()
+            async with browser.get(f"{base}?k={key}") as response:
+                assert response.status == 200
+                assert "telesnap sandbox" in await response.text()
+            async with browser.get(f"{base}_emulator/state") as state:
+                assert state.status == 200, "the first load's cookie lets the page's calls in"
         process.send_signal(signal.SIGINT)
         async with asyncio.timeout(30):
             rest, errors = await process.communicate()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import socket
+import sqlite3
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from telesnap.cli import build_parser
@@ -19,12 +19,12 @@ from telesnap.sandbox.cli import main as sandbox_main
 from telesnap.sandbox.cli import options_from
 from telesnap.sandbox.robots import read_board
 
-from .helpers import ANN, BOB, GROUP_ID, Players, running_sandbox
+from .helpers import ANN, BOB, GROUP_ID, Players, keyed_session, running_sandbox
 
 
 async def sandbox_call(sandbox: Sandbox, method: str, path: str, **body: Any) -> tuple[int, Any]:
     async with (
-        aiohttp.ClientSession() as session,
+        keyed_session(sandbox) as session,
         session.request(
             method, f"{sandbox.url.rstrip('/')}/_sandbox{path}", json=body or None
         ) as response,
@@ -209,24 +209,56 @@ async def test_a_restarted_sandbox_keeps_its_people_games_and_clock(tmp_path: Pa
             await table.close()
 
 
-def test_fresh_removes_the_database_and_the_saved_chats(tmp_path: Path) -> None:
-    database = tmp_path / "games.db"
-    saved = tmp_path / "games.db.sandbox.json"
-    database.write_text("old")
-    saved.write_text("{}")
-    args = argparse.Namespace(
+def fresh_args(database: Path) -> argparse.Namespace:
+    return argparse.Namespace(
         database_url=f"sqlite:///{database}",
         fresh=True,
         host="127.0.0.1",
         port=8080,
         no_flood_limits=False,
     )
-    options = options_from(args)
+
+
+async def test_fresh_removes_the_database_and_the_chats_the_sandbox_made(tmp_path: Path) -> None:
+    async with running_sandbox(tmp_path, roster=True):
+        pass
+    database, saved = tmp_path / "sandbox.db", tmp_path / "sandbox.db.sandbox.json"
+    assert database.exists()
+    assert saved.exists()
+    options = options_from(fresh_args(database))
     assert not database.exists()
     assert not saved.exists()
     assert options.database_url == f"sqlite+aiosqlite:///{database}"
     assert options.roster_file == saved
     assert options.flood_limits is True
+
+
+async def test_fresh_refuses_a_database_the_sandbox_did_not_make(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    database = tmp_path / "sandbox.db"
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE real_games (id INTEGER)")
+    async with running_sandbox(tmp_path, roster=True):  # a sandbox run on it does not make it one
+        pass
+    before = database.read_bytes()
+    args = build_parser().parse_args(
+        ["sandbox", "--fresh", "--database-url", f"sqlite:///{database}"]
+    )
+    assert sandbox_main(args) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert "--fresh removes only a database the sandbox created" in error
+    assert database.read_bytes() == before
+    assert (tmp_path / "sandbox.db.sandbox.json").exists()
+
+
+def test_fresh_refuses_a_database_with_no_sandbox_beside_it(tmp_path: Path) -> None:
+    database = tmp_path / "telesnap.db"
+    database.write_bytes(b"an operator's real games")
+    with pytest.raises(ConfigError, match=r"telesnap\.db is not one .*nothing was removed"):
+        options_from(fresh_args(database))
+    assert database.read_bytes() == b"an operator's real games"
 
 
 def test_a_port_in_use_is_a_one_line_error(
@@ -264,7 +296,7 @@ async def test_the_chats_are_saved_while_it_runs(tmp_path: Path) -> None:
 async def test_a_slow_phone_loses_a_race_it_pressed_at_the_same_moment(
     sandbox: Sandbox, players: Players
 ) -> None:
-    async with aiohttp.ClientSession() as session:
+    async with keyed_session(sandbox) as session:
         url = f"{sandbox.url}_emulator/users/{ANN}/network"
         async with session.put(url, json={"delay_ms": 600, "jitter_ms": 0}) as response:
             assert response.status == 200

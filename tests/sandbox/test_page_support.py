@@ -6,7 +6,7 @@ from pathlib import Path
 
 import aiohttp
 
-from tests.sandbox.helpers import ANN, running_sandbox
+from tests.sandbox.helpers import ANN, keyed_session, running_sandbox
 
 
 async def test_the_hint_names_the_groups_people_and_follows_a_rename(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ async def test_the_hint_names_the_groups_people_and_follows_a_rename(tmp_path: P
 
 
 async def test_the_fonts_of_the_pictures_are_served_with_their_rules(tmp_path: Path) -> None:
-    async with running_sandbox(tmp_path) as sandbox, aiohttp.ClientSession() as session:
+    async with running_sandbox(tmp_path) as sandbox, keyed_session(sandbox) as session:
         async with session.get(f"{sandbox.url}_sandbox/fonts.css") as response:
             assert response.status == 200
             assert response.content_type == "text/css"
@@ -37,3 +37,18 @@ async def test_the_fonts_of_the_pictures_are_served_with_their_rules(tmp_path: P
                 assert (await response.read())[:4] == b"\x00\x01\x00\x00"
         async with session.get(f"{sandbox.url}_sandbox/fonts/..%2Fapp.py") as response:
             assert response.status == 404
+
+
+async def test_the_sandbox_api_refuses_a_request_without_the_runs_key(tmp_path: Path) -> None:
+    async with running_sandbox(tmp_path) as sandbox, aiohttp.ClientSession() as stranger:
+        assert sandbox.page_url == f"{sandbox.url}?k={sandbox.key}"
+        for method, path in [("GET", "_sandbox/"), ("POST", "_sandbox/people"), ("GET", "")]:
+            async with stranger.request(method, sandbox.url + path, json={}) as refused:
+                assert refused.status == 403, path
+        assert len(sandbox.emulator.world.users) == 3, "nobody was added"
+        evil = {"Origin": "http://evil.example", "X-Telesnap-Key": sandbox.key}
+        async with stranger.post(
+            f"{sandbox.url}_sandbox/clock/skip", json={"seconds": 600}, headers=evil
+        ) as refused:
+            assert refused.status == 403
+        assert sandbox.clock.skipped_seconds == 0
