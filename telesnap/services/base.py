@@ -13,6 +13,7 @@ from .ports import UnitOfWorkFactory
 from .store import GameStore
 from .types import Actor, Place, Reason, Receipt, Refused
 
+
 def refusal_for(error: SnapError) -> Refused:
     """The service refusal that matches an engine error (its reason, or a bad button)."""
     if error.reason is not None:
