@@ -21,13 +21,22 @@ Messages are written for players: they can be shown as they are.
 
 >>> issubclass(NotYourTurnError, ValueError)
 True
+>>> NotYourTurnError("Bob flips now").reason
+'not_your_turn'
 """
 
 from __future__ import annotations
 
 
 class SnapError(ValueError):
-    """The base of every error the engine raises."""
+    """The base of every error the engine raises.
+
+    ``reason`` names, as a stable code, why a player's action was refused (the
+    services answer each code with its own message); None: bad input with no
+    reason of its own (the message says what).
+    """
+
+    reason: str | None = None
 
 
 class CardParseError(SnapError):
@@ -41,21 +50,31 @@ class SetupError(SnapError):
 class GameOverError(SnapError):
     """An action on a game that has ended."""
 
+    reason = "game_over"
+
 
 class NotInGameError(SnapError):
     """An action by a seat that is not (or no longer) in the game."""
+
+    reason = "not_playing"
 
 
 class PlayerOutError(SnapError):
     """An action by a player who has no cards left."""
 
+    reason = "player_out"
+
 
 class NotYourTurnError(SnapError):
     """A flip by a player whose turn it is not."""
 
+    reason = "not_your_turn"
+
 
 class RaceInProgressError(SnapError):
     """An action that must wait until the current Snap race is resolved."""
+
+    reason = "race_open"
 
 
 class NoRaceError(SnapError):
@@ -65,9 +84,13 @@ class NoRaceError(SnapError):
 class DuplicateCallError(SnapError):
     """A second call by the same player in one race."""
 
+    reason = "already_called"
+
 
 class RepeatedPressError(DuplicateCallError):
     """A button pressed again by the same player on the same board: it counts once."""
+
+    reason = "repeated_press"
 
 
 class HistoryError(SnapError):

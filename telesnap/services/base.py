@@ -5,16 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from ..game import (
-    DuplicateCallError,
-    GameOverError,
-    NotInGameError,
-    NotYourTurnError,
-    PlayerOutError,
-    RaceInProgressError,
-    RepeatedPressError,
-    SnapError,
-)
+from ..game import SnapError
 from ..storage.models import Game as GameRow
 from ..storage.models import GameStatus
 from ..storage.uow import UnitOfWork
@@ -22,22 +13,11 @@ from .ports import UnitOfWorkFactory
 from .store import GameStore
 from .types import Actor, Place, Reason, Receipt, Refused
 
-_ENGINE_REASONS: tuple[tuple[type[SnapError], Reason], ...] = (
-    (NotYourTurnError, Reason.NOT_YOUR_TURN),
-    (RaceInProgressError, Reason.RACE_OPEN),
-    (RepeatedPressError, Reason.REPEATED_PRESS),  # before its base class, DuplicateCallError
-    (DuplicateCallError, Reason.ALREADY_CALLED),
-    (PlayerOutError, Reason.PLAYER_OUT),
-    (NotInGameError, Reason.NOT_PLAYING),
-    (GameOverError, Reason.GAME_OVER),
-)
-
 
 def refusal_for(error: SnapError) -> Refused:
-    """The service refusal that matches an engine error."""
-    for error_type, reason in _ENGINE_REASONS:
-        if isinstance(error, error_type):
-            return Refused(reason)
+    """The service refusal that matches an engine error (its reason, or a bad button)."""
+    if error.reason is not None:
+        return Refused(Reason(error.reason))
     return Refused(Reason.BAD_BUTTON, {"detail": str(error)})
 
 

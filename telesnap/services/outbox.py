@@ -326,17 +326,6 @@ class OutboxService:
         await self._leases.lock(uow, chat_id)
         return await self._leases.keep_if_pending(uow, chat_id, self.owner)
 
-    async def claim(self, chat_id: int) -> bool:
-        """Lease the chat's sending to this worker (False: another worker holds it)."""
-        now = self._clock()
-        async with self._units() as uow:
-            return await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease)
-
-    async def release(self, chat_id: int) -> None:
-        """Give up this worker's lease of the chat."""
-        async with self._units() as uow:
-            await self._leases.release(uow, chat_id, self.owner)
-
     async def release_all(self) -> None:
         """Give up every chat this worker holds (it stops: the others take them at once)."""
         async with self._units() as uow:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 from sqlalchemy import delete, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -23,6 +24,8 @@ from .test_outbox_rows import lobbies_shown
 from .test_play_flow import ANN, BOB, PLACE, receipt
 
 Sessions = async_sessionmaker[AsyncSession]
+LEASES: dict[str, MemoryLeases] = {}
+"""Each test's in-process leases, by the owner of its outbox service."""
 
 
 @contextmanager
@@ -42,7 +45,9 @@ def statements_on(engine: AsyncEngine) -> Iterator[list[str]]:
 async def one_process_game(sessions: Sessions) -> tuple[PlayService, OutboxService, UnitsOfWork]:
     store = GameStore()
     units = UnitsOfWork(sessions)
-    outbox = OutboxService(units, leases=MemoryLeases(), watch=units.outbox_watch)
+    leases = MemoryLeases()
+    outbox = OutboxService(units, leases=leases, watch=units.outbox_watch)
+    LEASES[outbox.owner] = leases
     record_boards(store)
     lobby = LobbyService(units, store, shuffle_seed=3)
     await lobby.open(PLACE, ANN, receipt())
@@ -128,5 +133,5 @@ async def test_a_board_settled_leaves_the_line_and_the_chat_is_let_go(
     await flip(play)
     await send_boards(outbox, 51)
     assert await outbox.pending(PLACE.chat_id) == [], "nothing left to send"
-    other = OutboxService(UnitsOfWork(session_factory), owner="other", leases=MemoryLeases())
-    assert await other.claim(PLACE.chat_id), "the idle chat is free"
+    leases = LEASES[outbox.owner]
+    assert await leases.lease_of(None, PLACE.chat_id, outbox.owner, datetime.now(UTC)) is None

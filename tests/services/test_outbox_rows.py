@@ -145,18 +145,23 @@ async def test_a_chat_is_sent_by_one_worker_at_a_time_until_its_lease_lapses(
     leases = StoredLeases() if kept == "stored" else MemoryLeases()
     a = OutboxService(units, clock=lambda: now[0], owner="worker-a", lease=lease, leases=leases)
     b = OutboxService(units, clock=lambda: now[0], owner="worker-b", lease=lease, leases=leases)
-    assert await a.claim(-7)
-    assert not await b.claim(-7)
+
+    async def claim(owner: str) -> bool:
+        async with units() as uow:
+            return await leases.claim(uow, -7, owner, now[0], now[0] + lease)
+
+    assert await claim("worker-a")
+    assert not await claim("worker-b")
     assert await pending_boards(b, -7) is None, "b may not read what a sends"
-    assert await a.claim(-7), "the owner renews its lease"
+    assert await claim("worker-a"), "the owner renews its lease"
     now[0] += timedelta(seconds=11)
-    assert await b.claim(-7), "a lapsed lease is taken over"
-    assert not await a.claim(-7)
-    await b.release(-7)
-    assert await a.claim(-7), "a released chat is free at once"
+    assert await claim("worker-b"), "a lapsed lease is taken over"
+    assert not await claim("worker-a")
+    await b.release_all()
+    assert await claim("worker-a"), "a chat given up is free at once"
     await a.release_all()
     assert await pending_boards(b, -7) == [], "a worker that stops gives its chats up"
-    assert await a.claim(-7), "and a chat with nothing to send is let go when read"
+    assert await claim("worker-a"), "and a chat with nothing to send is let go when read"
 
 
 async def test_a_worker_that_settles_its_board_keeps_the_chat_only_while_it_has_more(
@@ -178,7 +183,9 @@ async def test_a_worker_that_settles_its_board_keeps_the_chat_only_while_it_has_
     (flip,) = rest  # a sends b's board too
     table = flip.board.table
     assert not await a.boards_sent(PLACE.chat_id, [flip.id], table.game_id, table.board_version, 6)
-    assert await b.claim(PLACE.chat_id), "a let the chat go once it had nothing left"
+    assert await pending_boards(b, PLACE.chat_id) == [], (
+        "a let the chat go once it had nothing left"
+    )
 
 
 async def test_a_board_left_by_a_worker_that_died_before_sending_it_is_free_to_take_over(

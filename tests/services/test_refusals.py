@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.game import CallKind, CallVerdict
-from telesnap.services.base import Service
+from telesnap.game import CallKind, CallVerdict, SnapError
+from telesnap.services.base import Service, refusal_for
 from telesnap.services.lobby import LobbyService
 from telesnap.services.managers import known_admin
 from telesnap.services.play import PlayService
@@ -226,3 +226,20 @@ async def test_flip_on_the_newest_board_in_the_chat_acts_and_on_a_replaced_one_i
         await play.flip(PLACE, actor_of(after), at(1_400), first.board_version)
     assert old.value.reason is Reason.OLD_BOARD
     assert (await play.table(PLACE)).table == third
+
+
+def _engine_errors(base: type[SnapError]) -> list[type[SnapError]]:
+    found = []
+    for sub in base.__subclasses__():
+        found += [sub, *_engine_errors(sub)]
+    return found
+
+
+@pytest.mark.parametrize("error", _engine_errors(SnapError), ids=lambda error: error.__name__)
+def test_each_engine_error_is_answered_with_its_own_reason(error: type[SnapError]) -> None:
+    refused = refusal_for(error("what went wrong"))
+    if error.reason is None:  # bad input: the player reads what was wrong
+        assert refused.reason is Reason.BAD_BUTTON
+        assert refused.details == {"detail": "what went wrong"}
+    else:
+        assert refused.reason.value == error.reason
