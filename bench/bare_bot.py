@@ -20,7 +20,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 from telegram.request import BaseRequest, HTTPXRequest
 
-from telesnap.bot.transport import AiohttpRequest
+from telesnap.bot.ingress.transport import AiohttpRequest
 
 os.environ.setdefault("PTB_TIMEDELTA", "1")
 presses: dict[int, int] = {}

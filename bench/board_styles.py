@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from telesnap.app import BotRunner
-from telesnap.bot.outbox import FloodLimits as BotFloodLimits
+from telesnap.bot.delivery.lanes import FloodLimits as BotFloodLimits
 from telesnap.config import Settings
 from telesnap.emulator.client import EmulatorClient, Press
 from telesnap.emulator.config import EmulatorConfig

@@ -46,18 +46,18 @@ from stats_fill import (
     fill,
 )
 
-from telesnap.bot.charts import stats_chart
-from telesnap.bot.i18n import translator
-from telesnap.bot.stats_render import (
+from telesnap.bot.render.charts import stats_chart
+from telesnap.bot.render.i18n import translator
+from telesnap.bot.render.stats import (
     StatsButtonSigner,
     leaderboard_keyboard,
     render_leaderboard,
     render_player_stats,
 )
-from telesnap.services.stats import StatsService
-from telesnap.services.stats_recorder import record_game_result
-from telesnap.services.stats_views import Ranking
-from telesnap.services.store import finish_row
+from telesnap.services.play.store import finish_row
+from telesnap.services.stats.recorder import record_game_result
+from telesnap.services.stats.service import StatsService
+from telesnap.services.stats.views import Ranking
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.models import (
     Game,

@@ -23,7 +23,7 @@ from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from telesnap.game import CallVerdict, Operation, SnapCalled, operation_to_json
-from telesnap.services.stats_figures import (
+from telesnap.services.stats.figures import (
     GameSummary,
     Rating,
     initial_rating,
@@ -31,7 +31,7 @@ from telesnap.services.stats_figures import (
     rate_game,
     summarize_game,
 )
-from telesnap.services.stats_reactions import ReactionCursor, advance, window
+from telesnap.services.stats.reactions import ReactionCursor, advance, window
 from telesnap.simulate import play_game
 from telesnap.storage.database import create_engine
 from telesnap.storage.migrate import upgrade_database

@@ -21,42 +21,42 @@ from urllib.parse import urlsplit
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.error import InvalidToken, NetworkError
 
-from .bot.application import BotApplication, StampingBot, build_application
-from .bot.callbacks import CallbackSigner
-from .bot.courier import Courier
-from .bot.dispatcher import InboxDispatcher, Intake
-from .bot.health import Readiness, install_readiness
-from .bot.i18n import translator
-from .bot.intake_gate import IntakeGate, toast_turned_away
-from .bot.menu import publish_commands
-from .bot.outbox import FloodLimits, Outbox
-from .bot.presenter import Presenter
-from .bot.privacy_handlers import install_privacy_service
-from .bot.races import RaceReferee, RaceSweeper
-from .bot.receipts import ReceiptBook
-from .bot.relevance import ALLOWED_UPDATES
-from .bot.resender import Resender, ResendPolicy
-from .bot.runtime import Runtime, install
-from .bot.slots import StoredSlots
-from .bot.stats_handlers import install_stats_service
-from .bot.tidy import BoardTidier
-from .bot.timer_loop import TimerLoop
-from .bot.webhook import WebhookServer
+from .bot.delivery.courier import Courier
+from .bot.delivery.lanes import FloodLimits, Outbox
+from .bot.delivery.presenter import Presenter
+from .bot.delivery.resender import Resender, ResendPolicy
+from .bot.delivery.slots import StoredSlots
+from .bot.delivery.tidy import BoardTidier
+from .bot.handlers.menu import publish_commands
+from .bot.handlers.privacy import install_privacy_service
+from .bot.handlers.runtime import Runtime, install
+from .bot.handlers.stats import install_stats_service
+from .bot.handlers.timer_loop import TimerLoop
+from .bot.ingress.application import BotApplication, StampingBot, build_application
+from .bot.ingress.dispatcher import InboxDispatcher, Intake
+from .bot.ingress.gate import IntakeGate, toast_turned_away
+from .bot.ingress.health import Readiness, install_readiness
+from .bot.ingress.receipts import ReceiptBook
+from .bot.ingress.relevance import ALLOWED_UPDATES
+from .bot.ingress.webhook import WebhookServer
+from .bot.referee.races import RaceReferee, RaceSweeper
+from .bot.render.callbacks import CallbackSigner
+from .bot.render.i18n import translator
 from .config import ConfigError, Settings, default_host_id
 from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
-from .services.lobby import LobbyService
 from .services.notify import NotifyService
-from .services.outbox import OutboxService, record_boards
-from .services.outbox_leases import MemoryLeases, StoredLeases
-from .services.play import PlayService
+from .services.outbox.leases import MemoryLeases, StoredLeases
+from .services.outbox.service import OutboxService, record_boards
+from .services.play.lobby import LobbyService
+from .services.play.races import RaceService
+from .services.play.service import PlayService
+from .services.play.store import GameStore
 from .services.privacy import PrivacyService
-from .services.races import RaceService
-from .services.stats import StatsService
-from .services.store import GameStore
-from .services.timer_service import TimerService
-from .services.timers import TimerPlanner
+from .services.stats.service import StatsService
+from .services.timers.planner import TimerPlanner
+from .services.timers.service import TimerService
 from .storage.claims import claims_for
 from .storage.database import create_engine, database_answers, is_sqlite, session_factory
 from .storage.liveness import LocalLiveness, PostgresLiveness, liveness_for

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from telesnap.game import (
+from .game import (
     CallKind,
     CallVerdict,
     Game,

@@ -26,6 +26,18 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "telesnap.app",
     ),
 }
+# Within bot/ and services/, each sub-package never imports the sibling sub-packages named:
+# a press flows ingress -> handlers -> (referee) -> services -> delivery, and render is used
+# by all of them but uses none of them.
+FORBIDDEN_SIBLINGS: dict[str, tuple[str, ...]] = {
+    "bot/render": ("ingress", "handlers", "referee", "delivery"),
+    "bot/delivery": ("ingress", "handlers", "referee"),
+    "bot/referee": ("handlers", "delivery"),
+    "bot/ingress": ("delivery", "referee"),
+    "services/stats": ("play", "outbox", "timers"),
+    "services/outbox": ("timers", "stats"),
+    "services/timers": ("stats",),
+}
 
 
 def imported_modules(source: str, package_parts: tuple[str, ...]) -> set[str]:
@@ -67,6 +79,33 @@ def test_layer_imports_nothing_above_it(layer: str) -> None:
         if _violates(module, prefix)
     ]
     assert offences == []
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN_SIBLINGS))
+def test_a_sub_package_imports_none_of_the_siblings_above_it(package: str) -> None:
+    layer, _, _ = package.partition("/")
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} imports {module}"
+        for path in sorted((PACKAGE / package).rglob("*.py"))
+        for module in modules_of(path)
+        for sibling in FORBIDDEN_SIBLINGS[package]
+        if _violates(module, f"telesnap.{layer}.{sibling}")
+    ]
+    assert offences == []
+
+
+def test_every_module_of_bot_and_services_sits_in_a_sub_package_or_is_shared() -> None:
+    """bot/ has no loose modules; services/ keeps only what every use case shares at its top."""
+    assert sorted(p.name for p in (PACKAGE / "bot").glob("*.py")) == ["__init__.py"]
+    shared = {p.stem for p in (PACKAGE / "services").glob("*.py")} - {"__init__"}
+    assert shared <= SHARED_SERVICES, shared - SHARED_SERVICES
+
+
+SHARED_SERVICES = {
+    "types", "views", "ports", "settings", "chat_settings", "inbox", "privacy", "notify",
+    "housekeeping",
+}  # fmt: skip
+"""The services' top level: the shared types and views, and the use cases of one module each."""
 
 
 def test_game_imports_only_the_standard_library_and_itself() -> None:
@@ -127,7 +166,7 @@ def test_the_bot_layer_never_reaches_the_game_store() -> None:
         f"{path.relative_to(PACKAGE.parent)} imports {module}"
         for path in layer_files("bot")
         for module in modules_of(path)
-        if _violates(module, "telesnap.services.store")
+        if _violates(module, "telesnap.services.play.store")
     ]
     for path in layer_files("bot"):
         tree = parsed(path)
@@ -139,14 +178,14 @@ def test_the_bot_layer_never_reaches_the_game_store() -> None:
 
 
 PRESENTER_NEVER_IMPORTS = (
-    "telesnap.services.store",
+    "telesnap.services.play.store",
     "telesnap.storage",
     "telesnap.game",
     "telegram.ext",
-    "telesnap.bot.runtime",
-    "telesnap.bot.commands",
-    "telesnap.bot.buttons",
-    "telesnap.bot.actions",
+    "telesnap.bot.handlers.runtime",
+    "telesnap.bot.handlers.commands",
+    "telesnap.bot.handlers.buttons",
+    "telesnap.bot.handlers.actions",
 )
 """The presenter shows services' views: it knows no store, no handler, no runtime."""
 
@@ -154,7 +193,7 @@ PRESENTER_NEVER_IMPORTS = (
 def test_the_presenter_knows_neither_the_stores_nor_the_handlers() -> None:
     offences = [
         f"presenter imports {module}"
-        for module in modules_of(PACKAGE / "bot" / "presenter.py")
+        for module in modules_of(PACKAGE / "bot" / "delivery" / "presenter.py")
         for prefix in PRESENTER_NEVER_IMPORTS
         if _violates(module, prefix)
     ]
@@ -164,14 +203,20 @@ def test_the_presenter_knows_neither_the_stores_nor_the_handlers() -> None:
 def test_the_wiring_builds_the_runtimes_parts() -> None:
     """app.py builds the courier, presenter and referee; the runtime only holds them."""
     parts = {"Courier", "Presenter", "RaceReferee", "BoardTidier", "Outbox"}
-    assert parts & called_names(parsed(PACKAGE / "bot" / "runtime.py")) == set()
+    assert parts & called_names(parsed(PACKAGE / "bot" / "handlers" / "runtime.py")) == set()
     assert parts <= called_names(parsed(PACKAGE / "app.py"))
 
 
-@pytest.mark.parametrize("handlers", ["commands.py", "buttons.py", "actions.py"])
+@pytest.mark.parametrize(
+    "handlers", ["handlers/commands.py", "handlers/buttons.py", "handlers/actions.py"]
+)
 def test_the_handlers_show_things_only_through_the_presenter(handlers: str) -> None:
     path = PACKAGE / "bot" / handlers
-    sending = {"telesnap.bot.outbox", "telesnap.bot.courier", "telesnap.bot.posts"}
+    sending = {
+        "telesnap.bot.delivery.lanes",
+        "telesnap.bot.delivery.courier",
+        "telesnap.bot.delivery.posts",
+    }
     offences = [f"imports {module}" for module in modules_of(path) if module in sending]
     offences += [
         f"uses .{name}"
@@ -241,7 +286,7 @@ def _module_of(path: Path) -> str:
     return ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
 
 
-# -- the game store only emits; handlers do the rest (services/events.py) ------------------
+# -- the game store only emits; handlers do the rest (services/play/events.py) ------------------
 
 
 def _names_imported_from(path: Path, module: str) -> set[str]:
@@ -257,8 +302,8 @@ def _names_imported_from(path: Path, module: str) -> set[str]:
 
 
 def test_the_game_store_only_emits_what_happens_when_a_game_changes() -> None:
-    store = PACKAGE / "services" / "store.py"
-    assert "telesnap.services.stats_recorder" not in modules_of(store)
+    store = PACKAGE / "services" / "play" / "store.py"
+    assert "telesnap.services.stats.recorder" not in modules_of(store)
     called = {
         node.attr
         for node in ast.walk(ast.parse(store.read_text(encoding="utf-8")))
@@ -268,7 +313,7 @@ def test_the_game_store_only_emits_what_happens_when_a_game_changes() -> None:
     recorder_users = [
         path.name
         for path in layer_files("services")
-        if "telesnap.services.stats_recorder" in modules_of(path)
+        if "telesnap.services.stats.recorder" in modules_of(path)
     ]
     assert recorder_users == ["events.py"]
 
@@ -278,27 +323,29 @@ def test_nothing_takes_the_planner_or_the_stats_recorder_from_the_store_module()
     offences = [
         f"{path.relative_to(PACKAGE.parent)} imports {name} from the store"
         for path in sorted(PACKAGE.rglob("*.py"))
-        for name in _names_imported_from(path, "telesnap.services.store") & handled_elsewhere
+        for name in _names_imported_from(path, "telesnap.services.play.store") & handled_elsewhere
     ]
     assert offences == []
-    assert _names_imported_from(PACKAGE / "services" / "lobby.py", "telesnap.services.store")
+    assert _names_imported_from(
+        PACKAGE / "services" / "play" / "lobby.py", "telesnap.services.play.store"
+    )
 
 
 # -- a press: one service call, which says up front what it needs (issue 12) ---------------
 
 HANDLER_MODULES = (
-    "actions.py",
-    "buttons.py",
-    "commands.py",
-    "settings_handlers.py",
-    "stats_handlers.py",
-    "timer_loop.py",
+    "handlers/actions.py",
+    "handlers/buttons.py",
+    "handlers/commands.py",
+    "handlers/settings.py",
+    "handlers/stats.py",
+    "handlers/timer_loop.py",
 )
 SERVICE_HOLDERS = {"lobby", "play", "races", "settings", "service", "_timers", "_housekeeping"}
 """The names the bot layer reaches its services by (``runtime.lobby``, ``stats_bot.service``...)."""
 WAITS_FOR_ITS_RACE = {"flip_after_race"}
 """A flip refused while a race collects waits for the referee and flips again: the one
-function that calls the services more than once on its way (services/play.py decides it)."""
+function that calls the services more than once on its way (services/play/service.py decides it)."""
 
 
 Functions = dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
@@ -398,8 +445,8 @@ def test_a_handler_makes_one_service_call_on_its_way(handlers: str) -> None:
 
 
 def test_the_health_checks_get_their_probes_from_the_wiring() -> None:
-    """bot/health.py runs the probes app.py hands it: it reaches no database of its own."""
-    found = modules_of(PACKAGE / "bot" / "health.py")
+    """bot/ingress/health.py runs the probes app.py hands it: it reaches no database of its own."""
+    found = modules_of(PACKAGE / "bot" / "ingress" / "health.py")
     offences = [
         module
         for module in found
@@ -417,7 +464,7 @@ def _all_files() -> list[Path]:
 
 
 def test_updates_reach_the_handlers_only_from_the_inbox_dispatcher() -> None:
-    """bot/dispatcher.py alone runs updates through python-telegram-bot's dispatch."""
+    """bot/ingress/dispatcher.py alone runs updates through python-telegram-bot's dispatch."""
     offences = [
         path.name
         for path in layer_files("bot")
@@ -461,11 +508,11 @@ def test_the_path_counter_takes_branches_as_alternatives() -> None:
     assert counts == {"f": 1, "g": 2, "h": 2, "i": 1, "j": 2}
 
 
-MANAGERS_ACTIONS = {"lobby.py": ("start", "end", "kick"), "chat_settings.py": ("change",)}
+MANAGERS_ACTIONS = {"play/lobby.py": ("start", "end", "kick"), "chat_settings.py": ("change",)}
 
 
 def test_a_managers_action_takes_an_admin_check_not_an_answer() -> None:
-    """The service asks when it needs to (services/managers.py); the bot never retries."""
+    """The service asks when it needs to (services/play/managers.py); the bot never retries."""
     for module, actions in MANAGERS_ACTIONS.items():
         methods = {
             node.name: node
@@ -487,15 +534,15 @@ def test_a_managers_action_takes_an_admin_check_not_an_answer() -> None:
 def test_the_services_write_and_read_operations_only_through_the_history_repository() -> None:
     """An operation is turned into its stored JSON and back in storage/repositories/history.py.
 
-    A replay file is the stored JSON itself, so services/stats_audit.py reads it too, and an
+    A replay file is the stored JSON itself, so services/stats/audit.py reads it too, and an
     outbox row stores its board's operations the same way (services/views.py).
     """
     codec = {"operation_to_json", "operation_from_json"}
     allowed = {
         "telesnap.storage.repositories.history",
-        "telesnap.services.stats_audit",
+        "telesnap.services.stats.audit",
         # Reads back one stored race result by its seq; its write paths are being reworked.
-        "telesnap.services.races",
+        "telesnap.services.play.races",
         # A durable outbox row carries the operations its board shows, in the same stored JSON.
         "telesnap.services.views",
     }
@@ -515,7 +562,7 @@ def _names_used(tree: ast.AST) -> set[str]:
 
 
 def test_there_is_one_lock_per_topic_and_the_game_store_holds_it() -> None:
-    """Keyed locks are built in services/store.py only; the bot layer takes no topic lock."""
+    """Keyed locks are built in services/play/store.py only; the bot layer takes no topic lock."""
     offences = [
         f"{path.relative_to(PACKAGE.parent)} builds keyed locks"
         for path in _all_files()
@@ -525,7 +572,7 @@ def test_there_is_one_lock_per_topic_and_the_game_store_holds_it() -> None:
         f"{path.relative_to(PACKAGE.parent)} imports {module}"
         for path in layer_files("bot")
         for module in modules_of(path)
-        if _violates(module, "telesnap.services.locks")
+        if _violates(module, "telesnap.services.play.locks")
     ]
     assert offences == []
 
@@ -546,16 +593,16 @@ def test_the_bot_layer_reaches_the_inbox_through_its_service_only() -> None:
 
 
 def test_the_outbox_rows_have_one_home_in_the_services() -> None:
-    """Only the outbox uses outbox rows: services/outbox.py, its leases in outbox_leases.py,
-    and the lobby and notice rows (written and read back) in outbox_rows.py.
+    """Only the outbox uses outbox rows: services/outbox/ (service.py, its leases in
+    leases.py, the lobby and notice rows, written and read back, in rows.py).
 
-    The other services write a lobby or a notice through outbox_rows; the bot
+    The other services write a lobby or a notice through outbox/rows.py; the bot
     renders what it hands out.
     """
     offences = [
         f"{path.relative_to(PACKAGE.parent)} uses uow.outbox"
         for path in layer_files("services")
-        if path.name not in {"outbox.py", "outbox_leases.py", "outbox_rows.py"}
+        if path.parent != PACKAGE / "services" / "outbox"
         and any(
             isinstance(node, ast.Attribute)
             and node.attr == "outbox"
@@ -591,7 +638,7 @@ def test_the_topic_key_has_one_name_and_one_home() -> None:
 
 
 def test_the_flood_limit_windows_are_built_in_one_place() -> None:
-    """bot/slots.py counts every send (in memory or in the database); nothing else does."""
+    """bot/delivery/slots.py counts every send (in memory or in the database); nothing else does."""
     offences = [
         f"{path.relative_to(PACKAGE.parent)} builds {name}"
         for path in sorted(PACKAGE.rglob("*.py"))

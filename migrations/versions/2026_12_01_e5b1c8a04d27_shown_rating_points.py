@@ -26,7 +26,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 ALL_CHATS = 0
-# As telesnap.services.stats_figures defines them (revisions never import the package).
+# As telesnap.services.stats.figures defines them (revisions never import the package).
 FIRST_MU = 25.0
 RATING_BASELINE = 1000.0
 POINTS_PER_MU = 20.0

@@ -34,8 +34,8 @@ from ..config import (
     normalize_database_url,
 )
 from ..sandbox.app import DEFAULT_DATABASE_FILE as SANDBOX_DATABASE_FILE
-from ..services.stats import StatsService
-from ..services.stats_audit import StoredGame, check_game, parse_document, stored_game
+from ..services.stats.audit import StoredGame, check_game, parse_document, stored_game
+from ..services.stats.service import StatsService
 from ..storage.database import create_engine, describe_database, session_factory
 from ..storage.migrate import current_revision
 from ..storage.uow import UnitOfWork, UnitsOfWork

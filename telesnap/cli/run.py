@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from ..app import BotRunner, Webhook
-from ..bot.redaction import install_token_redaction
+from ..bot.ingress.redaction import install_token_redaction
 from ..config import (
     WEBHOOK_SECRET_VARIABLE,
     ConfigError,

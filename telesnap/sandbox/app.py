@@ -21,8 +21,8 @@ from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from ..app import BotRunner
-from ..bot.callbacks import CallbackSigner
-from ..bot.outbox import FloodLimits as BotFloodLimits
+from ..bot.delivery.lanes import FloodLimits as BotFloodLimits
+from ..bot.render.callbacks import CallbackSigner
 from ..config import ConfigError, Settings
 from ..emulator.changes import ChangeSignal
 from ..emulator.config import EmulatorConfig, FloodLimits

@@ -16,7 +16,7 @@ from pathlib import Path
 import fontpkg
 import matplotlib
 
-from ..bot.chart_fonts import PACKAGED_FAMILIES
+from ..bot.render.chart_fonts import PACKAGED_FAMILIES
 
 SCRIPT_RANGES = {
     "Noto Sans Arabic": "U+0600-06FF, U+0750-077F, U+0870-08FF, U+FB50-FDFF, U+FE70-FEFF",

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
-from ..bot.callbacks import Action, CallbackSigner
+from ..bot.render.callbacks import Action, CallbackSigner
 from ..emulator.changes import ChangeSignal
 from ..emulator.core import Emulator
 from ..emulator.records import TranscriptMessage

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..storage.uow import UnitOfWork
-from .base import Service
-from .managers import AdminCheck
-from .outbox_rows import Notice, NoticeKind, record_notice
+from .outbox.rows import Notice, NoticeKind, record_notice
+from .play.base import Service
+from .play.managers import AdminCheck
 from .settings import GameSettings, parse_setting
 from .types import Actor, Place, Reason, Receipt, Refused
 

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 
 from ..storage.uow import UnitOfWork
-from .outbox_rows import Notice, NoticeKind, record_notice
+from .outbox.rows import Notice, NoticeKind, record_notice
 from .ports import UnitOfWorkFactory
 from .types import Actor, Place, Reason, Refused, display_name
 

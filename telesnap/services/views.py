@@ -25,7 +25,7 @@ from ..game import (
     operation_from_json,
     operation_to_json,
 )
-from .standings import FinalView, final_view
+from .stats.standings import FinalView, final_view
 
 
 @dataclass(frozen=True, slots=True)

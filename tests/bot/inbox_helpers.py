@@ -10,9 +10,9 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.callbacks import Action, CallbackSigner
-from telesnap.bot.dispatcher import InboxDispatcher, Intake, inbox_entry
-from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.ingress.dispatcher import InboxDispatcher, Intake, inbox_entry
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.render.callbacks import Action, CallbackSigner
 from telesnap.services.inbox import InboxService, StoredUpdate
 from telesnap.storage.claims import claims_for
 from telesnap.storage.database import session_factory

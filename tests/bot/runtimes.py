@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.courier import Courier
-from telesnap.bot.presenter import Presenter
-from telesnap.bot.races import RaceReferee
-from telesnap.bot.receipts import ReceiptBook
-from telesnap.bot.runtime import Runtime
-from telesnap.bot.tidy import BoardTidier
+from telesnap.bot.delivery.courier import Courier
+from telesnap.bot.delivery.presenter import Presenter
+from telesnap.bot.delivery.tidy import BoardTidier
+from telesnap.bot.handlers.runtime import Runtime
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.referee.races import RaceReferee
+from telesnap.bot.render.callbacks import CallbackSigner
 
 SIGNER = CallbackSigner.for_token("123:secret")
 

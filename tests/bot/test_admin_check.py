@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from telegram.error import NetworkError
 
-from telesnap.bot.context import admin_check
+from telesnap.bot.handlers.context import admin_check
 from telesnap.services.types import Actor, Place
 
 
@@ -28,7 +28,7 @@ async def test_when_telegram_cannot_say_the_user_is_no_admin_and_the_failure_is_
 ) -> None:
     bot = UnreachableBot()
     check = admin_check(bot, Place(chat_id=-5), Actor(7, "Zed"))  # type: ignore[arg-type]
-    with caplog.at_level(logging.WARNING, logger="telesnap.bot.context"):
+    with caplog.at_level(logging.WARNING, logger="telesnap.bot.handlers.context"):
         assert await check() is False
     assert bot.asked == [(-5, 7)]
     assert "chat -5" in caplog.text

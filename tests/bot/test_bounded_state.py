@@ -10,11 +10,11 @@ from typing import Any
 
 from telegram import Chat, Message, Update
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.outbox import FloodLimits, Outbox, Post
-from telesnap.bot.races import JoinedCall, RaceReferee
-from telesnap.bot.receipts import ReceiptBook
-from telesnap.services.store import GameStore
+from telesnap.bot.delivery.lanes import FloodLimits, Outbox, Post
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.referee.races import JoinedCall, RaceReferee
+from telesnap.bot.render.callbacks import CallbackSigner
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Place
 from telesnap.services.views import RaceEnding, RaceOutcome
 

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from telesnap.bot.i18n import translator
-from telesnap.bot.stats_handlers import MAX_CAPTION, replay_caption, within_length
+from telesnap.bot.handlers.stats import MAX_CAPTION, replay_caption, within_length
+from telesnap.bot.render.i18n import translator
 from telesnap.emulator.formatting import parse_html, utf16_length
-from telesnap.services.stats_views import GameLine
+from telesnap.services.stats.views import GameLine
 
 LONG_NAMES = tuple(f"<Player & {'𝓧' * 40} {n}>" for n in range(12))
 

@@ -8,12 +8,12 @@ from collections import Counter
 
 import pytest
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.digest import BoardEvent, board_events, board_lines, summarised
-from telesnap.bot.i18n import translator
-from telesnap.bot.names import shorten
-from telesnap.bot.posts import BoardPost
-from telesnap.bot.render import BOARD_NAME_LIMIT, MAX_TEXT, compose_board
+from telesnap.bot.delivery.posts import BoardPost
+from telesnap.bot.render.boards import BOARD_NAME_LIMIT, MAX_TEXT, compose_board
+from telesnap.bot.render.callbacks import CallbackSigner
+from telesnap.bot.render.digest import BoardEvent, board_events, board_lines, summarised
+from telesnap.bot.render.i18n import translator
+from telesnap.bot.render.names import shorten
 from telesnap.game import CallKind, CardFlipped, Game, Operation, standard_deck
 from telesnap.services.views import TableView
 

@@ -10,15 +10,15 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram.error import BadRequest
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.courier import Courier
-from telesnap.bot.outbox import FloodLimits, Outbox
-from telesnap.bot.presenter import Presenter
+from telesnap.bot.delivery.courier import Courier
+from telesnap.bot.delivery.lanes import FloodLimits, Outbox
+from telesnap.bot.delivery.presenter import Presenter
+from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.services.chat_settings import SettingsService
-from telesnap.services.lobby import LobbyService
-from telesnap.services.outbox import OutboxService, record_boards
-from telesnap.services.outbox_rows import Notice, record_notice
-from telesnap.services.store import GameStore
+from telesnap.services.outbox.rows import Notice, record_notice
+from telesnap.services.outbox.service import OutboxService, record_boards
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.store import GameStore
 from telesnap.storage.models import Game, OutboxMessage
 from telesnap.storage.uow import UnitsOfWork
 

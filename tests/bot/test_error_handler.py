@@ -7,9 +7,9 @@ from typing import Any
 
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.errors import AnsweredPresses, on_error
-from telesnap.bot.runtime import RUNTIME_KEY
+from telesnap.bot.handlers.errors import AnsweredPresses, on_error
+from telesnap.bot.handlers.runtime import RUNTIME_KEY
+from telesnap.bot.render.callbacks import CallbackSigner
 
 from .runtimes import wired_runtime
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from telegram import Chat, ForumTopicCreated, Message, MessageEntity, Update, User
 
-from telesnap.bot.commands import command_handlers
-from telesnap.bot.context import replied_to
-from telesnap.bot.runtime import RUNTIME_KEY
+from telesnap.bot.handlers.commands import command_handlers
+from telesnap.bot.handlers.context import replied_to
+from telesnap.bot.handlers.runtime import RUNTIME_KEY
 
 from .runtimes import wired_runtime
 from .test_posted_as_chat import RecordingLobby, handler_of

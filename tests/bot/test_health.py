@@ -13,10 +13,10 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.health import Readiness, install_readiness
-from telesnap.bot.receipts import ReceiptBook
-from telesnap.bot.webhook import WebhookServer
+from telesnap.bot.ingress.health import Readiness, install_readiness
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.ingress.webhook import WebhookServer
+from telesnap.bot.render.callbacks import CallbackSigner
 
 
 @dataclass
@@ -80,7 +80,7 @@ async def test_not_ready_names_what_fails_and_logs_it_once(
 ) -> None:
     server, application = listener
     install_readiness(application, Readiness(refuses, answers))  # type: ignore[arg-type]
-    with caplog.at_level(logging.WARNING, logger="telesnap.bot.health"):
+    with caplog.at_level(logging.WARNING, logger="telesnap.bot.ingress.health"):
         for _ in range(3):
             status, body = await get(server, "/ready")
             assert status == 503

@@ -26,7 +26,9 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from telegram import Bot
 
-from telesnap.bot.i18n import (
+from telesnap.bot.handlers.menu import command_descriptions, menu_commands, publish_commands
+from telesnap.bot.render.boards import compose_board, render_lobby, render_table
+from telesnap.bot.render.i18n import (
     DEFAULT_LANGUAGE,
     FSI,
     LANGUAGES,
@@ -39,10 +41,8 @@ from telesnap.bot.i18n import (
     language_of_translations,
     translator,
 )
-from telesnap.bot.menu import command_descriptions, menu_commands, publish_commands
-from telesnap.bot.render import compose_board, render_lobby, render_table
-from telesnap.bot.rules_text import full_rules
-from telesnap.bot.settings_menu import LANGUAGE_NAMES
+from telesnap.bot.render.rules_text import full_rules
+from telesnap.bot.render.settings_menu import LANGUAGE_NAMES
 from telesnap.emulator.testing import running_emulator
 from telesnap.game import SeatStatus
 from telesnap.game.cards import parse_card

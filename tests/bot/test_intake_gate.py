@@ -6,7 +6,7 @@ import datetime as dt
 
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.intake_gate import GateLimits, IntakeGate, Verdict
+from telesnap.bot.ingress.gate import GateLimits, IntakeGate, Verdict
 from telesnap.services.types import Topic
 
 CHAT = Chat(-100, Chat.SUPERGROUP)

@@ -7,7 +7,7 @@ from typing import Any, cast
 from telegram import Bot
 from telegram.error import BadRequest
 
-from telesnap.bot.live_board import LIVE_EVENTS, RecentLines, edit_in_place
+from telesnap.bot.delivery.live_board import LIVE_EVENTS, RecentLines, edit_in_place
 
 
 def test_a_live_board_shows_earlier_lines_above_its_own_up_to_the_limit() -> None:

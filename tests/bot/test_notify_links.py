@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from telegram import Chat, Message
 
-from telesnap.bot.notify_handlers import lobby_link
+from telesnap.bot.handlers.notify import lobby_link
 
 
 def command_in(chat: Chat, message_id: int = 41, thread_id: int | None = None) -> Message:

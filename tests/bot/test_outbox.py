@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from telegram.error import Forbidden, NetworkError
 
-from telesnap.bot.outbox import OWN_FAULT_ATTEMPTS, FloodLimits, Outbox, Post
+from telesnap.bot.delivery.lanes import OWN_FAULT_ATTEMPTS, FloodLimits, Outbox, Post
 
 GROUP = -500
 GUARD_S = 10.0

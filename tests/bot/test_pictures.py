@@ -20,13 +20,18 @@ from matplotlib.text import Text
 from PIL import Image
 from telegram import Bot
 
-from telesnap.bot import chart_fonts, charts
-from telesnap.bot.chart_fonts import chart_text, drawable, families_for
-from telesnap.bot.charts import leaderboard_figure, leaderboard_picture, stats_chart, stats_figure
-from telesnap.bot.i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
-from telesnap.bot.leaderboard_posts import send_leaderboard
-from telesnap.bot.posts import PhotoEditPost, UploadPost
-from telesnap.bot.stats_render import (
+from telesnap.bot.delivery.posts import PhotoEditPost, UploadPost
+from telesnap.bot.handlers.leaderboards import send_leaderboard
+from telesnap.bot.render import chart_fonts, charts
+from telesnap.bot.render.chart_fonts import chart_text, drawable, families_for
+from telesnap.bot.render.charts import (
+    leaderboard_figure,
+    leaderboard_picture,
+    stats_chart,
+    stats_figure,
+)
+from telesnap.bot.render.i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
+from telesnap.bot.render.stats import (
     PICTURE_MIN_ENTRIES,
     StatsButtonSigner,
     leaderboard_keyboard,
@@ -35,7 +40,7 @@ from telesnap.bot.stats_render import (
     render_leaderboard,
 )
 from telesnap.emulator.testing import running_emulator
-from telesnap.services.stats_views import BoardEntry, Figures, LeaderboardView, Ranking
+from telesnap.services.stats.views import BoardEntry, Figures, LeaderboardView, Ranking
 from telesnap.services.types import Place
 
 REACTIONS = sorted(Counter(180 + (index * 37) % 700 for index in range(40)).items())

@@ -10,8 +10,8 @@ import pytest
 from telegram import Update
 from telegram.ext import ExtBot
 
-from telesnap.bot.application import StampingBot
-from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.ingress.application import StampingBot
+from telesnap.bot.ingress.receipts import ReceiptBook
 
 from .inbox_helpers import SAFETY_S, SIGNER, message_update
 

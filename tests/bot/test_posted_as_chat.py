@@ -10,10 +10,10 @@ import pytest
 from telegram import Chat, Message, MessageEntity, Update, User
 from telegram.ext import CommandHandler
 
-from telesnap.bot.commands import command_handlers, on_unknown_command
-from telesnap.bot.i18n import translator
-from telesnap.bot.runtime import RUNTIME_KEY
-from telesnap.bot.texts import refusal_text
+from telesnap.bot.handlers.commands import command_handlers, on_unknown_command
+from telesnap.bot.handlers.runtime import RUNTIME_KEY
+from telesnap.bot.render.i18n import translator
+from telesnap.bot.render.texts import refusal_text
 from telesnap.services.types import Reason, Refused
 
 from .runtimes import wired_runtime

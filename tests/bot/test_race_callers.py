@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.bot.i18n import translator
-from telesnap.bot.races import RaceReferee, RaceSweeper
-from telesnap.bot.receipts import ReceiptBook
-from telesnap.bot.texts import verdict_toast
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.referee.races import RaceReferee, RaceSweeper
+from telesnap.bot.render.i18n import translator
+from telesnap.bot.render.texts import verdict_toast
 from telesnap.game import CallKind, CallVerdict
-from telesnap.services.races import RaceService
-from telesnap.services.store import GameStore
+from telesnap.services.play.races import RaceService
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Receipt
 from telesnap.storage.liveness import LocalLiveness, PostgresLiveness, liveness_for
 from telesnap.storage.repositories import StoredUpdate

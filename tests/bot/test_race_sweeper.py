@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.bot.races import ADOPT_GRACE_S, RaceReferee, RaceSweeper
-from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.referee.races import ADOPT_GRACE_S, RaceReferee, RaceSweeper
 from telesnap.game import CallKind, CallVerdict
-from telesnap.services.races import OpenRace, RaceService
-from telesnap.services.store import GameStore
+from telesnap.services.play.races import OpenRace, RaceService
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Place
 from telesnap.services.views import RaceEnding, RaceOutcome
 from telesnap.storage.models import RaceState
@@ -145,7 +145,7 @@ async def test_a_failing_look_is_logged_and_tried_again(caplog: pytest.LogCaptur
     races, shown = FailingLookups(), ShownRaces()
     referee = RaceReferee(AnsweringBot(), races, ReceiptBook(SIGNER), shown.show)  # type: ignore[arg-type]
     sweeper = RaceSweeper(referee, races, period_s=SHORT_PERIOD_S)  # type: ignore[arg-type]
-    with caplog.at_level(logging.ERROR, logger="telesnap.bot.races"):
+    with caplog.at_level(logging.ERROR, logger="telesnap.bot.referee.races"):
         sweeper.start()
         await asyncio.wait_for(races.found.wait(), timeout=10)
         await referee.wait_until_decided(PLACE)

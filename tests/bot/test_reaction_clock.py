@@ -13,13 +13,13 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.i18n import translator
-from telesnap.bot.posts import BoardPost
+from telesnap.bot.delivery.posts import BoardPost
+from telesnap.bot.render.callbacks import CallbackSigner
+from telesnap.bot.render.i18n import translator
 from telesnap.game import CallKind, CallVerdict
-from telesnap.services.board_views import ShownBoards
-from telesnap.services.outbox import OutboxService
-from telesnap.services.store import GameStore
+from telesnap.services.outbox.board_views import ShownBoards
+from telesnap.services.outbox.service import OutboxService
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Receipt
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 

@@ -6,8 +6,8 @@ import time
 
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.callbacks import Action, ButtonPress, CallbackSigner
-from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.render.callbacks import Action, ButtonPress, CallbackSigner
 from telesnap.services.types import Receipt, Topic
 
 USER = User(7, "Ada", is_bot=False)

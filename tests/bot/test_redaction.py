@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from telesnap.bot.application import build_application
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.ingress.application import build_application
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.render.callbacks import CallbackSigner
 
 TOKEN = "987654:ZZsecret-part-of-another-token-01234"
 

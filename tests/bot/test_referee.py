@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from telegram import Chat, Message, Update
 
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.races import JoinedCall, RaceReferee, Waiter
-from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.referee.races import JoinedCall, RaceReferee, Waiter
+from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.game import CallResult, CallVerdict
 from telesnap.services.types import Place
 from telesnap.services.views import RaceEnding, RaceOutcome
@@ -67,7 +67,7 @@ async def test_a_failing_decision_is_retried_and_logged_with_its_chat_and_game(
     referee.call_joined(
         PLACE, JoinedCall(5, 99, deadline_ns=0, board_version=3), Waiter("q", 7, "en")
     )
-    with caplog.at_level(logging.ERROR, logger="telesnap.bot.races"):
+    with caplog.at_level(logging.ERROR, logger="telesnap.bot.referee.races"):
         await races.failed.wait()
         races.recover.set()
         await referee.wait_until_decided(PLACE)

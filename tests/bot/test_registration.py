@@ -6,10 +6,10 @@ import pytest
 from telegram import CallbackQuery, Chat, Message, Update, User
 from telegram.ext import CallbackQueryHandler, CommandHandler
 
-from telesnap.bot.application import build_application
-from telesnap.bot.callbacks import Action, CallbackSigner
-from telesnap.bot.commands import COMMANDS
-from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.handlers.commands import COMMANDS
+from telesnap.bot.ingress.application import build_application
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.render.callbacks import Action, CallbackSigner
 
 TOKEN = "123:secret"
 SIGNER = CallbackSigner.for_token(TOKEN)

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from telegram import Chat, Message, MessageEntity, Update, User
 
-from telesnap.bot.application import build_application
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.receipts import ReceiptBook
-from telesnap.bot.relevance import ALLOWED_UPDATES, wanted
-from telesnap.bot.webhook import WebhookServer
+from telesnap.bot.ingress.application import build_application
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.ingress.relevance import ALLOWED_UPDATES, wanted
+from telesnap.bot.ingress.webhook import WebhookServer
+from telesnap.bot.render.callbacks import CallbackSigner
 
 from .test_webhook_bodies import SECRET, BotOnly, RecordingIntake, post
 

@@ -8,9 +8,9 @@ import random
 import pytest
 from PIL import Image
 
-from telesnap.bot.i18n import translator
-from telesnap.bot.render import describe
-from telesnap.bot.replay_film import film_frames, replay_film
+from telesnap.bot.render.boards import describe
+from telesnap.bot.render.i18n import translator
+from telesnap.bot.render.replay_film import film_frames, replay_film
 from telesnap.game import CardFlipped, Game
 from telesnap.services.views import TableView
 from telesnap.simulate import play_game

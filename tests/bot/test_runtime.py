@@ -8,9 +8,9 @@ from typing import Any
 
 from telegram.error import Forbidden
 
-from telesnap.bot import presenter as presenter_module
-from telesnap.bot.callbacks import CallbackSigner
-from telesnap.bot.runtime import Runtime
+from telesnap.bot.delivery import presenter as presenter_module
+from telesnap.bot.handlers.runtime import Runtime
+from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.services.types import Place
 
 from .runtimes import wired_runtime

@@ -10,14 +10,14 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot
 
-from telesnap.bot.outbox import FloodLimits, Outbox
-from telesnap.bot.pacing import STALE_SEND_S
-from telesnap.bot.posts import TextPost
-from telesnap.bot.slots import MemorySlots, Slots, StateStep, StoredSlots
+from telesnap.bot.delivery.lanes import FloodLimits, Outbox
+from telesnap.bot.delivery.pacing import STALE_SEND_S
+from telesnap.bot.delivery.posts import TextPost
+from telesnap.bot.delivery.slots import MemorySlots, Slots, StateStep, StoredSlots
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits
 from telesnap.emulator.testing import RunningEmulator, running_emulator
-from telesnap.services.outbox import OutboxService
+from telesnap.services.outbox.service import OutboxService
 from telesnap.storage.uow import UnitsOfWork
 
 # Telegram's 20 messages a minute per group, scaled down to 5 every 2 seconds.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from telesnap.bot.courier import Courier
-from telesnap.bot.outbox import Outbox
-from telesnap.bot.posts import KeyboardRemovalPost
-from telesnap.bot.tidy import BoardTidier
+from telesnap.bot.delivery.courier import Courier
+from telesnap.bot.delivery.lanes import Outbox
+from telesnap.bot.delivery.posts import KeyboardRemovalPost
+from telesnap.bot.delivery.tidy import BoardTidier
 
 CHAT, GAME = -700, 5
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from telesnap.bot.timer_loop import TimerLoop
-from telesnap.services.timer_service import TimerOutcome
-from telesnap.services.timers import AbsentPlayer, TimerKind
+from telesnap.bot.handlers.timer_loop import TimerLoop
+from telesnap.services.timers.planner import AbsentPlayer, TimerKind
+from telesnap.services.timers.service import TimerOutcome
 from telesnap.services.types import Place
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)

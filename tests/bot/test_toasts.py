@@ -9,7 +9,7 @@ import pytest
 from telegram.error import BadRequest, NetworkError, RetryAfter, TimedOut
 
 import telesnap.app  # noqa: F401  (opts in to python-telegram-bot's timedelta durations, as the bot does)
-from telesnap.bot.toasts import ANSWER_MARGIN_S, QUERY_LIFETIME_S, answer_toast
+from telesnap.bot.render.toasts import ANSWER_MARGIN_S, QUERY_LIFETIME_S, answer_toast
 
 SECOND_NS = 1_000_000_000
 

@@ -16,8 +16,8 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Update
 
-from telesnap.bot.errors import on_error
-from telesnap.bot.runtime import RUNTIME_KEY
+from telesnap.bot.handlers.errors import on_error
+from telesnap.bot.handlers.runtime import RUNTIME_KEY
 from telesnap.storage.database import session_factory
 from telesnap.storage.models import InboxUpdate
 from telesnap.storage.uow import UnitsOfWork

@@ -13,7 +13,7 @@ from telegram.error import NetworkError, TimedOut
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
-from telesnap.bot.transport import AiohttpRequest
+from telesnap.bot.ingress.transport import AiohttpRequest
 
 
 @pytest.fixture

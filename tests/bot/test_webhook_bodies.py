@@ -18,7 +18,7 @@ import aiohttp
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from telesnap.bot.webhook import SECRET_HEADER, WebhookServer
+from telesnap.bot.ingress.webhook import SECRET_HEADER, WebhookServer
 from telesnap.services.inbox import InboxService
 from telesnap.storage.database import session_factory
 from telesnap.storage.uow import UnitsOfWork
@@ -109,7 +109,7 @@ async def test_a_body_that_is_not_an_update_gets_a_2xx_and_is_logged(
     server: tuple[WebhookServer, RecordingIntake], body: bytes, caplog: pytest.LogCaptureFixture
 ) -> None:
     hook, intake = server
-    with caplog.at_level(logging.WARNING, logger="telesnap.bot.webhook"):
+    with caplog.at_level(logging.WARNING, logger="telesnap.bot.ingress.webhook"):
         status = await post(hook, body)
     assert status == 200
     assert intake.received == []
@@ -130,7 +130,7 @@ async def test_an_update_that_could_not_be_stored_is_not_acknowledged(
 ) -> None:
     hook, intake = server
     intake.fails = True
-    with caplog.at_level(logging.ERROR, logger="telesnap.bot.webhook"):
+    with caplog.at_level(logging.ERROR, logger="telesnap.bot.ingress.webhook"):
         status = await post(hook, json.dumps(message_update(6, -5).to_dict()).encode())
     assert status == 500, "Telegram delivers it again"
     assert any("could not store update 6" in record.getMessage() for record in caplog.records)

@@ -11,8 +11,7 @@ import pytest
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
-from telesnap.bot.i18n import FSI, LANGUAGES, LOCALE_DIR, PDI, RLM, translator
-from telesnap.bot.render import (
+from telesnap.bot.render.boards import (
     BOARD_NAME_LIMIT,
     compose_board,
     describe,
@@ -20,13 +19,14 @@ from telesnap.bot.render import (
     render_lobby,
     render_table,
 )
-from telesnap.bot.settings_menu import settings_text, value_label
-from telesnap.bot.stats_render import (
+from telesnap.bot.render.i18n import FSI, LANGUAGES, LOCALE_DIR, PDI, RLM, translator
+from telesnap.bot.render.settings_menu import settings_text, value_label
+from telesnap.bot.render.stats import (
     render_history,
     render_leaderboard,
     render_player_stats,
 )
-from telesnap.bot.texts import refusal_text, verdict_toast
+from telesnap.bot.render.texts import refusal_text, verdict_toast
 from telesnap.game import (
     CallKind,
     CallResult,
@@ -40,8 +40,8 @@ from telesnap.game import (
 )
 from telesnap.game.cards import parse_card, standard_deck
 from telesnap.services.settings import SPEC_BY_NAME, SPECS, GameSettings
-from telesnap.services.standings import FastestCall, FinalView, StandingRow
-from telesnap.services.stats_views import (
+from telesnap.services.stats.standings import FastestCall, FinalView, StandingRow
+from telesnap.services.stats.views import (
     BoardEntry,
     Figures,
     HistoryPage,

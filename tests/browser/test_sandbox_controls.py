@@ -7,8 +7,8 @@ import re
 
 from playwright.async_api import Page, expect
 
-from telesnap.bot.i18n import translator
-from telesnap.bot.menu import command_descriptions
+from telesnap.bot.handlers.menu import command_descriptions
+from telesnap.bot.render.i18n import translator
 from telesnap.sandbox.app import Sandbox
 from tests.sandbox.helpers import ANN, BOB
 

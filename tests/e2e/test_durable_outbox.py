@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from telesnap.app import BotRunner
-from telesnap.bot.resender import ResendPolicy
+from telesnap.bot.delivery.resender import ResendPolicy
 from telesnap.config import Settings
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.storage.database import create_engine

@@ -88,7 +88,9 @@ async def test_a_press_and_a_command_whose_game_fails_to_replay_are_answered(
         game_id = (
             await sql(database_url, "SELECT id FROM games WHERE chat_id = :c", c=broken.chat_id)
         )[0][0]
-        failures = [r.getMessage() for r in caplog.records if r.name == "telesnap.bot.errors"]
+        failures = [
+            r.getMessage() for r in caplog.records if r.name == "telesnap.bot.handlers.errors"
+        ]
         assert len(failures) == 3
         assert all(f"chat {broken.chat_id}" in line for line in failures)
         assert all(f"game {game_id}" in line for line in failures)

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from telesnap.bot.application import StampingBot
+from telesnap.bot.ingress.application import StampingBot
 from telesnap.emulator.testing import RunningEmulator
-from telesnap.services.timer_service import MAX_TIMER_FAILURES, retry_delay
+from telesnap.services.timers.service import MAX_TIMER_FAILURES, retry_delay
 
 from .harness import (
     DatabaseOutage,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from telesnap.bot.render import BOARD_NAME_LIMIT
+from telesnap.bot.render.boards import BOARD_NAME_LIMIT
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from telesnap.bot.i18n import LRI, PDI, translator
-from telesnap.bot.menu import menu_commands
+from telesnap.bot.handlers.menu import menu_commands
+from telesnap.bot.render.i18n import LRI, PDI, translator
 from telesnap.emulator.testing import RunningEmulator
 
 from .harness import database_file, table_with

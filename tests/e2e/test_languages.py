@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from telesnap.bot.i18n import LRI, PDI, translator
+from telesnap.bot.render.i18n import LRI, PDI, translator
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from telesnap.bot.races import RaceReferee
-from telesnap.bot.receipts import ReceiptBook
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.referee.races import RaceReferee
 from telesnap.emulator.client import Press
 from telesnap.emulator.testing import RunningEmulator
-from telesnap.services.play import PlayService
-from telesnap.services.store import GameStore
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
 from telesnap.storage.database import create_engine
 
 from .harness import Board, Table, database_file, table_with

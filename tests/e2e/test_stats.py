@@ -9,10 +9,10 @@ from pathlib import Path
 from PIL import Image
 from sqlalchemy import select
 
-from telesnap.bot.replay_film import film_frames
+from telesnap.bot.render.replay_film import film_frames
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
-from telesnap.services.stats_audit import check_game, stored_game
+from telesnap.services.stats.audit import check_game, stored_game
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.models import Game
 from telesnap.storage.uow import UnitOfWork

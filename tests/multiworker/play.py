@@ -23,7 +23,7 @@ from telesnap.emulator.client import EmulatorClient, EmulatorTimeoutError
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.game.engine import Game
 from telesnap.game.operations import operation_from_json
-from telesnap.services.stats_audit import check_game, stored_game
+from telesnap.services.stats.audit import check_game, stored_game
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.uow import UnitOfWork
 from tests.e2e.harness import Board, Table, read_board

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from telesnap.bot.callbacks import Action, CallbackSigner
+from telesnap.bot.render.callbacks import Action, CallbackSigner
 from telesnap.emulator.core import Emulator
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.sandbox.robots import Robots, RobotStyle, read_board

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.services.outbox import OutboxService
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.types import Place, Receipt
 from telesnap.storage.uow import UnitsOfWork
 

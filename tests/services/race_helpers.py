@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from telesnap.services.races import RaceService
+from telesnap.services.play.races import RaceService
 from telesnap.services.types import Place
 from telesnap.services.views import RaceOutcome
 

@@ -17,11 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, LeaveReason
 from telesnap.services.chat_settings import SettingsService
-from telesnap.services.lobby import LobbyService
-from telesnap.services.managers import known_admin
-from telesnap.services.play import PlayService
-from telesnap.services.races import RaceService
-from telesnap.services.store import GameStore
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.managers import known_admin
+from telesnap.services.play.races import RaceService
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt, Refused
 from telesnap.services.views import TableView
 from telesnap.storage.uow import UnitsOfWork

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.services.board_views import ShownBoards
+from telesnap.services.outbox.board_views import ShownBoards
 from telesnap.services.types import Place, Receipt
 from telesnap.storage.models import BoardView
 from telesnap.storage.uow import UnitOfWork

@@ -11,9 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import Game, operation_from_json
 from telesnap.game.operations import FORMAT_KEY, HISTORY_FORMAT
-from telesnap.services.play import PlayService
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
 from telesnap.services.settings import GameSettings
-from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt
 from telesnap.storage.models import GameOperation, GameStatus
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.services.managers import known_admin
+from telesnap.services.play.managers import known_admin
 
 from .test_timers import ANN, PLACE, Clock, receipt, start, world_with
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.services.lobby import LobbyService
-from telesnap.services.managers import AdminCheck, ManagerCheck
-from telesnap.services.store import GameStore
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.managers import AdminCheck, ManagerCheck
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Reason, Refused
 from telesnap.storage.uow import UnitsOfWork
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.bot.courier import Courier
-from telesnap.bot.runtime import Runtime
-from telesnap.services.lobby import LobbyService
+from telesnap.bot.delivery.courier import Courier
+from telesnap.bot.handlers.runtime import Runtime
 from telesnap.services.notify import NotifyService
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.store import GameStore
 from telesnap.services.privacy import PrivacyService
-from telesnap.services.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 

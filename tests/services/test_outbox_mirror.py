@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from sqlalchemy import delete, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.services.lobby import LobbyService
-from telesnap.services.outbox import OutboxService, record_boards
-from telesnap.services.outbox_leases import MemoryLeases
-from telesnap.services.outbox_rows import OutboxEntry
-from telesnap.services.play import PlayService
-from telesnap.services.store import GameStore
+from telesnap.services.outbox.leases import MemoryLeases
+from telesnap.services.outbox.rows import OutboxEntry
+from telesnap.services.outbox.service import OutboxService, record_boards
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor
 from telesnap.storage.models import OutboxMessage
 from telesnap.storage.repositories.privacy import scrub

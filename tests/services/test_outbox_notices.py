@@ -10,14 +10,14 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.chat_settings import SettingsService
-from telesnap.services.lobby import LobbyService
-from telesnap.services.managers import known_admin
-from telesnap.services.outbox import OutboxService, record_boards
-from telesnap.services.outbox_rows import LobbyEntry, Notice, NoticeEntry, OutboxEntry
-from telesnap.services.play import PlayService
-from telesnap.services.store import GameStore
-from telesnap.services.timer_service import TimerService
-from telesnap.services.timers import TimerKind, TimerPlanner
+from telesnap.services.outbox.rows import LobbyEntry, Notice, NoticeEntry, OutboxEntry
+from telesnap.services.outbox.service import OutboxService, record_boards
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.managers import known_admin
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
+from telesnap.services.timers.planner import TimerKind, TimerPlanner
+from telesnap.services.timers.service import TimerService
 from telesnap.services.types import Reason, Refused
 from telesnap.storage.models import OutboxMessage, Timer
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork

@@ -9,12 +9,12 @@ from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, SnapCalled
-from telesnap.services.lobby import LobbyService
-from telesnap.services.outbox import OutboxService, record_boards, shows_a_board
-from telesnap.services.outbox_leases import MemoryLeases, StoredLeases
-from telesnap.services.outbox_rows import LobbyEntry, OutboxEntry
-from telesnap.services.play import PlayService
-from telesnap.services.store import GameStore
+from telesnap.services.outbox.leases import MemoryLeases, StoredLeases
+from telesnap.services.outbox.rows import LobbyEntry, OutboxEntry
+from telesnap.services.outbox.service import OutboxService, record_boards, shows_a_board
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Refused
 from telesnap.storage.models import BoardView, OutboxMessage, OutboxSender
 from telesnap.storage.uow import UnitsOfWork

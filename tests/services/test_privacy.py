@@ -11,7 +11,7 @@ from telegram import Bot, Update
 from telesnap.services.housekeeping import HousekeepingService
 from telesnap.services.inbox import InboxService, StoredUpdate, trimmed
 from telesnap.services.privacy import PrivacyService
-from telesnap.services.stats import StatsService
+from telesnap.services.stats.service import StatsService
 from telesnap.storage.models import Chat, Game, InboxUpdate, PlayerStats
 from telesnap.storage.repositories.privacy import PURGE_KEY
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork

@@ -10,10 +10,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, EndReason
-from telesnap.services.managers import known_admin
-from telesnap.services.play import PlayService
-from telesnap.services.races import RaceService
-from telesnap.services.store import GameStore
+from telesnap.services.play.managers import known_admin
+from telesnap.services.play.races import RaceService
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
 from telesnap.services.views import RaceEnding
 from telesnap.storage.models import Race, RaceState
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork

@@ -10,11 +10,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, SnapError
-from telesnap.services.base import Service, refusal_for
-from telesnap.services.lobby import LobbyService
-from telesnap.services.managers import known_admin
-from telesnap.services.play import PlayService
-from telesnap.services.store import GameStore
+from telesnap.services.play.base import Service, refusal_for
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.managers import known_admin
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Receipt, Refused
 from telesnap.services.views import PlayerView, TableView
 from telesnap.storage.models import GameOperation

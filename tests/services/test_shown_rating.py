@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import EndReason
-from telesnap.services.stats import StatsService
-from telesnap.services.stats_figures import (
+from telesnap.services.stats.figures import (
     RATING_BASELINE,
     GameSummary,
     Rating,
@@ -17,8 +16,9 @@ from telesnap.services.stats_figures import (
     initial_rating,
     rate_game,
 )
-from telesnap.services.stats_recorder import record_summary
-from telesnap.services.stats_views import Ranking
+from telesnap.services.stats.recorder import record_summary
+from telesnap.services.stats.service import StatsService
+from telesnap.services.stats.views import Ranking
 from telesnap.storage.models.base import utc_now
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 

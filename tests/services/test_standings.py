@@ -5,10 +5,10 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, EndReason, LeaveReason, SeatStatus
-from telesnap.services.lobby import LobbyService
-from telesnap.services.managers import known_admin
-from telesnap.services.races import RaceService
-from telesnap.services.store import GameStore
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.managers import known_admin
+from telesnap.services.play.races import RaceService
+from telesnap.services.play.store import GameStore
 from telesnap.storage.uow import UnitsOfWork
 
 from .boards_sent import board_sent

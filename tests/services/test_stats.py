@@ -22,16 +22,16 @@ from openskill.models import PlackettLuce
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.services.managers import known_admin
-from telesnap.services.stats import StatsService
-from telesnap.services.stats_audit import (
+from telesnap.services.play.managers import known_admin
+from telesnap.services.stats.audit import (
     check_game,
     parse_document,
     recompute_ratings,
     stored_game,
     write_document,
 )
-from telesnap.services.stats_views import Ranking
+from telesnap.services.stats.service import StatsService
+from telesnap.services.stats.views import Ranking
 from telesnap.services.types import Place
 from telesnap.storage.database import create_engine
 from telesnap.storage.database import session_factory as make_session_factory

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from telesnap.cli import main
-from telesnap.services.stats import StatsService
+from telesnap.services.stats.service import StatsService
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.migrate import upgrade_database
 from telesnap.storage.uow import UnitsOfWork

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from telesnap.game import EndReason, Game, LeaveReason, parse_cards
-from telesnap.services.stats_figures import initial_rating, rate_game, summarize_game
+from telesnap.services.stats.figures import initial_rating, rate_game, summarize_game
 
 DECK = parse_cards("2♠ 3♠ 4♠ 5♠ 6♠ 7♠ 8♠ 9♠ 10♠ J♠ Q♠ K♠ A♠")
 

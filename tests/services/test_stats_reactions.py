@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from telesnap.services.stats_reactions import ReactionCursor, advance, window, window_size
+from telesnap.services.stats.reactions import ReactionCursor, advance, window, window_size
 
 games = st.lists(
     st.lists(st.integers(min_value=0, max_value=3000), max_size=12), min_size=1, max_size=30

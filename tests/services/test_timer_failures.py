@@ -9,9 +9,9 @@ from sqlalchemy import event, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.services.managers import known_admin
-from telesnap.services.timer_service import MAX_TIMER_FAILURES, retry_delay
-from telesnap.services.timers import TimerKind
+from telesnap.services.play.managers import known_admin
+from telesnap.services.timers.planner import TimerKind
+from telesnap.services.timers.service import MAX_TIMER_FAILURES, retry_delay
 from telesnap.services.types import Actor, Place
 from telesnap.storage.models import GameOperation, Timer
 
@@ -159,7 +159,7 @@ async def test_when_the_database_is_down_the_round_stops_and_every_timer_fires_l
 
     event.listen(engine.sync_engine, "before_cursor_execute", fail_after_reading_the_due_timers)
     try:
-        with caplog.at_level(logging.ERROR, logger="telesnap.services.timer_service"):
+        with caplog.at_level(logging.ERROR, logger="telesnap.services.timers.service"):
             assert await world.timers.fire_due() == []
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", fail_after_reading_the_due_timers)

@@ -13,13 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import EndReason, LeaveReason, PlayerLeft, TurnSkipped
 from telesnap.services.chat_settings import SettingsService
-from telesnap.services.events import GameChanged
-from telesnap.services.lobby import LobbyService
-from telesnap.services.managers import known_admin
-from telesnap.services.play import PlayService
-from telesnap.services.store import GameStore
-from telesnap.services.timer_service import TimerService
-from telesnap.services.timers import TimerKind, TimerPlanner
+from telesnap.services.play.events import GameChanged
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.managers import known_admin
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
+from telesnap.services.timers.planner import TimerKind, TimerPlanner
+from telesnap.services.timers.service import TimerService
 from telesnap.services.types import Actor, Place, Receipt
 from telesnap.storage.repositories import ShownBoard
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from telesnap.services.outbox_rows import (
+from telesnap.services.outbox.rows import (
     Entry,
     Notice,
     NoticeEntry,

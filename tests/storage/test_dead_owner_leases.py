@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from telesnap.services.outbox import OutboxService
-from telesnap.services.outbox_leases import StoredLeases
+from telesnap.services.outbox.leases import StoredLeases
+from telesnap.services.outbox.service import OutboxService
 from telesnap.storage.database import is_sqlite, session_factory
 from telesnap.storage.liveness import PostgresLiveness
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork

@@ -27,7 +27,7 @@ class OutboxMessage(Base):
     """One message a committed change must show, written in that change's transaction.
 
     ``payload`` describes *what* to show (for a board: the table and the operations
-    since the previous board, see ``telesnap.services.outbox``); the bot renders it
+    since the previous board, see ``telesnap.services.outbox.service``); the bot renders it
     at send time. Rows of a chat are sent in ``id`` order.
     """
 

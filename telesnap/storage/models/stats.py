@@ -11,7 +11,7 @@ they always agree with the history (and can be recomputed from it).
   and across every chat (``scope_id`` = :data:`ALL_CHATS`).
 - ``reaction_counts``: per player and scope, how many correct calls took each
   whole number of milliseconds; with the median cursor kept in ``player_stats``
-  (see :mod:`telesnap.services.stats_reactions`) the median and best reaction
+  (see :mod:`telesnap.services.stats.reactions`) the median and best reaction
   times stay exact and cost the same to update however many calls came before.
 """
 
@@ -120,7 +120,7 @@ class PlayerStats(Base):
     """OpenSkill's ``mu - 3 sigma`` (exported; not shown)."""
     rating_points: Mapped[float] = mapped_column(Float, server_default="1000")
     """The rating shown and ranked by (1000 before any rated game, see
-    :class:`telesnap.services.stats_figures.Rating`)."""
+    :class:`telesnap.services.stats.figures.Rating`)."""
     last_game_id: Mapped[int | None] = mapped_column(RowId)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now, onupdate=utc_now)
 

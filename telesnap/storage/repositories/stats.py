@@ -174,7 +174,7 @@ class StatsRepository:
 
         For each: up to ``size`` buckets from ``anchor_ms`` up (fastest first) and up
         to ``size`` below it (slowest first), what
-        :func:`telesnap.services.stats_reactions.advance` takes. Each is an index
+        :func:`telesnap.services.stats.reactions.advance` takes. Each is an index
         range read bounded by ``size``, however many calls the player has made; all
         of them go in one statement.
         """

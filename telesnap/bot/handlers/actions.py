@@ -1,0 +1,156 @@
+"""What a command and a button both do (join, leave, start, flip, call), done and shown once.
+
+The command handlers (:mod:`.commands`) and the button handlers (:mod:`.buttons`)
+differ only in how they read a request and how they answer it (a reply or a
+toast); what happens to the game, and what the chat sees of it, lives here.
+"""
+
+from __future__ import annotations
+
+from ...game import CallKind, CallVerdict
+from ...services.types import Actor, Place, Reason, Receipt, Refused
+from ...services.views import CallOutcome, LobbyView, PlayOutcome
+from ..referee.races import JoinedCall, Waiter
+from ..render.i18n import language_of
+from .context import admin_check
+from .runtime import Runtime
+
+
+def show_result(runtime: Runtime, place: Place, result: LobbyView | PlayOutcome | None) -> None:
+    """Show a table, or the lobby or notice an action wrote to the outbox (a lobby, None)."""
+    if isinstance(result, PlayOutcome):
+        runtime.presenter.show_play(place, result)
+    else:
+        runtime.presenter.show_notices(place)
+
+
+async def join(
+    runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
+) -> None:
+    """Join the lobby (the one of ``game_id``, when a button names it) and show it."""
+    await runtime.lobby.join(place, actor, receipt, game_id)
+    runtime.presenter.show_notices(place)
+
+
+async def leave(
+    runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
+) -> None:
+    """Leave the lobby or the running game, and show what is left of it."""
+    show_result(runtime, place, await runtime.lobby.leave(place, actor, receipt, game_id))
+
+
+async def start(
+    runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
+) -> None:
+    """Deal the cards (the game's creator or an admin), and show the closed lobby and the table."""
+    started = await runtime.lobby.start(
+        place,
+        actor,
+        is_admin=admin_check(runtime.bot, place, actor),
+        receipt=receipt,
+        game_id=game_id,
+    )
+    runtime.presenter.show_notices(place)  # the closed lobby, before the first table
+    runtime.presenter.show_play(place, started.play)
+
+
+async def flip(
+    runtime: Runtime,
+    place: Place,
+    actor: Actor,
+    receipt: Receipt,
+    version: int | None = None,
+    game_id: int | None = None,
+) -> None:
+    """Flip (after the race that is collecting, if one is) and show the table."""
+    outcome = await flip_after_race(runtime, place, actor, receipt, version, game_id)
+    runtime.presenter.show_play(place, outcome)
+
+
+async def flip_after_race(
+    runtime: Runtime,
+    place: Place,
+    actor: Actor,
+    receipt: Receipt,
+    version: int | None,
+    game_id: int | None,
+) -> PlayOutcome:
+    """Flip; a flip that arrives while a race is collecting waits until it is decided.
+
+    A Flip button pressed during a race was pressed on the board that was current,
+    so it acts on the board the race left behind (if nothing else has changed the
+    game since), also when it is handled only after the race was decided: the race
+    does not make the press "old".
+    """
+    try:
+        return await runtime.play.flip(place, actor, receipt, version, game_id)
+    except Refused as refused:
+        if refused.reason is Reason.RACE_OPEN:
+            if not runtime.referee.is_deciding(place):
+                # Opened by another worker, which may have stopped before deciding it.
+                race = await runtime.races.open_race(place)
+                if race is not None:
+                    runtime.referee.adopt(race)
+            after_race = await runtime.referee.wait_until_decided(place)
+        elif refused.reason is Reason.OLD_BOARD and version is not None:
+            after_race = runtime.referee.board_after_race(place, version, receipt.stamp_ns)
+            if after_race is None:
+                raise
+        else:
+            raise
+    if version is not None and after_race is not None:
+        version = after_race
+    return await runtime.play.flip(place, actor, receipt, version, game_id)
+
+
+async def call(
+    runtime: Runtime,
+    place: Place,
+    actor: Actor,
+    kind: CallKind,
+    receipt: Receipt,
+    *,
+    version: int | None = None,
+    game_id: int | None = None,
+    query_id: str | None = None,
+) -> CallOutcome:
+    """Call Snap! or Snap Pot!: a correct call enters its race, a wrong one is shown.
+
+    ``query_id`` is the pressed button's query (a command has none): the press
+    is answered when its race is decided.
+    """
+    outcome = await runtime.play.call(place, actor, kind, receipt, version, game_id)
+    received_ns = receipt.stamp_ns if query_id is not None else None
+    _after_call(runtime, place, outcome, query_id, actor, received_ns)
+    return outcome
+
+
+def _after_call(
+    runtime: Runtime,
+    place: Place,
+    outcome: CallOutcome,
+    query_id: str | None,
+    actor: Actor,
+    received_ns: int | None = None,
+) -> None:
+    """Enter a correct call in its race (the answer comes later); show a wrong call.
+
+    ``query_id`` and ``received_ns`` are the pressed button's query and receipt stamp.
+    """
+    if (
+        outcome.verdict is CallVerdict.PENDING
+        and outcome.race_id is not None
+        and outcome.race_deadline_ns is not None
+    ):
+        table = outcome.play.table
+        joined = JoinedCall(
+            outcome.race_id, table.game_id, outcome.race_deadline_ns, table.board_version
+        )
+        waiter = (
+            Waiter(query_id, actor.user_id, language_of(actor.language_code), received_ns)
+            if query_id is not None
+            else None
+        )
+        runtime.referee.call_joined(place, joined, waiter)
+    if outcome.verdict is CallVerdict.WRONG:
+        runtime.presenter.show_play(place, outcome.play)

@@ -1,0 +1,340 @@
+"""The commands: one thin handler each, registered with python-telegram-bot's CommandHandler.
+
+Every handler reads its update the same way (:func:`_handler`): who sent it,
+where, its receipt; a command sent on behalf of a group or a channel (an
+anonymous admin, a channel's post) is answered and does nothing; a command
+that takes no arguments refuses them; a refusal is answered with a short reply.
+What commands share with buttons is in :mod:`.actions`.
+"""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from telegram import Message, Update
+from telegram.ext import BaseHandler, CommandHandler, ContextTypes, filters
+
+from ...game import CallKind, CallVerdict
+from ...services.types import Actor, Place, Reason, Receipt, Refused
+from ..render.boards import clock_time, name
+from ..render.i18n import language_of, translator
+from ..render.names import shorten
+from ..render.texts import help_text, refusal_text, rules_text, verdict_toast
+from . import actions
+from .context import actor_of, admin_check, command_arguments, place_of_update, replied_to
+from .notify import lobby_link, notify_command, private_start_line
+from .runtime import Runtime, runtime_of
+from .settings import settings_command
+
+Context = ContextTypes.DEFAULT_TYPE
+UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRequest:
+    """A command of ours, read from its update: what, who, where and when."""
+
+    runtime: Runtime
+    message: Message
+    place: Place
+    actor: Actor
+    receipt: Receipt
+
+    def translations(self) -> gettext.NullTranslations:
+        """The translations of the chat's language."""
+        return translator(self.runtime.presenter.language_for(self.place))
+
+    def reply(self, text: str) -> None:
+        """Answer the command with a message that replies to it."""
+        self.runtime.presenter.say(self.place, text, self.message.message_id)
+
+
+CommandBody = Callable[[CommandRequest], Awaitable[None]]
+
+
+def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> UpdateHandler:
+    """The update handler of one command: read the request, run ``body``, answer a refusal."""
+
+    async def handle(update: Update, context: Context) -> None:
+        runtime = runtime_of(context)
+        message = update.effective_message
+        user = update.effective_user
+        if message is None or user is None or message.text is None:
+            return
+        place = place_of_update(update)
+        receipt = runtime.book.arrival_for(update).receipt
+        tr = translator(language_of(user.language_code))
+        try:
+            if message.sender_chat is not None:
+                # Sent as the group (an anonymous admin) or as a channel: Telegram shows
+                # one shared stand-in user for all of them, so it is nobody's seat.
+                runtime.presenter.say(
+                    place or _private(message), posted_as_chat_text(tr), message.message_id
+                )
+                return
+            if not takes_arguments and command_arguments(message):
+                if not runtime.gate.may_reply(message.chat.id, user.id):
+                    return
+                runtime.presenter.say(
+                    place or _private(message),
+                    tr.gettext("/{command} takes no arguments.").format(command=command),
+                    message.message_id,
+                )
+                return
+            assert place is not None
+            await runtime.presenter.remember_language(place)
+            await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
+        except Refused as refused:
+            if refused.reason is Reason.DUPLICATE_UPDATE or place is None:
+                return
+            if runtime.gate.may_reply(place.chat_id, user.id):
+                runtime.presenter.say(place, refusal_text(refused, tr), message.message_id)
+        finally:
+            runtime.book.finished(update)
+
+    handle.__name__ = handle.__qualname__ = f"on_{command}"
+    return handle
+
+
+def posted_as_chat_text(tr: gettext.NullTranslations) -> str:
+    """The answer to a command sent on behalf of a group or a channel."""
+    return tr.gettext(
+        "Post as yourself to play: a message sent on behalf of a group or a channel "
+        "cannot take part in a game."
+    )
+
+
+def _private(message: Message) -> Place:
+    return Place(message.chat.id, 0, message.chat.type)
+
+
+async def _help(request: CommandRequest) -> None:
+    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
+        request.runtime.presenter.say(request.place, help_text(request.translations()))
+
+
+async def _start(request: CommandRequest) -> None:
+    """What the bot does; in the private chat, the bot may write there from now on."""
+    text = help_text(request.translations())
+    if request.place.is_private:
+        alerts = await private_start_line(request.runtime, request.place, request.actor)
+        if alerts is not None:
+            text = f"{alerts}\n\n{text}"
+    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
+        request.runtime.presenter.say(request.place, text)
+
+
+async def _rules(request: CommandRequest) -> None:
+    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
+        request.runtime.presenter.say(request.place, rules_text(request.translations()))
+
+
+async def _newgame(request: CommandRequest) -> None:
+    runtime, place, actor = request.runtime, request.place, request.actor
+    language = language_of(actor.language_code)
+    opened = await runtime.lobby.open(
+        place, actor, request.receipt, language=language, link=lobby_link(request.message)
+    )
+    runtime.presenter.use_language(place, opened.language)
+    runtime.presenter.show_notices(place)
+    for user_id, user_language in opened.alerted:
+        private = Place(user_id, chat_type="private")
+        runtime.presenter.use_language(private, user_language)
+        runtime.presenter.show_notices(private)
+
+
+async def _notify(request: CommandRequest) -> None:
+    await notify_command(request.runtime, request.message, request.place, request.actor)
+
+
+DEFAULT_EXTENSION_MIN = 10
+"""How many minutes ``/extend`` without a number adds."""
+LONGEST_EXTENSION_MIN = 1440
+"""The most minutes one ``/extend`` may ask for (a day: the longest a lobby stays open)."""
+
+
+async def _extend(request: CommandRequest) -> None:
+    """The lobby's creator or an admin keeps it open longer (the lobby message shows until when)."""
+    runtime, place, actor = request.runtime, request.place, request.actor
+    tr = request.translations()
+    minutes = extension_minutes(command_arguments(request.message))
+    if minutes is None:
+        request.reply(
+            tr.gettext(
+                "/extend keeps the lobby open longer: /extend 15 adds 15 minutes "
+                "(1 to {most}; {default} without a number)."
+            ).format(most=LONGEST_EXTENSION_MIN, default=DEFAULT_EXTENSION_MIN)
+        )
+        return
+    if place.is_private:
+        raise Refused(Reason.PRIVATE_CHAT)
+    lobby = await runtime.lobby.extend(
+        place,
+        actor,
+        timedelta(minutes=minutes),
+        is_admin=admin_check(runtime.bot, place, actor),
+        receipt=request.receipt,
+    )
+    runtime.presenter.show_notices(place)
+    request.reply(
+        tr.gettext("⏳ The lobby stays open until {time} UTC.").format(
+            time=clock_time(lobby.closes_at or "")
+        )
+    )
+
+
+def extension_minutes(words: list[str]) -> int | None:
+    """The minutes ``/extend`` asks for (None: not a number it takes).
+
+    >>> [extension_minutes(w) for w in ([], ["15"], ["0"], ["soon"], ["1441"])]
+    [10, 15, None, None, None]
+    """
+    if not words:
+        return DEFAULT_EXTENSION_MIN
+    if len(words) != 1 or not words[0].isdecimal():
+        return None
+    minutes = int(words[0])
+    return minutes if 1 <= minutes <= LONGEST_EXTENSION_MIN else None
+
+
+async def _join(request: CommandRequest) -> None:
+    await actions.join(request.runtime, request.place, request.actor, request.receipt)
+
+
+async def _leave(request: CommandRequest) -> None:
+    await actions.leave(request.runtime, request.place, request.actor, request.receipt)
+
+
+async def _startgame(request: CommandRequest) -> None:
+    await actions.start(request.runtime, request.place, request.actor, request.receipt)
+
+
+async def _endgame(request: CommandRequest) -> None:
+    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
+    is_admin = admin_check(runtime.bot, place, actor)
+    ended = await runtime.lobby.end(place, actor, is_admin=is_admin, receipt=receipt)
+    actions.show_result(runtime, place, ended)  # None: a lobby called off (a notice)
+
+
+async def _kick(request: CommandRequest) -> None:
+    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
+    reply_to = replied_to(request.message)
+    target = reply_to.from_user if reply_to else None
+    if target is None or target.is_bot:
+        request.reply(
+            request.translations().gettext(
+                "Reply with /kick to a message of the player you want to remove."
+            )
+        )
+        return
+    is_admin = admin_check(runtime.bot, place, actor)
+    result = await runtime.lobby.kick(place, actor, target.id, is_admin=is_admin, receipt=receipt)
+    actions.show_result(runtime, place, result)
+
+
+async def _settings(request: CommandRequest) -> None:
+    await settings_command(
+        request.runtime, request.message, request.place, request.actor, request.receipt
+    )
+
+
+async def _flip(request: CommandRequest) -> None:
+    await actions.flip(request.runtime, request.place, request.actor, request.receipt)
+
+
+def _caller(kind: CallKind) -> CommandBody:
+    async def call(request: CommandRequest) -> None:
+        outcome = await actions.call(
+            request.runtime, request.place, request.actor, kind, request.receipt
+        )
+        if outcome.verdict in (CallVerdict.TOO_LATE, CallVerdict.TOO_SLOW):
+            request.reply(verdict_toast(outcome.verdict, outcome.behind_ms, request.translations()))
+
+    return call
+
+
+_BODIES: dict[str, tuple[CommandBody, bool]] = {
+    # command: (body, whether it takes arguments), in the order of the menu
+    "start": (_start, True),
+    "help": (_help, True),
+    "rules": (_rules, True),
+    "newgame": (_newgame, False),
+    "join": (_join, False),
+    "leave": (_leave, False),
+    "startgame": (_startgame, False),
+    "endgame": (_endgame, False),
+    "kick": (_kick, True),
+    "extend": (_extend, True),
+    "notify": (_notify, True),
+    "flip": (_flip, False),
+    "snap": (_caller(CallKind.SNAP), False),
+    "snappot": (_caller(CallKind.SNAP_POT), False),
+    "settings": (_settings, True),
+}
+COMMANDS = tuple(_BODIES)
+"""The game's commands, in the order the menu lists them."""
+
+
+def command_handlers() -> list[BaseHandler[Update, Any, None]]:
+    """One CommandHandler per command of the game (new messages only: an edit is no command)."""
+    return [
+        CommandHandler(
+            command,
+            _handler(command, body, takes_arguments=takes_arguments),
+            filters=filters.UpdateType.MESSAGE,
+        )
+        for command, (body, takes_arguments) in _BODIES.items()
+    ]
+
+
+async def on_unknown_command(update: Update, context: Context) -> None:
+    """A command we do not have (addressed to us, or to nobody in particular)."""
+    runtime = runtime_of(context)
+    message = update.effective_message
+    try:
+        if message is None or message.text is None:
+            return
+        target = message.text.split()[0].partition("@")[2]
+        if target and target.lower() != (context.bot.username or "").lower():
+            return
+        place = place_of_update(update)
+        user = update.effective_user
+        tr = translator(language_of(user.language_code if user else None))
+        if (
+            place is not None
+            and user is not None
+            and runtime.gate.may_reply(place.chat_id, user.id)
+        ):
+            runtime.presenter.say(
+                place,
+                tr.gettext("I don't know {command}. /help lists what I can do.").format(
+                    command=name(command_word(message.text))
+                ),
+                message.message_id,
+            )
+    finally:
+        runtime.book.finished(update)
+
+
+COMMAND_WORD_LIMIT = 33
+"""The longest command Telegram has (a slash and 32 characters)."""
+
+
+def command_word(text: str) -> str:
+    """The command a message starts with, without the bot's name, cut to a command's length.
+
+    >>> command_word("/dance@SnapBot now please")
+    '/dance'
+    """
+    words = text.split(maxsplit=1)
+    word = words[0].partition("@")[0] if words else text
+    return shorten(word, COMMAND_WORD_LIMIT)
+
+
+async def forget_receipt(update: Update, context: Context) -> None:
+    """Drop an update's receipt once every handler is done (also for updates none took)."""
+    runtime_of(context).book.finished(update)

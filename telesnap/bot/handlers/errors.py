@@ -1,0 +1,152 @@
+"""The last boundary of an update: a handler that raised is logged and answered.
+
+python-telegram-bot calls :func:`on_error` for every exception a handler lets
+through (the handlers answer refusals themselves). It logs the failure with
+the update, the chat and the game it concerns, then answers whoever waits:
+a button press that has no answer yet gets a short toast, a command gets a
+short reply, both in the user's language. A press is never answered twice:
+:class:`AnsweredPresses` remembers the presses the bot has answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+from collections import OrderedDict
+from typing import Protocol, runtime_checkable
+
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+from telegram import Update
+from telegram.error import Forbidden
+from telegram.ext import ContextTypes
+
+from ...services.types import Place
+from ..render.i18n import language_of, translator
+from ..render.toasts import answer_toast
+from .context import place_of_update
+from .runtime import Runtime, runtime_of
+
+logger = logging.getLogger(__name__)
+
+GAME_LOOKUP_TIMEOUT_S = 2.0
+"""How long the error handler waits to learn which game a failed command concerned."""
+
+
+class AnsweredPresses:
+    """The ids of the button presses answered lately (at most ``limit`` are kept).
+
+    A press can only be answered within seconds of being made, so forgetting
+    the oldest ids loses nothing.
+
+    >>> answered = AnsweredPresses(limit=2)
+    >>> for query_id in ("a", "b", "c"):
+    ...     answered.add(query_id)
+    >>> "a" in answered, "c" in answered
+    (False, True)
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._limit = limit
+        self._ids: OrderedDict[str, None] = OrderedDict()
+
+    def add(self, query_id: str) -> None:
+        """Remember that the press ``query_id`` was answered."""
+        self._ids[query_id] = None
+        self._ids.move_to_end(query_id)
+        while len(self._ids) > self._limit:
+            self._ids.popitem(last=False)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._ids
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+
+@runtime_checkable
+class RemembersAnswers(Protocol):
+    """A bot that remembers the presses it answered (the application's bot does)."""
+
+    answered_presses: AnsweredPresses
+
+
+def was_answered(bot: object, query_id: str) -> bool:
+    """Whether the bot has answered the press ``query_id`` already."""
+    return isinstance(bot, RemembersAnswers) and query_id in bot.answered_presses
+
+
+def is_transient_database_error(error: BaseException | None) -> bool:
+    """Whether ``error`` is the database being away (reset, refused, timed out): worth a retry."""
+    if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    transient = (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError)
+    return isinstance(error, (*transient, ConnectionError, TimeoutError))
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Log a handler's failure with its update, chat and game; answer whoever waits.
+
+    An update that failed because the database was away is run again by the
+    dispatcher (see ``ReceiptBook.retry_later``): it is answered by that attempt.
+    """
+    error = context.error
+    if not isinstance(update, Update):
+        # Not a user's update: a network error of the poller, say. Nobody waits.
+        logger.error("background failure: %r", error, exc_info=error)
+        return
+    runtime = runtime_of(context)
+    if is_transient_database_error(error) and runtime.book.retry_later(update.update_id):
+        logger.warning(
+            "update %s met a database failure; it runs again: %r", update.update_id, error
+        )
+        return
+    place = place_of_update(update)
+    query = update.callback_query
+    game_id: int | None = None
+    if query is not None:
+        press = runtime.signer.decode(query.data)
+        game_id = press.game_id if press is not None else None
+    elif place is not None:
+        game_id = await _game_at(runtime, place)
+    logger.error(
+        "update %s failed (chat %s, topic %s, game %s): %r",
+        update.update_id,
+        place.chat_id if place else None,
+        place.thread_id if place else None,
+        game_id if game_id is not None else "none",
+        error,
+        exc_info=error,
+    )
+    if isinstance(error, Forbidden) and place is not None:
+        runtime.bot_removed(place.chat_id)
+        return
+    user = update.effective_user
+    tr = translator(language_of(user.language_code if user else None))
+    if query is not None:
+        if was_answered(context.bot, query.id):
+            return
+        text = tr.gettext("⚠️ Something went wrong on my side. Please try again.")
+        await answer_toast(context.bot, query.id, text)  # retried, and logged if it fails
+        return
+    message = update.effective_message
+    if message is not None and place is not None and message.text:
+        command = message.text.split()[0].split("@")[0]
+        runtime.presenter.say(
+            place,
+            tr.gettext(
+                "⚠️ Something went wrong on my side with {command}. Please try again in a moment."
+            ).format(command=html.escape(command)),
+            message.message_id,
+        )
+
+
+async def _game_at(runtime: Runtime, place: Place) -> int | None:
+    """The topic's game, if the database can say so quickly (it may be what failed)."""
+    try:
+        async with asyncio.timeout(GAME_LOOKUP_TIMEOUT_S):
+            return await runtime.lobby.active_game_id(place)
+    except Exception as lookup_error:  # the failure being reported may be the database's
+        logger.warning("could not look up the game in %s: %r", place, lookup_error)
+        return None

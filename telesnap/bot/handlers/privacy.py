@@ -1,0 +1,227 @@
+"""``/forgetme`` and ``/forgetchat``: erasing a person's or a chat's data, after a button.
+
+Each command only asks; the erasure happens when its confirmation button is
+pressed. The button is signed with what it erases (the person's id, or the
+chat's), so it works only for that person, or for an admin of that chat, and
+only in the chat it was sent to.
+"""
+
+from __future__ import annotations
+
+import gettext
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+
+from ...services.privacy import ChatErasure, PersonErasure, PrivacyService
+from ..render.callbacks import carries_button, is_signed, key_for, tag
+from ..render.i18n import language_of, translator
+from .context import is_chat_admin, place_of_update
+from .runtime import runtime_of
+
+__all__ = [
+    "PRIVACY_COMMANDS",
+    "PrivacyButtonSigner",
+    "install_privacy_service",
+    "register_privacy_handlers",
+]
+
+Context = ContextTypes.DEFAULT_TYPE
+PRIVACY_KEY = "telesnap.privacy"
+PRIVACY_COMMANDS = ("forgetme", "forgetchat")
+PERSON = "u"
+CHAT = "c"
+PRIVACY_CALLBACK_PATTERN = r"^P[uc]:-?\d{1,20}:[A-Za-z0-9_-]{11}$"
+_PATTERN = re.compile(PRIVACY_CALLBACK_PATTERN)
+
+
+class PrivacyButtonSigner:
+    """Signs a confirmation button with what it erases: ``P<kind>:<id>:<tag>``."""
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+
+    @classmethod
+    def for_token(cls, token: str) -> PrivacyButtonSigner:
+        """A signer whose key is derived from the bot token."""
+        return cls(key_for(token, b"telesnap-privacy-callback"))
+
+    def encode(self, kind: str, target: int) -> str:
+        """The callback data of the button that erases ``target`` (a user or a chat)."""
+        body = f"P{kind}:{target}"
+        return f"{body}:{tag(self._secret, body)}"
+
+    def decode(self, data: str | None) -> tuple[str, int] | None:
+        """(kind, target) of an authentic button, or None."""
+        if data is None or _PATTERN.fullmatch(data) is None:
+            return None
+        body, _, given = data.rpartition(":")
+        if not is_signed(self._secret, body, given):
+            return None
+        kind, target = body.split(":")
+        return kind[1], int(target)
+
+
+@dataclass(eq=False)
+class PrivacyBot:
+    """What the privacy handlers share: the service and the buttons' signer."""
+
+    service: PrivacyService
+    signer: PrivacyButtonSigner
+
+
+def register_privacy_handlers(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Add the commands and their confirmation buttons (before the generic handlers)."""
+    application.add_handler(CommandHandler(list(PRIVACY_COMMANDS), on_privacy_command))
+    application.add_handler(
+        CallbackQueryHandler(on_privacy_button, pattern=PRIVACY_CALLBACK_PATTERN)
+    )
+
+
+def install_privacy_service(
+    application: Application[Any, Any, Any, Any, Any, Any], service: PrivacyService
+) -> None:
+    """Give the handlers their service (and a signer keyed by the bot token)."""
+    application.bot_data[PRIVACY_KEY] = PrivacyBot(
+        service, PrivacyButtonSigner.for_token(application.bot.token)
+    )
+
+
+def privacy_service_of(context: Context) -> PrivacyBot | None:
+    """The installed privacy handlers' state (None before it is installed)."""
+    found = context.bot_data.get(PRIVACY_KEY)
+    return found if isinstance(found, PrivacyBot) else None
+
+
+def _keyboard(text: str, data: str) -> InlineKeyboardMarkup:
+    return InlineKeyboardMarkup([[InlineKeyboardButton(text, callback_data=data)]])
+
+
+async def on_privacy_command(update: Update, context: Context) -> None:
+    """/forgetme (anyone, for themselves) or /forgetchat (a chat's admins)."""
+    runtime = runtime_of(context)
+    try:
+        message = update.effective_message
+        user = update.effective_user
+        place = place_of_update(update)
+        privacy = privacy_service_of(context)
+        if message is None or message.text is None or user is None or place is None:
+            return
+        if privacy is None:
+            return
+        tr = translator(await runtime.presenter.remember_language(place))
+        command = message.text.split()[0][1:].split("@")[0].lower()
+        if command == "forgetme":
+            text = tr.gettext(
+                "This erases what the bot keeps about you: your name and username, your "
+                "figures and ratings in every chat. Your past games stay, with you shown as "
+                "“a former player”. Only you can press the button."
+            )
+            button = _keyboard(tr.gettext("Erase my data"), privacy.signer.encode(PERSON, user.id))
+        elif place.chat_type == "private":
+            text = tr.gettext("/forgetchat erases a group's data: send it in the group.")
+            button = None
+        elif not await is_chat_admin(runtime.bot, place.chat_id, user.id):
+            text = tr.gettext("Only the chat's admins can erase its data.")
+            button = None
+        else:
+            text = tr.gettext(
+                "This erases this chat's games, their figures and the chat's settings, for "
+                "good. Only an admin of this chat can press the button."
+            )
+            button = _keyboard(
+                tr.gettext("Erase this chat's data"), privacy.signer.encode(CHAT, place.chat_id)
+            )
+        runtime.presenter.say(place, text, message.message_id, button)
+    finally:
+        runtime.book.finished(update)
+
+
+async def on_privacy_button(update: Update, context: Context) -> None:
+    """A confirmation: erase, then say what went (in place of the question)."""
+    runtime = runtime_of(context)
+    query = update.callback_query
+    try:
+        if query is None:
+            return
+        privacy = privacy_service_of(context)
+        toast_tr = translator(language_of(query.from_user.language_code))
+        button = None if privacy is None else privacy.signer.decode(query.data)
+        place = place_of_update(update)
+        message = query.message
+        if (
+            privacy is None
+            or button is None
+            or place is None
+            or not isinstance(message, Message)
+            or not carries_button(message.reply_markup, query.data)  # its question, not a board
+        ):
+            await query.answer(toast_tr.gettext("This button is not valid."))
+            return
+        kind, target = button
+        tr = translator(await runtime.presenter.remember_language(place))
+        if kind == PERSON:
+            if target != query.from_user.id:
+                await query.answer(toast_tr.gettext("Only the person who asked can press this."))
+                return
+            person = await privacy.service.forget_person(target, update.update_id)
+            await query.answer()
+            text = _person_text(person, tr)
+        else:
+            if target != place.chat_id:
+                await query.answer(toast_tr.gettext("This button is not valid."))
+                return
+            if not await is_chat_admin(runtime.bot, place.chat_id, query.from_user.id):
+                await query.answer(toast_tr.gettext("Only the chat's admins can erase its data."))
+                return
+            chat = await privacy.service.forget_chat(target, update.update_id)
+            await query.answer()
+            text = _chat_text(chat, tr)
+        runtime.presenter.edit(place, message.message_id, text, None)
+    finally:
+        runtime.book.finished(update)
+
+
+def _person_text(erased: PersonErasure, tr: gettext.NullTranslations) -> str:
+    if not erased.done:
+        return tr.gettext(
+            "You are in a game that is still on: leave it, then send /forgetme again."
+        )
+    return "\n".join(
+        (
+            tr.gettext("Your data is erased:"),
+            "• " + tr.gettext("your name and username, everywhere the bot kept them;"),
+            "• "
+            + tr.ngettext(
+                "{count} record of figures and your ratings;",
+                "{count} records of figures and your ratings;",
+                erased.figures,
+            ).format(count=erased.figures),
+            "• "
+            + tr.ngettext(
+                "{count} past game now shows you as “a former player”;",
+                "{count} past games now show you as “a former player”;",
+                erased.games,
+            ).format(count=erased.games),
+            "• "
+            + tr.ngettext(
+                "{count} stored message or update that named you.",
+                "{count} stored messages or updates that named you.",
+                erased.messages + erased.updates,
+            ).format(count=erased.messages + erased.updates),
+            tr.gettext("If you play again, the bot keeps your name again from then on."),
+        )
+    )
+
+
+def _chat_text(erased: ChatErasure, tr: gettext.NullTranslations) -> str:
+    if not erased.done:
+        return tr.gettext("A game is still on here: end it with /endgame, then ask again.")
+    return tr.ngettext(
+        "This chat's data is erased: {count} game, its figures and the settings.",
+        "This chat's data is erased: {count} games, their figures and the settings.",
+        erased.games,
+    ).format(count=erased.games)

@@ -1,0 +1,102 @@
+"""What the handlers share: the services, the courier, the presenter and the referee."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram import Bot
+from telegram.ext import Application, ContextTypes
+
+from ...services.chat_settings import SettingsService
+from ...services.notify import NotifyService
+from ...services.play.lobby import LobbyService
+from ...services.play.races import RaceService
+from ...services.play.service import PlayService
+from ..delivery.courier import Courier
+from ..delivery.presenter import Presenter
+from ..ingress.gate import IntakeGate
+from ..ingress.receipts import ReceiptBook
+from ..referee.races import RaceReferee
+from ..render.callbacks import CallbackSigner
+
+logger = logging.getLogger(__name__)
+
+RUNTIME_KEY = "telesnap"
+
+
+@dataclass(eq=False)
+class Runtime:
+    """The bot's shared state, kept in ``application.bot_data``.
+
+    The wiring (``telesnap.app``) builds each part and hands it over.
+    """
+
+    bot: Bot
+    lobby: LobbyService
+    play: PlayService
+    races: RaceService
+    settings: SettingsService
+    book: ReceiptBook
+    signer: CallbackSigner
+    courier: Courier
+    presenter: Presenter
+    referee: RaceReferee
+    gate: IntakeGate = field(default_factory=IntakeGate)
+    """The intake's budgets; the handlers ask it whether a refusal may be answered."""
+    notify: NotifyService | None = None
+    """Who hears of new lobbies privately (``/notify``)."""
+
+    # -- a chat that removed the bot ------------------------------------------------------
+
+    def bot_removed(self, chat_id: int) -> None:
+        """The bot was removed from the chat (or is refused there): end its games, post nothing.
+
+        Called for the ``my_chat_member`` update and for a 403 from any send.
+        """
+        if not self.courier.close_chat(chat_id):
+            return
+        if chat_id > 0 and self.notify is not None:  # a person blocked the bot
+            self.courier.spawn(self.notify.private_chat_closed(chat_id))
+            return
+        logger.info("chat %s: the bot was removed; ending its games there", chat_id)
+        self.courier.spawn(self._end_games_in(chat_id))
+
+    def bot_added(self, chat_id: int) -> None:
+        """The bot is a member of the chat again (a person unblocked it): it may post there."""
+        self.courier.open_chat(chat_id)
+        if chat_id > 0 and self.notify is not None:
+            self.courier.spawn(self.notify.private_chat_opened(chat_id))
+
+    def is_removed_from(self, chat_id: int) -> bool:
+        """Whether the bot was removed from the chat (nothing is sent there)."""
+        return self.courier.is_closed(chat_id)
+
+    async def _end_games_in(self, chat_id: int) -> None:
+        try:
+            ended = await self.lobby.end_in_removed_chat(chat_id)
+        except Exception:
+            # Forgotten, so that the next 403 or removal tries again.
+            self.courier.open_chat(chat_id)
+            logger.exception("chat %s: ending the games after the bot was removed failed", chat_id)
+            return
+        if ended:
+            logger.info("chat %s: ended game(s) %s", chat_id, ", ".join(map(str, ended)))
+
+    async def close(self) -> None:
+        """Stop the referee, let the outbox send what it holds (briefly), then stop."""
+        await self.referee.close()
+        await self.courier.close()
+
+
+def runtime_of(context: ContextTypes.DEFAULT_TYPE) -> Runtime:
+    """The runtime stored in the application."""
+    runtime = context.bot_data[RUNTIME_KEY]
+    assert isinstance(runtime, Runtime)
+    return runtime
+
+
+def install(application: Application[Any, Any, Any, Any, Any, Any], runtime: Runtime) -> None:
+    """Store the runtime in the application."""
+    application.bot_data[RUNTIME_KEY] = runtime

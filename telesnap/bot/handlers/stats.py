@@ -1,0 +1,379 @@
+"""/stats, /leaderboard, /history and /replay, and the stats buttons.
+
+:func:`register_stats_handlers` adds them to the Application; call it before
+the game's generic handlers (whose catch-all would refuse the stats buttons).
+Everything is sent through the runtime's outbox, so flood limits hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gettext
+import html
+import re
+from dataclasses import dataclass
+from functools import partial
+from html.parser import HTMLParser
+from typing import Any
+
+from telegram import InlineKeyboardMarkup, Message, Update
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+
+from ...services.stats.service import StatsService
+from ...services.stats.views import GameLine
+from ...services.types import Place, Refused
+from ..delivery.posts import UploadPost
+from ..render.callbacks import carries_button
+from ..render.charts import stats_chart
+from ..render.i18n import directed, language_of, translator
+from ..render.replay_film import replay_film
+from ..render.stats import (
+    STATS_CALLBACK_PATTERN,
+    StatsButtonSigner,
+    history_keyboard,
+    leaderboard_keyboard,
+    render_game_line,
+    render_history,
+    render_leaderboard,
+    render_player_stats,
+)
+from .context import command_arguments, place_of_update, replied_to
+from .leaderboards import edit_leaderboard_picture, send_leaderboard
+from .runtime import Runtime, runtime_of
+
+__all__ = [
+    "STATS_KEY",
+    "StatsBot",
+    "install_stats_service",
+    "register_stats_handlers",
+    "replay_caption",
+    "within_length",
+]
+
+Context = ContextTypes.DEFAULT_TYPE
+STATS_KEY = "telesnap.stats"
+STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
+MAX_CAPTION = 1024
+
+
+@dataclass(eq=False)
+class StatsBot:
+    """What the stats handlers share: the service and the buttons' signer."""
+
+    service: StatsService
+    signer: StatsButtonSigner
+
+
+def register_stats_handlers(
+    application: Application[Any, Any, Any, Any, Any, Any], stats: StatsService | None = None
+) -> None:
+    """Add the stats commands and buttons to ``application`` (before the generic handlers).
+
+    The service can be given here or later with :func:`install_stats_service`.
+    """
+    application.add_handler(CommandHandler(list(STATS_COMMANDS), on_stats_command))
+    application.add_handler(CallbackQueryHandler(on_stats_button, pattern=STATS_CALLBACK_PATTERN))
+    if stats is not None:
+        install_stats_service(application, stats)
+
+
+def install_stats_service(
+    application: Application[Any, Any, Any, Any, Any, Any], stats: StatsService
+) -> None:
+    """Give the stats handlers their service (and a button signer keyed by the bot token)."""
+    application.bot_data[STATS_KEY] = StatsBot(
+        stats, StatsButtonSigner.for_token(application.bot.token)
+    )
+
+
+def _stats_bot(context: Context) -> StatsBot:
+    stats_bot = context.bot_data[STATS_KEY]
+    assert isinstance(stats_bot, StatsBot)
+    return stats_bot
+
+
+async def on_stats_command(update: Update, context: Context) -> None:
+    """/stats, /leaderboard, /history or /replay."""
+    runtime = runtime_of(context)
+    try:
+        message = update.effective_message
+        place = place_of_update(update)
+        if message is None or message.text is None or place is None:
+            return
+        command = message.text.split()[0][1:].split("@")[0].lower()
+        tr = translator(await runtime.presenter.remember_language(place))
+        stats_bot = _stats_bot(context)
+        if command == "stats":
+            await _send_stats(runtime, stats_bot, message, place, tr)
+        elif command == "leaderboard":
+            view = await stats_bot.service.leaderboard(place.chat_id)
+            signer = stats_bot.signer.in_chat(place.chat_id)
+            await send_leaderboard(runtime, place, view, signer, tr, message.message_id)
+        elif command == "history":
+            page = await stats_bot.service.history(place.chat_id)
+            text = render_history(page, tr)
+            keyboard = history_keyboard(page, stats_bot.signer.in_chat(place.chat_id), tr)
+            _say(runtime, place, text, message, keyboard)
+        else:
+            await _send_replay(runtime, stats_bot, message, place, tr)
+    finally:
+        runtime.book.finished(update)
+
+
+def _say(
+    runtime: Runtime,
+    place: Place,
+    text: str,
+    message: Message,
+    keyboard: InlineKeyboardMarkup | None = None,
+) -> None:
+    runtime.presenter.say(place, text, message.message_id, keyboard)
+
+
+async def _send_stats(
+    runtime: Runtime,
+    stats_bot: StatsBot,
+    message: Message,
+    place: Place,
+    tr: gettext.NullTranslations,
+) -> None:
+    reply_to = replied_to(message)
+    replied = reply_to.from_user if reply_to else None
+    if place.chat_type == "private":  # a private chat shows its person's own figures only
+        replied = None
+    target = replied if replied is not None and not replied.is_bot else message.from_user
+    if target is None:
+        return
+    view = await stats_bot.service.player(place.chat_id, target.id, target.full_name)
+    text = render_player_stats(view, tr)
+    if not view.can_plot:
+        _say(runtime, place, text, message)
+        return
+    chart = await asyncio.to_thread(
+        partial(
+            stats_chart,
+            view.reaction_counts,
+            view.ratings,
+            view.chat_ratings,
+            tr,
+            ratings_from=view.ratings_from,
+            chat_ratings_from=view.chat_ratings_from,
+        )
+    )
+    caption = text
+    if len(text) > MAX_CAPTION:
+        caption = tr.gettext("📊 Reaction times and rating")
+        _say(runtime, place, text, message)
+    runtime.courier.submit(
+        place.chat_id,
+        UploadPost(
+            "photo",
+            place.chat_id,
+            place.thread_id,
+            chart,
+            f"stats-{target.id}.png",
+            caption,
+            reply_to=message.message_id,
+        ),
+    )
+
+
+async def _send_replay(
+    runtime: Runtime,
+    stats_bot: StatsBot,
+    message: Message,
+    place: Place,
+    tr: gettext.NullTranslations,
+) -> None:
+    """/replay ID sends the game as a film; /replay ID file sends its move-by-move file."""
+    words = command_arguments(message)
+    as_file = len(words) == 2 and words[1].lower() == REPLAY_FILE_OPTION
+    if not 1 <= len(words) <= 2 or (len(words) == 2 and not as_file):
+        _say(runtime, place, _replay_usage(tr), message)
+        return
+    if not words[0].lstrip("#").isdigit():
+        _say(runtime, place, _replay_usage(tr), message)
+        return
+    game_id = int(words[0].lstrip("#"))
+    try:
+        document = await stats_bot.service.replay(place.chat_id, game_id)
+    except Refused:
+        _say(
+            runtime,
+            place,
+            tr.gettext("No game #{id} has ended in this chat.").format(id=game_id),
+            message,
+        )
+        return
+    film = b""
+    if not as_file:
+        film = await asyncio.to_thread(
+            replay_film, game_id, document.history, document.game.players, tr
+        )
+    if film:
+        caption = within_length(
+            render_game_line(document.game, tr)
+            + "\n"
+            + tr.gettext("<code>/replay {id} file</code> sends every move as a file.").format(
+                id=game_id
+            ),
+            MAX_CAPTION,
+        )
+        post = UploadPost(
+            "animation",
+            place.chat_id,
+            place.thread_id,
+            film,
+            f"snap-game-{game_id}.gif",
+            caption,
+            reply_to=message.message_id,
+        )
+    else:
+        post = UploadPost(
+            "document",
+            place.chat_id,
+            place.thread_id,
+            document.text.encode(),
+            document.file_name,
+            replay_caption(document.game, tr),
+            reply_to=message.message_id,
+        )
+    runtime.courier.submit(place.chat_id, post)
+
+
+REPLAY_FILE_OPTION = "file"
+"""The word after /replay ID that asks for the move-by-move file instead of the film."""
+
+
+def _replay_usage(tr: gettext.NullTranslations) -> str:
+    return tr.gettext(
+        "Write /replay ID to watch a game, or /replay ID file for its moves; "
+        "/history lists the games."
+    )
+
+
+def replay_caption(game: GameLine, tr: gettext.NullTranslations) -> str:
+    """The caption of a /replay file: the game's line and how to check the file, cut to fit."""
+    caption = (
+        render_game_line(game, tr)
+        + "\n"
+        + tr.gettext("One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE")
+    )
+    return within_length(caption, MAX_CAPTION)
+
+
+def within_length(markup: str, limit: int) -> str:
+    """Cut HTML so that its text (as Telegram counts it) fits ``limit``; tags stay whole.
+
+    The text is cut, never a tag or a character reference, and every tag left
+    open is closed, so the result still parses.
+
+    >>> within_length("<b>Ann &amp; Bob</b> won", 6)
+    '<b>Ann &amp;…</b>'
+    >>> within_length("<b>short</b>", 100)
+    '<b>short</b>'
+    """
+    if _utf16_length(html.unescape(re.sub(r"<[^>]+>", "", markup))) <= limit:
+        return markup
+    cutter = _Cutter(limit)
+    cutter.feed(markup)
+    cutter.close()
+    return "".join(cutter.out) + "".join(f"</{tag}>" for tag in reversed(cutter.open_tags))
+
+
+def _utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+class _Cutter(HTMLParser):
+    """Copies HTML until its text reaches the limit (an ellipsis marks the cut)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(convert_charrefs=True)
+        self._room = limit - 1  # the text is known to be too long: keep room for the "…"
+        self._full = False
+        self.out: list[str] = []
+        self.open_tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self._full:
+            self.out.append(self.get_starttag_text() or f"<{tag}>")
+            self.open_tags.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self._full and tag in self.open_tags:
+            while self.open_tags:
+                last = self.open_tags.pop()
+                self.out.append(f"</{last}>")
+                if last == tag:
+                    break
+
+    def handle_data(self, data: str) -> None:
+        if self._full:
+            return
+        if _utf16_length(data) > self._room:
+            kept = ""
+            for character in data:
+                if _utf16_length(kept + character) > self._room:
+                    break
+                kept += character
+            data = kept + "…"
+            self._full = True
+        else:
+            self._room -= _utf16_length(data)
+        self.out.append(html.escape(data, quote=False))
+
+
+def _shows(message: Message, text: str, keyboard: InlineKeyboardMarkup | None) -> bool:
+    """Whether the message already shows ``text`` and ``keyboard`` (an edit would fail)."""
+    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
+    current = message.reply_markup.to_dict() if message.reply_markup else None
+    wanted = keyboard.to_dict() if keyboard else None
+    return message.text == plain and current == wanted
+
+
+async def on_stats_button(update: Update, context: Context) -> None:
+    """A press on a leaderboard or history button: edit that message to the new page.
+
+    The button must be signed for the pressed message's chat and be on that message:
+    a modified client can send a leaderboard's data for a board or a lobby, which must
+    stay what it is.
+    """
+    runtime = runtime_of(context)
+    query = update.callback_query
+    try:
+        if query is None:
+            return
+        stats_bot = _stats_bot(context)
+        toast_tr = translator(language_of(query.from_user.language_code))
+        place = place_of_update(update)
+        message = query.message
+        if place is None or not isinstance(message, Message):
+            await query.answer(toast_tr.gettext("This button is not valid."))
+            return
+        signer = stats_bot.signer.in_chat(place.chat_id)
+        button = signer.decode(query.data)
+        if button is None or not carries_button(message.reply_markup, query.data):
+            await query.answer(toast_tr.gettext("This button is not valid."))
+            return
+        tr = translator(await runtime.presenter.remember_language(place))
+        board = button.ranking()
+        if board is not None:
+            ranking, is_global = board
+            view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
+            if message.photo:  # a leaderboard sent as a picture: a new picture and caption
+                await query.answer()
+                await edit_leaderboard_picture(runtime, place, message, view, signer, tr)
+                return
+            text = render_leaderboard(view, tr)
+            keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, signer, tr)
+        else:
+            page = await stats_bot.service.history(place.chat_id, button.page)
+            text = render_history(page, tr)
+            keyboard = history_keyboard(page, signer, tr)
+        await query.answer()
+        text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
+        if not _shows(message, text, keyboard):
+            runtime.presenter.edit(place, message.message_id, text, keyboard)
+    finally:
+        runtime.book.finished(update)

@@ -1,0 +1,1 @@
+"""Where an update enters: polling or webhook, receipt, filters, budgets, inbox, ordering."""

@@ -1,0 +1,196 @@
+"""The python-telegram-bot Application: the stamping bot and the handlers.
+
+Updates reach the handlers through the inbox (:mod:`.dispatcher`), not through
+python-telegram-bot's own update queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from telegram import InlineKeyboardMarkup, Update
+from telegram.constants import ParseMode
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    ExtBot,
+    MessageHandler,
+    TypeHandler,
+    Updater,
+    filters,
+)
+
+from ..handlers.buttons import button_handlers, on_unknown_button
+from ..handlers.commands import command_handlers, forget_receipt, on_unknown_command
+from ..handlers.errors import AnsweredPresses, on_error
+from ..handlers.membership import on_my_chat_member
+from ..handlers.privacy import register_privacy_handlers
+from ..handlers.stats import register_stats_handlers
+from .receipts import ReceiptBook
+from .redaction import install_token_redaction
+from .relevance import bot_username, wanted
+from .transport import AiohttpRequest
+
+if TYPE_CHECKING:
+    from .dispatcher import Intake
+
+BotApplication = Application[Any, Any, Any, Any, Any, Any]
+logger = logging.getLogger(__name__)
+
+
+class StampingBot(ExtBot[None]):
+    """A bot that stamps and stores every batch of updates the moment ``getUpdates`` returns it.
+
+    It talks to ``api_url`` (Telegram, a self-hosted Bot API server or the
+    emulator) through two aiohttp connection pools: one for the calls, one for
+    the long polls.
+    """
+
+    def __init__(self, book: ReceiptBook, token: str, api_url: str) -> None:
+        install_token_redaction(token)  # before python-telegram-bot logs its URL at DEBUG
+        transports = (
+            AiohttpRequest(connection_pool_size=64),
+            AiohttpRequest(connection_pool_size=2, read_timeout=40.0),
+        )
+        super().__init__(
+            token,
+            base_url=f"{api_url}/bot",
+            base_file_url=f"{api_url}/file/bot",
+            request=transports[0],
+            get_updates_request=transports[1],
+        )
+        with self._unfrozen():
+            self.receipt_book = book
+            self.transports = transports
+            self.answered_presses = AnsweredPresses()
+            self.intake: Intake | None = None
+            """Where fetched updates are stored (set by the wiring)."""
+            self.store_backoff_s = FIRST_STORE_BACKOFF_S
+
+    def store_into(self, intake: Intake) -> None:
+        """Store every batch ``getUpdates`` returns through ``intake`` (before it is confirmed)."""
+        with self._unfrozen():
+            self.intake = intake
+
+    async def answer_callback_query(
+        self, callback_query_id: str, *args: Any, **kwargs: Any
+    ) -> bool:
+        """Answer a press, and remember it was answered (so it is never answered twice)."""
+        answered = await super().answer_callback_query(callback_query_id, *args, **kwargs)
+        self.answered_presses.add(callback_query_id)
+        return answered
+
+    async def send_message_returning_id(
+        self,
+        chat_id: int,
+        text: str,
+        *,
+        reply_markup: InlineKeyboardMarkup | None,
+        message_thread_id: int | None,
+    ) -> int:
+        """Send an HTML message and return its id, without parsing the whole reply.
+
+        Boards are the bot's hot path, and building a full ``Message`` from each
+        reply costs more than everything else the bot does with it.
+        """
+        result = await self._post(
+            "sendMessage",
+            {
+                "chat_id": chat_id,
+                "text": text,
+                "parse_mode": ParseMode.HTML,
+                "reply_markup": reply_markup,
+                "message_thread_id": message_thread_id,
+            },
+        )
+        return int(result["message_id"])
+
+    async def close_transports(self) -> None:
+        """Close both connection pools (also when the bot never finished starting)."""
+        for transport in self.transports:
+            await transport.shutdown()
+
+    async def get_updates(self, *args: Any, **kwargs: Any) -> tuple[Update, ...]:
+        """Fetch updates, then stamp and store them before anything else can delay them.
+
+        They are returned (and so confirmed by the next ``getUpdates``) only once
+        they are committed in the inbox; those the bot has no use for are not
+        stored (:func:`.relevance.wanted`). If storing fails this raises:
+        python-telegram-bot logs it and asks again with the same offset, so the
+        updates come back; a growing pause keeps that from spinning.
+        """
+        updates = await super().get_updates(*args, **kwargs)
+        if not updates:
+            return updates
+        if self.intake is None:
+            raise RuntimeError("the bot has no inbox to store its updates in")
+        username = bot_username(self)
+        payloads = [update.to_dict() for update in updates]
+        kept = [(u, p) for u, p in zip(updates, payloads, strict=True) if wanted(p, username)]
+        if not kept:
+            return updates  # confirmed by the next getUpdates, never stored: see .relevance
+        try:
+            await self.intake.receive([u for u, _ in kept], [p for _, p in kept])
+        except Exception:
+            logger.exception(
+                "could not store updates %d to %d; asking for them again in %.1f s",
+                updates[0].update_id,
+                updates[-1].update_id,
+                self.store_backoff_s,
+            )
+            await asyncio.sleep(self.store_backoff_s)
+            with self._unfrozen():
+                self.store_backoff_s = min(self.store_backoff_s * 2, MAX_STORE_BACKOFF_S)
+            raise
+        with self._unfrozen():
+            self.store_backoff_s = FIRST_STORE_BACKOFF_S
+        return updates
+
+
+FIRST_STORE_BACKOFF_S = 0.5
+MAX_STORE_BACKOFF_S = 5.0
+
+
+class HandedToInbox(asyncio.Queue[object]):
+    """The update queue: it drops the updates it is given, since the inbox has them already.
+
+    Updates reach the handlers from the inbox (:class:`.dispatcher.InboxDispatcher`),
+    which orders them across workers; python-telegram-bot's own queue would hand
+    them over a second time, unordered. Anything else (python-telegram-bot's own
+    stop signal) goes through.
+    """
+
+    async def put(self, item: object) -> None:
+        """Drop an update (it is stored in the inbox); queue anything else."""
+        if not isinstance(item, Update):
+            await super().put(item)
+
+    def put_nowait(self, item: object) -> None:
+        """Drop an update (it is stored in the inbox); queue anything else."""
+        if not isinstance(item, Update):
+            super().put_nowait(item)
+
+
+def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplication:
+    """The Application with every handler registered.
+
+    It talks to ``api_url``: Telegram, a self-hosted Bot API server, or the emulator.
+    """
+    bot = StampingBot(book, token, api_url)
+    application = ApplicationBuilder().updater(Updater(bot, HandedToInbox())).build()
+    register_stats_handlers(application)
+    register_privacy_handlers(application)
+    application.add_handlers([*command_handlers(), *button_handlers()])
+    application.add_handler(CallbackQueryHandler(on_unknown_button))
+    application.add_handler(
+        MessageHandler(filters.COMMAND & filters.UpdateType.MESSAGE, on_unknown_command)
+    )
+    application.add_handler(ChatMemberHandler(on_my_chat_member, ChatMemberHandler.MY_CHAT_MEMBER))
+    # Runs after the handlers above, for every update: drop its receipt whatever happened.
+    application.add_handler(TypeHandler(Update, forget_receipt), group=1)
+    application.add_error_handler(on_error)
+    return application

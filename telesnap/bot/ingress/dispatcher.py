@@ -1,0 +1,436 @@
+"""The one ordered place: updates taken from the inbox, one topic's at a time, calls at once.
+
+Ingress (:class:`Intake`) stamps updates, stores them in the inbox and only then
+lets the transport acknowledge them; it hands what it stored straight to this
+process's :class:`InboxDispatcher`, which handles it without reading it back
+when the store found every pending update before it in its topic already in
+this process's line (else the line reads the inbox, the truth). On PostgreSQL
+the NOTIFY of the store wakes every other worker; the storing worker ignores
+its own. After a claim, the rows in hand are checked to be still pending in one
+query on the claims connection (another worker, woken by the store, may have
+taken one first). The dispatcher runs each update through
+python-telegram-bot's own dispatch (``Application.process_update``: the
+handlers and filters), under one of a fixed number of slots:
+
+- a topic's updates run one at a time, in update_id order, in one task that holds
+  the topic's claim (whichever worker gets it); updates waiting in a topic's line
+  hold no slot, so one busy chat never stalls the others;
+- a Snap call runs at once on a claim of its own: calls are decided by their
+  stamps, and a Flip waiting for its race must not block the race's calls.
+
+Every change itself runs under the topic's lock in the services (``GameStore.lock``):
+that lock is the one per topic; the line here only orders whole updates.
+A pending update whose worker died is found again by the sweep every
+:data:`SWEEP_S` (its claim went with the worker's connection) or at start.
+Another worker's NOTIFY asks for a sweep: the first of a burst sweeps at once,
+the rest wait together for :data:`QUIET_S` after it and make one more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from typing import Any
+
+from telegram import Update
+from telegram.ext import Application
+
+from ...services.inbox import NO_CHAT, InboxService, Intaken, StoredUpdate, TopicClaims
+from ...services.types import Receipt, Topic
+from ..render.toasts import last_try_ns
+from .gate import IntakeGate, Verdict
+from .receipts import Arrival, ReceiptBook
+
+logger = logging.getLogger(__name__)
+
+SWEEP_S = 2.0
+"""How often pending updates are looked for without a wake-up (a dead worker's, a failed mark)."""
+QUIET_S = 0.05
+"""The least time between two sweeps that wake-ups ask for (a burst of NOTIFYs makes two)."""
+TOPIC_BATCH = 20
+"""How many of a topic's pending updates are read at a time."""
+DONE_KEPT = 1024
+"""How many handled update_ids are kept (a store that ran beside the mark still lists them)."""
+MARK_RETRIES_S = (0.1, 0.5, 2.0)
+"""The waits before marking a handled update again after a failure."""
+HANDLE_RETRIES_S = (0.2, 0.5, 1.0, 2.0, 4.0)
+"""The waits before running an update again whose handlers met a database failure."""
+
+
+class InboxDispatcher:
+    """Takes pending updates from the inbox and has them handled, in each topic's order."""
+
+    def __init__(
+        self,
+        application: Application[Any, Any, Any, Any, Any, Any],
+        book: ReceiptBook,
+        inbox: InboxService,
+        claims: TopicClaims,
+        *,
+        max_concurrent_updates: int = 256,
+        sweep_s: float = SWEEP_S,
+        quiet_s: float = QUIET_S,
+    ) -> None:
+        if max_concurrent_updates < 1:
+            raise ValueError("max_concurrent_updates must be a positive integer")
+        self._application = application
+        self._book = book
+        self._inbox = inbox
+        self._claims = claims
+        self._slot_count = max_concurrent_updates
+        self._slots = asyncio.Semaphore(max_concurrent_updates)
+        self._sweep_s = sweep_s
+        self._quiet_s = quiet_s
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._topics: dict[Topic, asyncio.Task[None]] = {}
+        self._hand: dict[Topic, dict[int, StoredUpdate]] = {}
+        """Updates stored here, in their topic's order: handled without reading them back."""
+        self._unread: set[Topic] = set()
+        """Topics whose pending updates are read from the inbox (stored elsewhere, or left over)."""
+        self._in_line: dict[Topic, set[int]] = {}
+        """The updates of each topic this process has in hand or is handling now."""
+        self._done: OrderedDict[int, None] = OrderedDict()
+        """The updates this process handled and marked lately (a store may still see them)."""
+        self._calls: dict[int, asyncio.Task[None]] = {}
+        self._loop_task: asyncio.Task[None] | None = None
+        self._draining = False
+        self.handled = 0
+        """How many updates this dispatcher has run through the handlers."""
+        self.sweeps = 0
+        """How many times this dispatcher has looked for pending updates in the inbox (done)."""
+
+    @property
+    def slot_count(self) -> int:
+        """How many updates are handled at once, at most."""
+        return self._slot_count
+
+    @property
+    def origin(self) -> str:
+        """The name of this process in the wake-ups its stores send (``TopicClaims.origin``)."""
+        return self._claims.origin
+
+    async def start(self) -> None:
+        """Listen for other workers' updates and take what is pending (left by a stop, say).
+
+        The pending Snap calls are handled before this returns, so a race that a
+        stop interrupted is decided with every call that had reached the inbox.
+        """
+        await self._claims.start(self.wake)
+        for call in await self._inbox.pending_calls():
+            self._take_call(call, in_hand=False)
+        await asyncio.gather(*self._calls.values(), return_exceptions=True)
+        self._loop_task = asyncio.create_task(self._run(), name="inbox-dispatcher")
+
+    def wake(self) -> None:
+        """Look for pending updates now (another worker stored some)."""
+        self._wake.set()
+
+    def offer(self, stored: Sequence[StoredUpdate], intaken: Intaken) -> None:
+        """Take updates this process has just stored (the quick path, without reading them back).
+
+        A new update is kept in hand when every pending update before it in its
+        topic is in this process's line already; otherwise (and for a
+        redelivery) its topic's line reads the inbox.
+        """
+        for update in stored:
+            new = update.update_id in intaken.new
+            if update.is_call:
+                self._take_call(update, in_hand=new)
+                continue
+            topic = Topic(update.chat_id, update.thread_id)
+            if self._draining:
+                continue
+            line = self._in_line.setdefault(topic, set())
+            before = None if intaken.before is None else intaken.before.get(topic, [])
+            if (
+                new
+                and before is not None
+                and all(update_id in line or update_id in self._done for update_id in before)
+            ):
+                self._hand.setdefault(topic, {})[update.update_id] = update
+                line.add(update.update_id)
+            else:
+                self._unread.add(topic)
+            self._take_topic(topic)
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        woken_at = -math.inf
+        woken = False
+        while not self._draining:
+            if woken:
+                # A burst of wake-ups makes two sweeps: one at once (the leading edge), one
+                # when the quiet interval is over for all that came meanwhile (the trailing).
+                if (rest := woken_at + self._quiet_s - loop.time()) > 0:
+                    with suppress(TimeoutError):
+                        async with asyncio.timeout(rest):
+                            await self._stopping.wait()
+                    if self._draining:
+                        return
+                woken_at = loop.time()
+            self._wake.clear()
+            try:
+                for call in await self._inbox.pending_calls():
+                    self._take_call(call, in_hand=False)
+                for topic in await self._inbox.pending_topics():
+                    self._unread.add(topic)
+                    self._take_topic(topic)
+            except Exception:
+                logger.exception("could not look for pending updates; looking again soon")
+            self.sweeps += 1
+            woken = False
+            with suppress(TimeoutError):
+                async with asyncio.timeout(self._sweep_s):
+                    await self._wake.wait()
+                    woken = True
+
+    def _take_topic(self, topic: Topic) -> None:
+        if self._draining or topic in self._topics:
+            return  # a running line looks at its hand and the unread mark before it ends
+        self._topics[topic] = asyncio.create_task(self._run_topic(topic))
+
+    def _take_call(self, call: StoredUpdate, *, in_hand: bool) -> None:
+        if self._draining or call.update_id in self._calls:
+            return
+        # Its topic's races wait for it (it may have been stamped by another worker).
+        self._book.expect_call(call.update_id, Topic(call.chat_id, call.thread_id), call.stamp_ns)
+        task = self._run_call(call.update_id, call if in_hand else None)
+        self._calls[call.update_id] = asyncio.create_task(task)
+
+    def _waiting(self, topic: Topic) -> bool:
+        return bool(self._hand.get(topic)) or topic in self._unread
+
+    async def _run_topic(self, topic: Topic) -> None:
+        try:
+            while not self._draining and self._waiting(topic):
+                if not await self._claims.try_topic(topic):
+                    # Another worker has the line: what is in hand is its to take (it
+                    # was woken by the store), and ours to read back if it comes here.
+                    self._drop_hand(topic)
+                    self._unread.add(topic)
+                    return
+                try:
+                    await self._run_line(topic)
+                finally:
+                    await self._claims.release_topic(topic)
+        except Exception:
+            logger.exception(
+                "the line of chat %d topic %d stopped; its updates are taken again soon", *topic
+            )
+            self._drop_hand(topic)
+            self._in_line.pop(topic, None)  # what it held is read back from the inbox
+            self._unread.add(topic)
+        finally:
+            self._topics.pop(topic, None)
+            if self._draining or not self._waiting(topic):
+                self._in_line.pop(topic, None)
+
+    def _drop_hand(self, topic: Topic) -> None:
+        for update_id in self._hand.pop(topic, {}):
+            self._in_line.get(topic, set()).discard(update_id)
+
+    async def _run_line(self, topic: Topic) -> None:
+        """Handle the topic's pending updates in order, until none is left (claim held)."""
+        while not self._draining:
+            batch = await self._next_in_line(topic)
+            if not batch:
+                return
+            for stored in batch:
+                if self._draining:
+                    return
+                await self._handle(stored)
+                self._in_line.get(topic, set()).discard(stored.update_id)
+                self._done[stored.update_id] = None
+                if len(self._done) > DONE_KEPT:
+                    self._done.popitem(last=False)
+
+    async def _next_in_line(self, topic: Topic) -> list[StoredUpdate]:
+        """The next updates of a topic whose claim is held: from the inbox, or from the hand."""
+        line = self._in_line.setdefault(topic, set())
+        if topic in self._unread:
+            self._unread.discard(topic)
+            batch = await self._inbox.next_in_topic(topic, TOPIC_BATCH)
+            if len(batch) == TOPIC_BATCH:
+                self._unread.add(topic)  # more after these
+            hand = self._hand.get(topic, {})
+            for stored in batch:
+                hand.pop(stored.update_id, None)
+                line.add(stored.update_id)
+            return batch
+        hand = self._hand.pop(topic, {})
+        if not hand:
+            return []
+        ids = sorted(hand)
+        # Another worker, woken by the store, may have taken one before this claim.
+        pending = await self._claims.unprocessed(ids)
+        line.difference_update(update_id for update_id in ids if update_id not in pending)
+        return [hand[update_id] for update_id in ids if update_id in pending]
+
+    async def _run_call(self, update_id: int, in_hand: StoredUpdate | None) -> None:
+        try:
+            if not await self._claims.try_call(update_id):
+                self._book.handled_elsewhere(update_id)
+                return
+            try:
+                # Read after the claim: fresh (another worker may have handled it).
+                if in_hand is None:
+                    stored = await self._inbox.pending(update_id)
+                else:
+                    fresh = await self._claims.unprocessed([update_id])
+                    stored = in_hand if update_id in fresh else None
+                if stored is None:
+                    self._book.handled_elsewhere(update_id)
+                else:
+                    await self._handle(stored)
+            finally:
+                await self._claims.release_call(update_id)
+        except Exception:
+            logger.exception("call update %d stopped; it is taken again soon", update_id)
+        finally:
+            self._calls.pop(update_id, None)
+
+    async def _handle(self, stored: StoredUpdate) -> None:
+        """Run one stored update through the handlers, then mark it processed."""
+        try:
+            update = self._book.stamped(stored.update_id) or Update.de_json(
+                stored.payload, self._application.bot
+            )
+        except Exception:
+            logger.exception("update %d is stored but cannot be read; set aside", stored.update_id)
+            await self._mark_handled(stored)
+            return
+        receipt = Receipt.at(stored.stamp_ns, stored.update_id, stored.host_id)
+        topic = Topic(stored.chat_id, stored.thread_id)
+        for wait in (*HANDLE_RETRIES_S, None):
+            # A press must still be answerable after the wait: else this is its last try.
+            last = wait is None or (
+                update.callback_query is not None
+                and time.time_ns() + int(wait * 1e9) >= last_try_ns(stored.stamp_ns)
+            )
+            self._book.admit(update, receipt)
+            self._book.attempting(stored.update_id, last=last)
+            async with self._slots:
+                try:
+                    await self._application.process_update(update)
+                except Exception:
+                    # The error handler takes the handlers' failures; this is python-telegram-bot's.
+                    logger.exception(
+                        "update %d of chat %d topic %d failed to dispatch",
+                        stored.update_id,
+                        stored.chat_id,
+                        stored.thread_id,
+                    )
+            if not self._book.take_retry(stored.update_id) or wait is None:
+                break
+            logger.warning(
+                "update %d of chat %d topic %d met a database failure; running it again in %.1f s",
+                stored.update_id,
+                stored.chat_id,
+                stored.thread_id,
+                wait,
+            )
+            if stored.is_call:  # its races still wait for it
+                self._book.expect_call(stored.update_id, topic, stored.stamp_ns)
+            await asyncio.sleep(wait)
+        self.handled += 1
+        await self._mark_handled(stored)
+
+    async def _mark_handled(self, stored: StoredUpdate) -> None:
+        for wait in (*MARK_RETRIES_S, None):
+            try:
+                await self._inbox.handled(stored.update_id)
+                return
+            except Exception:
+                if wait is None:
+                    raise
+                logger.exception(
+                    "could not mark update %d of chat %d handled; trying again in %.1f s",
+                    stored.update_id,
+                    stored.chat_id,
+                    wait,
+                )
+                await asyncio.sleep(wait)
+
+    async def drain(self) -> None:
+        """Take nothing more; finish the updates in hand; release every claim."""
+        self._draining = True
+        self._wake.set()
+        self._stopping.set()
+        # Calls stored but not started here are handled by another worker (or after a
+        # restart): no race waits for them here.
+        self._book.release_all()
+        if self._loop_task is not None:
+            await asyncio.gather(self._loop_task, return_exceptions=True)
+        while running := [*self._topics.values(), *self._calls.values()]:
+            await asyncio.gather(*running, return_exceptions=True)
+        await self._claims.close()
+
+
+class Intake:
+    """Ingress: stamp updates, store them in the inbox, hand them to this process's dispatcher.
+
+    :meth:`receive` returns only once the updates are committed: the transport
+    acknowledges them to Telegram after that (the webhook's 200, the offset of
+    the next ``getUpdates``). If storing fails it raises, and nothing is acknowledged.
+    """
+
+    def __init__(
+        self,
+        book: ReceiptBook,
+        inbox: InboxService,
+        dispatcher: InboxDispatcher,
+        gate: IntakeGate | None = None,
+        turned_away: Callable[[Update], None] = lambda update: None,
+    ) -> None:
+        self._book = book
+        self._inbox = inbox
+        self._dispatcher = dispatcher
+        self._gate = gate
+        self._turned_away = turned_away
+        """Answers a press the gate turned away (a toast); a dropped message gets nothing."""
+
+    async def receive(self, updates: Sequence[Update], payloads: Sequence[dict[str, Any]]) -> None:
+        """Stamp and store ``updates`` (``payloads``: each as Telegram sent it).
+
+        An update the gate turns away is acknowledged without being stored.
+        """
+        arrivals = self._book.stamp(updates)
+        stored = []
+        for arrival, update, payload in zip(arrivals, updates, payloads, strict=True):
+            if self._gate is not None:
+                verdict = self._gate.verdict(update, arrival.topic, arrival.is_call)
+                if verdict is not Verdict.ADMIT:
+                    self._book.finished(update)
+                    if verdict is Verdict.ANSWER:
+                        self._turned_away(update)
+                    continue
+            stored.append(inbox_entry(arrival, update.update_id, payload))
+        if not stored:
+            return
+        try:
+            intaken = await self._inbox.store(stored, self._dispatcher.origin)
+        except BaseException:
+            for entry in stored:
+                self._book.handled_elsewhere(entry.update_id)  # not ours: never stored
+            raise
+        self._dispatcher.offer(stored, intaken)
+
+
+def inbox_entry(arrival: Arrival, update_id: int, payload: dict[str, Any]) -> StoredUpdate:
+    """What the inbox stores of an update that has just arrived (``payload``: as sent)."""
+    topic = arrival.topic or Topic(NO_CHAT, 0)
+    return StoredUpdate(
+        update_id=update_id,
+        chat_id=topic.chat_id,
+        thread_id=topic.thread_id,
+        is_call=arrival.is_call,
+        payload=payload,
+        stamp_ns=arrival.receipt.stamp_ns,
+        host_id=arrival.receipt.host_id,
+    )

@@ -1,0 +1,209 @@
+"""Receipt stamps: the moment each update entered the bot, taken before it waits.
+
+Telegram's callback queries carry no time, so the only fair clock for a Snap
+race is ours. Updates are stamped where they enter: when ``getUpdates``
+returns (one stamp per batch; equal stamps are ordered by update_id) or when
+the webhook request arrives. A stamp is wall-clock time in nanoseconds, with
+the id of the host that took it, so the stamps of several workers compare
+(see the README on clock discipline); it is stored with the update in the
+inbox, and an update handled after a restart or by another worker keeps it.
+
+The book also tracks "call" updates that are stamped but not yet handled, so a
+race is never decided while a call stamped inside its window is still on its
+way through the process, however long the queue: a race is decided on the
+stamps alone. Every stamped call is released when its handler finishes
+(``finished``, which runs for every update whatever its handlers did), when
+another worker took it (``handled_elsewhere``), or when the bot stops
+(``release_all``): a call that will not be handled here then holds no race.
+
+A press's callback data is decoded (and its HMAC checked) once, when it is
+stamped: the decoded press travels with the receipt in its :class:`Arrival`,
+which the inbox reads to order it and the handler takes to act. An update
+handled by a process that did not stamp it is decoded there, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from telegram import Update
+
+from ...services.types import Receipt, Topic
+from ..render.callbacks import Action, ButtonPress, CallbackSigner
+
+_CALL_COMMANDS = ("/snap", "/snappot")
+
+ARRIVALS_KEPT = 10_000
+"""How many stamped updates the book keeps decoded for their handlers at most: one
+handled elsewhere (another worker took its topic) is forgotten with the oldest."""
+
+
+def topic_of(update: Update) -> Topic | None:
+    """The chat topic an update belongs to, or None (an update from no chat)."""
+    message = update.effective_message
+    chat = update.effective_chat
+    if chat is None:
+        return None
+    thread = message.message_thread_id if message and message.is_topic_message else None
+    return Topic(chat.id, thread or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """An update as it entered the bot: its receipt, its topic, and its press decoded once."""
+
+    receipt: Receipt
+    update: Update
+    """The update itself, parsed once (the inbox hands it back without parsing it again)."""
+    press: ButtonPress | None
+    """The authentic press of a callback query, or None (not a press, or not one of ours)."""
+    is_call: bool
+    """Whether the update is a "Snap!" or "Snap Pot!" call (a press or a command)."""
+    topic: Topic | None
+    """The chat topic it belongs to (None: no chat)."""
+
+
+@dataclass
+class ReceiptBook:
+    """Stamps updates on arrival and keeps the stamps until their handlers ask for them."""
+
+    signer: CallbackSigner
+    host_id: str = ""
+    """Stored beside every stamp this book takes."""
+    _arrivals: OrderedDict[int, Arrival] = field(default_factory=OrderedDict)
+    _calls_in_flight: dict[int, tuple[Topic, int]] = field(default_factory=dict)
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _released: bool = False
+    _attempts: dict[int, bool] = field(default_factory=dict)
+    """The updates the dispatcher is running now: whether this is their last attempt."""
+    _to_retry: set[int] = field(default_factory=set)
+
+    def attempting(self, update_id: int, *, last: bool) -> None:
+        """The dispatcher runs the update now; ``last``: no retry follows a transient failure."""
+        self._attempts[update_id] = last
+
+    def retry_later(self, update_id: int) -> bool:
+        """Have a transiently failed update run again; False if this was its last attempt.
+
+        The error handler asks before answering: a retried update is answered by
+        its next attempt, so nothing is marked processed without its change.
+        """
+        if self._attempts.get(update_id, True):
+            return False
+        self._to_retry.add(update_id)
+        return True
+
+    def take_retry(self, update_id: int) -> bool:
+        """Whether the attempt just run asked to be retried (forgotten once asked)."""
+        self._attempts.pop(update_id, None)
+        if update_id not in self._to_retry:
+            return False
+        self._to_retry.discard(update_id)
+        return True
+
+    def stamp(self, updates: Iterable[Update]) -> list[Arrival]:
+        """Stamp a batch of updates that has just entered the bot; return their arrivals."""
+        stamp_ns = time.time_ns()
+        arrivals = []
+        for update in updates:
+            arrival = self._arrive(update, Receipt.at(stamp_ns, update.update_id, self.host_id))
+            self._keep(update.update_id, arrival)
+            if arrival.topic is not None and arrival.is_call:
+                self._calls_in_flight[update.update_id] = (arrival.topic, stamp_ns)
+            arrivals.append(arrival)
+        return arrivals
+
+    def stamped(self, update_id: int) -> Update | None:
+        """The update stamped here with this id, parsed, if the book still has it."""
+        arrival = self._arrivals.get(update_id)
+        return None if arrival is None else arrival.update
+
+    def admit(self, update: Update, receipt: Receipt) -> Arrival:
+        """Ready an update taken from the inbox for its handler, with its stored receipt.
+
+        The arrival stamped here is reused (its press is decoded already); an update
+        another host stamped, or stamped before a restart, is decoded now.
+        """
+        arrival = self._arrivals.get(update.update_id)
+        if arrival is None or arrival.receipt != receipt:
+            arrival = self._arrive(update, receipt)
+            self._keep(update.update_id, arrival)
+        return arrival
+
+    def _keep(self, update_id: int, arrival: Arrival) -> None:
+        self._arrivals[update_id] = arrival
+        self._arrivals.move_to_end(update_id)
+        while len(self._arrivals) > ARRIVALS_KEPT:
+            self._arrivals.popitem(last=False)
+
+    def _arrive(self, update: Update, receipt: Receipt) -> Arrival:
+        topic = topic_of(update)
+        query = update.callback_query
+        if query is not None:
+            chat_id = topic.chat_id if topic is not None else None
+            press = self.signer.decode(query.data, chat_id=chat_id)
+            is_call = press is not None and press.action in (Action.SNAP, Action.SNAP_POT)
+            return Arrival(receipt, update, press, is_call, topic)
+        message = update.effective_message
+        text = message.text if message and message.text else ""
+        command = text.split(maxsplit=1)[0].split("@")[0].lower() if text else ""
+        return Arrival(receipt, update, None, command in _CALL_COMMANDS, topic)
+
+    def arrival_for(self, update: Update) -> Arrival:
+        """The update's arrival, handed to its handler (stamped now if it entered unstamped)."""
+        arrival = self._arrivals.pop(update.update_id, None)
+        if arrival is None:
+            arrival = self._arrive(update, Receipt.now(update.update_id, self.host_id))
+        return arrival
+
+    def finished(self, update: Update) -> None:
+        """Note that an update's handler is done (its call, if any, is registered)."""
+        self._arrivals.pop(update.update_id, None)
+        self.handled_elsewhere(update.update_id)
+
+    def expect_call(self, update_id: int, topic: Topic, stamp_ns: int) -> None:
+        """A call stamped elsewhere (another worker, before a restart) is to be handled here.
+
+        The races of its topic wait for it, as for a call stamped here.
+        """
+        if not self._released:
+            self._calls_in_flight[update_id] = (topic, stamp_ns)
+
+    def handled_elsewhere(self, update_id: int) -> None:
+        """An update stamped here is not handled here (another worker took it)."""
+        if self._calls_in_flight.pop(update_id, None) is not None:
+            self._changed.set()
+
+    def calls_on_their_way(self, topic: Topic) -> int:
+        """How many Snap calls of ``topic`` are stamped and not yet handled."""
+        return sum(1 for where, _ in self._calls_in_flight.values() if where == topic)
+
+    def held(self) -> int:
+        """How many stamped updates are still waiting for their handlers to finish."""
+        return len(self._arrivals) + len(self._calls_in_flight)
+
+    def _pending_before(self, topic: Topic, deadline_ns: int) -> bool:
+        return any(
+            where == topic and stamp <= deadline_ns
+            for where, stamp in self._calls_in_flight.values()
+        )
+
+    async def wait_for_calls(self, topic: Topic, deadline_ns: int) -> None:
+        """Wait until every call for ``topic`` stamped by ``deadline_ns`` has been handled.
+
+        There is no time limit: a call stamped inside a race's window takes part in
+        it however long its update waits behind others.
+        """
+        while not self._released and self._pending_before(topic, deadline_ns):
+            self._changed.clear()
+            await self._changed.wait()
+
+    def release_all(self) -> None:
+        """The bot is stopping: the calls not handled yet never will be, so wait for none."""
+        self._released = True
+        self._calls_in_flight.clear()
+        self._changed.set()

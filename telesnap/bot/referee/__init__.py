@@ -1,0 +1,1 @@
+"""Deciding each Snap race when its tie window closes, and answering its callers."""

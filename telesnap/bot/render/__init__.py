@@ -1,0 +1,1 @@
+"""What the bot shows, as text, buttons and pictures, in the chat's language."""

@@ -1,0 +1,372 @@
+"""Turning tables, lobbies and operations into HTML messages and keyboards.
+
+The table format is fixed so players (and tests) can read it: one line per
+player with their name, face-up top card (``—`` when none), ``N face-down``
+and ``M face-up`` (or ``out``), then ``Snap Pot: 7♣ (K cards)`` while there
+is a pot, then whose turn it is. Once the game is over the table gives way to
+the final standings (:func:`render_final`).
+
+Boards cut names longer than :data:`BOARD_NAME_LIMIT` characters (the lobby
+and the final standings show them whole), and the ``Turn:`` line repeats only
+a short name: a longer one is pointed at by the turn marker alone.
+
+Names and cards whose direction differs from the line's are isolated (Unicode
+FSI ... PDI, see :func:`~.i18n.isolate`), and in a right-to-left language
+(Arabic) every line is marked right-to-left and the turn marker points left.
+"""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from html import escape
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from ...game import (
+    CallKind,
+    CallVerdict,
+    CardFlipped,
+    EndReason,
+    GameEnded,
+    GameStarted,
+    LeaveReason,
+    Operation,
+    PenaltyPaid,
+    PlayerLeft,
+    PlayerOut,
+    RaceResolved,
+    SeatStatus,
+    SnapCalled,
+)
+from ...game.engine import MAX_PLAYERS
+from ...services.stats.standings import FinalView, StandingRow
+from ...services.views import LobbyView, TableView
+from .callbacks import Action, CallbackSigner
+from .i18n import directed, is_rtl, isolate
+from .names import grapheme_count, shorten
+
+MAX_TEXT = 4096
+_Who = Callable[[int], str]
+EMPTY_PILE = "—"
+BOARD_NAME_LIMIT = 20
+"""Boards show names up to this many characters; longer ones are cut, ending in "…"."""
+TURN_LINE_NAME_LIMIT = 12
+"""The ``Turn:`` line repeats a name only this short; the turn marker points at longer ones."""
+
+
+def name(text: str) -> str:
+    """A user-supplied name, escaped for HTML."""
+    return escape(text, quote=False)
+
+
+def _person(text: str, tr: gettext.NullTranslations) -> str:
+    """A user's name, whole, escaped, and isolated where its direction differs from the line's."""
+    return isolate(name(text), tr)
+
+
+def _on_board(text: str, tr: gettext.NullTranslations) -> str:
+    """A name as boards show it: cut past :data:`BOARD_NAME_LIMIT`, then as :func:`_person`."""
+    return _person(shorten(text, BOARD_NAME_LIMIT), tr)
+
+
+def _turn_marker(tr: gettext.NullTranslations) -> str:
+    return "◀" if is_rtl(tr) else "▶"
+
+
+def pile_counts(face_down: int, face_up: int, tr: gettext.NullTranslations) -> str:
+    """``N face-down · M face-up``, each count with its plural form."""
+    down = tr.ngettext("{count} face-down", "{count} face-down", face_down)
+    up = tr.ngettext("{count} face-up", "{count} face-up", face_up)
+    return f"{down.format(count=face_down)} · {up.format(count=face_up)}"
+
+
+def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
+    """The table: one line per player, the pot, and whose turn it is.
+
+    Once the game is over: the final standings instead (:func:`render_final`).
+    """
+    if table.final is not None:
+        return render_final(
+            table.game_id, table.final, tr, flips=table.flips, flip_limit=table.flip_limit
+        )
+    lines = []
+    turn_marker = _turn_marker(tr) + " "
+    for player in table.players:
+        marker = turn_marker if player.is_turn else ""
+        if player.status is SeatStatus.ACTIVE:
+            top = isolate(str(player.top), tr) if player.top else EMPTY_PILE
+            counts = pile_counts(player.face_down, player.face_up, tr)
+            lines.append(f"{marker}<b>{_on_board(player.name, tr)}</b>: {top} · {counts}")
+        else:
+            status = tr.gettext("out") if player.status is SeatStatus.OUT else tr.gettext("left")
+            lines.append(f"<s>{_on_board(player.name, tr)}</s>: {status}")
+    if table.pot_top is not None:
+        lines.append(
+            tr.ngettext(
+                "Snap Pot: {card} ({count} card)",
+                "Snap Pot: {card} ({count} cards)",
+                table.pot_size,
+            ).format(card=isolate(str(table.pot_top), tr), count=table.pot_size)
+        )
+    turn = table.turn_player
+    if turn is not None and grapheme_count(turn.name) <= TURN_LINE_NAME_LIMIT:
+        lines.append(tr.gettext("Turn: {name}").format(name=f"<b>{_person(turn.name, tr)}</b>"))
+    elif turn is not None:  # a long name is not repeated: the line points at the marker
+        # Translators: {marker} is the turn marker at the start of a player's line (▶, or ◀
+        # in a right-to-left language).
+        text = tr.gettext("Turn: the player marked {marker}")
+        lines.append(text.format(marker=_turn_marker(tr)))
+    return directed("\n".join(lines), tr)
+
+
+def render_final(
+    game_id: int,
+    final: FinalView,
+    tr: gettext.NullTranslations,
+    *,
+    flips: int = 0,
+    flip_limit: int | None = None,
+) -> str:
+    """The end of a game: how it ended, the places, cards, snaps and wrong calls, the fastest call.
+
+    A game that a limit ended says which: the flip limit when its flips reached it
+    (``flip_limit``), else the time limit. Names are shown whole. The last line gives
+    the game's number for ``/replay``.
+    """
+    if final.reason is EndReason.ABANDONED:
+        lines = [tr.gettext("🛑 <b>Game #{id} was stopped</b>: nobody wins.").format(id=game_id)]
+    else:
+        lines = [
+            tr.gettext("🏁 <b>Game #{id}: final standings</b>").format(id=game_id),
+            _ending(final.reason, flips, flip_limit, tr),
+        ]
+    lines += [_standing_line(row, tr) for row in final.rows]
+    if final.fastest is not None:
+        lines.append(
+            tr.gettext("⚡ Fastest correct call: {name}, {time}").format(
+                name=f"<b>{_person(final.fastest.name, tr)}</b>",
+                time=milliseconds(final.fastest.reaction_ms, tr),
+            )
+        )
+    lines.append(tr.gettext("/replay {id} sends the whole game, move by move.").format(id=game_id))
+    return directed("\n".join(lines), tr)
+
+
+def _standing_line(row: StandingRow, tr: gettext.NullTranslations) -> str:
+    if row.left_reason is LeaveReason.AFK:
+        held = tr.gettext("removed as away")
+    elif row.left_reason is LeaveReason.REMOVED:
+        held = tr.gettext("removed")
+    elif row.left_reason is LeaveReason.LEFT:
+        held = tr.gettext("left")
+    elif row.status is SeatStatus.OUT:
+        held = tr.gettext("out")
+    else:
+        held = tr.ngettext("{count} card", "{count} cards", row.cards).format(count=row.cards)
+    figures = [
+        held,
+        tr.ngettext("{count} snap won", "{count} snaps won", row.snaps_won).format(
+            count=row.snaps_won
+        ),
+        tr.ngettext("{count} wrong call", "{count} wrong calls", row.wrong_calls).format(
+            count=row.wrong_calls
+        ),
+    ]
+    trophy = "🏆 " if row.is_winner else ""
+    return f"{row.place}. {trophy}<b>{_person(row.name, tr)}</b> — {' · '.join(figures)}"
+
+
+def milliseconds(count: int, tr: gettext.NullTranslations) -> str:
+    """A duration in milliseconds: ``312 ms``."""
+    return tr.ngettext("{count} ms", "{count} ms", count).format(count=count)
+
+
+def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> str | None:
+    """One line saying what an operation did, or None for operations players need not see."""
+
+    def who(seat: int) -> str:
+        return f"<b>{_on_board(table.name_of_seat(seat), tr)}</b>"
+
+    def card(op: CardFlipped) -> str:
+        return isolate(str(op.card), tr)
+
+    if isinstance(op, GameStarted):
+        first = (op.dealer + 1) % op.player_count
+        return tr.ngettext(
+            "🃏 {dealer} deals {count} card; {first} flips first.",
+            "🃏 {dealer} deals {count} cards; {first} flips first.",
+            len(op.deck),
+        ).format(dealer=who(op.dealer), count=len(op.deck), first=who(first))
+    if isinstance(op, CardFlipped):
+        if op.turned_over:
+            return tr.gettext("{name} turns their pile over and flips {card}").format(
+                name=who(op.seat), card=card(op)
+            )
+        return tr.gettext("{name} flips {card}").format(name=who(op.seat), card=card(op))
+    if isinstance(op, SnapCalled):
+        if op.verdict is CallVerdict.WRONG:
+            return tr.gettext("❌ {name} called, but nothing matches.").format(name=who(op.seat))
+        return None
+    if isinstance(op, RaceResolved):
+        return _describe_race(op, who, tr)
+    if isinstance(op, PenaltyPaid):
+        return tr.gettext("{name} gives a card to {receiver}.").format(
+            name=who(op.seat), receiver=who(op.receiver)
+        )
+    if isinstance(op, PlayerOut):
+        return tr.gettext("💨 {name} has no cards left and is out.").format(name=who(op.seat))
+    if isinstance(op, PlayerLeft):
+        texts = {
+            LeaveReason.LEFT: tr.gettext("🚪 {name} left the game; their cards are shared out."),
+            LeaveReason.REMOVED: tr.gettext("🚪 {name} was removed; their cards are shared out."),
+            LeaveReason.AFK: tr.gettext("💤 {name} was away too long and is removed."),
+        }
+        return texts[op.leave_reason].format(name=who(op.seat))
+    if isinstance(op, GameEnded):
+        return _describe_end(op, who, tr)
+    return None
+
+
+def _describe_race(op: RaceResolved, who: _Who, tr: gettext.NullTranslations) -> str:
+    if len(op.winners) > 1:
+        names = ", ".join(who(seat) for seat in op.winners)
+        return tr.gettext("🤝 {names} called together: the piles go into the Snap Pot.").format(
+            names=names
+        )
+    if op.call is CallKind.SNAP_POT:
+        text = tr.ngettext(
+            "⚡ {name} wins the Snap Pot and takes {count} card!",
+            "⚡ {name} wins the Snap Pot and takes {count} cards!",
+            op.cards,
+        )
+    else:
+        text = tr.ngettext(
+            "⚡ {name} wins the Snap and takes {count} card!",
+            "⚡ {name} wins the Snap and takes {count} cards!",
+            op.cards,
+        )
+    return text.format(name=who(op.winners[0]), count=op.cards)
+
+
+def _ending(
+    reason: EndReason, flips: int, flip_limit: int | None, tr: gettext.NullTranslations
+) -> str:
+    """The line naming how a game that was not stopped ended."""
+    if reason is EndReason.ALL_CARDS:
+        return tr.gettext("Won by taking every card.")
+    if flip_limit is not None and flips >= flip_limit:
+        return tr.ngettext(
+            "The flip limit ({count} flip) was reached: the most cards wins.",
+            "The flip limit ({count} flips) was reached: the most cards wins.",
+            flip_limit,
+        ).format(count=flip_limit)
+    return tr.gettext("The time limit was reached: the most cards wins.")
+
+
+def _describe_end(op: GameEnded, who: _Who, tr: gettext.NullTranslations) -> str:
+    if op.reason is EndReason.ABANDONED:
+        return tr.gettext("🛑 The game was stopped. Nobody wins.")
+    if len(op.winners) == 1:
+        return tr.gettext("🏆 {name} wins the game!").format(name=who(op.winners[0]))
+    names = ", ".join(who(seat) for seat in op.winners)
+    return tr.gettext("🏆 {names} share the win: each wins the game!").format(names=names)
+
+
+def compose_board(events: Sequence[str], table: TableView, tr: gettext.NullTranslations) -> str:
+    """A board message: what happened since the last one, then the table.
+
+    When too much happened to fit one message, the oldest lines are summarised.
+    """
+    board = render_table(table, tr)
+    kept = list(events)
+    while kept and len(directed("\n".join(kept), tr)) + len(board) + 64 > MAX_TEXT:
+        kept.pop(0)
+    dropped = len(events) - len(kept)
+    header = (
+        [
+            tr.ngettext(
+                "…and {count} earlier event", "…and {count} earlier events", dropped
+            ).format(count=dropped)
+        ]
+        if dropped
+        else []
+    )
+    return directed("\n".join([*header, *kept, "", board]).strip(), tr)
+
+
+def board_keyboard(
+    table: TableView, signer: CallbackSigner, tr: gettext.NullTranslations
+) -> InlineKeyboardMarkup | None:
+    """Flip and Snap! (and Snap Pot! while there is a pot); none once the game is over."""
+    if table.is_over:
+        return None
+
+    def button(text: str, action: Action) -> InlineKeyboardButton:
+        data = signer.encode(action, game_id=table.game_id, version=table.board_version)
+        return InlineKeyboardButton(text, callback_data=data)
+
+    row = [button(tr.gettext("Flip"), Action.FLIP), button(tr.gettext("Snap!"), Action.SNAP)]
+    if table.pot_size:
+        row.append(button(tr.gettext("Snap Pot!"), Action.SNAP_POT))
+    return InlineKeyboardMarkup([row])
+
+
+def render_lobby(lobby: LobbyView, tr: gettext.NullTranslations) -> str:
+    """The lobby message: who has joined, and how to start."""
+    names = "\n".join(f"• {_person(player, tr)}" for player in lobby.player_names)
+    if lobby.status == "cancelled":
+        return tr.gettext("This game was called off.")
+    if lobby.status != "lobby":
+        return directed(tr.gettext("🃏 Snap: the game has started!") + "\n" + names, tr)
+    title = tr.gettext("🃏 A game of Snap is starting! Players ({count}/{max}):").format(
+        count=len(lobby.players), max=MAX_PLAYERS
+    )
+    hint = tr.gettext("Press Join to play. The creator (or an admin) presses Start.")
+    if lobby.closes_at is not None and lobby.minutes_left is not None:
+        hours, minutes = divmod(lobby.minutes_left, 60)
+        left = (
+            tr.gettext("{hours} h {minutes} min").format(hours=hours, minutes=minutes)
+            if hours
+            else tr.ngettext("{count} minute", "{count} minutes", minutes).format(count=minutes)
+        )
+        hint += "\n" + tr.gettext(
+            "⏳ Closes in {left} (at {time} UTC); /extend keeps it open longer."
+        ).format(left=left, time=clock_time(lobby.closes_at))
+    return directed(f"{title}\n{names}\n\n{hint}", tr)
+
+
+def clock_time(moment: str) -> str:
+    """The hour and minute (UTC) of an ISO 8601 time; "?" if it does not read as one.
+
+    >>> clock_time("2026-12-02T18:05:30+00:00"), clock_time("soon")
+    ('18:05', '?')
+    """
+    try:
+        parsed = datetime.fromisoformat(moment)
+    except ValueError:
+        return "?"
+    return parsed.astimezone(UTC).strftime("%H:%M")
+
+
+def lobby_keyboard(
+    lobby: LobbyView, signer: CallbackSigner, tr: gettext.NullTranslations
+) -> InlineKeyboardMarkup | None:
+    """Join, Leave and Start, while the lobby is open."""
+    if lobby.status != "lobby":
+        return None
+
+    def button(text: str, action: Action) -> InlineKeyboardButton:
+        data = signer.encode(action, game_id=lobby.game_id, version=0)
+        return InlineKeyboardButton(text, callback_data=data)
+
+    return InlineKeyboardMarkup(
+        [
+            [
+                button(tr.gettext("Join"), Action.JOIN),
+                button(tr.gettext("Leave"), Action.LEAVE),
+                button(tr.gettext("Start"), Action.START),
+            ]
+        ]
+    )

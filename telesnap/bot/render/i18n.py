@@ -1,0 +1,135 @@
+"""Languages: gettext catalogs looked up by a chat's or a user's language code.
+
+Messages are written in English in the code, marked with ``gettext`` /
+``ngettext`` so Babel extracts them (``scripts/i18n.py``). The catalogs live
+in ``telesnap/locales/<lang>/LC_MESSAGES/telesnap.po``; the install compiles
+them to ``.mo`` files next to them. A language without a compiled catalog
+falls back to English.
+
+>>> language_of("es-MX"), language_of("de"), language_of(None)
+('es', 'en', 'en')
+>>> translator("en").gettext("Flip")
+'Flip'
+
+Mixed directions: a user name or a card inside a line is wrapped in Unicode
+isolates only where its direction differs from the line's (a right-to-left name
+in a left-to-right line; a Latin name or "10♥" in an Arabic line), so it neither
+reorders its neighbours nor is reordered. Every line of an Arabic message starts
+with a right-to-left mark, and each command in it (``/replay 6``, with the words
+and numbers that follow it) is a left-to-right isolate, so that it reads whole
+and the right-to-left line does not carry its slash to the other end. Text whose
+direction matches its line is left as it is.
+
+>>> isolate("Ann", translator("es")), isolate("10♥", translator("es"))
+('Ann', '10♥')
+>>> isolate("محمد", translator("es")) == FSI + "محمد" + PDI
+True
+>>> directed("one line", translator("en"))
+'one line'
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext
+import re
+import unicodedata
+from pathlib import Path
+
+from ...services.privacy import FORMER_PLAYER
+
+# The list of languages has its home in the services (the language setting allows exactly
+# these); the bot's modules take it from here, with the catalogs it names.
+from ...services.settings import DEFAULT_LANGUAGE as DEFAULT_LANGUAGE
+from ...services.settings import LANGUAGES as LANGUAGES
+
+LOCALE_DIR = Path(__file__).resolve().parents[2] / "locales"
+DOMAIN = "telesnap"
+RTL_LANGUAGES = frozenset({"ar"})
+"""The languages written right to left."""
+
+FSI = "\u2068"
+"""FIRST STRONG ISOLATE: starts a run laid out on its own (a name, a card)."""
+PDI = "\u2069"
+"""POP DIRECTIONAL ISOLATE: ends the run :data:`FSI` started."""
+LRI = "\u2066"
+"""LEFT-TO-RIGHT ISOLATE: starts a run laid out left to right on its own (a command)."""
+RLM = "\u200f"
+"""RIGHT-TO-LEFT MARK: makes the line it starts a right-to-left line."""
+
+_COMMAND = re.compile(r"(?<![\w/<\u2066])/[a-z_]+(?:@\w+)?(?: [A-Za-z0-9_]+)*")
+"""A command with its Latin arguments; not a closing tag, a path or an isolated command."""
+_EXPLICIT = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+"""Bidi classes of the explicit direction controls: a run holding one is always isolated."""
+_AGAINST_LTR = frozenset({"R", "AL"}) | _EXPLICIT
+"""Bidi classes that can reorder a left-to-right line (right-to-left letters, controls)."""
+_AGAINST_RTL = frozenset({"L", "EN"}) | _EXPLICIT
+"""Bidi classes that read differently in a right-to-left line (Latin letters, European digits)."""
+
+
+def language_of(code: str | None) -> str:
+    """The supported language for a Telegram ``language_code`` (English if unsupported)."""
+    base = (code or "").split("-")[0].split("_")[0].lower()
+    return base if base in LANGUAGES else DEFAULT_LANGUAGE
+
+
+@functools.cache
+def translator(language: str) -> gettext.NullTranslations:
+    """The translations for ``language`` (a code from :data:`LANGUAGES`)."""
+    return gettext.translation(
+        DOMAIN, localedir=LOCALE_DIR, languages=[language_of(language)], fallback=True
+    )
+
+
+def language_of_translations(tr: gettext.NullTranslations) -> str:
+    """The language ``tr`` translates into (English when no catalog is loaded).
+
+    >>> language_of_translations(translator("en"))
+    'en'
+    """
+    return language_of(tr.info().get("language"))
+
+
+def is_rtl(tr: gettext.NullTranslations) -> bool:
+    """Whether ``tr`` translates into a right-to-left language.
+
+    >>> is_rtl(translator("en"))
+    False
+    """
+    return language_of_translations(tr) in RTL_LANGUAGES
+
+
+def isolate(text: str, tr: gettext.NullTranslations) -> str:
+    """``text`` (a name, a card) as a run of its own inside a line in ``tr``'s language.
+
+    The run is wrapped in FSI ... PDI only when that changes how the line reads:
+    when it holds right-to-left letters in a left-to-right line, or Latin letters
+    or European digits (a card such as ``10♥``) in a right-to-left line, or any
+    explicit direction control (which the isolate keeps from leaking out).
+    """
+    if text == FORMER_PLAYER:  # a person who erased their data, in the line's language
+        text = tr.gettext("a former player")
+    against = _AGAINST_RTL if is_rtl(tr) else _AGAINST_LTR
+    if any(unicodedata.bidirectional(char) in against for char in text):
+        return f"{FSI}{text}{PDI}"
+    return text
+
+
+def directed(text: str, tr: gettext.NullTranslations) -> str:
+    """``text`` with every line set in the language's direction.
+
+    Telegram clients pick each line's direction from its first letter, which
+    in a table line is a name or a card; in a right-to-left language each
+    non-empty line therefore starts with :data:`RLM`, and each command is wrapped
+    in :data:`LRI` ... :data:`PDI`. Other languages are left unchanged, and a
+    line or command already marked is not marked twice.
+
+    >>> directed("/replay 6", translator("ar")) == RLM + LRI + "/replay 6" + PDI
+    True
+    """
+    if not is_rtl(tr):
+        return text
+    text = _COMMAND.sub(lambda command: f"{LRI}{command[0]}{PDI}", text)
+    return "\n".join(
+        RLM + line if line and not line.startswith(RLM) else line for line in text.split("\n")
+    )

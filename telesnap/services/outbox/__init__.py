@@ -1,0 +1,1 @@
+"""The durable outbox: rows written with each change, read back in order, leased, settled."""

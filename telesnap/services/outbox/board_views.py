@@ -1,0 +1,54 @@
+"""When each board was first shown: what reaction times start from, and which board is newest.
+
+The bot records a board view when the outbox marks the board sent (the
+outbox's own transaction, see ``OutboxService.boards_sent``). Reaction times
+are measured from the stored moment a board version first reached Telegram,
+and a Flip on the newest board in the chat acts on the game as it is now; both
+read these rows, so they hold after a restart and on any worker.
+
+The first message to show a version is the one its reaction times start
+from, and that row never changes: so once the process has read a board's
+moment, it keeps it (the :data:`KNOWN_CAPACITY` newest) instead of reading it
+again.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from datetime import datetime
+
+from ...storage.uow import UnitOfWork
+
+KNOWN_CAPACITY = 4096
+"""How many boards' moments the process keeps (the newest); older ones are read again."""
+
+BoardKey = tuple[int, int]
+"""``(game_id, board_version)``."""
+
+
+class ShownBoards:
+    """Answers when a board was first shown, and which board of a game is the newest shown."""
+
+    def __init__(self, *, known_capacity: int = KNOWN_CAPACITY) -> None:
+        """Keep the moments of the ``known_capacity`` boards read last."""
+        self._known_capacity = known_capacity
+        self._known: OrderedDict[BoardKey, datetime] = OrderedDict()
+
+    async def shown_at(self, uow: UnitOfWork, game_id: int, version: int) -> datetime | None:
+        """When board ``version`` of the game was first shown (None: never, as far as stored)."""
+        key = (game_id, version)
+        known = self._known.get(key)
+        if known is not None:
+            self._known.move_to_end(key)
+            return known
+        stored = await uow.board_views.shown_at(game_id, version)
+        if stored is not None:
+            self._known[key] = stored
+            while len(self._known) > self._known_capacity:
+                self._known.popitem(last=False)
+        return stored
+
+    @staticmethod
+    async def newest_version(uow: UnitOfWork, game_id: int) -> int | None:
+        """The highest board version of the game shown so far (None before any)."""
+        return await uow.board_views.newest_version(game_id)

@@ -1,0 +1,312 @@
+"""The rows of the durable outbox: boards, lobbies and notices, written and read back.
+
+A change writes what it must show in its own transaction: a board (see
+:func:`.outbox.record_boards`), a lobby, or a notice. A notice is data, not
+text: a stable kind (:class:`NoticeKind`) and its arguments (a user's id and
+display name, a chat's settings...), stored as JSON in an outbox row. The bot
+renders it in the chat's language when it is sent, so the services never
+translate. A lobby row stores the :class:`~.views.LobbyView`
+the change left; the bot shows the newest unsent one of its game, in the
+game's one lobby message.
+
+A chat's rows form one line, sent in ``id`` order (:func:`boards_in_line`,
+:func:`line_head`): only the boards of different games may pass each other
+(each game's boards go in a message of their own, merged while they wait); a
+lobby or a notice waits for every row before it, and holds up every row after it.
+
+A note is a notice that rides with its game's board (why a timer acted): it is
+stored in the board's row (:func:`note_board`) and shown above the board's
+events, so it can never arrive apart from it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ...game import SnapError
+from ...storage.models import OutboxMessage
+from ...storage.repositories import ShownBoard
+from ...storage.uow import UnitOfWork
+from ..types import Place
+from ..views import LobbyView, PlayOutcome, lobby_from_json, lobby_to_json, play_from_json
+
+logger = logging.getLogger(__name__)
+
+BOARD = "board"
+"""The kind of outbox row that shows a game's table and what just happened."""
+LOBBY = "lobby"
+"""The kind of outbox row that shows a game's lobby as a change left it."""
+NOTICE = "notice"
+"""The kind of outbox row that is a message of its own (a reminder, a lobby closed...)."""
+
+
+class NoticeKind(StrEnum):
+    """What a notice says; the value is stored, so it never changes."""
+
+    TURN_REMINDER = "turn_reminder"
+    """args: ``user_id``, ``name`` (the player whose turn it is)."""
+    LOBBY_EXPIRED = "lobby_expired"
+    """Nobody started the game: the lobby is closed."""
+    CALLED_OFF = "called_off"
+    """The lobby was called off (``/endgame``)."""
+    SETTINGS_SAVED = "settings_saved"
+    """args: ``settings`` (the chat's settings values after the change)."""
+    AUTO_FLIPPED = "auto_flipped"
+    """A note: args ``name``, the player the timer flipped for."""
+    SKIPPED = "skipped"
+    """A note: args ``name``, the player whose turn the timer skipped."""
+    IDLE_ABANDONED = "idle_abandoned"
+    """A note: nobody played for too long, the game is abandoned."""
+    TIME_UP = "time_up"
+    """A note: the game's time limit is reached."""
+    STOPPED = "stopped"
+    """A note: args ``name``, who stopped the running game with ``/endgame``."""
+    LOBBY_OPENED = "lobby_opened"
+    """A private message (``/notify``): args ``chat`` (its title), ``name`` (who opened
+    the lobby), ``link`` (to the lobby, or None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """One notice: its kind (a :class:`NoticeKind` value) and its arguments (JSON values).
+
+    ``kind`` stays a string: a row written by a newer version may carry a kind
+    this one does not know (the bot sets such a row aside, see the bot's registry).
+    """
+
+    kind: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The notice as a JSON-ready dict (:meth:`from_json` rebuilds it).
+
+        >>> Notice.from_json(Notice("time_up").to_json()) == Notice("time_up")
+        True
+        """
+        return {"kind": self.kind, "args": dict(self.args)}
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Notice:
+        """Rebuild what :meth:`to_json` wrote (raises ``ValueError`` if it is not a notice)."""
+        kind, args = data["kind"], data.get("args", {})
+        if not isinstance(kind, str) or not isinstance(args, dict):
+            raise ValueError(f"not a notice: {data!r}")
+        return Notice(kind, args)
+
+
+async def record_notice(
+    uow: UnitOfWork,
+    place: Place,
+    notice: Notice,
+    *,
+    game_id: int | None = None,
+    reply_to: int | None = None,
+) -> None:
+    """Write ``notice`` to the outbox in ``uow``: sent after the change commits, in line.
+
+    ``reply_to``: the message the notice answers (the command that made the change).
+    """
+    payload = {"notice": notice.to_json(), "reply_to": reply_to}
+    await uow.outbox.add(place.chat_id, place.thread_id, NOTICE, payload, game_id=game_id)
+
+
+async def record_lobby(uow: UnitOfWork, place: Place, lobby: LobbyView) -> None:
+    """Write the lobby a change left to the outbox in ``uow`` (for the game's lobby message)."""
+    await uow.outbox.add(
+        place.chat_id, place.thread_id, LOBBY, lobby_to_json(lobby), game_id=lobby.game_id
+    )
+
+
+async def note_board(uow: UnitOfWork, place: Place, game_id: int, notice: Notice) -> None:
+    """Add ``notice`` as a note to the board this change of ``game_id`` wrote in ``uow``.
+
+    A change whose board was not written (it shows none) gets the notice as a
+    message of its own instead, so it is never lost.
+    """
+    if not await uow.outbox.add_note(game_id, BOARD, notice.to_json()):
+        await record_notice(uow, place, notice, game_id=game_id)
+
+
+# -- reading rows back ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """One unsent board: where it goes, its row id (the order), what it shows, its notes."""
+
+    id: int
+    chat_id: int
+    thread_id: int
+    game_id: int
+    board: PlayOutcome
+    notes: tuple[Notice, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LobbyEntry:
+    """One unsent lobby: the lobby a change left, and the message that shows it (if any yet)."""
+
+    id: int
+    chat_id: int
+    thread_id: int
+    game_id: int
+    lobby: LobbyView
+    message_id: int | None
+    """The game's lobby message as stored when the row was read (None: not posted yet)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeEntry:
+    """One unsent notice: a message of its own, maybe answering ``reply_to``."""
+
+    id: int
+    chat_id: int
+    thread_id: int
+    game_id: int | None
+    notice: Notice
+    reply_to: int | None
+
+
+Entry = OutboxEntry | LobbyEntry | NoticeEntry
+"""An unsent row of any kind, read back."""
+
+
+async def read_rows(
+    uow: UnitOfWork, chat_id: int, rows: Sequence[OutboxMessage]
+) -> tuple[list[Entry], list[int]]:
+    """The entries of ``rows`` (in their order), and the ids of the rows that cannot be read.
+
+    A row of a kind this version does not know, or whose payload does not read
+    back (written by a newer version, say), is logged and returned as unreadable,
+    to be set aside: it never holds up the chat's later rows.
+    """
+    entries: list[Entry] = []
+    unreadable: list[int] = []
+    for row in rows:
+        try:
+            entry = await _entry(uow, row)
+        except (KeyError, TypeError, ValueError, SnapError):
+            logger.exception(
+                "chat %s: outbox row %s (%s, game %s) cannot be read; set aside",
+                chat_id,
+                row.id,
+                row.kind,
+                row.game_id,
+            )
+            unreadable.append(row.id)
+            continue
+        entries.append(entry)
+    return entries, unreadable
+
+
+async def _entry(uow: UnitOfWork, row: OutboxMessage) -> Entry:
+    if row.kind == LOBBY and row.game_id is not None:
+        game = await uow.games.get(row.game_id, lock=False)
+        message_id = game.lobby_message_id if game is not None else None
+        lobby = lobby_from_json(row.payload)
+        return LobbyEntry(row.id, row.chat_id, row.thread_id, row.game_id, lobby, message_id)
+    entry = entry_of(row)
+    if entry is not None:
+        return entry
+    raise ValueError(f"an outbox row of unknown kind {row.kind!r}")
+
+
+def entry_of(row: OutboxMessage) -> OutboxEntry | NoticeEntry | None:
+    """A board's or a notice's entry, read from its row alone (None: another kind).
+
+    A lobby's entry needs its game's lobby message, stored elsewhere (see :func:`read_rows`).
+    Raises ``ValueError`` (or ``KeyError``, ``TypeError``, ``SnapError``) for a payload
+    that does not read back.
+    """
+    payload = row.payload
+    if row.kind == BOARD and row.game_id is not None:
+        notes = tuple(Notice.from_json(note) for note in payload.get("notes", ()))
+        board = play_from_json(payload)
+        return OutboxEntry(row.id, row.chat_id, row.thread_id, row.game_id, board, notes)
+    if row.kind == NOTICE:
+        reply_to = payload.get("reply_to")
+        if reply_to is not None and not isinstance(reply_to, int):
+            raise ValueError(f"reply_to is not a message id: {reply_to!r}")
+        notice = Notice.from_json(payload["notice"])
+        return NoticeEntry(row.id, row.chat_id, row.thread_id, row.game_id, notice, reply_to)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class GameBoards:
+    """What a game's board post may show when its turn comes, read in one go."""
+
+    boards: list[OutboxEntry]
+    """The game's unsent boards that may go now, oldest first."""
+    held: bool
+    """More of the game's rows wait behind a lobby or notice."""
+    newest_shown: int | None
+    """The highest board version of the game shown so far (None before any)."""
+    newest_message: int | None = None
+    """The message that shows that board (a live board is edited there)."""
+
+
+def game_boards(
+    entries: Sequence[Entry], game_id: int, newest_shown: ShownBoard | None
+) -> GameBoards:
+    """The boards of ``game_id`` before the first lobby or notice, and what holds it up."""
+    boards = boards_in_line(entries, game_id)
+    mine = [entry for entry in entries if entry.game_id == game_id]
+    return GameBoards(
+        boards,
+        held=len(mine) > len(boards),
+        newest_shown=None if newest_shown is None else newest_shown.version,
+        newest_message=None if newest_shown is None else newest_shown.message_id,
+    )
+
+
+def boards_in_line(entries: Sequence[Entry], game_id: int) -> list[OutboxEntry]:
+    """The boards of ``game_id`` that may go now: those before its topic's first lobby or notice.
+
+    Each topic of a chat is a line of its own: a notice in one topic holds back
+    the boards after it there, never another topic's.
+    """
+    thread = next(
+        (e.thread_id for e in entries if isinstance(e, OutboxEntry) and e.game_id == game_id), None
+    )
+    boards = []
+    for entry in topic_line(entries, thread):
+        if not isinstance(entry, OutboxEntry):
+            break
+        if entry.game_id == game_id:
+            boards.append(entry)
+    return boards
+
+
+def topic_line(entries: Sequence[Entry], thread_id: int | None) -> list[Entry]:
+    """The rows of one topic of the chat (``thread_id``), in their order."""
+    return [entry for entry in entries if entry.thread_id == thread_id]
+
+
+def line_head(entries: Sequence[Entry]) -> list[Entry]:
+    """What goes next in the chat's line: the first entry, with the lobby rows it settles.
+
+    A lobby at the head takes the lobby rows of its game that follow it directly
+    (only the newest is shown: coalescing); a board or a notice goes alone.
+
+    >>> from telesnap.services.views import LobbyView
+    >>> def lobby(row_id: int, game_id: int) -> LobbyEntry:
+    ...     return LobbyEntry(row_id, -1, 0, game_id, LobbyView(game_id, 1, (), "lobby"), None)
+    >>> [entry.id for entry in line_head([lobby(1, 7), lobby(2, 7), lobby(3, 8), lobby(4, 7)])]
+    [1, 2]
+    """
+    if not entries:
+        return []
+    head = entries[0]
+    if not isinstance(head, LobbyEntry):
+        return [head]
+    taken: list[Entry] = [head]
+    for entry in entries[1:]:
+        if not isinstance(entry, LobbyEntry) or entry.game_id != head.game_id:
+            break
+        taken.append(entry)
+    return taken

@@ -1,0 +1,366 @@
+"""The durable outbox: what a change must show is stored in its transaction, sent afterwards.
+
+A change to a game that players must see (a flip, a decided race, a wrong call,
+a timer's move, the game's end) writes one outbox row in the change's own unit
+of work (:func:`record_boards` subscribes to the store's
+:class:`~.events.GameChanged`), so a committed change is never lost with the
+process that made it. The row says *what* to show, as plain JSON: the table
+after the change and the change's operations (:func:`.views.play_to_json`),
+the chat topic, the game and its board version. The bot renders *how* at send
+time, in the chat's language.
+
+After Telegram accepts a board, its rows are marked sent together with the
+record of the message that shows the board (:meth:`OutboxService.boards_sent`,
+one transaction); a board Telegram refuses for good is marked failed and the
+chat's later rows go on. Delivery is at least once: a crash between Telegram's
+answer and that commit shows the board again after the restart.
+
+Lobbies and notices (a reminder, a lobby closed, settings saved...) are rows of
+the same outbox, written by the services in the change's transaction
+(:mod:`.outbox_rows`), and sent in the same per-chat order (:meth:`OutboxService.pending`
+reads a chat's rows in ``id`` order; :meth:`OutboxService.line_sent` settles
+a lobby with its message id).
+
+Calls show nothing of their own unless they were wrong: a correct call waits
+for its race (whose decision shows the table), and a call too slow or too late
+is told to its caller alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from ...game import CallVerdict, Operation, SnapCalled
+from ...storage.models import GameStatus, OutboxState
+from ...storage.outbox_watch import OutboxWatch
+from ...storage.repositories import ShownBoard
+from ...storage.uow import UnitOfWork
+from ..play.events import GameChanged
+from ..play.store import GameStore
+from ..ports import UnitOfWorkFactory
+from ..views import PlayOutcome, play_to_json
+from .leases import MemoryLeases, SenderLeases, StoredLeases
+from .mirror import LineMirror
+from .rows import BOARD, Entry, read_rows
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def shows_a_board(operations: Sequence[Operation]) -> bool:
+    """Whether a change with ``operations`` is shown on a board.
+
+    A call is shown on its own only when it was wrong: a correct one waits for its
+    race (whose decision is shown), and one too slow or too late is told to its
+    caller alone.
+    """
+    return any(
+        not isinstance(op, SnapCalled) or op.verdict is CallVerdict.WRONG for op in operations
+    )
+
+
+def record_boards(store: GameStore) -> None:
+    """Make every change of ``store``'s games that players must see write its outbox row.
+
+    The change takes no lease of the chat: its board may wait in this worker's
+    lane for a while (the chat's pace), and a worker that dies meanwhile must not
+    keep the chat from the others for a whole lease (see :class:`OutboxService`).
+    """
+
+    async def record_board(uow: UnitOfWork, event: GameChanged) -> None:
+        if not shows_a_board(event.operations):
+            return
+        row = event.row
+        loaded = store.cached(row.id)
+        if loaded is None or loaded.stored_operations != row.history_length:
+            # A game that just started or ended is not (or no longer) in the cache.
+            loaded = await store.load(uow, row)
+            if row.status != GameStatus.RUNNING.value:
+                store.forget(row.id)
+        board = PlayOutcome(loaded.table(), event.operations)
+        await uow.outbox.add(
+            row.chat_id,
+            row.thread_id,
+            BOARD,
+            play_to_json(board),
+            game_id=row.id,
+            board_version=board.table.board_version,
+        )
+
+    store.events.subscribe(GameChanged, record_board)
+
+
+def worker_name() -> str:
+    """A name for this process among the workers: host, process id and a random part."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+DEFAULT_LEASE = timedelta(seconds=30)
+"""How long a worker sends a chat's boards after it last read them, unless it gives them up.
+
+Longer than any one send may take (so a slow send is never repeated by another
+worker), short enough that a dead worker's chats are taken over soon.
+"""
+
+
+async def _newest_shown(uow: UnitOfWork, game_id: int | None) -> ShownBoard | None:
+    return None if game_id is None else await uow.board_views.newest(game_id)
+
+
+class OutboxService:
+    """Reads the unsent rows, settles sent and failed ones, leases chats and keeps their pace.
+
+    One worker at a time sends a chat's boards: reading them when a board's turn
+    to be sent has come leases the chat to ``owner`` (for ``lease``; a read with
+    more than half of it left changes nothing), and the lease is given up when
+    the chat has nothing left to send, so whichever worker's board comes next
+    takes it. While another worker holds it, its boards are that worker's to
+    send: it sees them when it settles its own. A board still waiting for its
+    turn holds no lease, so the boards of a worker that dies while they wait are
+    taken over as soon as they are older than the resender's grace.
+    """
+
+    def __init__(
+        self,
+        units: UnitOfWorkFactory,
+        clock: Callable[[], datetime] | None = None,
+        *,
+        owner: str | None = None,
+        lease: timedelta = DEFAULT_LEASE,
+        leases: SenderLeases | None = None,
+        watch: OutboxWatch | None = None,
+    ) -> None:
+        """Use ``units`` for every transaction; ``clock`` (wall time, UTC) lets tests move time.
+
+        ``owner`` names this worker (by default :func:`worker_name`); ``leases``
+        keeps the chats' leases (by default in the database, for many workers).
+        ``watch`` (with leases in memory: this process is the outbox's one writer)
+        hands over the rows ``units`` commit, so a chat's line is known without
+        reading it back (:mod:`.outbox_mirror`).
+        """
+        self._units = units
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self.owner = owner or worker_name()
+        self._lease = lease
+        self._leases = leases or StoredLeases()
+        self._mirror: LineMirror | None = None
+        self._memory: MemoryLeases | None = None
+        if watch is not None and isinstance(self._leases, MemoryLeases):
+            self._mirror, self._memory = LineMirror(watch), self._leases
+
+    async def pending(self, chat_id: int, after_id: int = 0) -> list[Entry] | None:
+        """The chat's unsent rows above ``after_id``, read back, in their order (the line).
+
+        None: another worker sends the chat's rows now. A row that cannot be read
+        back (of an unknown kind, or written by a newer version) is marked failed
+        and logged, so it never holds up the chat's later rows.
+        """
+        read = await self._read_line(chat_id, after_id, None)
+        return None if read is None else read[0]
+
+    async def pending_for_board(
+        self, chat_id: int, game_id: int, after_id: int = 0
+    ) -> tuple[list[Entry], ShownBoard | None] | None:
+        """:meth:`pending`, and the newest board of ``game_id`` shown so far (if any).
+
+        Read together, so a board about to go out can tell whether a newer one of
+        its game is on screen already (it must never show an older table).
+        """
+        return await self._read_line(chat_id, after_id, game_id)
+
+    async def _read_line(
+        self, chat_id: int, after_id: int, shown_of: int | None
+    ) -> tuple[list[Entry], ShownBoard | None] | None:
+        now = self._clock()
+        if not self._leases.stored:
+            return await self._read_line_in_process(chat_id, after_id, shown_of, now)
+        async with self._units(read_only=True) as uow:
+            lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
+            if lease_until is not None and lease_until - now > self._lease / 2:
+                # Held (read a moment ago, for this send): reading again changes nothing.
+                rows = await uow.outbox.pending(chat_id, after_id)
+                entries, unreadable = await read_rows(uow, chat_id, rows)
+                if not unreadable:
+                    return entries, await _newest_shown(uow, shown_of)
+        async with self._units() as uow:
+            if not await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease):
+                return None
+            rows = await uow.outbox.pending(chat_id, after_id)
+            entries, unreadable = await read_rows(uow, chat_id, rows)
+            await uow.outbox.settle(
+                unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
+            )
+            if not entries and not await uow.outbox.has_pending(chat_id):
+                await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
+            return entries, await _newest_shown(uow, shown_of)
+
+    async def _read_line_in_process(
+        self, chat_id: int, after_id: int, shown_of: int | None, now: datetime
+    ) -> tuple[list[Entry], ShownBoard | None] | None:
+        """:meth:`_read_line` when the leases live in this process: a read, never the write lock.
+
+        Taking the chat writes nothing, so the rows are read in a read-only
+        transaction (or not at all, where the mirror knows the line); only rows
+        that cannot be read back need a write (set aside).
+        """
+        mirror, memory = self._mirror, self._memory
+        if mirror is not None and memory is not None:
+            known = mirror.line(chat_id, after_id)
+            shown_known, newest = mirror.newest_shown(shown_of)
+            if known is not None and shown_known:
+                if not await memory.claim(None, chat_id, self.owner, now, now + self._lease):
+                    return None
+                if not known and not mirror.line(chat_id, 0):
+                    await memory.release(None, chat_id, self.owner)  # nothing to send: let go
+                return known, newest
+            mark = mirror.touched(chat_id)
+        async with self._units(read_only=True) as uow:
+            if not await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease):
+                return None
+            rows = await uow.outbox.pending(chat_id, after_id)
+            entries, unreadable = await read_rows(uow, chat_id, rows)
+            newest = await _newest_shown(uow, shown_of)
+            if not entries and not unreadable and not await uow.outbox.has_pending(chat_id):
+                await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
+        if unreadable:
+            async with self._units() as uow:
+                await uow.outbox.settle(
+                    unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
+                )
+                if not entries and not await uow.outbox.has_pending(chat_id):
+                    await self._leases.release(uow, chat_id, self.owner)
+        elif mirror is not None and after_id == 0:
+            mirror.seed(chat_id, mark, entries, shown_of, newest)
+        return entries, newest
+
+    async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
+        """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""
+        now = self._clock()
+        async with self._units(read_only=True) as uow:
+            waiting = await self._leases.waiting(uow, now - older_than, now)
+        unheld = self._leases.unheld(waiting, now)
+        if self._mirror is not None:
+            self._mirror.forget(unheld)  # the database says they wait: read them from it
+        return unheld
+
+    async def boards_sent(
+        self, chat_id: int, entry_ids: Sequence[int], game_id: int, version: int, message_id: int
+    ) -> bool:
+        """Mark the rows sent and store that ``message_id`` shows board ``version``, at once.
+
+        One transaction: a board is never marked sent without the record of its
+        message (reaction times start there), nor recorded and left unsent. True:
+        the chat has more to send (this worker keeps it); False: the chat is let go.
+        """
+        shown = ShownBoard(game_id, version, message_id, self._clock())
+        async with self._units() as uow:
+            await uow.outbox.settle(
+                entry_ids, OutboxState.SENT, self._clock(), message_id=shown.message_id
+            )
+            await uow.board_views.record([shown])
+            more = await self._keep_or_let_go(uow, chat_id)
+        if self._mirror is not None:
+            self._mirror.settled(chat_id, entry_ids)
+            self._mirror.shown(shown)
+        return more
+
+    async def line_sent(
+        self,
+        chat_id: int,
+        entry_ids: Sequence[int],
+        message_id: int,
+        *,
+        lobby_of: int | None = None,
+    ) -> bool:
+        """Mark lobby or notice rows sent; ``lobby_of``: store ``message_id`` as that game's lobby.
+
+        One transaction: the lobby's message is stored with the rows it settles,
+        so the next change of the lobby edits it. True: the chat has more to send.
+        """
+        async with self._units() as uow:
+            await uow.outbox.settle(
+                entry_ids, OutboxState.SENT, self._clock(), message_id=message_id
+            )
+            if lobby_of is not None:
+                game = await uow.games.get(lobby_of, lock=False)
+                if game is not None:
+                    game.lobby_message_id = message_id
+            more = await self._keep_or_let_go(uow, chat_id)
+        if self._mirror is not None:
+            self._mirror.settled(chat_id, entry_ids)
+            if lobby_of is not None:
+                self._mirror.forget([chat_id])  # its lobby rows' message changed
+        return more
+
+    async def rows_failed(self, chat_id: int, entry_ids: Sequence[int], error: str) -> bool:
+        """Mark the rows failed for good (Telegram refused them); True: the chat has more."""
+        async with self._units() as uow:
+            await uow.outbox.settle(entry_ids, OutboxState.FAILED, self._clock(), error=error[:200])
+            more = await self._keep_or_let_go(uow, chat_id)
+        if self._mirror is not None:
+            self._mirror.settled(chat_id, entry_ids)
+        return more
+
+    async def chat_gone(self, chat_id: int) -> None:
+        """The bot was removed from the chat: its unsent rows are set aside, the chat let go."""
+        async with self._units() as uow:
+            rows = await uow.outbox.pending(chat_id)
+            await uow.outbox.settle(
+                [row.id for row in rows], OutboxState.FAILED, self._clock(), error="chat gone"
+            )
+            await self._leases.release(uow, chat_id, self.owner)
+        if self._mirror is not None:
+            self._mirror.forget([chat_id])
+
+    async def _keep_or_let_go(self, uow: UnitOfWork, chat_id: int) -> bool:
+        # The chat's row is locked first: a worker trying to take the chat meanwhile
+        # waits, and then finds it free; one that tried before committed its board
+        # before, and the look below sees that board.
+        await self._leases.lock(uow, chat_id)
+        return await self._leases.keep_if_pending(uow, chat_id, self.owner)
+
+    async def release_all(self) -> None:
+        """Give up every chat this worker holds (it stops: the others take them at once)."""
+        async with self._units() as uow:
+            await self._leases.release_all(uow, self.owner)
+
+    async def take_over_all(self) -> None:
+        """End every worker's lease: only when no other worker is alive (a cold start).
+
+        A process that died holding chats would otherwise keep them until their
+        leases lapse; on a cold start (SQLite's one process, or the first
+        PostgreSQL worker while no other is alive) whoever held them is gone.
+        """
+        async with self._units() as uow:
+            await self._leases.release_all(uow, None)
+
+    async def with_states(
+        self,
+        keys: Sequence[int],
+        step: Callable[[list[dict[str, Any]]], tuple[list[dict[str, Any]], T]],
+    ) -> T:
+        """Run ``step`` on the stored pace states of ``keys`` (chats; 0: the whole bot).
+
+        The states are opaque here (the bot's flood-limit windows). Their rows are
+        locked (in one order, so two workers never wait for each other) until the
+        states ``step`` returns are stored, so the workers that share the database
+        take their turns one at a time.
+        """
+        async with self._units() as uow:
+            rows = {key: await uow.outbox.locked_pace(key) for key in sorted(set(keys))}
+            states, result = step([dict(rows[key].pace or {}) for key in keys])
+            for key, state in zip(keys, states, strict=True):
+                rows[key].pace = state
+            return result
+
+    async def forget_settled(self, older_than: timedelta) -> int:
+        """Delete rows settled longer than ``older_than`` ago; how many were deleted."""
+        async with self._units() as uow:
+            return await uow.outbox.forget_settled(self._clock() - older_than)

@@ -1,0 +1,94 @@
+"""What every service shares: the unit of work under the topic's lock, and error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from ...game import SnapError
+from ...storage.models import Game as GameRow
+from ...storage.models import GameStatus
+from ...storage.uow import UnitOfWork
+from ..ports import UnitOfWorkFactory
+from ..types import Actor, Place, Reason, Receipt, Refused
+from .store import GameStore
+
+
+def refusal_for(error: SnapError) -> Refused:
+    """The service refusal that matches an engine error (its reason, or a bad button)."""
+    if error.reason is not None:
+        return Refused(Reason(error.reason))
+    return Refused(Reason.BAD_BUTTON, {"detail": str(error)})
+
+
+class Service:
+    """The base of the services: storage access, the game cache and the topic locks."""
+
+    def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
+        self._units = units
+        self._store = store
+
+    @asynccontextmanager
+    async def _change(self, place: Place, receipt: Receipt | None) -> AsyncIterator[UnitOfWork]:
+        """One change in one chat topic: its lock, one transaction, and the update's mark.
+
+        A redelivered update raises ``Refused(DUPLICATE_UPDATE)`` and changes nothing.
+        Any failure rolls the transaction back. A refusal changes nothing: the cached
+        games it did not touch stay as they were (see :meth:`GameStore.refused`); any
+        other failure drops the topic's cached games.
+        """
+        async with self._store.lock(place):
+            try:
+                async with self._units() as uow:
+                    update_id = receipt.update_id if receipt else None
+                    if update_id is not None and not await uow.updates.mark_update_processed(
+                        update_id
+                    ):
+                        raise Refused(Reason.DUPLICATE_UPDATE)
+                    yield uow
+            except Refused:
+                self._store.refused(place)
+                raise
+            except BaseException:
+                self._store.forget_place(place)
+                raise
+            self._store.committed(place)
+        self._store.planner.notify()
+
+    @staticmethod
+    async def _remember_people(uow: UnitOfWork, place: Place, actor: Actor) -> None:
+        await uow.chats.upsert(place.chat_id, place.chat_type, place.title, place.is_forum)
+        await uow.users.upsert(
+            actor.user_id, actor.first_name, actor.last_name, actor.username, actor.language_code
+        )
+
+    @staticmethod
+    async def _active_game(uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:
+        """The topic's lobby or running game; ``game_id`` (from a button) must match it."""
+        row = await uow.games.find_active(place.chat_id, place.thread_id)
+        if row is None and game_id is None:
+            raise Refused(Reason.NO_GAME)
+        if row is None or (game_id is not None and row.id != game_id):
+            assert game_id is not None
+            raise await Service._button_refusal(uow, place, game_id)
+        return row
+
+    @staticmethod
+    async def _button_refusal(uow: UnitOfWork, place: Place, game_id: int) -> Refused:
+        """Why a button of another game is refused: it ended in this topic, or it is not ours."""
+        pressed = await uow.games.get(game_id, lock=False)
+        if (
+            pressed is not None
+            and (pressed.chat_id, pressed.thread_id) == (place.chat_id, place.thread_id)
+            and pressed.status not in (GameStatus.LOBBY.value, GameStatus.RUNNING.value)
+        ):
+            return Refused(Reason.GAME_OVER)
+        return Refused(Reason.OTHER_GAME)
+
+    async def _running_game(
+        self, uow: UnitOfWork, place: Place, game_id: int | None = None
+    ) -> GameRow:
+        row = await self._active_game(uow, place, game_id)
+        if row.status != GameStatus.RUNNING.value:
+            raise Refused(Reason.NO_GAME, {"lobby": True})
+        return row

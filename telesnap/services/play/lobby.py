@@ -1,0 +1,403 @@
+"""Lobbies and membership: open a game, join, leave, start, end, kick."""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import secrets
+from datetime import datetime, timedelta
+
+from ...game import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    EndReason,
+    Game,
+    LeaveReason,
+    SnapError,
+    shuffled_deck,
+)
+from ...storage.errors import ActiveGameExistsError
+from ...storage.models import Game as GameRow
+from ...storage.models import GameStatus
+from ...storage.uow import UnitOfWork
+from ..chat_settings import adopt_language
+from ..notify import alert_subscribers
+from ..outbox.rows import Notice, NoticeKind, note_board, record_lobby, record_notice
+from ..ports import UnitOfWorkFactory
+from ..settings import GameSettings
+from ..timers.planner import LobbyTooLongError, TimerPlanner
+from ..types import Actor, Place, Reason, Receipt, Refused, display_name
+from ..views import LobbyView, OpenOutcome, PlayOutcome, StartOutcome
+from .base import Service, refusal_for
+from .managers import AdminCheck, ManagerCheck
+from .store import GameStore, finish_row, loaded_game, name_of
+
+logger = logging.getLogger(__name__)
+
+
+class LobbyService(Service):
+    """Open, fill, start and close games.
+
+    ``shuffle_seed`` pins every game's shuffle (for tests and demonstrations);
+    by default each game draws a fresh seed, stored with the game.
+    """
+
+    def __init__(
+        self,
+        units: UnitOfWorkFactory,
+        store: GameStore,
+        *,
+        shuffle_seed: int | None = None,
+    ) -> None:
+        super().__init__(units, store)
+        self.shuffle_seed = shuffle_seed
+
+    async def open(
+        self,
+        place: Place,
+        actor: Actor,
+        receipt: Receipt,
+        *,
+        language: str | None = None,
+        link: str | None = None,
+    ) -> OpenOutcome:
+        """Open a lobby in the topic with ``actor`` as its first player.
+
+        A chat that has no language yet adopts ``language`` (the opener's, when
+        given); the outcome says the chat's language, so the lobby is shown in it.
+        The chat's ``/notify`` subscribers (not the opener) are told privately,
+        with ``link`` to the lobby when the chat has one.
+        """
+        if place.is_private:
+            raise Refused(Reason.PRIVATE_CHAT)
+        async with self._change(place, receipt) as uow:
+            await self._remember_people(uow, place, actor)
+            try:
+                row = await uow.games.add(place.chat_id, place.thread_id, actor.user_id)
+            except ActiveGameExistsError:
+                active = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+                running = active is not None and active.status == GameStatus.RUNNING.value
+                raise Refused(Reason.GAME_EXISTS, {"running": running}) from None
+            await uow.games.add_player(row.id, actor.user_id)
+            settings = GameSettings.from_values(
+                await uow.settings.get_effective_values(place.chat_id, place.thread_id)
+            )
+            await self._store.planner.lobby_opened(uow, row, settings)
+            chat_language = await adopt_language(uow, place, language)
+            lobby = await shown_lobby(uow, place, row, self._store.planner)
+            alerted = await alert_subscribers(uow, place, actor, link)
+            return OpenOutcome(lobby, chat_language, alerted)
+
+    async def join(
+        self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
+    ) -> LobbyView:
+        """Seat ``actor`` in the topic's lobby."""
+        async with self._change(place, receipt) as uow:
+            row = await self._lobby(uow, place, game_id)
+            await self._remember_people(uow, place, actor)
+            if await uow.games.get_player(row.id, actor.user_id) is not None:
+                raise Refused(Reason.ALREADY_JOINED)
+            if await uow.games.count_players(row.id) >= MAX_PLAYERS:
+                raise Refused(Reason.LOBBY_FULL, {"max": MAX_PLAYERS})
+            await uow.games.add_player(row.id, actor.user_id)
+            return await shown_lobby(uow, place, row, self._store.planner)
+
+    async def lobby(self, place: Place) -> LobbyView:
+        """The topic's lobby as it stands."""
+        async with self._change(place, None) as uow:
+            return await lobby_view(uow, await self._lobby(uow, place), self._store.planner)
+
+    async def extend(
+        self,
+        place: Place,
+        actor: Actor,
+        more: timedelta,
+        *,
+        is_admin: AdminCheck,
+        receipt: Receipt,
+    ) -> LobbyView:
+        """Push the lobby's expiry ``more`` later (the creator or a chat admin only).
+
+        Refused past :data:`~.timers.LONGEST_LOBBY` from now, with when it closes.
+        """
+        manager = ManagerCheck(actor.user_id, is_admin)
+        await self._ask_before_the_lock(manager, place, lobby_only=True)
+        async with self._change(place, receipt) as uow:
+            row = await self._lobby(uow, place)
+            await self._check_may_manage(row, manager)
+            try:
+                await self._store.planner.extend_lobby(uow, row, more)
+            except LobbyTooLongError as error:
+                raise Refused(
+                    Reason.LOBBY_TOO_LONG, {"closes_at": error.closes_at.isoformat()}
+                ) from None
+            return await shown_lobby(uow, place, row, self._store.planner)
+
+    async def leave(
+        self, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
+    ) -> LobbyView | PlayOutcome:
+        """Take ``actor`` out of the lobby, or out of the running game (cards dealt out)."""
+        async with self._change(place, receipt) as uow:
+            row = await self._active_game(uow, place, game_id)
+            if row.status == GameStatus.LOBBY.value:
+                if not await uow.games.remove_player(row.id, actor.user_id):
+                    raise Refused(Reason.NOT_JOINED)
+                if await uow.games.count_players(row.id) == 0:
+                    row.status = GameStatus.CANCELLED.value
+                    row.ended_at = self._store.planner.now()
+                return await shown_lobby(uow, place, row, self._store.planner)
+            return await self._remove_from_running(
+                uow, row, actor, actor.user_id, LeaveReason.LEFT, receipt
+            )
+
+    async def kick(
+        self,
+        place: Place,
+        actor: Actor,
+        target_user_id: int,
+        *,
+        is_admin: AdminCheck,
+        receipt: Receipt,
+    ) -> LobbyView | PlayOutcome:
+        """Remove another player (the game's creator or a chat admin only)."""
+        manager = ManagerCheck(actor.user_id, is_admin)
+        await self._ask_before_the_lock(manager, place)
+        async with self._change(place, receipt) as uow:
+            row = await self._active_game(uow, place)
+            await self._check_may_manage(row, manager)
+            if row.status == GameStatus.LOBBY.value:
+                if not await uow.games.remove_player(row.id, target_user_id):
+                    raise Refused(Reason.TARGET_NOT_PLAYING)
+                return await shown_lobby(uow, place, row, self._store.planner)
+            return await self._remove_from_running(
+                uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
+            )
+
+    async def start(
+        self,
+        place: Place,
+        actor: Actor,
+        *,
+        is_admin: AdminCheck,
+        receipt: Receipt,
+        game_id: int | None = None,
+    ) -> StartOutcome:
+        """Deal the cards: the creator (or a chat admin) starts a lobby of 2 to 12 players."""
+        manager = ManagerCheck(actor.user_id, is_admin)
+        await self._ask_before_the_lock(manager, place, game_id, lobby_only=True)
+        async with self._change(place, receipt) as uow:
+            row = await self._lobby(uow, place, game_id)
+            await self._check_may_manage(row, manager)
+            players = await uow.games.list_players(row.id)
+            if len(players) < MIN_PLAYERS:
+                raise Refused(Reason.TOO_FEW_PLAYERS, {"min": MIN_PLAYERS})
+            settings = GameSettings.from_values(
+                await uow.settings.get_effective_values(place.chat_id, place.thread_id)
+            )
+            seed = self.shuffle_seed if self.shuffle_seed is not None else secrets.randbits(62)
+            rng = random.Random(seed)
+            dealer = rng.randrange(len(players))
+            game = Game()
+            game.deal(
+                len(players),
+                dealer=dealer,
+                deck=shuffled_deck(rng),
+                match_mode=settings.match_mode,
+                wrong_call_penalty=settings.wrong_call_penalty,
+            )
+            row.status = GameStatus.RUNNING.value
+            row.seed = seed
+            row.settings = settings.to_values()
+            row.started_at = self._store.planner.now()
+            lobby = await shown_lobby(
+                uow, place, row, self._store.planner
+            )  # the closed lobby goes before the table
+            loaded = await loaded_game(uow, row, game, players, settings, 0)
+            await self._store.save(
+                uow, row, loaded, tuple(game.history), actor=actor, receipt=receipt
+            )
+            self._store.adopt(loaded)
+            return StartOutcome(lobby, PlayOutcome(loaded.table(), tuple(game.history)))
+
+    async def end(
+        self, place: Place, actor: Actor, *, is_admin: AdminCheck, receipt: Receipt
+    ) -> PlayOutcome | None:
+        """Stop the topic's game (creator or admin): a lobby is cancelled, a game abandoned.
+
+        Returns the final table of an abandoned game, None for a cancelled lobby.
+        """
+        manager = ManagerCheck(actor.user_id, is_admin)
+        await self._ask_before_the_lock(manager, place)
+        async with self._change(place, receipt) as uow:
+            row = await self._active_game(uow, place)
+            await self._check_may_manage(row, manager)
+            row.ended_at = self._store.planner.now()
+            if row.status == GameStatus.LOBBY.value:
+                row.status = GameStatus.CANCELLED.value
+                await shown_lobby(
+                    uow, place, row, self._store.planner
+                )  # its message closes: no more joins
+                await record_notice(uow, place, Notice(NoticeKind.CALLED_OFF), game_id=row.id)
+                return None
+            loaded = await self._store.load(uow, row)
+            before = len(loaded.game.history)
+            loaded.game.abandon()
+            operations = tuple(loaded.game.history[before:])
+            await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+            stopped_by = {"name": display_name(actor.first_name, actor.last_name)}
+            await note_board(uow, place, row.id, Notice(NoticeKind.STOPPED, stopped_by))
+            self._store.forget(row.id)
+            return PlayOutcome(loaded.table(), operations)
+
+    async def _remove_from_running(
+        self,
+        uow: UnitOfWork,
+        row: GameRow,
+        actor: Actor,
+        user_id: int,
+        reason: LeaveReason,
+        receipt: Receipt,
+    ) -> PlayOutcome:
+        loaded = await self._store.load(uow, row)
+        if user_id != actor.user_id and user_id not in loaded.user_ids:
+            raise Refused(Reason.TARGET_NOT_PLAYING)
+        seat = loaded.seat_of(user_id)
+        before = len(loaded.game.history)
+        try:
+            loaded.game.remove(seat, reason)
+        except SnapError as error:
+            raise refusal_for(error) from None
+        player = await uow.games.get_player(row.id, user_id)
+        if player is not None:
+            player.left_at = self._store.planner.now()
+            player.leave_reason = reason.value
+        operations = tuple(loaded.game.history[before:])
+        await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+        return PlayOutcome(loaded.table(), operations)
+
+    async def _ask_before_the_lock(
+        self,
+        manager: ManagerCheck,
+        place: Place,
+        game_id: int | None = None,
+        *,
+        lobby_only: bool = False,
+    ) -> None:
+        """Ask the admin check now, if the game the action is for was created by someone else.
+
+        Asked here, outside the topic's lock and any transaction, the answer is
+        ready when the change runs; a game that changed hands in between (another
+        worker ended it and someone opened a new one) is asked about under the lock.
+        Nothing is asked when the action will be refused anyway (no such game).
+        """
+        async with self._units(read_only=True) as uow:
+            row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+            if row is None or (game_id is not None and row.id != game_id):
+                return
+            if lobby_only and row.status != GameStatus.LOBBY.value:
+                return
+            creator_id = row.creator_id
+        await manager.may_manage(creator_id)
+
+    @staticmethod
+    async def _check_may_manage(row: GameRow, manager: ManagerCheck) -> None:
+        if not await manager.may_manage(row.creator_id):
+            raise Refused(Reason.NOT_CREATOR)
+
+    async def _lobby(self, uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:
+        row = await self._active_game(uow, place, game_id)
+        if row.status != GameStatus.LOBBY.value:
+            raise Refused(Reason.NOT_IN_LOBBY)
+        return row
+
+    async def active_game_id(self, place: Place) -> int | None:
+        """The id of the topic's game in lobby or running, if any (a read, no change)."""
+        async with self._units() as uow:
+            row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
+            return row.id if row is not None else None
+
+    async def end_in_removed_chat(self, chat_id: int) -> list[int]:
+        """The bot was removed from the chat: end its games in every topic; return their ids.
+
+        A lobby is cancelled, a running game abandoned (recorded in its history,
+        counting for nothing), and their timers are deleted. Each game ends in a
+        transaction of its own, under its topic's lock.
+        """
+        async with self._units() as uow:
+            active = [
+                (row.id, row.thread_id) for row in await uow.games.list_active_in_chat(chat_id)
+            ]
+        ended = []
+        for game_id, thread_id in active:
+            async with self._change(Place(chat_id, thread_id), None) as uow:
+                row = await uow.games.get(game_id)
+                if row is None or row.status not in (
+                    GameStatus.LOBBY.value,
+                    GameStatus.RUNNING.value,
+                ):
+                    continue
+                row.ended_at = self._store.planner.now()
+                if row.status == GameStatus.LOBBY.value:
+                    row.status = GameStatus.CANCELLED.value
+                else:
+                    await self._abandon_unattended(uow, row)
+                await uow.timers.cancel_for_game(row.id)
+                ended.append(game_id)
+        return ended
+
+    async def _abandon_unattended(self, uow: UnitOfWork, row: GameRow) -> None:
+        """Abandon a running game nobody can play any more (its history says so)."""
+        try:
+            loaded = await self._store.load(uow, row)
+        except SnapError:
+            # Its history cannot be replayed: end the row all the same, so nothing waits on it.
+            logger.exception("game %s cannot be rebuilt; marked abandoned without a record", row.id)
+            finish_row(row, EndReason.ABANDONED, [])
+            self._store.forget(row.id)
+            return
+        before = len(loaded.game.history)
+        loaded.game.abandon()
+        operations = tuple(loaded.game.history[before:])
+        await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        self._store.forget(row.id)
+
+
+async def lobby_view(uow: UnitOfWork, row: GameRow, planner: TimerPlanner) -> LobbyView:
+    """The lobby of a stored game: its players' names in join order, when it closes."""
+    seated = [
+        (player.user_id, await name_of(uow, player.user_id))
+        for player in await uow.games.list_players(row.id)
+    ]
+    closes_at = None
+    if row.status == GameStatus.LOBBY.value:
+        closes_at = await planner.lobby_closes_at(uow, row)
+    return LobbyView(
+        row.id,
+        row.creator_id,
+        tuple(seated),
+        row.status,
+        row.lobby_message_id,
+        closes_at.isoformat() if closes_at is not None else None,
+        minutes_until(closes_at, planner.now()) if closes_at is not None else None,
+    )
+
+
+def minutes_until(moment: datetime, now: datetime) -> int:
+    """Whole minutes from ``now`` to ``moment``, rounded up (0 once it has passed).
+
+    >>> from datetime import UTC
+    >>> noon = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    >>> minutes_until(noon + timedelta(seconds=61), noon), minutes_until(noon, noon)
+    (2, 0)
+    """
+    return max(0, math.ceil((moment - now).total_seconds() / 60))
+
+
+async def shown_lobby(
+    uow: UnitOfWork, place: Place, row: GameRow, planner: TimerPlanner
+) -> LobbyView:
+    """The lobby of ``row`` as the change in ``uow`` left it, written to the outbox to be shown."""
+    view = await lobby_view(uow, row, planner)
+    await record_lobby(uow, place, view)
+    return view

@@ -1,0 +1,190 @@
+"""Playing a running game: flips, calls, races, and the boards shown to players."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+
+from ...game import CallKind, CallVerdict, SnapError
+from ...storage.models import Game as GameRow
+from ...storage.uow import UnitOfWork
+from ..outbox.board_views import ShownBoards
+from ..ports import UnitOfWorkFactory
+from ..types import Actor, Place, Reason, Receipt, Refused
+from ..views import CallOutcome, PlayOutcome
+from .base import Service, refusal_for
+from .races import enter_race
+from .store import GameStore, LoadedGame
+
+logger = logging.getLogger(__name__)
+
+
+class PlayService(Service):
+    """Flip, and call "Snap!" or "Snap Pot!" (races are decided by :mod:`.races`)."""
+
+    def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
+        """Play the games of ``store`` through ``units``."""
+        super().__init__(units, store)
+        self._shown = ShownBoards()
+
+    async def flip(
+        self,
+        place: Place,
+        actor: Actor,
+        receipt: Receipt,
+        seen_version: int | None = None,
+        game_id: int | None = None,
+    ) -> PlayOutcome:
+        """Flip for ``actor`` if it is their turn.
+
+        ``seen_version`` is the board version of the pressed button (None for a typed
+        command). A button of the newest board that has reached the chat acts on the
+        game as it is now, even while newer boards wait for Telegram's flood limit, if
+        its presser is on turn and has not flipped since that board (so one press
+        cannot flip twice); a button of a board that a newer one has replaced in the
+        chat is refused as old.
+        """
+        async with self._change(place, receipt) as uow:
+            row = await self._running_game(uow, place, game_id)
+            loaded = await self._store.load(uow, row)
+            seat = loaded.seat_of(actor.user_id)
+            game = loaded.game
+            if seen_version is not None and seen_version != game.board_version:
+                newest = await self._shown.newest_version(uow, loaded.game_id)
+                if newest is not None and seen_version < newest:
+                    live = loaded.settings.board_style == "live"
+                    raise Refused(Reason.OLD_BOARD, {"live": live})
+            before = len(game.history)
+            try:
+                game.flip(seat, seen_version)
+            except SnapError as error:
+                raise refusal_for(error) from None
+            end_if_flip_limit(loaded)
+            await self._back_from_away(uow, loaded, seat)
+            operations = tuple(game.history[before:])
+            await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+            return PlayOutcome(loaded.table(), operations)
+
+    async def call(
+        self,
+        place: Place,
+        actor: Actor,
+        kind: CallKind,
+        receipt: Receipt,
+        seen_version: int | None = None,
+        game_id: int | None = None,
+    ) -> CallOutcome:
+        """Record a call and return its verdict on arrival.
+
+        A correct call enters the game's stored race (opened by the first one), in the
+        same transaction; ``race_id`` and ``race_deadline_ns`` say which race and when it
+        must be decided, on the wall clock of the receipt stamps (ns).
+        """
+        async with self._change(place, receipt) as uow:
+            row = await self._running_game(uow, place, game_id)
+            loaded = await self._store.load(uow, row)
+            seat = loaded.seat_of(actor.user_id)
+            game = loaded.game
+            version = game.board_version if seen_version is None else seen_version
+            shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
+            reaction_ms = reaction_ms_since(shown_at, receipt)
+            before = len(game.history)
+            opens_race = not game.is_race_open
+            try:
+                op = game.call(
+                    seat,
+                    kind,
+                    stamp_ns=receipt.stamp_ns,
+                    sequence=receipt.sequence,
+                    seen_version=version,
+                )
+            except SnapError as error:
+                raise refusal_for(error) from None
+            operations = tuple(game.history[before:])
+            ticket = None
+            if op.verdict is CallVerdict.PENDING:
+                window_ms = loaded.settings.tie_window_ms
+                call_seq = loaded.stored_operations + 1
+                ticket = await enter_race(uow, row, window_ms, receipt, call_seq, opens=opens_race)
+            await self._store.save(
+                uow, row, loaded, operations, actor=actor, receipt=receipt, reaction_ms=reaction_ms
+            )
+            return CallOutcome(
+                verdict=op.verdict,
+                behind_ms=op.behind_ms,
+                reaction_ms=reaction_ms,
+                race_deadline_ns=ticket.deadline_ns if ticket else None,
+                play=PlayOutcome(loaded.table(), operations),
+                race_id=ticket.race_id if ticket else None,
+            )
+
+    @staticmethod
+    async def _back_from_away(uow: UnitOfWork, loaded: LoadedGame, seat: int) -> None:
+        """A player who flips by themselves is no longer counted as away."""
+        if not loaded.afk_streaks.pop(seat, 0):
+            return
+        player = await uow.games.get_player(loaded.game_id, loaded.user_ids[seat])
+        if player is not None:
+            player.afk_streak = 0
+
+    async def running_games(self) -> list[tuple[Place, PlayOutcome]]:
+        """Every running game and its table (to post them again after a restart)."""
+        async with self._units() as uow:
+            games = []
+            async for _row, loaded in self._each_loadable(uow, await uow.games.list_running()):
+                games.append((loaded.place, PlayOutcome(loaded.table(), ())))
+            return games
+
+    async def _each_loadable(
+        self, uow: UnitOfWork, rows: list[GameRow]
+    ) -> AsyncIterator[tuple[GameRow, LoadedGame]]:
+        """Each game that loads, with its row.
+
+        One that cannot (its history fails to replay) is logged and left out, so
+        the others still resume; its players' presses get an error answer.
+        """
+        for row in rows:
+            try:
+                loaded = await self._store.load(uow, row)
+            except SnapError:
+                logger.exception(
+                    "game %s (chat %s, topic %s) cannot be rebuilt from its history; left out",
+                    row.id,
+                    row.chat_id,
+                    row.thread_id,
+                )
+                continue
+            yield row, loaded
+
+    async def table(self, place: Place) -> PlayOutcome:
+        """The topic's running game as it stands (to show it again)."""
+        async with self._change(place, None) as uow:
+            row = await self._running_game(uow, place)
+            loaded = await self._store.load(uow, row)
+            return PlayOutcome(loaded.table(), ())
+
+
+def reaction_ms_since(shown_at: datetime | None, receipt: Receipt) -> int | None:
+    """Milliseconds from the board's showing to the call's receipt (None: never shown).
+
+    Wall clocks: the board may have been shown by another worker, or before a restart.
+
+    >>> from datetime import UTC, datetime, timedelta
+    >>> shown = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> reaction_ms_since(shown, Receipt(0, shown + timedelta(milliseconds=300)))
+    300
+    >>> reaction_ms_since(None, Receipt(0, shown)) is None
+    True
+    """
+    if shown_at is None:
+        return None
+    return max(0, (receipt.wall - shown_at) // timedelta(milliseconds=1))
+
+
+def end_if_flip_limit(loaded: LoadedGame) -> None:
+    """End the game when it has reached the flip limit it plays by."""
+    limit = loaded.settings.flip_limit
+    game = loaded.game
+    if limit is not None and game.flips >= limit and game.can_end_by_limit():
+        game.end_by_limit()

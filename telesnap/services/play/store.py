@@ -1,0 +1,306 @@
+"""Engine games kept in memory, checked against and written to the database.
+
+A game's engine state is rebuilt from its history the first time it is
+needed and then kept; before every use the cached copy is checked against
+the number of stored operations, so another worker's changes (or a rolled
+back transaction) are never missed. The cache holds the most recently used
+games only (:data:`DEFAULT_CAPACITY`); a game it let go is rebuilt from its
+history when it is next played.
+
+A change that fails leaves no trace in the cache: a refused one drops the
+games it touched (a game whose engine state moved past its stored history,
+or that was saved in the transaction that rolled back), any other failure
+drops every game of the topic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ...game import (
+    EndReason,
+    Game,
+    Operation,
+    SnapCalled,
+)
+from ...storage.models import Game as GameRow
+from ...storage.models import GamePlayer, GameStatus
+from ...storage.repositories import OperationRecord
+from ...storage.uow import UnitOfWork
+from ..settings import GameSettings
+from ..stats.standings import correct_call_reaction
+from ..timers.planner import TimerPlanner
+from ..types import UNKNOWN_NAME, Actor, Place, Reason, Receipt, Refused, Topic, display_name
+from ..views import TableView
+from .events import DomainEvents, GameChanged, GameEnded, default_events
+from .locks import KeyedLocks
+
+
+@dataclass
+class LoadedGame:
+    """An engine game with its seats' users and the settings it plays by."""
+
+    game_id: int
+    place: Place
+    game: Game
+    user_ids: list[int]
+    names: list[str]
+    settings: GameSettings
+    stored_operations: int
+    stored_turn: int
+    """Whose turn it was when the game was last stored (to tell when the turn passed)."""
+    afk_streaks: dict[int, int] = field(default_factory=dict)
+    """Absences in a row, by seat (only seats with some)."""
+    fastest_calls: dict[int, int] = field(default_factory=dict)
+    """The reaction time (ms) of each seat's fastest correct call, for the final standings."""
+
+    def note_call(self, seat: int, reaction_ms: int | None) -> None:
+        """Keep ``reaction_ms`` if it is the seat's fastest correct call so far."""
+        if reaction_ms is not None and reaction_ms < self.fastest_calls.get(seat, reaction_ms + 1):
+            self.fastest_calls[seat] = reaction_ms
+
+    def seat_of(self, user_id: int) -> int:
+        """The seat of ``user_id``, or ``Refused(NOT_PLAYING)``."""
+        try:
+            return self.user_ids.index(user_id)
+        except ValueError:
+            raise Refused(Reason.NOT_PLAYING) from None
+
+    def table(self) -> TableView:
+        """The table as it stands."""
+        return TableView.of(
+            self.game_id,
+            self.game,
+            self.user_ids,
+            self.names,
+            self.fastest_calls,
+            flip_limit=self.settings.flip_limit,
+            board_style=self.settings.board_style,
+        )
+
+
+def place_of(row: GameRow) -> Place:
+    """The chat topic of a stored game."""
+    return Place(chat_id=row.chat_id, thread_id=row.thread_id)
+
+
+DEFAULT_CAPACITY = 1000
+"""How many games a store keeps in memory at most (the least recently used go first)."""
+
+
+class GameStore:
+    """The cache of engine games and the per-topic lock that serialises their changes."""
+
+    def __init__(
+        self,
+        planner: TimerPlanner | None = None,
+        *,
+        shared: bool = True,
+        capacity: int = DEFAULT_CAPACITY,
+        events: DomainEvents | None = None,
+    ) -> None:
+        """Keep up to ``capacity`` games for one process.
+
+        ``shared``: other processes may change the same games (several workers on
+        PostgreSQL), so each use checks the cached game against the stored history.
+        With SQLite the bot is one process, and the cache is the truth.
+        ``events``: who handles what :meth:`save` emits (by default, the stats
+        recorder and ``planner``'s timer planning: see :func:`.events.default_events`).
+        """
+        if capacity < 1:
+            raise ValueError("a game store keeps at least one game")
+        self.planner = planner or TimerPlanner()
+        self.events = events if events is not None else default_events(self.planner)
+        self._shared = shared
+        self._capacity = capacity
+        self._games: OrderedDict[int, LoadedGame] = OrderedDict()
+        self._saved_uncommitted: set[int] = set()
+        self._locks: KeyedLocks[Topic] = KeyedLocks()
+
+    def lock(self, place: Place) -> asyncio.Lock:
+        """The lock of one chat topic: every change there runs under it, whatever asks.
+
+        It is the one lock per topic: updates (a topic's line in the inbox only
+        orders them, see ``bot/ingress/dispatcher.py``), Snap calls, timers, the referee and
+        resuming at start all change a topic's games through ``Service._change``.
+
+        Keep the returned lock only while using it: a topic's lock is forgotten
+        once nobody holds or awaits it.
+        """
+        return self._locks.get(place.topic)
+
+    def forget(self, game_id: int) -> None:
+        """Drop a cached game (when it has ended)."""
+        self._drop(game_id)
+
+    def forget_place(self, place: Place) -> None:
+        """Drop the cached games of a chat topic (after a failed transaction)."""
+        for game_id in self._games_of(place):
+            self._drop(game_id)
+
+    def committed(self, place: Place) -> None:
+        """The topic's change is committed: what it saved is the stored truth now."""
+        for game_id in list(self._saved_uncommitted):  # a few games, not the whole cache
+            loaded = self._games.get(game_id)
+            if loaded is None or loaded.place.topic == place.topic:
+                self._saved_uncommitted.discard(game_id)
+
+    def refused(self, place: Place) -> None:
+        """The topic's change was refused and rolled back: drop what it changed, keep the rest.
+
+        A game that was saved in the rolled-back transaction, or whose engine state
+        holds operations that were never stored, no longer matches the database.
+        """
+        for game_id in self._games_of(place):
+            loaded = self._games[game_id]
+            if (
+                game_id in self._saved_uncommitted
+                or len(loaded.game.history) != loaded.stored_operations
+            ):
+                self._drop(game_id)
+
+    def cached(self, game_id: int) -> LoadedGame | None:
+        """The cached game, if any (it may be behind the database)."""
+        return self._games.get(game_id)
+
+    def __len__(self) -> int:
+        """How many games are cached."""
+        return len(self._games)
+
+    async def load(self, uow: UnitOfWork, row: GameRow) -> LoadedGame:
+        """The engine game of a started game row, from the cache or rebuilt from its history."""
+        cached = self._games.get(row.id)
+        if cached is not None and (
+            not self._shared or cached.stored_operations == row.history_length
+        ):
+            self._games.move_to_end(row.id)
+            return cached
+        rows = await uow.history.operations(row.id)
+        game = Game.replay(op.operation for op in rows)
+        players = await uow.games.list_players(row.id)
+        settings = GameSettings.from_values(row.settings)
+        loaded = await loaded_game(uow, row, game, players, settings, len(rows))
+        loaded.afk_streaks = {
+            seat: player.afk_streak for seat, player in enumerate(players) if player.afk_streak
+        }
+        for op in rows:
+            if isinstance(op.operation, SnapCalled):
+                loaded.note_call(
+                    op.operation.seat, correct_call_reaction(op.operation, op.reaction_ms)
+                )
+        self._keep(loaded)
+        return loaded
+
+    def adopt(self, loaded: LoadedGame) -> None:
+        """Keep a newly started game (saved in the change still open) in the cache."""
+        self._keep(loaded)
+        self._saved_uncommitted.add(loaded.game_id)
+
+    def _keep(self, loaded: LoadedGame) -> None:
+        self._games[loaded.game_id] = loaded
+        self._games.move_to_end(loaded.game_id)
+        while len(self._games) > self._capacity:
+            # Safe even for a game a change is using: it is rebuilt from its history next time.
+            self._drop(next(iter(self._games)))
+
+    def _drop(self, game_id: int) -> None:
+        self._games.pop(game_id, None)
+        self._saved_uncommitted.discard(game_id)
+
+    def _games_of(self, place: Place) -> list[int]:
+        return [
+            game_id for game_id, loaded in self._games.items() if loaded.place.topic == place.topic
+        ]
+
+    async def save(
+        self,
+        uow: UnitOfWork,
+        row: GameRow,
+        loaded: LoadedGame,
+        operations: Sequence[Operation],
+        *,
+        actor: Actor | None,
+        receipt: Receipt | None,
+        reaction_ms: int | None = None,
+        human: bool = True,
+    ) -> None:
+        """Append ``operations`` to the history, bring the game row up to date, emit the events.
+
+        :class:`.events.GameEnded` (if the game ended) and then :class:`.events.GameChanged`
+        are handled in ``uow``, before it commits. ``human`` is False for what a timer
+        did: it does not count as activity.
+        """
+        records = [
+            OperationRecord(
+                operation=op,
+                user_id=actor.user_id if actor else None,
+                update_id=receipt.update_id if receipt else None,
+                receipt_wall_at=receipt.wall if receipt else None,
+                receipt_stamp_ns=receipt.stamp_ns if receipt else None,
+                receipt_host_id=receipt.host_id or None if receipt else None,
+                reaction_ms=reaction_ms if op.kind == "snap_called" else None,
+            )
+            for op in operations
+        ]
+        if records:
+            await uow.history.append(row.id, records, after_seq=loaded.stored_operations)
+        for op, record in zip(operations, records, strict=True):
+            if isinstance(op, SnapCalled):
+                loaded.note_call(op.seat, correct_call_reaction(op, record.reaction_ms))
+        loaded.stored_operations += len(records)
+        if loaded.game_id in self._games:
+            self._saved_uncommitted.add(loaded.game_id)
+        row.history_length = loaded.stored_operations
+        game = loaded.game
+        now = self.planner.now()
+        row.board_version = game.board_version
+        turn_passed = game.turn != loaded.stored_turn
+        loaded.stored_turn = game.turn
+        if human:
+            row.last_action_at = now
+        if game.outcome is not None:
+            finish_row(row, game.outcome.reason, [loaded.user_ids[s] for s in game.outcome.winners])
+            row.ended_at = now
+            await self.events.emit(uow, GameEnded(row, game.history, loaded.user_ids))
+            self.forget(row.id)  # an ended game is never played again
+        await self.events.emit(
+            uow, GameChanged(row, loaded.settings, tuple(operations), turn_passed=turn_passed)
+        )
+
+
+async def loaded_game(
+    uow: UnitOfWork,
+    row: GameRow,
+    game: Game,
+    players: Sequence[GamePlayer],
+    settings: GameSettings,
+    stored_operations: int,
+) -> LoadedGame:
+    """A started game with its seats' users (in seat order) and their names."""
+    return LoadedGame(
+        game_id=row.id,
+        place=place_of(row),
+        game=game,
+        user_ids=[player.user_id for player in players],
+        names=[await name_of(uow, player.user_id) for player in players],
+        settings=settings,
+        stored_operations=stored_operations,
+        stored_turn=game.turn,
+    )
+
+
+def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:
+    """Mark a stored game as ended for ``reason`` with ``winner_ids``."""
+    abandoned = reason is EndReason.ABANDONED
+    row.status = (GameStatus.ABANDONED if abandoned else GameStatus.FINISHED).value
+    row.end_reason = reason.value
+    row.winner_ids = winner_ids
+
+
+async def name_of(uow: UnitOfWork, user_id: int) -> str:
+    """A stored user's display name ("?" for a user the bot never saw)."""
+    user = await uow.users.get(user_id)
+    return display_name(user.first_name, user.last_name) if user else UNKNOWN_NAME

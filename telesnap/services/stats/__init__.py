@@ -1,0 +1,1 @@
+"""Figures, ratings, leaderboards and the history of ended games."""

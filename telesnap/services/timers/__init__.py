@@ -1,0 +1,1 @@
+"""Turn timers, automatic flips and lobby expiry: planned, stored, fired."""
