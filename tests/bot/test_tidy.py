@@ -76,3 +76,15 @@ def test_the_board_before_loses_its_buttons_when_another_process_showed_it() -> 
     boards.board_shown(CHAT, GAME, 8, is_over=False, previous=7)
     boards.board_shown(CHAT, GAME, 9, is_over=False, previous=8)
     assert outbox.removed == [7, 8], "each stored predecessor once"
+
+
+def test_a_board_read_before_the_last_one_was_marked_removes_nothing_twice() -> None:
+    # Board 3's rows were read while board 2 was still being sent: the newest shown
+    # then, as stored, was board 1, whose buttons board 2 already took off. Telegram
+    # answers a second removal "message is not modified" (a 400).
+    outbox, boards = tidier()
+    boards.board_shown(CHAT, GAME, 1, is_over=False)
+    boards.board_shown(CHAT, GAME, 2, is_over=False, previous=1)
+    boards.board_shown(CHAT, GAME, 3, is_over=False, previous=1)
+    boards.board_shown(CHAT, GAME, 4, is_over=True, previous=2)
+    assert outbox.removed == [1, 2, 3]

@@ -36,6 +36,9 @@ class _LiveBoards:
 
     chat_id: int
     message_ids: list[int] = field(default_factory=list)
+    bare: set[int] = field(default_factory=set)
+    """Its boards whose buttons this process took off (a board read before the last one
+    was marked sent names an older one as the newest shown: it is not taken off twice)."""
 
 
 @dataclass(eq=False)
@@ -62,7 +65,8 @@ class BoardTidier:
         live = self._live.setdefault(game_id, _LiveBoards(chat_id))
         older = [*live.message_ids, *([previous] if previous is not None else [])]
         for old in dict.fromkeys(older):
-            if old != message_id:
+            if old != message_id and old not in live.bare:
+                live.bare.add(old)
                 self.courier.submit_next(chat_id, KeyboardRemovalPost(chat_id, old))
         if is_over:
             del self._live[game_id]
