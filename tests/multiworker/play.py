@@ -121,9 +121,17 @@ async def play_fast(
                 f"chat {table.chat_id}: no {action} to press on {board.message.text!r}"
             )
             return
-        query_id = await table.client.press(
-            table.chat_id, board.message.message_id, table.players[player], data=data
-        )
+        try:
+            query_id = await table.client.press(
+                table.chat_id, board.message.message_id, table.players[player], data=data
+            )
+        except ValueError as error:
+            if "has no callback button" not in str(error):
+                raise
+            # The board lost its buttons as it was read (a newer one went out: the one
+            # shown again after a restart, say): a player presses the newest instead.
+            board = await table.latest_board()
+            continue
         log.presses.append(PressMade(table.chat_id, query_id, action, board.message.message_id))
         try:
             board = await _board_after(table, board.message.message_id, press_timeout_s)
