@@ -2,18 +2,25 @@
 
 - ``database_url``: an empty database, once per backend (``sqlite`` always;
   ``postgresql`` when ``TELESNAP_TEST_POSTGRES_URL`` is set, else skipped).
-- ``migrated_database_url``: the same, upgraded to the newest migration.
+- ``migrated_database_url``: the same, at the newest migration, with no rows.
 - ``engine`` / ``session_factory``: an engine on the migrated database (disposed
   after the test) and its session maker, for ``UnitOfWork(session_factory)``.
 
+The migrations run once per test session for the tests that do not test them:
+on SQLite each test gets a copy of a template file migrated at the start; on
+PostgreSQL the migrated schema stays and each test finds its tables emptied
+(migrated again only if a test left the schema changed). Tests of the migrations
+themselves take ``database_url`` and run them on the empty database.
+
 PostgreSQL tests run in a database of their own, created for the test session
-and dropped after it; each test gets an empty ``public`` schema.
+and dropped after it; a test asking for an empty one gets an empty ``public`` schema.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -80,20 +87,113 @@ def postgres_database_url() -> Iterator[str]:
         )
 
 
+@pytest.fixture(scope="session")
+def sqlite_template_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to the newest revision once per test session, to be copied."""
+    path = tmp_path_factory.mktemp("template") / "telesnap.db"
+    _run_in_own_thread(upgrade_database(f"sqlite+aiosqlite:///{path}"))
+    # The engine is disposed: the write-ahead log was folded into the file, which is whole.
+    assert not path.with_name(f"{path.name}-wal").exists(), "the template's WAL is left over"
+    return path
+
+
+def _copy_file(template: Path, sqlite_url: str) -> None:
+    target = Path(make_url(sqlite_url).database or "")
+    assert not target.exists(), f"{target} exists before the test"
+    shutil.copyfile(template, target)
+
+
+class _PostgresSchema:
+    """What the session's PostgreSQL ``public`` schema is known to hold between tests."""
+
+    def __init__(self) -> None:
+        self.migrated_fingerprint: str | None = None
+        """The schema's fingerprint when it was last migrated to head (None: not migrated)."""
+
+
+@pytest.fixture(scope="session")
+def postgres_schema() -> _PostgresSchema:
+    return _PostgresSchema()
+
+
+# Tables, columns, indexes, constraints and the revision: whatever a migration changes.
+_SCHEMA_FINGERPRINT = """
+SELECT md5(coalesce((SELECT string_agg(t, ';' ORDER BY t) FROM (
+    SELECT table_name || '.' || column_name || ':' || data_type || ':' || is_nullable
+        || ':' || coalesce(column_default, '') AS t
+      FROM information_schema.columns WHERE table_schema = 'public'
+    UNION ALL SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'
+    UNION ALL SELECT conrelid::regclass::text || ':' || pg_get_constraintdef(c.oid)
+      FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+     WHERE n.nspname = 'public'
+) AS parts), '')
+|| coalesce((SELECT string_agg(version_num, ',') FROM public.alembic_version), ''))
+"""
+
+_EMPTY_EVERY_TABLE = """
+DO $$ DECLARE names text; BEGIN
+    SELECT string_agg(format('%I', tablename), ', ') INTO names
+      FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version';
+    IF names IS NOT NULL THEN
+        EXECUTE 'TRUNCATE ' || names || ' RESTART IDENTITY CASCADE';
+    END IF;
+END $$
+"""
+
+
+async def _schema_fingerprint(url: str) -> str | None:
+    engine = create_admin_engine(url, poolclass=NullPool)
+    try:
+        async with engine.connect() as connection:
+            tables = await connection.execute(
+                text(
+                    "SELECT 1 FROM pg_tables WHERE schemaname = 'public'"
+                    " AND tablename = 'alembic_version'"
+                )
+            )
+            if tables.first() is None:
+                return None
+            return str((await connection.execute(text(_SCHEMA_FINGERPRINT))).scalar_one())
+    finally:
+        await engine.dispose()
+
+
+async def _empty_migrated_postgres(url: str, schema: _PostgresSchema) -> None:
+    """Leave the schema at head with no rows: emptied if a test left it so, else migrated."""
+    known = schema.migrated_fingerprint
+    if known is not None and await _schema_fingerprint(url) == known:
+        await _run_admin_sql(url, _EMPTY_EVERY_TABLE)
+        return
+    schema.migrated_fingerprint = None
+    await _run_admin_sql(url, "DROP SCHEMA IF EXISTS public CASCADE", "CREATE SCHEMA public")
+    await upgrade_database(url)
+    schema.migrated_fingerprint = await _schema_fingerprint(url)
+
+
 @pytest.fixture(params=BACKENDS)
 async def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of an empty database: a fresh SQLite file, or an emptied PostgreSQL schema."""
+    """The URL of an empty database: a fresh SQLite file, or an emptied PostgreSQL schema.
+
+    A test that also asks for ``migrated_database_url`` gets that one's database
+    (the same URL), which is the one at head.
+    """
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path / 'telesnap.db'}"
     url: str = request.getfixturevalue("postgres_database_url")
-    await _run_admin_sql(url, "DROP SCHEMA IF EXISTS public CASCADE", "CREATE SCHEMA public")
+    if "migrated_database_url" not in request.fixturenames:
+        schema: _PostgresSchema = request.getfixturevalue("postgres_schema")
+        schema.migrated_fingerprint = None
+        await _run_admin_sql(url, "DROP SCHEMA IF EXISTS public CASCADE", "CREATE SCHEMA public")
     return url
 
 
 @pytest.fixture
-async def migrated_database_url(database_url: str) -> str:
-    """The URL of an empty database upgraded to the newest migration."""
-    await upgrade_database(database_url)
+async def migrated_database_url(request: pytest.FixtureRequest, database_url: str) -> str:
+    """The URL of a database at the newest migration, with no rows (see the module's note)."""
+    if database_url.startswith("sqlite"):
+        _copy_file(request.getfixturevalue("sqlite_template_file"), database_url)
+        return database_url
+    await _empty_migrated_postgres(database_url, request.getfixturevalue("postgres_schema"))
     return database_url
 
 
