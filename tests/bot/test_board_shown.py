@@ -40,7 +40,9 @@ async def test_a_board_whose_showing_cannot_be_stored_is_logged_and_not_sent_aga
     runtime.presenter.tidier = _Tidier()  # type: ignore[assignment]
     shown = runtime.presenter.board_shown(Place(chat_id=-55))
     table = SimpleNamespace(game_id=7, board_version=3, is_over=False)
-    post = SimpleNamespace(table=table, entry_ids=[11, 12], more=False, previous_message=None)
+    post = SimpleNamespace(
+        table=table, entry_ids=[11, 12], more=False, previous_message=None, previous_version=None
+    )
     with caplog.at_level(logging.ERROR, logger="telesnap.bot.delivery.presenter"):
         await shown(post, 42)
     assert boards.attempts == [([11, 12], 7, 3, 42)]

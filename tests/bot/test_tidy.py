@@ -37,18 +37,18 @@ def tidier() -> tuple[NextOutbox, BoardTidier]:
 
 def test_each_new_board_takes_the_buttons_off_the_one_before() -> None:
     outbox, boards = tidier()
-    boards.board_shown(CHAT, GAME, 1, is_over=False)
+    boards.board_shown(CHAT, GAME, 1, 1, is_over=False)
     assert outbox.removed == [], "the first board is the only one"
     for message_id in (2, 3, 4):
-        boards.board_shown(CHAT, GAME, message_id, is_over=False)
+        boards.board_shown(CHAT, GAME, message_id, message_id, is_over=False)
     assert outbox.removed == [1, 2, 3], "one removal per board, at once, however fast they come"
 
 
 def test_the_end_of_a_game_takes_the_last_buttons_off_at_once() -> None:
     outbox, boards = tidier()
     for message_id in (1, 2, 3):
-        boards.board_shown(CHAT, GAME, message_id, is_over=False)
-    boards.board_shown(CHAT, GAME, 4, is_over=True)
+        boards.board_shown(CHAT, GAME, message_id, message_id, is_over=False)
+    boards.board_shown(CHAT, GAME, 4, 4, is_over=True)
     assert outbox.removed == [1, 2, 3]
     assert boards.game_count == 0
 
@@ -56,8 +56,8 @@ def test_the_end_of_a_game_takes_the_last_buttons_off_at_once() -> None:
 def test_a_live_board_edited_in_place_loses_nothing() -> None:
     outbox, boards = tidier()
     for _ in range(3):
-        boards.board_shown(CHAT, GAME, 9, is_over=False)
-    boards.board_shown(CHAT, GAME, 9, is_over=True)
+        boards.board_shown(CHAT, GAME, 9, 9, is_over=False)
+    boards.board_shown(CHAT, GAME, 9, 9, is_over=True)
     assert outbox.removed == []
 
 
@@ -65,16 +65,16 @@ def test_nothing_is_tidied_in_a_chat_that_removed_the_bot() -> None:
     outbox = NextOutbox()
     courier = Courier(cast(Outbox, outbox))
     boards = BoardTidier(courier)
-    boards.board_shown(CHAT, GAME, 1, is_over=False)
+    boards.board_shown(CHAT, GAME, 1, 1, is_over=False)
     courier.close_chat(CHAT)
-    boards.board_shown(CHAT, GAME, 2, is_over=True)
+    boards.board_shown(CHAT, GAME, 2, 2, is_over=True)
     assert outbox.removed == [], "no edit is sent where the bot was removed"
 
 
 def test_the_board_before_loses_its_buttons_when_another_process_showed_it() -> None:
     outbox, boards = tidier()  # a worker that did not show board 7 (another did, or a restart)
-    boards.board_shown(CHAT, GAME, 8, is_over=False, previous=7)
-    boards.board_shown(CHAT, GAME, 9, is_over=False, previous=8)
+    boards.board_shown(CHAT, GAME, 8, 8, is_over=False, previous=(7, 7))
+    boards.board_shown(CHAT, GAME, 9, 9, is_over=False, previous=(8, 8))
     assert outbox.removed == [7, 8], "each stored predecessor once"
 
 
@@ -83,8 +83,20 @@ def test_a_board_read_before_the_last_one_was_marked_removes_nothing_twice() -> 
     # then, as stored, was board 1, whose buttons board 2 already took off. Telegram
     # answers a second removal "message is not modified" (a 400).
     outbox, boards = tidier()
-    boards.board_shown(CHAT, GAME, 1, is_over=False)
-    boards.board_shown(CHAT, GAME, 2, is_over=False, previous=1)
-    boards.board_shown(CHAT, GAME, 3, is_over=False, previous=1)
-    boards.board_shown(CHAT, GAME, 4, is_over=True, previous=2)
+    boards.board_shown(CHAT, GAME, 1, 1, is_over=False)
+    boards.board_shown(CHAT, GAME, 2, 2, is_over=False, previous=(1, 1))
+    boards.board_shown(CHAT, GAME, 3, 3, is_over=False, previous=(1, 1))
+    boards.board_shown(CHAT, GAME, 4, 4, is_over=True, previous=(2, 2))
     assert outbox.removed == [1, 2, 3]
+
+
+def test_a_board_the_other_worker_bared_is_not_bared_again() -> None:
+    # Workers a and b take turns sending the chat: b showed board 2 after a's board 1,
+    # and took 1's buttons off. When a shows board 3, the board before is b's 2.
+    a_outbox, a = tidier()
+    b_outbox, b = tidier()
+    a.board_shown(CHAT, GAME, 1, 1, is_over=False)
+    b.board_shown(CHAT, GAME, 2, 2, is_over=False, previous=(1, 1))
+    a.board_shown(CHAT, GAME, 3, 3, is_over=False, previous=(2, 2))
+    assert b_outbox.removed == [1]
+    assert a_outbox.removed == [2], "a's own board 1 is older than the stored 2: b bared it"

@@ -87,6 +87,8 @@ class BoardPost:
     previous_message: int | None = None
     """The message of the game's newest board shown before (read with the rows): a live
     board edits it; a new board takes its buttons off (see :mod:`.tidy`)."""
+    previous_version: int | None = None
+    """That board's version."""
     key: str | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -177,6 +179,7 @@ class BoardPost:
             self.table = newest_row
         shown = found.newest_shown
         self.previous_message = found.newest_message
+        self.previous_version = shown
         self.older_than_shown = (
             not self.entry_ids
             and shown is not None

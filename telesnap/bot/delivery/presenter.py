@@ -270,12 +270,17 @@ class Presenter:
                     table.game_id,
                     place.chat_id,
                 )
+            message_before, version_before = post.previous_message, post.previous_version
+            previous = None
+            if message_before is not None and version_before is not None:
+                previous = (message_before, version_before)
             self.tidier.board_shown(
                 place.chat_id,
                 table.game_id,
                 message_id,
+                table.board_version,
                 is_over=table.is_over,
-                previous=post.previous_message,
+                previous=previous,
             )
             if more:  # boards that did not fit, or that another worker committed meanwhile
                 self.courier.spawn(self.show_unsent(place.chat_id))

@@ -32,18 +32,18 @@ from .posts import KeyboardRemovalPost
 
 @dataclass(eq=False)
 class _LiveBoards:
-    """One running game's boards that still have buttons, oldest first."""
+    """One running game as this process showed it: its newest board, and those it bared."""
 
     chat_id: int
-    message_ids: list[int] = field(default_factory=list)
+    newest: tuple[int, int] | None = None
+    """(message, version) of the game's newest board this process showed."""
     bare: set[int] = field(default_factory=set)
-    """Its boards whose buttons this process took off (a board read before the last one
-    was marked sent names an older one as the newest shown: it is not taken off twice)."""
+    """Its boards whose buttons this process took off (never taken off twice)."""
 
 
 @dataclass(eq=False)
 class BoardTidier:
-    """Remembers each running game's boards that still have buttons, and takes them off."""
+    """Remembers each running game's newest board here, and takes the buttons off the one before."""
 
     courier: Courier
     _live: dict[int, _LiveBoards] = field(default_factory=dict)
@@ -53,25 +53,32 @@ class BoardTidier:
         chat_id: int,
         game_id: int,
         message_id: int,
+        version: int,
         *,
         is_over: bool,
-        previous: int | None = None,
+        previous: tuple[int, int] | None = None,
     ) -> None:
-        """A board of ``game_id`` went out as ``message_id``: every other one loses its buttons.
+        """Board ``version`` of ``game_id`` went out as ``message_id``: the one before loses its buttons.
 
-        ``previous``: the message of the game's newest board shown before, as stored.
-        The removals go right behind the board; the last board of a game has no buttons.
+        ``previous``: (message, version) of the game's newest board shown before, as
+        stored when this board's rows were read. Whoever showed it, nobody has bared
+        it yet (the chat's sender is one worker at a time). This process's own newest
+        board is bared too when it is newer (shown after that read); when it is older,
+        the worker that showed ``previous`` bared it already. The last board of a game
+        has no buttons.
         """
         live = self._live.setdefault(game_id, _LiveBoards(chat_id))
-        older = [*live.message_ids, *([previous] if previous is not None else [])]
-        for old in dict.fromkeys(older):
+        older = [] if previous is None else [previous[0]]
+        if live.newest is not None and (previous is None or live.newest[1] > previous[1]):
+            older.append(live.newest[0])
+        for old in older:
             if old != message_id and old not in live.bare:
                 live.bare.add(old)
                 self.courier.submit_next(chat_id, KeyboardRemovalPost(chat_id, old))
         if is_over:
             del self._live[game_id]
         else:
-            live.message_ids = [message_id]
+            live.newest = (message_id, version)
 
     @property
     def game_count(self) -> int:
