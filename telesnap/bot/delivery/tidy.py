@@ -58,7 +58,7 @@ class BoardTidier:
         is_over: bool,
         previous: tuple[int, int] | None = None,
     ) -> None:
-        """Board ``version`` of ``game_id`` went out as ``message_id``: the one before loses its buttons.
+        """Board ``version`` of ``game_id`` went out as ``message_id``: the one before is bared.
 
         ``previous``: (message, version) of the game's newest board shown before, as
         stored when this board's rows were read. Whoever showed it, nobody has bared
