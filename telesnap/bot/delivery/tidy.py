@@ -16,10 +16,11 @@ in place) costs nothing here: its message stays the newest, unless a new one
 had to be posted (the old could not be edited), whose predecessor then loses
 its buttons the same way.
 
-The board before is the one this process showed last, and the game's newest
-board shown as stored (read with the rows the board shows): so a board shown
-by another worker, or before a restart, loses its buttons too. Removals go
-through the courier (never to a chat that removed the bot).
+The board before is the game's newest board shown as stored when this board's
+rows were read (whichever worker showed it), and this process's own newest board
+when that one is newer (shown after the read). So a board shown by another worker,
+or before a restart, loses its buttons too, and no board loses them twice.
+Removals go through the courier (never to a chat that removed the bot).
 """
 
 from __future__ import annotations
