@@ -82,7 +82,9 @@ function apply(update) {
   for (const toast of fresh) panes.get(toast.user_id)?.toast(toast);
   renderLog();
   renderRaceChats();
-  if (first || [...touched].some((chatId) => String(chatId) === $("#races-chat").value.split(":")[0])) scheduleRaces();
+  // A call told to its caller alone (too slow, too late) changes the race but no message.
+  const raced = [...touched, ...fresh.map((toast) => toast.chat_id)];
+  if (first || raced.some((chatId) => String(chatId) === $("#races-chat").value.split(":")[0])) scheduleRaces();
 }
 
 // ---- people
