@@ -6,34 +6,15 @@ hold one row and wait for the other's (a deadlock on PostgreSQL).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.services.play.managers import known_admin
 
+from .sql_log import statements
 from .test_timers import ANN, PLACE, Clock, receipt, start, world_with
 
 DUE_TIMERS_QUERY = "timers.due_at <="
 """The query that picks the due timers (its own transaction, before any is fired)."""
-
-
-@contextmanager
-def statements(engine: AsyncEngine) -> Iterator[list[str]]:
-    """The SQL statements run on ``engine`` meanwhile, in order."""
-    seen: list[str] = []
-
-    def record(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        seen.append(" ".join(statement.split()))
-
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
 
 
 def first(seen: list[str], *fragments: str) -> int:

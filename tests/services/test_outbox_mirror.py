@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from sqlalchemy import delete, event
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.outbox.leases import MemoryLeases
 from telesnap.services.outbox.rows import OutboxEntry
@@ -20,6 +18,7 @@ from telesnap.storage.models import OutboxMessage
 from telesnap.storage.repositories.privacy import scrub
 from telesnap.storage.uow import UnitsOfWork
 
+from .sql_log import statements
 from .test_outbox_rows import lobbies_shown
 from .test_play_flow import ANN, BOB, PLACE, receipt
 
@@ -28,25 +27,15 @@ LEASES: dict[str, MemoryLeases] = {}
 """Each test's in-process leases, by the owner of its outbox service."""
 
 
-@contextmanager
-def statements_on(engine: AsyncEngine) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
-        seen.append(" ".join(statement.split()))
-
-    event.listen(engine.sync_engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", record)
-
-
-async def one_process_game(sessions: Sessions) -> tuple[PlayService, OutboxService, UnitsOfWork]:
+async def one_process_game(
+    sessions: Sessions, *, mirrored: bool = True
+) -> tuple[PlayService, OutboxService, UnitsOfWork]:
+    """A started game of Ann and Bob whose lobby was shown, sent by one process."""
     store = GameStore()
     units = UnitsOfWork(sessions)
     leases = MemoryLeases()
-    outbox = OutboxService(units, leases=leases, watch=units.outbox_watch)
+    watch = units.outbox_watch if mirrored else None
+    outbox = OutboxService(units, leases=leases, watch=watch)
     LEASES[outbox.owner] = leases
     record_boards(store)
     lobby = LobbyService(units, store, shuffle_seed=3)
@@ -82,9 +71,9 @@ async def test_a_board_just_committed_goes_out_without_reading_the_outbox(
     await flip(play)
     game_id = (await play.table(PLACE)).table.game_id
     engine = session_factory.kw["bind"]
-    with statements_on(engine) as statements:
+    with statements(engine) as seen:
         read = await outbox.pending_for_board(PLACE.chat_id, game_id)
-    assert statements == [], "the flip's row was handed over as it committed"
+    assert seen == [], "the flip's row was handed over as it committed"
     assert read is not None
     mirrored, newest = read
     fresh = OutboxService(UnitsOfWork(session_factory), owner=outbox.owner, leases=MemoryLeases())
@@ -135,3 +124,18 @@ async def test_a_board_settled_leaves_the_line_and_the_chat_is_let_go(
     assert await outbox.pending(PLACE.chat_id) == [], "nothing left to send"
     leases = LEASES[outbox.owner]
     assert await leases.lease_of(None, PLACE.chat_id, outbox.owner, datetime.now(UTC)) is None
+
+
+async def test_one_process_reads_its_line_without_taking_the_write_lock(
+    session_factory: Sessions,
+) -> None:
+    # SQLite serialises writers: a sender that took BEGIN IMMEDIATE to read its
+    # boards would hold up every chat's presses for the read's duration.
+    _, outbox, _ = await one_process_game(session_factory, mirrored=False)
+    with statements(session_factory.kw["bind"]) as seen:
+        entries = await outbox.pending(PLACE.chat_id)
+    assert entries, "the start board is read"
+    assert seen, "from the database"
+    writes = [s for s in seen if s.upper().startswith(("BEGIN IMMEDIATE", "INSERT", "UPDATE"))]
+    assert writes == [], "reading the line writes nothing and takes no write lock"
+    assert await outbox.pending(-99) == [], "an idle chat is let go: it is free to read again"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, SnapCalled
@@ -239,34 +239,3 @@ async def test_one_process_sends_its_boards_without_writing_a_lease(
         assert list(await session.scalars(select(OutboxSender))) == [], "no lease row written"
         (row,) = await session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "board"))
     assert (row.state, row.message_id) == ("sent", 9)
-
-
-async def test_one_process_reads_its_line_without_taking_the_write_lock(
-    session_factory: Sessions,
-) -> None:
-    # SQLite serialises writers: a sender that took BEGIN IMMEDIATE to read its
-    # boards would hold up every chat's presses for the read's duration.
-    store = GameStore()
-    units = UnitsOfWork(session_factory)
-    outbox = OutboxService(units, leases=MemoryLeases())
-    record_boards(store)
-    lobby = LobbyService(units, store, shuffle_seed=3)
-    await lobby.open(PLACE, ANN, receipt())
-    await lobby.join(PLACE, BOB, receipt())
-    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
-    engine = session_factory.kw["bind"]
-    statements: list[str] = []
-
-    def seen(_conn: object, _cursor: object, statement: str, *_: object) -> None:
-        statements.append(" ".join(statement.split()).upper())
-
-    event.listen(engine.sync_engine, "before_cursor_execute", seen)
-    try:
-        entries = await outbox.pending(PLACE.chat_id)
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", seen)
-    assert entries, "the lobby rows and the start board are read"
-    assert statements, "they were read from the database"
-    writes = [s for s in statements if s.startswith(("BEGIN IMMEDIATE", "INSERT", "UPDATE"))]
-    assert writes == [], "reading the line writes nothing and takes no write lock"
-    assert await outbox.pending(-99) == [], "an idle chat is let go: it is free to read again"
