@@ -100,3 +100,13 @@ def test_a_board_the_other_worker_bared_is_not_bared_again() -> None:
     a.board_shown(CHAT, GAME, 3, 3, is_over=False, previous=(2, 2))
     assert b_outbox.removed == [1]
     assert a_outbox.removed == [2], "a's own board 1 is older than the stored 2: b bared it"
+
+
+def test_a_board_showing_the_same_version_again_loses_its_buttons_too() -> None:
+    # A wrong call shows board version 1 again as message 5; the store keeps message 4
+    # as version 1's, so the next board names 4 as the one before.
+    outbox, boards = tidier()
+    boards.board_shown(CHAT, GAME, 4, 1, is_over=False, previous=(3, 0))
+    boards.board_shown(CHAT, GAME, 5, 1, is_over=False, previous=(4, 1))
+    boards.board_shown(CHAT, GAME, 6, 2, is_over=True, previous=(4, 1))
+    assert outbox.removed == [3, 4, 5]

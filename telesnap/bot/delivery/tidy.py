@@ -70,7 +70,9 @@ class BoardTidier:
         """
         live = self._live.setdefault(game_id, _LiveBoards(chat_id))
         older = [] if previous is None else [previous[0]]
-        if live.newest is not None and (previous is None or live.newest[1] > previous[1]):
+        # Not older than the stored one: shown after the read, or a board showing the same
+        # version again (a wrong call), which the store does not record apart.
+        if live.newest is not None and (previous is None or live.newest[1] >= previous[1]):
             older.append(live.newest[0])
         for old in older:
             if old != message_id and old not in live.bare:
