@@ -14,6 +14,7 @@ from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 
 from .harness import Table, database_file, table_with
+from .test_settings import as_now, settings_menu
 
 NOT_VALID = "This button is not valid."
 
@@ -21,22 +22,6 @@ NOT_VALID = "This button is not valid."
 def first_data(message: TranscriptMessage) -> str:
     data: str = message.buttons[0][0]["callback_data"]
     return data
-
-
-async def as_now(table: Table, message: TranscriptMessage) -> TranscriptMessage:
-    await table.client.wait_until_idle()
-    return next(
-        m
-        for m in await table.client.transcript(message.chat_id)
-        if m.message_id == message.message_id
-    )
-
-
-async def settings_menu(table: Table, player: str) -> TranscriptMessage:
-    await table.command(player, "settings")
-    return await table.client.wait_for_message(
-        table.chat_id, lambda m: m.text.startswith("Settings") and bool(m.buttons)
-    )
 
 
 async def forged_press(table: Table, player: str, message: TranscriptMessage, data: str) -> str:

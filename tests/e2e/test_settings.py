@@ -17,9 +17,10 @@ async def settings_menu(table: Table, player: str) -> TranscriptMessage:
     )
 
 
-async def current_menu(table: Table, menu: TranscriptMessage) -> TranscriptMessage:
+async def as_now(table: Table, message: TranscriptMessage) -> TranscriptMessage:
+    """``message`` as the chat shows it once the bot is idle (edited since, maybe)."""
     await table.client.wait_until_idle()
-    return next(m for m in await table.messages() if m.message_id == menu.message_id)
+    return next(m for m in await table.messages() if m.message_id == message.message_id)
 
 
 async def test_an_admin_changes_a_setting_with_the_menu(
@@ -31,12 +32,12 @@ async def test_an_admin_changes_a_setting_with_the_menu(
         menu = await settings_menu(table, "Ann")
         assert "Tie window: 100 ms" in menu.button_texts
         assert (await table.press("Ann", menu, "Tie window: 100 ms")).text == ""
-        choices = await current_menu(table, menu)
+        choices = await as_now(table, menu)
         assert choices.text.startswith("Tie window: now 100 ms")
         assert "✓ 100 ms" in choices.button_texts
         saved = await table.press("Ann", choices, "200 ms")
         assert saved.text == "Saved."
-        overview = await current_menu(table, menu)
+        overview = await as_now(table, menu)
         assert "Tie window: 200 ms" in overview.button_texts
         assert "Tie window: 200 ms" in overview.text
 
@@ -49,13 +50,13 @@ async def test_everyone_may_look_but_only_admins_change(
     ) as table:
         menu = await settings_menu(table, "Bob")
         await table.press("Bob", menu, "Turn timer: 5 minutes")
-        choices = await current_menu(table, menu)
+        choices = await as_now(table, menu)
         refused = await table.press("Bob", choices, "1 minute")
         assert refused.text == "Only a chat admin can do that."
         await table.command("Bob", "settings", "turn_timer 60")
         await table.wait_for_text("Only a chat admin can do that.")
-        await table.press("Bob", await current_menu(table, menu), "« Back")
-        assert "Turn timer: 5 minutes" in (await current_menu(table, menu)).button_texts
+        await table.press("Bob", await as_now(table, menu), "« Back")
+        assert "Turn timer: 5 minutes" in (await as_now(table, menu)).button_texts
 
 
 async def test_bad_values_and_unknown_settings_say_what_is_allowed(
