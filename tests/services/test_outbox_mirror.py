@@ -126,6 +126,32 @@ async def test_a_board_settled_leaves_the_line_and_the_chat_is_let_go(
     assert await leases.lease_of(None, PLACE.chat_id, outbox.owner, datetime.now(UTC)) is None
 
 
+async def test_the_sent_mark_knows_from_the_line_whether_the_chat_has_more(
+    session_factory: Sessions,
+) -> None:
+    play, outbox, _ = await one_process_game(session_factory)
+    await send_boards(outbox, 50)
+    await flip(play)
+    await flip(play)
+    game_id = (await play.table(PLACE)).table.game_id
+    read = await outbox.pending_for_board(PLACE.chat_id, game_id)
+    assert read is not None
+    first, second = (entry for entry in read[0] if isinstance(entry, OutboxEntry))
+    engine = session_factory.kw["bind"]
+    board = first.board.table
+    with statements(engine) as seen:
+        more = await outbox.boards_sent(PLACE.chat_id, [first.id], game_id, board.board_version, 51)
+    assert more, "the second flip's board still waits: the chat is kept"
+    assert not [s for s in seen if s.startswith("SELECT")], "nothing is read back to know it"
+    board = second.board.table
+    assert not await outbox.boards_sent(
+        PLACE.chat_id, [second.id], game_id, board.board_version, 52
+    ), "nothing is left: the chat is let go"
+    leases = LEASES[outbox.owner]
+    assert await leases.lease_of(None, PLACE.chat_id, outbox.owner, datetime.now(UTC)) is None
+    assert await outbox.pending(PLACE.chat_id) == []
+
+
 async def test_one_process_reads_its_line_without_taking_the_write_lock(
     session_factory: Sessions,
 ) -> None:

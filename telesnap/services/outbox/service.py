@@ -265,7 +265,7 @@ class OutboxService:
                 entry_ids, OutboxState.SENT, self._clock(), message_id=shown.message_id
             )
             await uow.board_views.record([shown])
-            more = await self._keep_or_let_go(uow, chat_id)
+            more = await self._keep_or_let_go(uow, chat_id, entry_ids)
         if self._mirror is not None:
             self._mirror.settled(chat_id, entry_ids)
             self._mirror.shown(shown)
@@ -292,7 +292,7 @@ class OutboxService:
                 game = await uow.games.get(lobby_of, lock=False)
                 if game is not None:
                     game.lobby_message_id = message_id
-            more = await self._keep_or_let_go(uow, chat_id)
+            more = await self._keep_or_let_go(uow, chat_id, entry_ids)
         if self._mirror is not None:
             self._mirror.settled(chat_id, entry_ids)
             if lobby_of is not None:
@@ -303,7 +303,7 @@ class OutboxService:
         """Mark the rows failed for good (Telegram refused them); True: the chat has more."""
         async with self._units() as uow:
             await uow.outbox.settle(entry_ids, OutboxState.FAILED, self._clock(), error=error[:200])
-            more = await self._keep_or_let_go(uow, chat_id)
+            more = await self._keep_or_let_go(uow, chat_id, entry_ids)
         if self._mirror is not None:
             self._mirror.settled(chat_id, entry_ids)
         return more
@@ -319,7 +319,15 @@ class OutboxService:
         if self._mirror is not None:
             self._mirror.forget([chat_id])
 
-    async def _keep_or_let_go(self, uow: UnitOfWork, chat_id: int) -> bool:
+    async def _keep_or_let_go(self, uow: UnitOfWork, chat_id: int, settled: Sequence[int]) -> bool:
+        mirror, memory = self._mirror, self._memory
+        if mirror is not None and memory is not None:
+            line = mirror.line(chat_id, 0)
+            if line is not None:  # known here (``settled`` still in it): no need to look
+                more = any(entry.id not in settled for entry in line)
+                if not more:
+                    await memory.release(None, chat_id, self.owner)
+                return more
         # The chat's row is locked first: a worker trying to take the chat meanwhile
         # waits, and then finds it free; one that tried before committed its board
         # before, and the look below sees that board.
