@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import BoardView
-from ._dialect import upsert_insert
+from ._dialect import per_dialect
 
 __all__ = ["BoardViewRepository", "ShownBoard"]
 
@@ -23,6 +24,17 @@ class ShownBoard:
     version: int
     message_id: int
     shown_at: datetime
+
+
+@per_dialect
+def _record(insert: Callable[[Any], Any]) -> Any:
+    """Insert the views given as parameters; a version shown already is left as it was."""
+    # On the table: the ORM's bulk insert machinery costs more than the insert itself.
+    return (
+        insert(BoardView.__table__)
+        .on_conflict_do_nothing(index_elements=[BoardView.game_id, BoardView.version])
+        .returning(BoardView.game_id, BoardView.version)
+    )
 
 
 class BoardViewRepository:
@@ -50,13 +62,7 @@ class BoardViewRepository:
             }
             for view in views
         ]
-        statement = (
-            upsert_insert(self._session, BoardView)
-            .values(rows)
-            .on_conflict_do_nothing(index_elements=[BoardView.game_id, BoardView.version])
-            .returning(BoardView.game_id, BoardView.version)
-        )
-        result = await self._session.execute(statement)
+        result = await self._session.execute(_record(self._session), rows)
         return {(row.game_id, row.version) for row in result}
 
     async def shown_at(self, game_id: int, version: int) -> datetime | None:

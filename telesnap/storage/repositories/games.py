@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,6 +25,15 @@ def _locked(statement: Select[Game], lock: bool) -> Select[Game]:
     return statement.with_for_update().execution_options(populate_existing=True)
 
 
+_ACTIVE_IN_TOPIC = select(Game).where(
+    Game.chat_id == bindparam("chat_id"),
+    Game.thread_id == bindparam("thread_id"),
+    Game.status.in_([status.value for status in ACTIVE_STATUSES]),
+)
+"""The topic's lobby or running game: built once, it runs on every press."""
+_ACTIVE_IN_TOPIC_LOCKED = _locked(_ACTIVE_IN_TOPIC, True)
+
+
 class GameRepository:
     """Games, one active (lobby or running) game at most per chat topic, and their seats."""
 
@@ -35,12 +44,8 @@ class GameRepository:
         self, chat_id: int, thread_id: int = WHOLE_CHAT, *, lock: bool = True
     ) -> Game | None:
         """Return the chat topic's game in lobby or running, locked for this transaction."""
-        statement = select(Game).where(
-            Game.chat_id == chat_id,
-            Game.thread_id == thread_id,
-            Game.status.in_([status.value for status in ACTIVE_STATUSES]),
-        )
-        return await self._session.scalar(_locked(statement, lock))
+        statement = _ACTIVE_IN_TOPIC_LOCKED if lock else _ACTIVE_IN_TOPIC
+        return await self._session.scalar(statement, {"chat_id": chat_id, "thread_id": thread_id})
 
     async def get(self, game_id: int, *, lock: bool = True) -> Game | None:
         """Return the game by id, locked for this transaction, or None."""

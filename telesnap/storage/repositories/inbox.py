@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Table, delete, func, null, select, tuple_, update
+from sqlalchemy import (
+    BindParameter,
+    CursorResult,
+    Table,
+    bindparam,
+    delete,
+    func,
+    null,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import NO_CHAT, InboxUpdate, utc_now
-from ._dialect import upsert_insert
+from ._dialect import per_dialect, upsert_insert
 
 __all__ = ["INBOX_CHANNEL", "CommittedMarks", "InboxRepository", "StoredUpdate"]
 
@@ -38,6 +49,28 @@ class StoredUpdate:
 _INBOX: Table = cast("Table", InboxUpdate.__table__)
 _C = _INBOX.c
 _PENDING = _C.processed_at.is_(None)
+
+
+@per_dialect
+def _mark_processed(insert: Callable[[Any], Any]) -> Any:
+    """Insert the update as processed now, or mark it so if it is pending (not if it is done)."""
+    now: BindParameter[datetime] = bindparam("now")
+    return (
+        insert(_INBOX)
+        .values(
+            update_id=bindparam("update_id"),
+            chat_id=NO_CHAT,
+            thread_id=0,
+            is_call=False,
+            received_at=now,
+            processed_at=now,
+        )
+        .on_conflict_do_update(
+            index_elements=[_C.update_id], set_={"processed_at": now}, where=_PENDING
+        )
+    )
+
+
 _STORED_COLUMNS = (
     _C.update_id,
     _C.chat_id,
@@ -179,22 +212,10 @@ class InboxRepository:
         back, the update counts as unprocessed again. An update the inbox does
         not hold (a service used without the bot) is recorded as processed.
         """
-        now = utc_now()
-        insert = upsert_insert(self._session, _INBOX).values(
-            update_id=update_id,
-            chat_id=NO_CHAT,
-            thread_id=0,
-            is_call=False,
-            received_at=now,
-            processed_at=now,
-        )
-        statement = insert.on_conflict_do_update(
-            index_elements=[_C.update_id],
-            set_={"processed_at": now},
-            where=_PENDING,
-        )
+        statement = _mark_processed(self._session)
+        parameters = {"update_id": update_id, "now": utc_now()}
         # The row count says whether a row went in or changed; no row comes back to fetch.
-        result = cast("CursorResult[Any]", await self._session.execute(statement))
+        result = cast("CursorResult[Any]", await self._session.execute(statement, parameters))
         if result.rowcount != 1:
             return False
         self._marked_here.append(update_id)
