@@ -47,11 +47,14 @@ class BackgroundLoop:
         """Whether the loop was started and not stopped."""
         return self._task is not None
 
-    def start(self) -> None:
-        """Start the rounds in the background (the first at once); nothing if running."""
+    def start(self, *, first_after_s: float = 0.0) -> None:
+        """Start the rounds in the background, the first ``first_after_s`` from now.
+
+        Nothing if the loop is running already.
+        """
         if self._task is None:
             self._stopping = False
-            self._task = asyncio.create_task(self._run(), name=self._name)
+            self._task = asyncio.create_task(self._run(first_after_s), name=self._name)
 
     def wake(self) -> None:
         """Run the next round now, without waiting out the wait (or once this round ends)."""
@@ -71,7 +74,9 @@ class BackgroundLoop:
             task.cancel()
             await asyncio.wait([task])
 
-    async def _run(self) -> None:
+    async def _run(self, first_after_s: float) -> None:
+        if first_after_s > 0:
+            await self._wait(first_after_s)
         while not self._stopping:
             self._wake.clear()
             try:
@@ -81,8 +86,12 @@ class BackgroundLoop:
                 self._logger.exception("%s failed; trying again in %.1f s", self._what, wait)
             else:
                 self._backoff.reset()
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
-            # cancellation that comes as the event is set, and stop() would hang.
-            with suppress(TimeoutError):
-                async with asyncio.timeout(wait):
-                    await self._wake.wait()
+            await self._wait(wait)
+
+    async def _wait(self, seconds: float) -> None:
+        """Until ``seconds`` have passed or :meth:`wake` was called."""
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
+        # cancellation that comes as the event is set, and stop() would hang.
+        with suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()

@@ -116,3 +116,16 @@ async def test_stop_ends_the_wait_between_rounds_and_the_loop_starts_again() -> 
     assert rounds.count == 2
     assert loop.running
     await loop.stop()
+
+
+async def test_a_first_round_asked_for_later_waits_until_then_or_a_wake() -> None:
+    rounds = Rounds()
+    loop = loop_of(rounds)
+    loop.start(first_after_s=LONG_S)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert rounds.count == 0, "the first round waits"
+    loop.wake()
+    await rounds.next()
+    assert rounds.count == 1
+    await loop.stop()
