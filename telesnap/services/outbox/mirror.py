@@ -43,8 +43,8 @@ class LineMirror:
         self._lines: dict[int, dict[int, Entry]] = {}
         self._rows_added = 0
         self._touched: BoundedDict[int, int] = BoundedDict(kept, on_drop=self._forgot_touch)
-        """Per chat, the count of rows added when one was last added to it (to seed only a
-        still line)."""
+        """Per chat, how many rows (of any chat) were added when its last one was: a mark
+        that grows whenever a row joins the chat (to seed only a still line)."""
         self._forgotten_touch = 0
         """The newest of the marks dropped: what a chat not in ``_touched`` counts as."""
         self._shown: BoundedDict[int, ShownBoard | None] = BoundedDict(kept)
