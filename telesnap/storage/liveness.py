@@ -42,7 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.orm import InstrumentedAttribute
 
 from ..support.loops import BackgroundLoop
-from ..support.retry import Backoff, retry
+from ..support.retry import Backoff
 from .database import is_sqlite
 
 logger = logging.getLogger(__name__)
@@ -215,25 +215,27 @@ class PostgresLiveness:
         return self._check_every_s
 
     async def _reconnect(self) -> None:
-        await retry(
-            self._connect_again,
-            Backoff(self._check_every_s, max(self._check_every_s, 30.0)),
-            logger=logger,
-            what="opening the liveness connection again",
-        )
-        logger.info("the liveness connection is back: this worker takes chats again")
-
-    async def _connect_again(self) -> None:
-        await self._drop()
-        self._connection, driver = await self._open()
-        # Not under the lock: a pledge meanwhile fails at once on the lost connection.
-        await driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE_CLASS)
-        await self._lock_owner(driver)
-        async with self._lock:
-            self._driver = driver
-            self._exclusive = False  # a cold start's resume (if any) ran meanwhile
-            for query_id in sorted(self._pledged):
-                await self._pledge_again(query_id)
+        backoff = Backoff(self._check_every_s, max(self._check_every_s, 30.0))
+        while True:
+            await self._drop()
+            try:
+                self._connection, driver = await self._open()
+                # Not under the lock: a pledge meanwhile fails at once on the lost connection.
+                await driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE_CLASS)
+                await self._lock_owner(driver)
+                async with self._lock:
+                    self._driver = driver
+                    self._exclusive = False  # a cold start's resume (if any) ran meanwhile
+                    for query_id in sorted(self._pledged):
+                        await self._pledge_again(query_id)
+                logger.info("the liveness connection is back: this worker takes chats again")
+                return
+            except Exception:
+                delay = backoff.next()
+                logger.exception(
+                    "could not open the liveness connection again; retrying in %.1f s", delay
+                )
+                await asyncio.sleep(delay)
 
     async def _pledge_again(self, query_id: str) -> None:
         query = "SELECT pg_try_advisory_lock($1, $2)"
