@@ -21,17 +21,11 @@ import argparse
 import asyncio
 import itertools
 import re
-import tempfile
-from pathlib import Path
 
-from telesnap.app import BotRunner
-from telesnap.bot.delivery.lanes import FloodLimits as BotFloodLimits
-from telesnap.config import Settings
+from scaled_group import bot_running, scaled_group, start_game
+
 from telesnap.emulator.client import EmulatorClient, Press
-from telesnap.emulator.config import EmulatorConfig
-from telesnap.emulator.config import FloodLimits as TelegramFloodLimits
 from telesnap.emulator.records import TranscriptMessage
-from telesnap.emulator.testing import running_emulator
 
 PLAYERS = ("Ann", "Bob")
 TURN_LINE = re.compile(r"^Turn: (?P<name>.+)$", re.MULTILINE)
@@ -71,37 +65,18 @@ def flip_button(message: TranscriptMessage) -> str | None:
 
 async def play(style: str, args: argparse.Namespace) -> None:
     """Play one game in ``style`` and print its figures."""
-    scale = args.scale
-    minute = 60.0 / scale
-    telegram = TelegramFloodLimits(group_window_seconds=minute)
-    bot_limits = BotFloodLimits(group_window_s=61.0 / scale)
-    async with running_emulator(EmulatorConfig(flood=telegram)) as emulator:
-        client = emulator.client
-        users = {name: int((await client.create_user(name))["id"]) for name in PLAYERS}
-        members = list(users.values())
-        chat = await client.create_chat("group", title="Styles", members=members, admins=members)
-        chat_id = int(chat["id"])
-        with tempfile.TemporaryDirectory() as folder:
-            settings = Settings(
-                token=emulator.token,
-                api_url=emulator.url,
-                database_url=f"sqlite+aiosqlite:///{Path(folder) / 'styles.db'}",
-            )
-            runner = BotRunner(settings, limits=bot_limits, shuffle_seed=7)
-            await runner.start()
-            try:
-                await configure(client, chat_id, users["Ann"], style, args.flips)
-                await start_game(client, chat_id, users)
-                await drive(client, chat_id, users, args.reaction / scale)
-                await client.wait_for(
-                    lambda: game_over(client, chat_id), timeout=600, what="the end"
-                )
-                # One (scaled) minute after the end, plus a little: the figure is read at
-                # end + minute from the recorded times, whatever happens after.
-                await asyncio.sleep(minute * 1.1)
-            finally:
-                await runner.stop()
-        await report(style, client, chat_id, scale)
+    minute = 60.0 / args.scale
+    async with scaled_group(args.scale, PLAYERS, "Styles", admins=True) as group:
+        client, chat_id, users = group.client, group.chat_id, group.users
+        async with bot_running(group):
+            await configure(client, chat_id, users["Ann"], style, args.flips)
+            await start_game(group)
+            await drive(client, chat_id, users, args.reaction / args.scale)
+            await client.wait_for(lambda: game_over(client, chat_id), timeout=600, what="the end")
+            # One (scaled) minute after the end, plus a little: the figure is read at
+            # end + minute from the recorded times, whatever happens after.
+            await asyncio.sleep(minute * 1.1)
+        await report(style, client, chat_id, args.scale)
 
 
 async def configure(
@@ -114,17 +89,6 @@ async def configure(
         reply = await client.wait_for_message(chat_id, lambda m, s=sent: m.reply_to_message_id == s)
         if "Saved." not in reply.text:
             raise SystemExit(f"/settings {setting} refused: {reply.text}")
-
-
-async def start_game(client: EmulatorClient, chat_id: int, users: dict[str, int]) -> None:
-    """Open a lobby, let everyone join, start."""
-    await client.send_command(chat_id, users["Ann"], "newgame")
-    lobby = await client.wait_for_message(chat_id, lambda m: "Join" in m.button_texts)
-    for name in PLAYERS[1:]:
-        query = await client.press(chat_id, lobby.message_id, users[name], button_text="Join")
-        await client.wait_for_toast(callback_query_id=query)
-    query = await client.press(chat_id, lobby.message_id, users["Ann"], button_text="Start")
-    await client.wait_for_toast(callback_query_id=query)
 
 
 async def game_over(client: EmulatorClient, chat_id: int) -> bool | None:

@@ -23,17 +23,11 @@ import asyncio
 import itertools
 import re
 import statistics
-import tempfile
-from pathlib import Path
 
-from telesnap.app import BotRunner
-from telesnap.bot.delivery.lanes import FloodLimits as BotFloodLimits
-from telesnap.config import Settings
+from scaled_group import bot_running, scaled_group, start_game
+
 from telesnap.emulator.client import EmulatorClient, Press
-from telesnap.emulator.config import EmulatorConfig
-from telesnap.emulator.config import FloodLimits as TelegramFloodLimits
 from telesnap.emulator.records import TranscriptMessage
-from telesnap.emulator.testing import running_emulator
 
 PLAYERS = ("Ann", "Bob", "Cid")
 PLAYER_LINE = re.compile(r"^(?:▶ )?(?P<name>.+?): (?P<top>\S+) · \d+ face-down · \d+ face-up$")
@@ -70,39 +64,13 @@ def button(message: TranscriptMessage, action: str) -> str | None:
 
 async def play(args: argparse.Namespace) -> None:
     """Play one fast game and print the figures."""
-    scale = args.scale
-    telegram = TelegramFloodLimits(group_window_seconds=60.0 / scale)
-    bot_limits = BotFloodLimits(group_window_s=61.0 / scale)
-    async with running_emulator(EmulatorConfig(flood=telegram)) as emulator:
-        client = emulator.client
-        users = {name: int((await client.create_user(name))["id"]) for name in PLAYERS}
-        chat = await client.create_chat("group", title="Fast", members=list(users.values()))
-        chat_id = int(chat["id"])
-        with tempfile.TemporaryDirectory() as folder:
-            settings = Settings(
-                token=emulator.token,
-                api_url=emulator.url,
-                database_url=f"sqlite+aiosqlite:///{Path(folder) / 'pace.db'}",
+    async with scaled_group(args.scale, PLAYERS, "Fast") as group:
+        async with bot_running(group):
+            await start_game(group)
+            await drive(
+                group.client, group.chat_id, group.users, args.seconds, args.reaction / args.scale
             )
-            runner = BotRunner(settings, limits=bot_limits, shuffle_seed=7)
-            await runner.start()
-            try:
-                await start_game(client, chat_id, users)
-                await drive(client, chat_id, users, args.seconds, args.reaction / scale)
-            finally:
-                await runner.stop()
-        await report(client, chat_id, scale)
-
-
-async def start_game(client: EmulatorClient, chat_id: int, users: dict[str, int]) -> None:
-    """Open a lobby, let everyone join, start."""
-    await client.send_command(chat_id, users["Ann"], "newgame")
-    lobby = await client.wait_for_message(chat_id, lambda m: "Join" in m.button_texts)
-    for name in PLAYERS[1:]:
-        query = await client.press(chat_id, lobby.message_id, users[name], button_text="Join")
-        await client.wait_for_toast(callback_query_id=query)
-    query = await client.press(chat_id, lobby.message_id, users["Ann"], button_text="Start")
-    await client.wait_for_toast(callback_query_id=query)
+        await report(group.client, group.chat_id, args.scale)
 
 
 async def drive(

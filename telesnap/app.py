@@ -42,7 +42,7 @@ from .bot.ingress.webhook import WebhookServer
 from .bot.referee.races import RaceReferee, RaceSweeper
 from .bot.render.callbacks import CallbackSigner
 from .bot.render.i18n import translator
-from .config import ConfigError, Settings, default_host_id
+from .config import ConfigError, Settings
 from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
@@ -174,7 +174,7 @@ class BotRunner:
         if not is_sqlite(self._engine):
             shared_slots = StoredSlots(self._limits, boards.with_states, time.time)
         signer = CallbackSigner.for_token(token)
-        book = ReceiptBook(signer, self.settings.host_id or default_host_id())
+        book = ReceiptBook(signer, self.settings.host_id)
         application = build_application(token, self.settings.api_url, book)
         self.application = application
         inbox = InboxService(units)

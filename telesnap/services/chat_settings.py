@@ -21,6 +21,20 @@ class SettingsService(Service):
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
             return GameSettings.from_values(values)
 
+    async def language(self, place: Place) -> str | None:
+        """The language the topic's messages are written in: the chat's choice, if any.
+
+        A private chat's id is its person's: without a choice it is written in the
+        language their Telegram app reported, which outlives a restart (it is stored).
+        """
+        async with self._units(read_only=True) as uow:
+            values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
+            chosen = GameSettings.from_values(values).language
+            if chosen is not None or place.chat_id < 0:
+                return chosen
+            user = await uow.users.get(place.chat_id)
+            return user.language_code if user is not None else None
+
     async def change(
         self,
         place: Place,

@@ -57,6 +57,19 @@ async def test_a_reload_without_the_key_keeps_working(page: Page, sandbox: Sandb
     await page.locator("#status", has_text="live").wait_for()
 
 
+async def test_the_address_bar_drops_the_key_and_a_reload_keeps_working(
+    page: Page, sandbox: Sandbox
+) -> None:
+    # The page fixture opened the printed address, key included.
+    await page.locator("#status", has_text="live").wait_for()
+    assert "k=" not in page.url
+    assert page.url.rstrip("/") == sandbox.url.rstrip("/")
+    response = await page.reload()
+    assert response is not None
+    assert response.status == 200
+    await page.locator("#status", has_text="live").wait_for()
+
+
 async def test_another_sites_page_cannot_move_the_clock(
     page: Page, sandbox: Sandbox, other_site: str
 ) -> None:

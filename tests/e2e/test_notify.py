@@ -10,10 +10,10 @@ from telesnap.emulator.testing import RunningEmulator
 
 from .harness import Table, database_file, table_with
 from .test_durable_notices import _unsent
-from .test_durable_outbox import _crashy_table
 from .test_resilience import bot_process
 
 OPENED = "opened a game of Snap in"
+OPENED_ES = "abrió una partida de Snap en"
 
 
 async def start_privately(table: Table, player: str) -> None:
@@ -133,8 +133,16 @@ async def test_a_subscriber_who_blocks_the_bot_is_dropped_from_the_list(
 async def test_a_private_message_committed_before_a_kill_arrives_once_after_restart(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:
-    table = await _crashy_table(emulator, tmp_path)
+    """Once, and in its reader's language (Bob's is Spanish), which the new process must look up."""
     client = emulator.client
+    users = {
+        "Ann": int((await client.create_user("Ann"))["id"]),
+        "Bob": int((await client.create_user("Bob", language_code="es"))["id"]),
+    }
+    chat = await client.create_chat(
+        "group", title="Crashy", members=list(users.values()), admins=[users["Ann"]]
+    )
+    table = Table(emulator, database_file(tmp_path), int(chat["id"]), users)
     log = tmp_path / "bot.log"
     bob = table.players["Bob"]
     await client.create_chat("private", members=[bob])
@@ -153,7 +161,10 @@ async def test_a_private_message_committed_before_a_kill_arrives_once_after_rest
     await client.clear_faults()
     assert await private_messages(table, "Bob") == []
     async with bot_process(emulator, table.database_url, log):
-        await client.wait_for_message(bob, lambda m: OPENED in m.text, timeout=20)
+        await client.wait_for_message(bob, lambda m: OPENED_ES in m.text, timeout=20)
         await client.wait_for(_unsent(table.database_url), what="every row sent")
-        (told,) = await private_messages(table, "Bob")
-    assert "Ann opened a game of Snap in Crashy." in told.text
+        await client.wait_until_idle()
+        told = [m for m in await client.transcript(bob) if m.is_from_bot and "Snap" in m.text]
+    assert [m.text.splitlines()[0] for m in told if "Crashy" in m.text] == [
+        "🃏 Ann abrió una partida de Snap en Crashy."
+    ]

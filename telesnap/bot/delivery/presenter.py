@@ -68,7 +68,7 @@ class Presenter:
         """
         language = self._languages.get(place.chat_id)
         if language is None:
-            return self.use_language(place, (await self.settings.show(place)).language)
+            return self.use_language(place, await self.settings.language(place))
         self._languages.touch(place.chat_id)
         return language
 

@@ -41,6 +41,15 @@ async function call(method, path, body) {
 }
 function showError(text) { const box = $("#error"); box.textContent = text; box.hidden = false; }
 
+// The first load set the key's cookie; the address bar (and what a screenshot or a shared
+// link shows) need not keep the key itself.
+function forgetKeyInAddress() {
+  const address = new URL(location.href);
+  if (!address.searchParams.has("k")) return;
+  address.searchParams.delete("k");
+  history.replaceState(history.state, "", address.pathname + address.search + address.hash);
+}
+
 function connect() {
   const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/_emulator/live`);
   socket.onopen = () => { $("#status").textContent = "live"; };
@@ -434,5 +443,6 @@ async function addPersonToEmulator(firstName, languageCode) {
   await call("POST", "/_emulator/chats", { type: "private", member_ids: [user.id] });
 }
 
+forgetKeyInAddress();
 setUpBar();
 loadSandbox().then(connect);

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
-from ...game import SnapError
+from ...game import Operation, SnapError
 from ...storage.models import Game as GameRow
 from ...storage.models import GameStatus
 from ...storage.uow import UnitOfWork
 from ..ports import UnitOfWorkFactory
 from ..types import Actor, Place, Reason, Receipt, Refused
-from .store import GameStore
+from .store import GameStore, LoadedGame
+
+T = TypeVar("T")
 
 
 def refusal_for(error: SnapError) -> Refused:
@@ -54,6 +57,45 @@ class Service:
                 raise
             self._store.committed(place)
         self._store.planner.notify()
+
+    async def _apply(
+        self,
+        uow: UnitOfWork,
+        row: GameRow,
+        loaded: LoadedGame,
+        step: Callable[[], T],
+        *,
+        actor: Actor | None,
+        receipt: Receipt | None,
+        reaction_ms: int | None = None,
+        human: bool = True,
+    ) -> tuple[T, tuple[Operation, ...]]:
+        """Run one engine step on ``loaded`` and store the operations it made.
+
+        Returns what the step returned and its operations (to show them). The rules
+        refusing a person's step (``actor`` given) is a refusal, and nothing is stored;
+        refusing a step of the bot's own (a timer's, a race's decision) is a defect, and
+        the engine's error goes up as it is. ``human`` is False for what a timer did.
+        """
+        before = len(loaded.game.history)
+        try:
+            result = step()
+        except SnapError as error:
+            if actor is None:
+                raise
+            raise refusal_for(error) from None
+        operations = tuple(loaded.game.history[before:])
+        await self._store.save(
+            uow,
+            row,
+            loaded,
+            operations,
+            actor=actor,
+            receipt=receipt,
+            reaction_ms=reaction_ms,
+            human=human,
+        )
+        return result, operations
 
     @staticmethod
     async def _remember_people(uow: UnitOfWork, place: Place, actor: Actor) -> None:

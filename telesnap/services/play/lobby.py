@@ -29,7 +29,7 @@ from ..settings import GameSettings
 from ..timers.planner import LobbyTooLongError, TimerPlanner
 from ..types import Actor, Place, Reason, Receipt, Refused, display_name
 from ..views import LobbyView, OpenOutcome, PlayOutcome, StartOutcome
-from .base import Service, refusal_for
+from .base import Service
 from .managers import AdminCheck, ManagerCheck
 from .store import GameStore, finish_row, loaded_game, name_of
 
@@ -241,10 +241,9 @@ class LobbyService(Service):
                 await record_notice(uow, place, Notice(NoticeKind.CALLED_OFF), game_id=row.id)
                 return None
             loaded = await self._store.load(uow, row)
-            before = len(loaded.game.history)
-            loaded.game.abandon()
-            operations = tuple(loaded.game.history[before:])
-            await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+            _, operations = await self._apply(
+                uow, row, loaded, loaded.game.abandon, actor=actor, receipt=receipt
+            )
             stopped_by = {"name": display_name(actor.first_name, actor.last_name)}
             await note_board(uow, place, row.id, Notice(NoticeKind.STOPPED, stopped_by))
             self._store.forget(row.id)
@@ -263,17 +262,13 @@ class LobbyService(Service):
         if user_id != actor.user_id and user_id not in loaded.user_ids:
             raise Refused(Reason.TARGET_NOT_PLAYING)
         seat = loaded.seat_of(user_id)
-        before = len(loaded.game.history)
-        try:
-            loaded.game.remove(seat, reason)
-        except SnapError as error:
-            raise refusal_for(error) from None
         player = await uow.games.get_player(row.id, user_id)
-        if player is not None:
+        if player is not None:  # before the save, whose events read it (a refusal rolls it back)
             player.left_at = self._store.planner.now()
             player.leave_reason = reason.value
-        operations = tuple(loaded.game.history[before:])
-        await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+        _, operations = await self._apply(
+            uow, row, loaded, lambda: loaded.game.remove(seat, reason), actor=actor, receipt=receipt
+        )
         return PlayOutcome(loaded.table(), operations)
 
     async def _ask_before_the_lock(
@@ -356,10 +351,9 @@ class LobbyService(Service):
             finish_row(row, EndReason.ABANDONED, [])
             self._store.forget(row.id)
             return
-        before = len(loaded.game.history)
-        loaded.game.abandon()
-        operations = tuple(loaded.game.history[before:])
-        await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        await self._apply(
+            uow, row, loaded, loaded.game.abandon, actor=None, receipt=None, human=False
+        )
         self._store.forget(row.id)
 
 

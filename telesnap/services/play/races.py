@@ -145,10 +145,14 @@ class RaceService(Service):
                 await uow.races.close(race.id, RaceState.ENDED)
                 return RaceOutcome(RaceEnding.CALLED_OFF)
             resolved_seq = loaded.stored_operations + 1
-            before = len(game.history)
-            resolved = game.resolve_race(loaded.settings.tie_window_ms)
-            operations = tuple(game.history[before:])
-            await self._store.save(uow, row, loaded, operations, actor=None, receipt=None)
+            resolved, operations = await self._apply(
+                uow,
+                row,
+                loaded,
+                lambda: game.resolve_race(loaded.settings.tie_window_ms),
+                actor=None,
+                receipt=None,
+            )
             if not await uow.races.close(race.id, RaceState.DECIDED, resolved_seq):
                 raise RuntimeError(f"race {race.id} of game {row.id} was decided twice")
             return RaceOutcome(

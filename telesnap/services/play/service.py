@@ -13,7 +13,7 @@ from ..outbox.board_views import ShownBoards
 from ..ports import UnitOfWorkFactory
 from ..types import Actor, Place, Reason, Receipt, Refused
 from ..views import CallOutcome, PlayOutcome
-from .base import Service, refusal_for
+from .base import Service
 from .races import enter_race
 from .store import GameStore, LoadedGame
 
@@ -55,15 +55,13 @@ class PlayService(Service):
                 if newest is not None and seen_version < newest:
                     live = loaded.settings.board_style == "live"
                     raise Refused(Reason.OLD_BOARD, {"live": live})
-            before = len(game.history)
-            try:
+
+            def flip() -> None:
                 game.flip(seat, seen_version)
-            except SnapError as error:
-                raise refusal_for(error) from None
-            end_if_flip_limit(loaded)
+                end_if_flip_limit(loaded)
+
             await self._back_from_away(uow, loaded, seat)
-            operations = tuple(game.history[before:])
-            await self._store.save(uow, row, loaded, operations, actor=actor, receipt=receipt)
+            _, operations = await self._apply(uow, row, loaded, flip, actor=actor, receipt=receipt)
             return PlayOutcome(loaded.table(), operations)
 
     async def call(
@@ -89,27 +87,27 @@ class PlayService(Service):
             version = game.board_version if seen_version is None else seen_version
             shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
             reaction_ms = reaction_ms_since(shown_at, receipt)
-            before = len(game.history)
             opens_race = not game.is_race_open
-            try:
-                op = game.call(
+            call_seq = loaded.stored_operations + 1  # the call is the step's first operation
+            op, operations = await self._apply(
+                uow,
+                row,
+                loaded,
+                lambda: game.call(
                     seat,
                     kind,
                     stamp_ns=receipt.stamp_ns,
                     sequence=receipt.sequence,
                     seen_version=version,
-                )
-            except SnapError as error:
-                raise refusal_for(error) from None
-            operations = tuple(game.history[before:])
+                ),
+                actor=actor,
+                receipt=receipt,
+                reaction_ms=reaction_ms,
+            )
             ticket = None
             if op.verdict is CallVerdict.PENDING:
                 window_ms = loaded.settings.tie_window_ms
-                call_seq = loaded.stored_operations + 1
                 ticket = await enter_race(uow, row, window_ms, receipt, call_seq, opens=opens_race)
-            await self._store.save(
-                uow, row, loaded, operations, actor=actor, receipt=receipt, reaction_ms=reaction_ms
-            )
             return CallOutcome(
                 verdict=op.verdict,
                 behind_ms=op.behind_ms,

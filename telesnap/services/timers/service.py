@@ -241,27 +241,34 @@ class TimerService(Service):
     ) -> TimerOutcome:
         game = loaded.game
         seat = game.turn
-        before = len(game.history)
         skipping = loaded.settings.away_action == "skip"
-        if skipping:
-            game.skip(seat)
-        else:
-            game.flip(seat)
-            end_if_flip_limit(loaded)
+        streak = loaded.afk_streaks.get(seat, 0) + 1
+
         player = await uow.games.get_player(row.id, loaded.user_ids[seat])
-        streak = loaded.afk_streaks[seat] = loaded.afk_streaks.get(seat, 0) + 1
+        loaded.afk_streaks[seat] = streak
         if player is not None:
             player.afk_streak = streak
             player.afk_total += 1
+
+        def act() -> bool:
+            """Skip or flip for the absent player; remove them at the away limit."""
+            if skipping:
+                game.skip(seat)
+            else:
+                game.flip(seat)
+                end_if_flip_limit(loaded)
+            removing = streak >= loaded.settings.afk_limit and game.can_remove(seat)
+            if removing:
+                game.remove(seat, LeaveReason.AFK)
+                if player is not None:  # before the save, whose events read it
+                    player.left_at = self._store.planner.now()
+                    player.leave_reason = LeaveReason.AFK.value
+            return removing
+
+        removed, operations = await self._apply(
+            uow, row, loaded, act, actor=None, receipt=None, human=False
+        )
         action = "skipped" if skipping else "auto_flipped"
-        removed = streak >= loaded.settings.afk_limit and game.can_remove(seat)
-        if removed:
-            game.remove(seat, LeaveReason.AFK)
-            if player is not None:
-                player.left_at = self._store.planner.now()
-                player.leave_reason = LeaveReason.AFK.value
-        operations = tuple(game.history[before:])
-        await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
         why = NoticeKind.SKIPPED if skipping else NoticeKind.AUTO_FLIPPED
         await note_board(uow, place, row.id, Notice(why, {"name": loaded.names[seat]}))
         if not game.is_over and loaded.settings.turn_timer_s is not None:
@@ -282,10 +289,9 @@ class TimerService(Service):
         if idle_for < limit:
             await self._store.planner.add(uow, TimerKind.IDLE, limit - idle_for, row)
             return None
-        before = len(loaded.game.history)
-        loaded.game.abandon()
-        operations = tuple(loaded.game.history[before:])
-        await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        _, operations = await self._apply(
+            uow, row, loaded, loaded.game.abandon, actor=None, receipt=None, human=False
+        )
         await note_board(uow, place, row.id, Notice(NoticeKind.IDLE_ABANDONED))
         self._store.forget(row.id)
         return TimerOutcome(TimerKind.IDLE, place, play=PlayOutcome(loaded.table(), operations))
@@ -293,10 +299,9 @@ class TimerService(Service):
     async def _end_by_time(
         self, uow: UnitOfWork, place: Place, row: GameRow, loaded: LoadedGame
     ) -> TimerOutcome:
-        before = len(loaded.game.history)
-        loaded.game.end_by_limit()
-        operations = tuple(loaded.game.history[before:])
-        await self._store.save(uow, row, loaded, operations, actor=None, receipt=None, human=False)
+        _, operations = await self._apply(
+            uow, row, loaded, loaded.game.end_by_limit, actor=None, receipt=None, human=False
+        )
         await note_board(uow, place, row.id, Notice(NoticeKind.TIME_UP))
         return TimerOutcome(
             TimerKind.TIME_LIMIT, place, play=PlayOutcome(loaded.table(), operations)
