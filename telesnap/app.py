@@ -62,6 +62,7 @@ from .storage.database import create_engine, database_answers, is_sqlite, sessio
 from .storage.liveness import LocalLiveness, PostgresLiveness, liveness_for
 from .storage.migrate import upgrade_database
 from .storage.uow import UnitsOfWork
+from .support.retry import Backoff
 
 logger = logging.getLogger(__name__)
 
@@ -274,7 +275,7 @@ class BotRunner:
     @staticmethod
     async def _initialize(application: BotApplication) -> None:
         """Connect to the Bot API, waiting (with backoff) while it is unreachable."""
-        delay = 1.0
+        backoff = Backoff(1.0, 30.0)
         while True:
             try:
                 await application.initialize()
@@ -282,9 +283,9 @@ class BotRunner:
             except InvalidToken:
                 raise ConfigError("TELESNAP_TOKEN was refused by the Bot API server") from None
             except NetworkError as error:
+                delay = backoff.next()
                 logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", error, delay)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 30.0)
 
     async def _resume(self, runtime: Runtime) -> None:
         """Decide interrupted races, send what was committed but not sent, show the games again.

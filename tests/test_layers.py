@@ -12,7 +12,25 @@ PACKAGE = Path(__file__).resolve().parent.parent / "telesnap"
 
 # For each layer, the telesnap layers and third-party packages it must never import.
 FORBIDDEN: dict[str, tuple[str, ...]] = {
-    "game": ("telesnap.storage", "telesnap.services", "telesnap.bot", "telesnap.emulator"),
+    "game": (
+        "telesnap.storage",
+        "telesnap.services",
+        "telesnap.bot",
+        "telesnap.emulator",
+        "telesnap.support",
+    ),
+    # The small mechanisms every other layer uses know none of them.
+    "support": (
+        "telesnap.game",
+        "telesnap.storage",
+        "telesnap.services",
+        "telesnap.bot",
+        "telesnap.emulator",
+        "telesnap.sandbox",
+        "telesnap.app",
+        "telesnap.cli",
+        "telegram",
+    ),
     "storage": ("telesnap.services", "telesnap.bot", "telesnap.emulator", "telegram"),
     "services": ("telesnap.bot", "telesnap.emulator", "telegram"),
     "bot": ("telesnap.emulator", "telesnap.sandbox"),

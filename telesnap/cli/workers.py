@@ -39,6 +39,7 @@ import aiohttp
 
 from ..app import Webhook
 from ..config import WEBHOOK_SECRET_FILE_VARIABLE, WEBHOOK_SECRET_VARIABLE
+from ..support.retry import Backoff
 
 __all__ = ["Supervisor", "WorkerSpec", "worker_specs"]
 
@@ -123,7 +124,9 @@ class _Worker:
     spec: WorkerSpec
     process: asyncio.subprocess.Process | None = None
     started_at: float = 0.0
-    delay_s: float = RESTART_DELAY_S
+    restart_backoff: Backoff = field(
+        default_factory=lambda: Backoff(RESTART_DELAY_S, RESTART_DELAY_MAX_S)
+    )
     starts: int = 0
     restarting: bool = False
     started: asyncio.Event = field(default_factory=asyncio.Event)
@@ -183,21 +186,21 @@ class Supervisor:
                 continue  # a rolling restart stopped it on purpose: start it again now
             ran_s = time.monotonic() - worker.started_at
             if ran_s >= STABLE_AFTER_S:
-                worker.delay_s = RESTART_DELAY_S
+                worker.restart_backoff.reset()
+            delay_s = worker.restart_backoff.next()
             logger.error(
                 "worker %d (port %d) exited with code %s after %.0f s; restarting in %.0f s",
                 worker.spec.number,
                 worker.spec.webhook.port,
                 code,
                 ran_s,
-                worker.delay_s,
+                delay_s,
             )
             try:
-                async with asyncio.timeout(worker.delay_s):
+                async with asyncio.timeout(delay_s):
                     await self._stopping.wait()
             except TimeoutError:
                 pass
-            worker.delay_s = min(worker.delay_s * 2, RESTART_DELAY_MAX_S)
 
     async def _start(self, worker: _Worker) -> None:
         worker.restarting = False

@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 
+from ..support.retry import Backoff
 from .changes import ChangeSignal
 from .config import Clock, EmulatorConfig
 from .errors import ApiError
@@ -189,10 +190,10 @@ class UpdateHub:
             update = next((u for u in self.pending if u.chat_id == chat_id), None)
             if update is None:
                 return
-            backoff = self._config.webhook_retry_initial
+            first_s = self._config.webhook_retry_initial
+            backoff = Backoff(first_s, max(first_s, self._config.webhook_retry_max))
             while not await self._post(webhook, update):
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, self._config.webhook_retry_max)
+                await asyncio.sleep(backoff.next())
                 if self.paused:
                     return
             update.confirmed = True

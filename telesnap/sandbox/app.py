@@ -7,8 +7,6 @@ run`` starts it (long polling), pointed at the emulator and given a
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import random
 from dataclasses import dataclass
@@ -31,6 +29,8 @@ from ..emulator.server import EmulatorServer
 from ..emulator.world import User
 from ..services.types import display_name
 from ..storage.database import create_engine, session_factory
+from ..support.loops import BackgroundLoop
+from ..support.retry import Backoff
 from . import roster
 from .clock import MovableClock
 from .interface import add_sandbox_routes
@@ -105,7 +105,8 @@ class Sandbox:
         self._made_database = False
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
-        self._saver: asyncio.Task[None] | None = None
+        self._saver: BackgroundLoop | None = None
+        self._saved_version = 0
         self._world_ready = False
         self.saves = ChangeSignal()
         """Bumped each time the chats are saved (tests wait on it)."""
@@ -172,22 +173,25 @@ class Sandbox:
         self._sessions = session_factory(self._engine)
         self.robots.start()
         if options.roster_file is not None:
-            self._saver = asyncio.create_task(self._keep_saving(options.roster_file))
+            self._saved_version = self.emulator.changes.version
+            # A failed save is tried again at the next change, as soon as a save may be.
+            self._saver = BackgroundLoop(
+                partial(self._save_if_changed, options.roster_file),
+                what=f"saving the sandbox's chats to {options.roster_file}",
+                logger=logger,
+                backoff=Backoff(SAVE_EVERY_SECONDS, SAVE_EVERY_SECONDS),
+            )
+            self._saver.start()
 
-    async def _keep_saving(self, path: Path) -> None:
+    async def _save_if_changed(self, path: Path) -> float:
         """Save the chats after each change (at most every few seconds), so a crash loses little."""
         changes = self.emulator.changes
-        saved_version = changes.version
-        while True:
-            await changes.wait_until(partial(_newer, changes, saved_version), 60.0)
-            if changes.version == saved_version:
-                continue
-            saved_version = changes.version
-            try:
-                self._save(path)
-            except OSError:
-                logger.exception("could not save the sandbox's chats to %s; trying again", path)
-            await asyncio.sleep(SAVE_EVERY_SECONDS)
+        await changes.wait_until(partial(_newer, changes, self._saved_version), 60.0)
+        if changes.version == self._saved_version:
+            return 0.0
+        self._saved_version = changes.version
+        self._save(path)
+        return SAVE_EVERY_SECONDS
 
     def _save(self, path: Path) -> None:
         roster.save(
@@ -202,9 +206,7 @@ class Sandbox:
     async def stop(self) -> None:
         """Save the chats, stop the robots and the bot, close the emulator."""
         if self._saver is not None:
-            self._saver.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._saver
+            await self._saver.stop()
             self._saver = None
         if self.options.roster_file is not None and self._world_ready:
             self._save(self.options.roster_file)

@@ -12,8 +12,6 @@ emulator's scheduled presses, so the user's network delay applies too.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import random
 import re
@@ -27,6 +25,8 @@ from ..emulator.core import Emulator
 from ..emulator.records import TranscriptMessage
 from ..emulator.users import Press, schedule_presses
 from ..services.types import display_name
+from ..support.loops import BackgroundLoop
+from ..support.retry import Backoff
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +132,11 @@ class Robots:
         self._signer = signer
         self._rng = rng
         self.robots: dict[int, Robot] = {}
-        self._task: asyncio.Task[None] | None = None
+        self._seen = -1
+        # A failed look waits for the next change, as every look does.
+        self._loop = BackgroundLoop(
+            self._watch, what="a robot reading the chats", logger=logger, backoff=Backoff(0, 0)
+        )
 
     def add(self, user_id: int, style: RobotStyle) -> Robot:
         """Make the emulator user ``user_id`` a robot (or change its style)."""
@@ -146,28 +150,19 @@ class Robots:
 
     def start(self) -> None:
         """Start watching the chats."""
-        self._task = asyncio.create_task(self._watch())
+        self._loop.start()
 
     async def stop(self) -> None:
         """Stop watching (presses already scheduled still happen unless the emulator closes)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._loop.stop()
 
-    async def _watch(self) -> None:
+    async def _watch(self) -> float:
+        """Wait for a change (or 30 s), then look; the next round follows at once."""
         changes = self._emulator.changes
-        seen = -1
-        while True:
-            await changes.wait_until(partial(_changed_since, changes, seen), 30.0)
-            seen = changes.version
-            try:
-                self.look()
-            except Exception:
-                logger.exception(
-                    "a robot failed to read the chats; it tries again at the next change"
-                )
+        await changes.wait_until(partial(_changed_since, changes, self._seen), 30.0)
+        self._seen = changes.version
+        self.look()
+        return 0.0
 
     def look(self) -> None:
         """Let every robot act on the newest keyboard of each chat and topic it is in."""

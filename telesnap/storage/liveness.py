@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from contextlib import suppress
 from typing import Any
 
 from sqlalchemy import ColumnElement, cast, column, func, literal, literal_column, select, table
@@ -42,6 +41,8 @@ from sqlalchemy.dialects.postgresql import OID
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.orm import InstrumentedAttribute
 
+from ..support.loops import BackgroundLoop
+from ..support.retry import Backoff
 from .database import is_sqlite
 
 logger = logging.getLogger(__name__)
@@ -152,7 +153,12 @@ class PostgresLiveness:
         self._lock = asyncio.Lock()
         self._exclusive = False
         self._pledged: set[str] = set()
-        self._keeper: asyncio.Task[None] | None = None
+        self._keeper = BackgroundLoop(
+            self._keep,
+            what="checking the liveness connection",
+            logger=logger,
+            backoff=Backoff(check_every_s, check_every_s),
+        )
 
     async def start(self) -> bool:
         """Open the connection, take the owner lock, join the live workers; True: a cold start.
@@ -170,7 +176,7 @@ class PostgresLiveness:
                 logger.info("other workers are running: joining them (no resume)")
                 # Waits while a cold start holds the exclusive lock, i.e. until it has resumed.
                 await self._driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE_CLASS)
-        self._keeper = asyncio.create_task(self._keep())
+        self._keeper.start(first_after_s=self._check_every_s)
         return self._exclusive
 
     async def _open(self) -> tuple[AsyncConnection, Any]:
@@ -194,24 +200,22 @@ class PostgresLiveness:
             await self._driver.execute("SELECT pg_advisory_unlock($1, 0)", _LIVE_CLASS)
             self._exclusive = False
 
-    async def _keep(self) -> None:
-        """Check the connection every ``check_every_s``; when it is lost, take the locks again."""
-        while True:
-            await asyncio.sleep(self._check_every_s)
-            try:
-                async with self._lock:
-                    await self._driver.fetchval("SELECT 1", timeout=5 * self._check_every_s)
-                continue
-            except Exception:
-                logger.warning(
-                    "the liveness connection is lost: this worker looks dead to the others"
-                    " and takes no chat until it is back",
-                    exc_info=True,
-                )
+    async def _keep(self) -> float:
+        """Check the connection (every ``check_every_s``); when it is lost, take the locks again."""
+        try:
+            async with self._lock:
+                await self._driver.fetchval("SELECT 1", timeout=5 * self._check_every_s)
+        except Exception:
+            logger.warning(
+                "the liveness connection is lost: this worker looks dead to the others"
+                " and takes no chat until it is back",
+                exc_info=True,
+            )
             await self._reconnect()
+        return self._check_every_s
 
     async def _reconnect(self) -> None:
-        delay = self._check_every_s
+        backoff = Backoff(self._check_every_s, max(self._check_every_s, 30.0))
         while True:
             await self._drop()
             try:
@@ -227,11 +231,11 @@ class PostgresLiveness:
                 logger.info("the liveness connection is back: this worker takes chats again")
                 return
             except Exception:
+                delay = backoff.next()
                 logger.exception(
                     "could not open the liveness connection again; retrying in %.1f s", delay
                 )
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 30.0)
 
     async def _pledge_again(self, query_id: str) -> None:
         query = "SELECT pg_try_advisory_lock($1, $2)"
@@ -272,11 +276,7 @@ class PostgresLiveness:
 
     async def close(self) -> None:
         """Leave the live workers: release every lock and close the connection for good."""
-        keeper, self._keeper = self._keeper, None
-        if keeper is not None:
-            keeper.cancel()
-            with suppress(asyncio.CancelledError):
-                await keeper
+        await self._keeper.stop()
         self._pledged.clear()
         connection = self._connection
         driver, self._driver = self._driver, None

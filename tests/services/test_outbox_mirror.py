@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.outbox.leases import MemoryLeases
+from telesnap.services.outbox.mirror import LineMirror
 from telesnap.services.outbox.rows import OutboxEntry
 from telesnap.services.outbox.service import OutboxService, record_boards
 from telesnap.services.play.lobby import LobbyService
@@ -15,6 +17,8 @@ from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor
 from telesnap.storage.models import OutboxMessage
+from telesnap.storage.outbox_watch import OutboxWatch, note_added
+from telesnap.storage.repositories import ShownBoard
 from telesnap.storage.repositories.privacy import scrub
 from telesnap.storage.uow import UnitsOfWork
 
@@ -165,3 +169,34 @@ async def test_one_process_reads_its_line_without_taking_the_write_lock(
     writes = [s for s in seen if s.upper().startswith(("BEGIN IMMEDIATE", "INSERT", "UPDATE"))]
     assert writes == [], "reading the line writes nothing and takes no write lock"
     assert await outbox.pending(-99) == [], "an idle chat is let go: it is free to read again"
+
+
+def _rows_added(watch: OutboxWatch, *chat_ids: int) -> None:
+    """Units commit one row to each of ``chat_ids`` (only the chat counts for the marks)."""
+    for chat_id in chat_ids:
+        session = SimpleNamespace(info={})  # a commit without a database
+        note_added(session, OutboxMessage(chat_id=chat_id))  # type: ignore[arg-type]
+        watch.committed(session)  # type: ignore[arg-type]
+
+
+def test_the_mirror_keeps_its_newest_boards_and_chat_marks_only() -> None:
+    mirror = LineMirror(OutboxWatch(), kept=2)
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for game_id in (1, 2, 3):
+        mirror.shown(ShownBoard(game_id, 1, 100 + game_id, at))
+    assert mirror.newest_shown(1) == (False, None), "the oldest game is read again"
+    assert mirror.newest_shown(3) == (True, ShownBoard(3, 1, 103, at))
+
+
+def test_a_chat_whose_mark_was_forgotten_is_not_seeded_from_a_stale_read() -> None:
+    """A row added between the mark and the seed is never missed, even once the mark is gone."""
+    watch = OutboxWatch()
+    mirror = LineMirror(watch, kept=2)
+    mark = mirror.touched(1)  # taken before reading chat 1's line
+    _rows_added(watch, 1)  # committed meanwhile: the read missed it
+    _rows_added(watch, 2, 3)  # chat 1's mark is forgotten
+    mirror.seed(1, mark, [], None, None)
+    assert mirror.line(1, 0) is None, "the chat is read again, not known as empty"
+    still = mirror.touched(1)
+    mirror.seed(1, still, [], None, None)
+    assert mirror.line(1, 0) == [], "a still chat is known again"

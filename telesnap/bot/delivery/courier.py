@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...support.bounded import BoundedDict
 from .lanes import Outbox
 
 logger = logging.getLogger(__name__)
@@ -26,15 +26,15 @@ class Courier:
 
     outbox: Outbox
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
-    _removed_chats: OrderedDict[int, None] = field(default_factory=OrderedDict)
+    _removed_chats: BoundedDict[int, None] = field(
+        default_factory=lambda: BoundedDict(REMOVED_CHATS_KEPT)
+    )
 
     def close_chat(self, chat_id: int) -> bool:
         """Send nothing more to the chat; whether it was open until now."""
         if chat_id in self._removed_chats:
             return False
         self._removed_chats[chat_id] = None
-        while len(self._removed_chats) > REMOVED_CHATS_KEPT:
-            self._removed_chats.popitem(last=False)
         return True
 
     def open_chat(self, chat_id: int) -> None:

@@ -56,13 +56,15 @@ from typing import Any, Protocol
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
+from ...support.retry import Backoff
 from .slots import FloodLimits, MemorySlots, Slots
 
 __all__ = ["OWN_FAULT_ATTEMPTS", "FloodLimits", "Outbox", "Post"]
 
 logger = logging.getLogger(__name__)
 
-_MAX_BACKOFF_S = 30.0
+_SEND_RETRY_S = (1.0, 30.0)
+"""A failed send is tried again after 1 s, then twice as long each time, up to 30 s."""
 _SLOTS_RETRY_S = 1.0
 OWN_FAULT_ATTEMPTS = 3
 """How often a post whose sending raises an error of our own is tried before it is set aside."""
@@ -252,7 +254,7 @@ class Outbox:
             logger.exception("chat %s: ending a send in the flood-limit windows failed", chat_id)
 
     async def _drain(self, chat_id: int, lane: _Lane) -> None:
-        failures = 0
+        backoff = Backoff(*_SEND_RETRY_S)
         while lane.items:
             item = lane.items[0]
             await self._wait_for_slot(chat_id)
@@ -263,8 +265,8 @@ class Outbox:
                 finally:
                     await self._sent(chat_id)
             except RetryAfter as error:
-                delay = error.retry_after
-                seconds = delay if isinstance(delay, int | float) else delay.total_seconds()
+                after = error.retry_after
+                seconds = after if isinstance(after, int | float) else after.total_seconds()
                 logger.warning("chat %s: flood control, waiting %.1f s", chat_id, seconds)
                 self._wait_again(lane, item)
                 await self._sleep(seconds)
@@ -283,8 +285,7 @@ class Outbox:
                     item.settle(error=error)
                     continue
             except TelegramError as error:
-                failures += 1
-                delay = min(_MAX_BACKOFF_S, 0.5 * 2 ** min(failures, 6))
+                delay = backoff.next()
                 logger.warning(
                     "chat %s: sending %s failed (%s); retrying in %.1f s",
                     chat_id,
@@ -301,7 +302,7 @@ class Outbox:
                 # alone, and the lane goes on.
                 item.own_faults += 1
                 if item.own_faults < OWN_FAULT_ATTEMPTS:
-                    delay = 0.5 * 2**item.own_faults
+                    delay = Backoff(*_SEND_RETRY_S).delay(item.own_faults)
                     logger.exception(
                         "chat %s: sending %s failed; retrying in %.1f s",
                         chat_id,
@@ -320,7 +321,7 @@ class Outbox:
                 lane.items.popleft()
                 item.settle(error=error)
                 continue
-            failures = 0
+            backoff.reset()
             lane.items.popleft()
             item.settle(result)
         lane.emptied.set()

@@ -19,13 +19,15 @@ old) is replaced by a new one.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
+
+from ...support.bounded import BoundedDict
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +44,10 @@ class RecentLines:
     """The last event lines each live board showed, to show again above the next ones."""
 
     games_kept: int = GAMES_KEPT
-    _lines: OrderedDict[int, deque[str]] = field(default_factory=OrderedDict)
+    _lines: BoundedDict[int, deque[str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._lines = BoundedDict(self.games_kept)
 
     def with_earlier(self, game_id: int, lines: Sequence[str]) -> list[str]:
         """``lines`` (the new events), after as many earlier ones as :data:`LIVE_EVENTS` leaves."""
@@ -58,8 +63,6 @@ class RecentLines:
         kept = self._lines.pop(game_id, None) or deque(maxlen=LIVE_EVENTS)
         kept.extend(lines)
         self._lines[game_id] = kept
-        while len(self._lines) > self.games_kept:
-            self._lines.popitem(last=False)
 
 
 async def edit_in_place(

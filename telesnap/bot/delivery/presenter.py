@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import gettext
 import logging
-from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +23,7 @@ from ...services.outbox.rows import Entry, GameBoards, OutboxEntry, game_boards,
 from ...services.outbox.service import OutboxService
 from ...services.types import Place
 from ...services.views import PlayOutcome, RaceOutcome, TableView
+from ...support.bounded import BoundedDict
 from ..render.callbacks import CallbackSigner
 from ..render.i18n import DEFAULT_LANGUAGE, directed, language_of, translator
 from .courier import Courier
@@ -49,7 +49,9 @@ class Presenter:
     tidier: BoardTidier
     recent: RecentLines = field(default_factory=RecentLines)
     """The last lines of each live board, shown again above the next events."""
-    _languages: OrderedDict[int, str] = field(default_factory=OrderedDict)
+    _languages: BoundedDict[int, str] = field(
+        default_factory=lambda: BoundedDict(LANGUAGE_CACHE_SIZE)
+    )
     _sent_unmarked: set[int] = field(default_factory=set)
     """Rows shown whose marking as sent failed: never shown again, marked with the next."""
 
@@ -67,15 +69,12 @@ class Presenter:
         language = self._languages.get(place.chat_id)
         if language is None:
             return self.use_language(place, await self.settings.language(place))
-        self._languages.move_to_end(place.chat_id)
+        self._languages.touch(place.chat_id)
         return language
 
     def use_language(self, place: Place, chosen: str | None) -> str:
         """The chat's language is ``chosen`` now (a service said so): keep it; return it."""
         language = self._languages[place.chat_id] = language_of(chosen)
-        self._languages.move_to_end(place.chat_id)
-        while len(self._languages) > LANGUAGE_CACHE_SIZE:
-            self._languages.popitem(last=False)
         return language
 
     @property

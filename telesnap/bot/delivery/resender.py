@@ -14,13 +14,13 @@ for ever.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
 
 from ...services.outbox.service import OutboxService
+from ...support.loops import BackgroundLoop
+from ...support.retry import Backoff
 from .presenter import Presenter
 
 logger = logging.getLogger(__name__)
@@ -49,21 +49,22 @@ class Resender:
         self._presenter = presenter
         self._outbox = outbox
         self._policy = policy or ResendPolicy()
-        self._task: asyncio.Task[None] | None = None
         self._since_cleanup = 0.0
+        # The database is down, say: the next round, an interval later, tries again.
+        every = Backoff(self._policy.interval_s, self._policy.interval_s)
+        self._loop = BackgroundLoop(
+            self._round, what="looking for unsent boards", logger=logger, backoff=every
+        )
 
     def start(self) -> None:
         """Start looking (every ``interval_s``)."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run())
+        if not self._loop.running:
+            self._since_cleanup = self._policy.cleanup_every_s  # clean up soon after start
+            self._loop.start()
 
     async def stop(self) -> None:
         """Stop looking."""
-        if self._task is not None:
-            self._task.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._loop.stop()
 
     async def run_once(self) -> int:
         """Take over every chat with rows nobody sends; how many chats were taken."""
@@ -78,17 +79,13 @@ class Resender:
             logger.info("took over the unsent rows of %d chats", taken)
         return taken
 
-    async def _run(self) -> None:
+    async def _round(self) -> float:
         interval = self._policy.interval_s
-        self._since_cleanup = self._policy.cleanup_every_s  # clean up soon after start
-        while True:
-            try:
-                await self.run_once()
-                if self._since_cleanup >= self._policy.cleanup_every_s:
-                    self._since_cleanup = 0.0
-                    await self._outbox.forget_settled(SETTLED_KEPT)
-            except Exception:
-                # The database is down, say: the next round tries again.
-                logger.exception("looking for unsent boards failed; trying again")
-            await asyncio.sleep(interval)
+        try:
+            await self.run_once()
+            if self._since_cleanup >= self._policy.cleanup_every_s:
+                self._since_cleanup = 0.0
+                await self._outbox.forget_settled(SETTLED_KEPT)
+        finally:
             self._since_cleanup += interval
+        return interval

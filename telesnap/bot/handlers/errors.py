@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-from collections import OrderedDict
 from typing import Protocol, runtime_checkable
 
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
@@ -23,6 +22,7 @@ from telegram.error import Forbidden
 from telegram.ext import ContextTypes
 
 from ...services.types import Place
+from ...support.bounded import BoundedDict
 from ..render.i18n import language_of, translator
 from ..render.toasts import answer_toast
 from .context import place_of_update
@@ -48,15 +48,11 @@ class AnsweredPresses:
     """
 
     def __init__(self, limit: int = 10_000) -> None:
-        self._limit = limit
-        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._ids: BoundedDict[str, None] = BoundedDict(limit)
 
     def add(self, query_id: str) -> None:
         """Remember that the press ``query_id`` was answered."""
         self._ids[query_id] = None
-        self._ids.move_to_end(query_id)
-        while len(self._ids) > self._limit:
-            self._ids.popitem(last=False)
 
     def __contains__(self, query_id: object) -> bool:
         return query_id in self._ids

@@ -7,13 +7,13 @@ send it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from contextlib import suppress
 from datetime import datetime, timedelta
 
 from ...services.housekeeping import HousekeepingService
 from ...services.timers.service import TimerOutcome, TimerService
+from ...support.loops import BackgroundLoop
+from ...support.retry import Backoff
 from .runtime import Runtime
 
 logger = logging.getLogger(__name__)
@@ -22,16 +22,6 @@ MAX_SLEEP = timedelta(seconds=60)
 """Look at the database at least this often (another worker may have set a timer)."""
 FIRST_RETRY_S = 5.0
 """After a failed round, wait this long before the next; it doubles up to MAX_SLEEP."""
-
-
-def wait_after_failures(failed_rounds: int) -> float:
-    """Seconds to wait after ``failed_rounds`` rounds in a row failed (backoff, capped).
-
-    >>> [wait_after_failures(n) for n in (1, 2, 3, 4, 5, 20)]
-    [5.0, 10.0, 20.0, 40.0, 60.0, 60.0]
-    """
-    doubled: float = FIRST_RETRY_S * 2 ** min(failed_rounds - 1, 10)
-    return min(MAX_SLEEP.total_seconds(), doubled)
 
 
 class TimerLoop:
@@ -49,52 +39,31 @@ class TimerLoop:
         self._runtime = runtime
         self._timers = timers
         self._housekeeping = housekeeping
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-        self._stopping = False
         self._next_look: datetime | None = None
+        # The database is down, say: wait longer after each failed round.
+        self._loop = BackgroundLoop(
+            self._round,
+            what="firing timers",
+            logger=logger,
+            backoff=Backoff(FIRST_RETRY_S, MAX_SLEEP.total_seconds()),
+        )
 
     def wake(self, due_at: datetime) -> None:
         """A timer due at ``due_at`` was set: look again if that is before the next look."""
         if self._next_look is None or due_at < self._next_look:
-            self._wake.set()
+            self._loop.wake()
 
     def start(self) -> None:
         """Start firing timers in the background."""
-        self._stopping = False
-        self._task = asyncio.create_task(self._run())
+        self._loop.start()
 
     async def stop(self) -> None:
         """Stop firing timers (the ones not yet due stay in the database)."""
-        if self._task is not None:
-            # The flag ends the loop even if the cancellation is lost on the way
-            # (SQLAlchemy's pool lost it on Python 3.11 before 2.1.7); wait() rather
-            # than "await task", so a cancellation of our caller is not taken for
-            # the loop's own and swallowed.
-            self._stopping = True
-            self._wake.set()
-            self._task.cancel()
-            await asyncio.wait([self._task])
-            self._task = None
+        await self._loop.stop()
 
-    async def _run(self) -> None:
-        failed_rounds = 0
-        while not self._stopping:
-            self._wake.clear()
-            try:
-                await self.run_once()
-                wait = await self._seconds_to_next()
-                failed_rounds = 0
-            except Exception:
-                # The database is down, say: wait longer after each failed round.
-                failed_rounds += 1
-                wait = wait_after_failures(failed_rounds)
-                logger.exception("firing timers failed; trying again in %.0f s", wait)
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
-            # cancellation that comes as the event is set, and stop() would hang.
-            with suppress(TimeoutError):
-                async with asyncio.timeout(wait):
-                    await self._wake.wait()
+    async def _round(self) -> float:
+        await self.run_once()
+        return await self._seconds_to_next()
 
     async def _tidy(self) -> None:
         if self._housekeeping is None:

@@ -24,6 +24,7 @@ from telegram.ext import (
     filters,
 )
 
+from ...support.retry import Backoff
 from ..handlers.buttons import button_handlers, on_unknown_button
 from ..handlers.commands import command_handlers, forget_receipt, on_unknown_command
 from ..handlers.errors import AnsweredPresses, on_error
@@ -69,7 +70,7 @@ class StampingBot(ExtBot[None]):
             self.answered_presses = AnsweredPresses()
             self.intake: Intake | None = None
             """Where fetched updates are stored (set by the wiring)."""
-            self.store_backoff_s = FIRST_STORE_BACKOFF_S
+            self.store_backoff = Backoff(FIRST_STORE_BACKOFF_S, MAX_STORE_BACKOFF_S)
 
     def store_into(self, intake: Intake) -> None:
         """Store every batch ``getUpdates`` returns through ``intake`` (before it is confirmed)."""
@@ -136,18 +137,16 @@ class StampingBot(ExtBot[None]):
         try:
             await self.intake.receive([u for u, _ in kept], [p for _, p in kept])
         except Exception:
+            delay = self.store_backoff.next()
             logger.exception(
                 "could not store updates %d to %d; asking for them again in %.1f s",
                 updates[0].update_id,
                 updates[-1].update_id,
-                self.store_backoff_s,
+                delay,
             )
-            await asyncio.sleep(self.store_backoff_s)
-            with self._unfrozen():
-                self.store_backoff_s = min(self.store_backoff_s * 2, MAX_STORE_BACKOFF_S)
+            await asyncio.sleep(delay)
             raise
-        with self._unfrozen():
-            self.store_backoff_s = FIRST_STORE_BACKOFF_S
+        self.store_backoff.reset()
         return updates
 
 

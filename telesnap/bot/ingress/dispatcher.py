@@ -32,7 +32,6 @@ import asyncio
 import logging
 import math
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
@@ -42,6 +41,7 @@ from telegram.ext import Application
 
 from ...services.inbox import NO_CHAT, InboxService, Intaken, StoredUpdate, TopicClaims
 from ...services.types import Receipt, Topic
+from ...support.bounded import BoundedDict
 from ..render.toasts import last_try_ns
 from .gate import IntakeGate, Verdict
 from .receipts import Arrival, ReceiptBook
@@ -95,7 +95,7 @@ class InboxDispatcher:
         """Topics whose pending updates are read from the inbox (stored elsewhere, or left over)."""
         self._in_line: dict[Topic, set[int]] = {}
         """The updates of each topic this process has in hand or is handling now."""
-        self._done: OrderedDict[int, None] = OrderedDict()
+        self._done: BoundedDict[int, None] = BoundedDict(DONE_KEPT)
         """The updates this process handled and marked lately (a store may still see them)."""
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._loop_task: asyncio.Task[None] | None = None
@@ -247,8 +247,6 @@ class InboxDispatcher:
                 await self._handle(stored)
                 self._in_line.get(topic, set()).discard(stored.update_id)
                 self._done[stored.update_id] = None
-                if len(self._done) > DONE_KEPT:
-                    self._done.popitem(last=False)
 
     async def _next_in_line(self, topic: Topic) -> list[StoredUpdate]:
         """The next updates of a topic whose claim is held: from the inbox, or from the hand."""

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from telegram import Update
 
 from ...services.types import Receipt, Topic
+from ...support.bounded import BoundedDict
 from ..render.callbacks import Action, ButtonPress, CallbackSigner
 
 _CALL_COMMANDS = ("/snap", "/snappot")
@@ -74,7 +74,7 @@ class ReceiptBook:
     signer: CallbackSigner
     host_id: str = ""
     """Stored beside every stamp this book takes."""
-    _arrivals: OrderedDict[int, Arrival] = field(default_factory=OrderedDict)
+    _arrivals: BoundedDict[int, Arrival] = field(default_factory=lambda: BoundedDict(ARRIVALS_KEPT))
     _calls_in_flight: dict[int, tuple[Topic, int]] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _released: bool = False
@@ -136,9 +136,6 @@ class ReceiptBook:
 
     def _keep(self, update_id: int, arrival: Arrival) -> None:
         self._arrivals[update_id] = arrival
-        self._arrivals.move_to_end(update_id)
-        while len(self._arrivals) > ARRIVALS_KEPT:
-            self._arrivals.popitem(last=False)
 
     def _arrive(self, update: Update, receipt: Receipt) -> Arrival:
         topic = topic_of(update)

@@ -23,12 +23,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from telegram import Bot
 
 from ...services.play.races import AnswerPledges, OpenRace, RaceService
 from ...services.types import Place, Topic
 from ...services.views import RaceOutcome
+from ...support.loops import BackgroundLoop
+from ...support.retry import Backoff, retry
 from ..ingress.receipts import ReceiptBook
 from ..render.i18n import translator
 from ..render.texts import race_delayed_toast
@@ -257,27 +260,24 @@ class RaceReferee:
     async def _decide_with_retries(self, race: _Race) -> RaceOutcome:
         """Decide the race; on failure log it, and try again with a growing delay."""
         loop = asyncio.get_running_loop()
-        delay = FIRST_RETRY_S
         answer_by: float | None = None
-        while True:
-            try:
-                return await self._races_service.decide(race.place, race.race_id)
-            except Exception:
-                logger.exception(
-                    "deciding race %d of game %d in chat %d topic %d failed; retrying in %.1f s",
-                    race.race_id,
-                    race.game_id,
-                    race.place.chat_id,
-                    race.place.thread_id,
-                    delay,
-                )
+
+        async def tell_waiters_if_late() -> None:
+            nonlocal answer_by
             answer_by = loop.time() + self._answer_within_s if answer_by is None else answer_by
             if race.waiters and loop.time() >= answer_by:
                 waiters, race.waiters = race.waiters, []
                 for waiter in waiters:
                     await self._answer(waiter, race_delayed_toast(translator(waiter.language)))
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, LAST_RETRY_S)
+
+        return await retry(
+            partial(self._races_service.decide, race.place, race.race_id),
+            Backoff(FIRST_RETRY_S, LAST_RETRY_S),
+            logger=logger,
+            what=f"deciding race {race.race_id} of game {race.game_id} in chat"
+            f" {race.place.chat_id} topic {race.place.thread_id}",
+            after_failure=tell_waiters_if_late,
+        )
 
     async def _answer_waiters(self, race: _Race, outcome: RaceOutcome) -> None:
         # All at once: no caller waits for another's answer (or its retries).
@@ -344,19 +344,21 @@ class RaceSweeper:
         self._races = races
         self._period_s = period_s
         self._now_ns = now_ns
-        self._task: asyncio.Task[None] | None = None
+        self._loop = BackgroundLoop(
+            self._round,
+            what="looking for overdue races",
+            logger=logger,
+            backoff=Backoff(period_s, max(period_s, LAST_RETRY_S)),
+            name="race-sweeper",
+        )
 
     def start(self) -> None:
         """Start looking, in the background."""
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="race-sweeper")
+        self._loop.start()
 
     async def stop(self) -> None:
         """Stop looking (the races adopted already are the referee's to finish)."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        await self._loop.stop()
 
     async def sweep(self) -> int:
         """Look once: adopt every overdue race not in hand here; return how many."""
@@ -377,15 +379,6 @@ class RaceSweeper:
             adopted += 1
         return adopted
 
-    async def _run(self) -> None:
-        retry_in = self._period_s
-        while True:
-            try:
-                await self.sweep()
-            except Exception:
-                logger.exception("looking for overdue races failed; retrying in %.1f s", retry_in)
-                await asyncio.sleep(retry_in)
-                retry_in = min(retry_in * 2, LAST_RETRY_S)
-                continue
-            retry_in = self._period_s
-            await asyncio.sleep(self._period_s)
+    async def _round(self) -> float:
+        await self.sweep()
+        return self._period_s

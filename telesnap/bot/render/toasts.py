@@ -23,6 +23,8 @@ from collections.abc import Awaitable, Callable
 from telegram import Bot
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 
+from ...support.retry import Backoff
+
 logger = logging.getLogger(__name__)
 
 QUERY_LIFETIME_S = 15.0
@@ -32,8 +34,8 @@ ANSWER_MARGIN_S = 3.0
 ASSUMED_AGE_S = 3.0
 """How old a press is taken to be when its receipt is not known (the bot answers
 within the tie window, at most 2 s, plus its own handling)."""
-_FIRST_BACKOFF_S = 0.2
-_MAX_BACKOFF_S = 2.0
+_ANSWER_RETRY_S = (0.2, 2.0)
+"""A failed answer is tried again after 0.2 s, then twice as long each time, up to 2 s."""
 
 
 def last_try_ns(received_ns: int) -> int:
@@ -62,7 +64,7 @@ async def answer_toast(
     """
     received = received_ns if received_ns is not None else clock_ns() - int(ASSUMED_AGE_S * 1e9)
     last_ns = last_try_ns(received)
-    backoff = _FIRST_BACKOFF_S
+    backoff = Backoff(*_ANSWER_RETRY_S)
     while True:
         try:
             await bot.answer_callback_query(query_id, text)
@@ -76,7 +78,7 @@ async def answer_toast(
             wait = float(delay if isinstance(delay, int | float) else delay.total_seconds())
             failure: TelegramError = error
         except NetworkError as error:  # a 5xx, a timeout or a dropped connection
-            wait, backoff = backoff, min(_MAX_BACKOFF_S, backoff * 2)
+            wait = backoff.next()
             failure = error
         except TelegramError as error:
             logger.warning("press %s: could not answer: %s", query_id, error)

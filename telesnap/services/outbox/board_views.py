@@ -14,10 +14,10 @@ again.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from datetime import datetime
 
 from ...storage.uow import UnitOfWork
+from ...support.bounded import BoundedDict
 
 KNOWN_CAPACITY = 4096
 """How many boards' moments the process keeps (the newest); older ones are read again."""
@@ -31,21 +31,18 @@ class ShownBoards:
 
     def __init__(self, *, known_capacity: int = KNOWN_CAPACITY) -> None:
         """Keep the moments of the ``known_capacity`` boards read last."""
-        self._known_capacity = known_capacity
-        self._known: OrderedDict[BoardKey, datetime] = OrderedDict()
+        self._known: BoundedDict[BoardKey, datetime] = BoundedDict(known_capacity)
 
     async def shown_at(self, uow: UnitOfWork, game_id: int, version: int) -> datetime | None:
         """When board ``version`` of the game was first shown (None: never, as far as stored)."""
         key = (game_id, version)
         known = self._known.get(key)
         if known is not None:
-            self._known.move_to_end(key)
+            self._known.touch(key)
             return known
         stored = await uow.board_views.shown_at(game_id, version)
         if stored is not None:
             self._known[key] = stored
-            while len(self._known) > self._known_capacity:
-                self._known.popitem(last=False)
         return stored
 
     @staticmethod

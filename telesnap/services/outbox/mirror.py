@@ -25,21 +25,29 @@ from ...game import SnapError
 from ...storage.models import OutboxMessage
 from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
+from ...support.bounded import BoundedDict
 from .rows import Entry, LobbyEntry, entry_of
 
 logger = logging.getLogger(__name__)
+
+KEPT = 4096
+"""How many chats' marks and games' newest boards are kept (the newest); others are read."""
 
 
 class LineMirror:
     """The known chats' pending entries in ``id`` order, and the newest board shown per game."""
 
-    def __init__(self, watch: OutboxWatch) -> None:
+    def __init__(self, watch: OutboxWatch, *, kept: int = KEPT) -> None:
         self._watch = watch
         self._rewrites = watch.rewrites
         self._lines: dict[int, dict[int, Entry]] = {}
-        self._touched: dict[int, int] = {}
-        """Per chat, how many committed units added rows to it (to seed only a still line)."""
-        self._shown: dict[int, ShownBoard | None] = {}
+        self._rows_added = 0
+        self._touched: BoundedDict[int, int] = BoundedDict(kept, on_drop=self._forgot_touch)
+        """Per chat, how many rows (of any chat) were added when its last one was: a mark
+        that grows whenever a row joins the chat (to seed only a still line)."""
+        self._forgotten_touch = 0
+        """The newest of the marks dropped: what a chat not in ``_touched`` counts as."""
+        self._shown: BoundedDict[int, ShownBoard | None] = BoundedDict(kept)
         watch.listen(self._added)
 
     def line(self, chat_id: int, after_id: int) -> list[Entry] | None:
@@ -61,7 +69,8 @@ class LineMirror:
 
     def touched(self, chat_id: int) -> int:
         """A mark to pass to :meth:`seed` (taken before reading the chat's line)."""
-        return self._touched.get(chat_id, 0) + self._watch.rewrites
+        # Never smaller after a row was added: a forgotten chat counts as the newest forgotten.
+        return self._touched.get(chat_id, self._forgotten_touch) + self._watch.rewrites
 
     def seed(
         self,
@@ -108,7 +117,8 @@ class LineMirror:
 
     def _added(self, rows: Sequence[OutboxMessage]) -> None:
         for row in rows:
-            self._touched[row.chat_id] = self._touched.get(row.chat_id, 0) + 1
+            self._rows_added += 1
+            self._touched[row.chat_id] = self._rows_added
             entries = self._lines.get(row.chat_id)
             if entries is None:
                 continue
@@ -120,3 +130,6 @@ class LineMirror:
                 self.forget([row.chat_id])
             else:
                 entries[entry.id] = entry
+
+    def _forgot_touch(self, _chat_id: int, mark: int) -> None:
+        self._forgotten_touch = max(self._forgotten_touch, mark)

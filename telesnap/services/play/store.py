@@ -16,7 +16,6 @@ drops every game of the topic.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -30,6 +29,7 @@ from ...storage.models import Game as GameRow
 from ...storage.models import GamePlayer, GameStatus
 from ...storage.repositories import OperationRecord
 from ...storage.uow import UnitOfWork
+from ...support.bounded import BoundedDict
 from ..settings import GameSettings
 from ..stats.standings import correct_call_reaction
 from ..timers.planner import TimerPlanner
@@ -115,9 +115,12 @@ class GameStore:
         self.planner = planner or TimerPlanner()
         self.events = events if events is not None else default_events(self.planner)
         self._shared = shared
-        self._capacity = capacity
-        self._games: OrderedDict[int, LoadedGame] = OrderedDict()
         self._saved_uncommitted: set[int] = set()
+        # Dropping the oldest is safe even for a game a change is using: it is rebuilt
+        # from its history next time.
+        self._games: BoundedDict[int, LoadedGame] = BoundedDict(
+            capacity, on_drop=lambda game_id, _: self._saved_uncommitted.discard(game_id)
+        )
         self._locks: KeyedLocks[Topic] = KeyedLocks()
 
     def lock(self, place: Place) -> asyncio.Lock:
@@ -176,7 +179,7 @@ class GameStore:
         if cached is not None and (
             not self._shared or cached.stored_operations == row.history_length
         ):
-            self._games.move_to_end(row.id)
+            self._games.touch(row.id)
             return cached
         rows = await uow.history.operations(row.id)
         game = Game.replay(op.operation for op in rows)
@@ -191,20 +194,13 @@ class GameStore:
                 loaded.note_call(
                     op.operation.seat, correct_call_reaction(op.operation, op.reaction_ms)
                 )
-        self._keep(loaded)
+        self._games[loaded.game_id] = loaded
         return loaded
 
     def adopt(self, loaded: LoadedGame) -> None:
         """Keep a newly started game (saved in the change still open) in the cache."""
-        self._keep(loaded)
-        self._saved_uncommitted.add(loaded.game_id)
-
-    def _keep(self, loaded: LoadedGame) -> None:
         self._games[loaded.game_id] = loaded
-        self._games.move_to_end(loaded.game_id)
-        while len(self._games) > self._capacity:
-            # Safe even for a game a change is using: it is rebuilt from its history next time.
-            self._drop(next(iter(self._games)))
+        self._saved_uncommitted.add(loaded.game_id)
 
     def _drop(self, game_id: int) -> None:
         self._games.pop(game_id, None)

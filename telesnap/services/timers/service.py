@@ -24,6 +24,7 @@ from ...storage.models import GameStatus
 from ...storage.models import Timer as TimerRow
 from ...storage.repositories.bookkeeping import FAILURES_KEY, SET_ASIDE_KEY
 from ...storage.uow import UnitOfWork
+from ...support.retry import Backoff
 from ..chat_settings import chat_language
 from ..outbox.rows import Notice, NoticeKind, note_board, record_notice
 from ..play.base import Service
@@ -48,6 +49,7 @@ MAX_TIMER_FAILURES = 5
 FIRST_RETRY = timedelta(seconds=5)
 """The wait before trying a failed timer again; it doubles with each failure."""
 MAX_RETRY = timedelta(minutes=10)
+_TIMER_BACKOFF = Backoff(FIRST_RETRY.total_seconds(), MAX_RETRY.total_seconds())
 
 
 def retry_delay(failures: int) -> timedelta:
@@ -56,8 +58,7 @@ def retry_delay(failures: int) -> timedelta:
     >>> [retry_delay(n).total_seconds() for n in (1, 2, 3, 9)]
     [5.0, 10.0, 20.0, 600.0]
     """
-    doubled: timedelta = FIRST_RETRY * 2 ** min(failures - 1, 20)
-    return min(MAX_RETRY, doubled)
+    return timedelta(seconds=_TIMER_BACKOFF.delay(failures))
 
 
 @dataclass(frozen=True, slots=True)

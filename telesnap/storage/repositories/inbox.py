@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from ...support.bounded import BoundedDict
 from ..models import NO_CHAT, InboxUpdate, utc_now
 from ._dialect import per_dialect, upsert_insert
 
@@ -107,15 +107,12 @@ class CommittedMarks:
     """
 
     def __init__(self, capacity: int = MARKS_KEPT) -> None:
-        self._capacity = capacity
-        self._marked: OrderedDict[int, None] = OrderedDict()
+        self._marked: BoundedDict[int, None] = BoundedDict(capacity)
 
     def add(self, update_ids: Sequence[int]) -> None:
         """Remember updates whose marking transaction has committed."""
         for update_id in update_ids:
             self._marked[update_id] = None
-        while len(self._marked) > self._capacity:
-            self._marked.popitem(last=False)
 
     def take(self, update_id: int) -> bool:
         """Whether a committed change marked ``update_id`` (forgotten once asked)."""

@@ -1,0 +1,89 @@
+"""Backoff: the delays between attempts, doubling from a first delay up to a cap.
+
+Every retry in the process (sending a post, answering a press, deciding a
+race, reconnecting, restarting a worker, a background loop's failed round)
+waits the delays of one of these, and logs each failure with what it concerns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass
+class Backoff:
+    """``first_s``, then twice as long after each failure in a row, never more than ``max_s``.
+
+    >>> backoff = Backoff(0.5, 3.0)
+    >>> [backoff.next() for _ in range(5)]
+    [0.5, 1.0, 2.0, 3.0, 3.0]
+    >>> backoff.reset(); backoff.next()
+    0.5
+    """
+
+    first_s: float
+    max_s: float
+    failures: int = field(default=0, init=False)
+    """How many failures in a row :meth:`next` was asked about since the last reset."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.first_s <= self.max_s:
+            raise ValueError("a backoff's first delay is between 0 and its cap")
+
+    def delay(self, failures: int) -> float:
+        """The delay after ``failures`` failures in a row (the first after one)."""
+        if failures <= 1:
+            return self.first_s
+        if self.first_s == 0:
+            return 0.0
+        # Doubling stops once the cap is reached, so huge counts never overflow.
+        doubled = self.first_s
+        for _ in range(failures - 1):
+            doubled *= 2
+            if doubled >= self.max_s:
+                return self.max_s
+        return doubled
+
+    def next(self) -> float:
+        """One more failure: the delay to wait before the next attempt."""
+        self.failures += 1
+        return self.delay(self.failures)
+
+    def reset(self) -> None:
+        """An attempt succeeded: the next failure waits the first delay again."""
+        self.failures = 0
+
+
+async def retry(
+    attempt: Callable[[], Awaitable[T]],
+    backoff: Backoff,
+    *,
+    logger: logging.Logger,
+    what: str,
+    after_failure: Callable[[], Awaitable[None]] | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """Run ``attempt`` until it succeeds; its result.
+
+    Each failure is logged on ``logger`` with its traceback, as "<what> failed;
+    retrying in <delay>", then ``after_failure`` runs (say, telling a user who
+    waits), and the backoff's next delay is waited. A cancellation is never retried.
+    """
+    while True:
+        try:
+            result = await attempt()
+        except Exception:
+            delay = backoff.next()
+            logger.exception("%s failed; retrying in %.1f s", what, delay)
+            if after_failure is not None:
+                await after_failure()
+            await sleep(delay)
+        else:
+            backoff.reset()
+            return result
