@@ -10,14 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Table, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...game import Operation, operation_from_json, operation_to_json
 from ..models import Game, GameOperation, utc_now
 
 __all__ = ["HistoryRepository", "OperationRecord"]
+
+_APPEND = insert(cast("Table", GameOperation.__table__))
+"""A Core insert on the table, built once: the ORM's insert machinery costs more than the
+insert itself, and every move runs it."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,7 @@ class HistoryRepository:
             }
             for seq, record in zip(seqs, records, strict=True)
         ]
-        # A Core insert: the ORM's unit of work is the costliest part of a move otherwise.
-        await self._session.execute(insert(GameOperation), rows)
+        await self._session.execute(_APPEND, rows)
         return seqs
 
     async def last_seq(self, game_id: int) -> int:
