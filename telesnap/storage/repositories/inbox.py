@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...support.bounded import BoundedDict
 from ..models import NO_CHAT, InboxUpdate, utc_now
-from ._dialect import per_dialect, upsert_insert
+from ._dialect import per_dialect
 
 __all__ = ["INBOX_CHANNEL", "CommittedMarks", "InboxRepository", "StoredUpdate"]
 
@@ -49,6 +49,14 @@ class StoredUpdate:
 _INBOX: Table = cast("Table", InboxUpdate.__table__)
 _C = _INBOX.c
 _PENDING = _C.processed_at.is_(None)
+
+
+@per_dialect
+def _store(insert: Callable[[Any], Any]) -> Any:
+    """Insert the updates passed as parameters (not in VALUES: compiled once); skip stored ones."""
+    return (
+        insert(_INBOX).on_conflict_do_nothing(index_elements=[_C.update_id]).returning(_C.update_id)
+    )
 
 
 @per_dialect
@@ -160,14 +168,7 @@ class InboxRepository:
             }
             for stored in updates
         ]
-        # One statement with the rows as parameters: compiled once and cached (a
-        # statement with the rows in its VALUES is compiled anew every time).
-        statement = (
-            upsert_insert(self._session, _INBOX)
-            .on_conflict_do_nothing(index_elements=[_C.update_id])
-            .returning(_C.update_id)
-        )
-        new = list((await self._session.scalars(statement, rows)).all())
+        new = list((await self._session.scalars(_store(self._session), rows)).all())
         if self._session.get_bind().dialect.name == "postgresql":
             # NOTIFY is delivered on commit, and not at all if the transaction rolls back.
             await self._session.execute(select(func.pg_notify(INBOX_CHANNEL, origin)))
