@@ -193,7 +193,7 @@ class BotRunner:
             slots=shared_slots,
         )
         courier = Courier(outbox)
-        gate = IntakeGate(calls_in_flight=book.calls_on_their_way)
+        gate = IntakeGate(calls_in_flight=book.calls_on_their_way, waiting_from=book.waiting_from)
         intake = Intake(
             book, inbox, dispatcher, gate, toast_turned_away(application.bot, courier.spawn)
         )

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.ingress.gate import GateLimits, IntakeGate, Verdict
+from telesnap.bot.ingress.gate import Budget, GateLimits, IntakeGate, Verdict
 from telesnap.services.types import Topic
 
 CHAT = Chat(-100, Chat.SUPERGROUP)
@@ -25,7 +26,7 @@ def press(user_id: int, chat: Chat = CHAT) -> Update:
 
 
 def test_a_flood_of_commands_is_dropped_after_the_users_budget() -> None:
-    gate = IntakeGate(GateLimits(commands_per_user="6 per 10 seconds"))
+    gate = IntakeGate(GateLimits(commands_per_user=Budget(6, 10.0)))
     verdicts = [gate.verdict(command(1)) for _ in range(150)]
     assert verdicts[:6] == [Verdict.ADMIT] * 6
     assert set(verdicts[6:]) == {Verdict.DROP}
@@ -35,7 +36,7 @@ def test_a_flood_of_commands_is_dropped_after_the_users_budget() -> None:
 
 
 def test_presses_over_the_budget_are_answered_not_stored() -> None:
-    gate = IntakeGate(GateLimits(presses_per_user="15 per 5 seconds"))
+    gate = IntakeGate(GateLimits(presses_per_user=Budget(15, 5.0)))
     verdicts = [gate.verdict(press(1)) for _ in range(100)]
     assert verdicts.count(Verdict.ADMIT) == 15
     assert verdicts.count(Verdict.ANSWER) == 85
@@ -43,14 +44,14 @@ def test_presses_over_the_budget_are_answered_not_stored() -> None:
 
 
 def test_presses_and_commands_have_budgets_of_their_own() -> None:
-    gate = IntakeGate(GateLimits(commands_per_user="1 per 10 seconds"))
+    gate = IntakeGate(GateLimits(commands_per_user=Budget(1, 10.0)))
     assert gate.verdict(command(1)) is Verdict.ADMIT
     assert gate.verdict(command(1)) is Verdict.DROP
     assert gate.verdict(press(1)) is Verdict.ADMIT
 
 
 def test_a_chat_has_a_budget_for_all_its_members() -> None:
-    gate = IntakeGate(GateLimits(updates_per_chat="10 per 10 seconds"))
+    gate = IntakeGate(GateLimits(updates_per_chat=Budget(10, 10.0)))
     verdicts = [gate.verdict(command(user)) for user in range(20)]
     assert verdicts.count(Verdict.ADMIT) == 10
     other = Chat(-200, Chat.SUPERGROUP)
@@ -66,13 +67,48 @@ def test_a_topic_holds_a_bounded_number_of_calls_on_their_way() -> None:
 
 
 def test_a_users_refusals_get_a_few_replies_per_window() -> None:
-    gate = IntakeGate(GateLimits(replies_per_user="2 per 10 seconds"))
+    gate = IntakeGate(GateLimits(replies_per_user=Budget(2, 10.0)))
     assert [gate.may_reply(-100, 1) for _ in range(4)] == [True, True, False, False]
     assert gate.may_reply(-100, 2)
     assert gate.may_reply(-200, 1)
 
 
 def test_updates_without_a_sender_are_always_let_in() -> None:
-    gate = IntakeGate(GateLimits(updates_per_chat="1 per 10 seconds"))
+    gate = IntakeGate(GateLimits(updates_per_chat=Budget(1, 10.0)))
     for _ in range(3):
         assert gate.verdict(Update(9)) is Verdict.ADMIT
+
+
+def test_a_user_whose_updates_keep_being_refused_is_turned_away_whole() -> None:
+    gate = IntakeGate(GateLimits(refusals_per_user=Budget(3, 10.0)))
+    for _ in range(3):
+        assert gate.verdict(press(1)) is Verdict.ADMIT
+        gate.refused(CHAT.id, 1)  # not in the game, say
+    assert gate.verdict(press(1)) is Verdict.ANSWER
+    assert gate.verdict(command(1)) is Verdict.DROP
+    # The others in the chat are heard as before.
+    assert gate.verdict(press(2)) is Verdict.ADMIT
+
+
+def test_a_burst_lets_in_only_what_a_person_would_wait_for() -> None:
+    sent: dict[int, int] = {}
+
+    def waiting_from(chat_id: int, user_id: int, update_id: int) -> int:
+        sent[user_id] = sent.get(user_id, 0) + 1
+        return sent[user_id]  # none of them handled yet
+
+    gate = IntakeGate(waiting_from=waiting_from)
+    verdicts = [gate.verdict(command(1)) for _ in range(45)]
+    assert verdicts == [Verdict.ADMIT] * 10 + [Verdict.DROP] * 35
+    assert gate.verdict(press(1)) is Verdict.ANSWER
+    assert gate.verdict(command(2)) is Verdict.ADMIT
+
+
+def test_checking_budgets_starts_no_thread_beside_the_event_loop() -> None:
+    threads = threading.active_count()
+    gate = IntakeGate()
+    for user in range(50):
+        gate.verdict(press(user))
+        gate.verdict(command(user))
+        gate.may_reply(CHAT.id, user)
+    assert threading.active_count() == threads

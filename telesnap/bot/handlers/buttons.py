@@ -79,8 +79,11 @@ def _handler(body: ButtonBody) -> UpdateHandler:
             if toast is not None:
                 await answer_press(query, toast)
         except Refused as refused:
-            # A redelivered press was answered the first time round.
+            # A redelivered press was answered (and counted) the first time round.
             if refused.reason is not Reason.DUPLICATE_UPDATE:
+                # A double tap is a player's, answered in kind; the rest count against them.
+                if refused.reason is not Reason.REPEATED_PRESS and update.effective_chat:
+                    runtime.gate.refused(update.effective_chat.id, actor.user_id)
                 await answer_press(query, refusal_text(refused, tr))
         finally:
             runtime.book.finished(update)
@@ -175,6 +178,8 @@ async def on_unknown_button(update: Update, context: Context) -> None:
     runtime = runtime_of(context)
     try:
         if query is not None:
+            if update.effective_chat is not None:
+                runtime.gate.refused(update.effective_chat.id, query.from_user.id)
             tr = translator(language_of(query.from_user.language_code))
             await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr))
     finally:

@@ -77,6 +77,7 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
                 )
                 return
             if not takes_arguments and command_arguments(message):
+                runtime.gate.refused(message.chat.id, user.id)
                 if not runtime.gate.may_reply(message.chat.id, user.id):
                     return
                 runtime.presenter.say(
@@ -91,6 +92,7 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
         except Refused as refused:
             if refused.reason is Reason.DUPLICATE_UPDATE or place is None:
                 return
+            runtime.gate.refused(place.chat_id, user.id)
             if runtime.gate.may_reply(place.chat_id, user.id):
                 runtime.presenter.say(place, refusal_text(refused, tr), message.message_id)
         finally:
@@ -303,12 +305,11 @@ async def on_unknown_command(update: Update, context: Context) -> None:
             return
         place = place_of_update(update)
         user = update.effective_user
-        tr = translator(language_of(user.language_code if user else None))
-        if (
-            place is not None
-            and user is not None
-            and runtime.gate.may_reply(place.chat_id, user.id)
-        ):
+        if place is None or user is None:
+            return
+        runtime.gate.refused(place.chat_id, user.id)
+        tr = translator(language_of(user.language_code))
+        if runtime.gate.may_reply(place.chat_id, user.id):
             runtime.presenter.say(
                 place,
                 tr.gettext("I don't know {command}. /help lists what I can do.").format(

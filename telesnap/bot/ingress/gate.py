@@ -1,17 +1,23 @@
 """Who is heard: budgets per user and per chat, checked where updates enter.
 
 One member of a public group can send hundreds of commands and presses in a few
-seconds. Each stored update costs database work, each reply costs one of the
-chat's 20 messages a minute, and each Snap call holds a slot while it waits for
-its topic. So before anything is stamped, stored or spawned, every update passes
-:class:`IntakeGate`:
+seconds. Each stored update costs database work that every other chat waits
+behind (SQLite has one writer), each reply costs one of the chat's 20 messages a
+minute, and each Snap call holds a slot while it waits for its topic. So before
+anything is stored or spawned, every update passes :class:`IntakeGate`:
 
-- a user's presses and a user's commands each have a budget (a moving window, from
-  the ``limits`` library), and so has every chat for all of its updates;
+- a user's presses and a user's commands each have a budget over a moving window
+  (:mod:`.budgets`), and so has every chat for all of its updates;
+- a user has at most :attr:`GateLimits.waiting_per_user` updates on their way at
+  once (stamped, not yet handled): a person waits for the answers, a flood does
+  not, so a burst of a hundred commands lets ten in, not the whole budget;
+- a user whose updates keep being refused (:meth:`IntakeGate.refused`: not in the
+  game, not their turn, a command the bot does not know) past
+  :attr:`GateLimits.refusals_per_user` is turned away whole until the window has room;
 - a topic holds at most :attr:`GateLimits.calls_per_topic` Snap calls on their way;
-- a press over a budget is answered at once with a toast (a press is always
+- a press turned away is answered at once with a toast (a press is always
   answered; ``answerCallbackQuery`` costs none of the chat's messages) and is not
-  stored; a command over a budget is dropped, and logged once per window;
+  stored; a command turned away is dropped; both are logged once per window;
 - a user's refusals, unknown commands, /help and /rules are answered within
   :attr:`GateLimits.replies_per_user` (:meth:`IntakeGate.may_reply`): a few mistakes
   in a row each get their answer, a flood of them costs the chat a handful of
@@ -31,30 +37,35 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from limits import RateLimitItem, parse
-from limits.storage import MemoryStorage
-from limits.strategies import MovingWindowRateLimiter
 from telegram import Bot, Chat, Update
 
 from ...services.types import Topic
 from ..render.i18n import language_of, translator
 from ..render.toasts import answer_toast
+from .budgets import Budget, MovingWindows
 
-__all__ = ["GateLimits", "IntakeGate", "Verdict", "toast_turned_away"]
+__all__ = ["Budget", "GateLimits", "IntakeGate", "Verdict", "toast_turned_away"]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class GateLimits:
-    """The budgets, in the ``limits`` library's notation ("N per S seconds")."""
+    """The budgets: hits over a moving window, and counts of updates on their way."""
 
-    presses_per_user: str = "40 per 5 seconds"
-    commands_per_user: str = "20 per 10 seconds"
-    updates_per_chat: str = "300 per 10 seconds"
+    presses_per_user: Budget = Budget(40, 5.0)
+    commands_per_user: Budget = Budget(20, 10.0)
+    updates_per_chat: Budget = Budget(300, 10.0)
+    waiting_per_user: int = 10
+    """A user's updates on their way at once (stamped, not yet handled): a person taps one
+    button ten times in a burst, or a script sends a game's flips, then waits for the
+    answers; a flood does not wait."""
+    refusals_per_user: Budget = Budget(8, 10.0)
+    """A user's refused updates: past it, all of theirs are turned away (a player meets a
+    refusal now and then, a late press; a flood meets one per update)."""
     calls_per_topic: int = 24
     """Snap calls of one topic on their way at once (two per seat of a full table)."""
-    replies_per_user: str = "5 per 10 seconds"
+    replies_per_user: Budget = Budget(5, 10.0)
     """A user's refusals, unknown commands, /help and /rules: a few mistakes in a row are
     each answered; a flood of them is not."""
 
@@ -65,9 +76,14 @@ class Verdict(enum.Enum):
     ADMIT = "admit"
     """Stored and handled."""
     ANSWER = "answer"
-    """A press over a budget: answered with a toast, not stored."""
+    """A press turned away: answered with a toast, not stored."""
     DROP = "drop"
-    """A message over a budget: not stored, no reply."""
+    """A message turned away: not stored, no reply."""
+
+
+WaitingFrom = Callable[[int, int, int], int]
+"""How many of a user's updates in a chat, up to an update, are on their way:
+(chat_id, user_id, update_id) -> count."""
 
 
 class IntakeGate:
@@ -77,22 +93,25 @@ class IntakeGate:
         self,
         limits: GateLimits | None = None,
         calls_in_flight: Callable[[Topic], int] = lambda topic: 0,
+        waiting_from: WaitingFrom = lambda chat_id, user_id, update_id: 0,
     ) -> None:
-        self.limits = limits or GateLimits()
-        self._limiter = MovingWindowRateLimiter(MemoryStorage())
-        self._presses = parse(self.limits.presses_per_user)
-        self._commands = parse(self.limits.commands_per_user)
-        self._chat_updates = parse(self.limits.updates_per_chat)
-        self._replies = parse(self.limits.replies_per_user)
-        self._logged = parse("1 per 5 seconds")
+        self.limits = limits = limits or GateLimits()
+        self._presses = MovingWindows(limits.presses_per_user)
+        self._commands = MovingWindows(limits.commands_per_user)
+        self._chat_updates = MovingWindows(limits.updates_per_chat)
+        self._refusals = MovingWindows(limits.refusals_per_user)
+        self._replies = MovingWindows(limits.replies_per_user)
+        self._logged = MovingWindows(Budget(1, 5.0))
         self._calls_in_flight = calls_in_flight
+        self._waiting_from = waiting_from
         self.turned_away = 0
         """How many updates this gate has kept out (answered or dropped)."""
 
     def verdict(self, update: Update, topic: Topic | None = None, is_call: bool = False) -> Verdict:
         """Whether ``update`` (of ``topic``; a Snap call if ``is_call``) is let in.
 
-        ``calls_in_flight`` counts a call that is being checked, stamped just before.
+        ``calls_in_flight`` counts a call that is being checked, stamped just before,
+        and ``waiting_from`` the sender's updates stamped up to this one.
         """
         user = update.effective_user
         chat = update.effective_chat
@@ -100,27 +119,33 @@ class IntakeGate:
             return Verdict.ADMIT  # the bot's own membership changes and the like
         is_press = update.callback_query is not None
         refused = Verdict.ANSWER if is_press else Verdict.DROP
-        budget, kind = (self._presses, "presses") if is_press else (self._commands, "commands")
-        if not self._hit(budget, kind, chat.id, user.id):
+        sender = (chat.id, user.id)
+        if not self._refusals.has_room(sender):
+            return self._turned_away(refused, f"user {user.id} keeps being refused", chat)
+        kind = "presses" if is_press else "commands"
+        if self._waiting_from(chat.id, user.id, update.update_id) > self.limits.waiting_per_user:
+            return self._turned_away(refused, f"user {user.id} has too many on their way", chat)
+        if not (self._presses if is_press else self._commands).hit(sender):
             return self._turned_away(refused, f"user {user.id} is over the {kind} budget", chat)
-        if not self._hit(self._chat_updates, "chat", chat.id):
+        if not self._chat_updates.hit(chat.id):
             return self._turned_away(refused, "the chat is over its budget", chat)
         crowded = topic is not None and self._calls_in_flight(topic) > self.limits.calls_per_topic
         if is_call and crowded:
             return self._turned_away(refused, "too many Snap calls on their way", chat)
         return Verdict.ADMIT
 
+    def refused(self, chat_id: int, user_id: int) -> None:
+        """Count a refusal of this user's update (an unknown command counts as one)."""
+        self._refusals.hit((chat_id, user_id))
+
     def may_reply(self, chat_id: int, user_id: int) -> bool:
         """Whether a refusal or an unknown command of this user may be answered now."""
-        return self._hit(self._replies, "reply", chat_id, user_id)
-
-    def _hit(self, budget: RateLimitItem, *key: object) -> bool:
-        return self._limiter.hit(budget, *map(str, key))
+        return self._replies.hit((chat_id, user_id))
 
     def _turned_away(self, verdict: Verdict, why: str, chat: Chat) -> Verdict:
         self.turned_away += 1
         # Logged once per window and reason, not once per update of a flood.
-        if self._hit(self._logged, "logged", chat.id, why):
+        if self._logged.hit((chat.id, why)):
             logger.info("chat %s: updates turned away at intake: %s", chat.id, why)
         return verdict
 

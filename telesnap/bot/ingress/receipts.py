@@ -16,6 +16,10 @@ stamps alone. Every stamped call is released when its handler finishes
 another worker took it (``handled_elsewhere``), or when the bot stops
 (``release_all``): a call that will not be handled here then holds no race.
 
+It also counts each sender's updates stamped and not yet finished
+(``waiting_from``): the intake gate lets a user have only a few on their way, so
+a burst that nobody waits the answers of is not stored whole.
+
 A press's callback data is decoded (and its HMAC checked) once, when it is
 stamped: the decoded press travels with the receipt in its :class:`Arrival`,
 which the inbox reads to order it and the handler takes to act. An update
@@ -36,6 +40,13 @@ from ...support.bounded import BoundedDict
 from ..render.callbacks import Action, ButtonPress, CallbackSigner
 
 _CALL_COMMANDS = ("/snap", "/snappot")
+
+Sender = tuple[int, int]
+"""Who sent an update: its chat and its user."""
+
+WAITING_S = 10.0
+"""How long a stamped update counts for its sender's updates on their way at most: one
+that another worker took is never finished here."""
 
 ARRIVALS_KEPT = 10_000
 """How many stamped updates the book keeps decoded for their handlers at most: one
@@ -76,6 +87,9 @@ class ReceiptBook:
     """Stored beside every stamp this book takes."""
     _arrivals: BoundedDict[int, Arrival] = field(default_factory=lambda: BoundedDict(ARRIVALS_KEPT))
     _calls_in_flight: dict[int, tuple[Topic, int]] = field(default_factory=dict)
+    _waiting: dict[Sender, dict[int, int]] = field(default_factory=dict)
+    """Each sender's updates stamped here and not finished: update_id to stamp."""
+    _sender_of: dict[int, Sender] = field(default_factory=dict)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _released: bool = False
     _attempts: dict[int, bool] = field(default_factory=dict)
@@ -114,6 +128,12 @@ class ReceiptBook:
             self._keep(update.update_id, arrival)
             if arrival.topic is not None and arrival.is_call:
                 self._calls_in_flight[update.update_id] = (arrival.topic, stamp_ns)
+            if update.effective_user is not None and update.effective_chat is not None:
+                sender = (update.effective_chat.id, update.effective_user.id)
+                self._waiting.setdefault(sender, {})[update.update_id] = stamp_ns
+                self._sender_of[update.update_id] = sender
+                if len(self._sender_of) > ARRIVALS_KEPT:
+                    self._forget_sender(next(iter(self._sender_of)))  # the oldest
             arrivals.append(arrival)
         return arrivals
 
@@ -162,6 +182,27 @@ class ReceiptBook:
         self._arrivals.pop(update.update_id, None)
         self.handled_elsewhere(update.update_id)
 
+    def waiting_from(self, chat_id: int, user_id: int, update_id: int) -> int:
+        """How many of a user's updates in a chat, up to ``update_id``, are not finished.
+
+        Those stamped more than :data:`WAITING_S` ago are not counted (nor kept).
+        """
+        waiting = self._waiting.get((chat_id, user_id))
+        if not waiting:
+            return 0
+        oldest_ns = time.time_ns() - int(WAITING_S * 1e9)
+        for stale in [key for key, stamp_ns in waiting.items() if stamp_ns < oldest_ns]:
+            self._forget_sender(stale)
+        return sum(1 for key in waiting if key <= update_id)
+
+    def _forget_sender(self, update_id: int) -> None:
+        sender = self._sender_of.pop(update_id, None)
+        if sender is not None:
+            waiting = self._waiting[sender]
+            waiting.pop(update_id, None)
+            if not waiting:
+                del self._waiting[sender]
+
     def expect_call(self, update_id: int, topic: Topic, stamp_ns: int) -> None:
         """A call stamped elsewhere (another worker, before a restart) is to be handled here.
 
@@ -172,6 +213,7 @@ class ReceiptBook:
 
     def handled_elsewhere(self, update_id: int) -> None:
         """An update stamped here is not handled here (another worker took it)."""
+        self._forget_sender(update_id)
         if self._calls_in_flight.pop(update_id, None) is not None:
             self._changed.set()
 
@@ -203,4 +245,6 @@ class ReceiptBook:
         """The bot is stopping: the calls not handled yet never will be, so wait for none."""
         self._released = True
         self._calls_in_flight.clear()
+        self._waiting.clear()
+        self._sender_of.clear()
         self._changed.set()
