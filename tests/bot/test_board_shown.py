@@ -48,11 +48,11 @@ async def test_a_board_whose_showing_cannot_be_stored_is_logged_and_not_sent_aga
     assert boards.attempts == [([11, 12], 7, 3, 42)]
     assert "could not store that message 42 shows board 3 of game 7 in chat -55" in caplog.text
     assert "database unreachable" in caplog.text
-    entries = [SimpleNamespace(id=11), SimpleNamespace(id=13)]
+    entries = [SimpleNamespace(id=11, thread_id=0), SimpleNamespace(id=13, thread_id=0)]
 
     async def pending(chat_id: int, after_id: int) -> list[Any]:
         return entries
 
     runtime.presenter.outbox = SimpleNamespace(pending=pending)  # type: ignore[assignment]
-    unsent = await runtime.presenter._read_line(-55)
+    unsent = await runtime.presenter._read_topic_line(0, -55)
     assert [entry.id for entry in unsent] == [13], "a board shown once is not shown again"

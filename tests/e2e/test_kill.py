@@ -97,3 +97,71 @@ async def test_kill_9_during_fast_play_loses_no_press_and_applies_none_twice(
             assert sum(replayed.card_counts()) + len(replayed.pot) == 52
     finally:
         await engine.dispose()
+
+
+async def _confirmed_and_pending(
+    emulator: RunningEmulator, database_url: str, query_id: str
+) -> bool | None:
+    """True once the press is acknowledged to Telegram and waits in the inbox (None until)."""
+    record = next(
+        (
+            r
+            for r in await emulator.client.updates()
+            if r.payload.get("callback_query", {}).get("id") == query_id
+        ),
+        None,
+    )
+    if record is None or not record.confirmed:
+        return None
+    pending = await _count(
+        database_url,
+        f"SELECT count(*) FROM inbox WHERE update_id = {record.update_id} AND processed_at IS NULL",
+    )
+    return True if pending else None
+
+
+async def test_a_press_stored_and_acknowledged_before_a_kill_is_applied_and_answered_after(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """The kill lands after a press is stored and acknowledged, before it is handled.
+
+    The press waits in its topic's line behind an earlier press whose answer the
+    Bot API holds, so the kill finds it stored, acknowledged and not handled.
+    """
+    client = emulator.client
+    users = {name: int((await client.create_user(name))["id"]) for name in ("Ann", "Bob")}
+    chat = await client.create_chat("group", title="Killy", members=list(users.values()))
+    database_url = database_file(tmp_path)
+    table = Table(emulator, database_url, int(chat["id"]), users)
+    log = tmp_path / "bot.log"
+    async with bot_process(emulator, database_url, log) as process:
+        board = await table.open_and_start(["Ann", "Bob"])
+        assert board.turn is not None
+        await client.inject_fault("answerCallbackQuery", "timeout", hold=60.0)
+        # The first Flip is applied; its answer hangs, and its topic's line with it.
+        await client.press(
+            table.chat_id, board.message.message_id, users[board.turn], button_text="Flip"
+        )
+        await _flips_reach(emulator, database_url, 1)
+        board = await table.next_board()
+        assert board.turn is not None
+        flipper = board.turn
+        query_id = await client.press(
+            table.chat_id, board.message.message_id, users[flipper], button_text="Flip"
+        )
+        await client.wait_for(
+            lambda: _confirmed_and_pending(emulator, database_url, query_id),
+            what="the press acknowledged and waiting in the inbox",
+        )
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+    await client.clear_faults()
+    async with bot_process(emulator, database_url, log):
+        toast = await client.wait_for_toast(callback_query_id=query_id, timeout=20)
+        await _flips_reach(emulator, database_url, 2)
+        shown = await table.wait_for_text(f"{flipper} flips", limit_s=20)
+        await client.wait_until_idle()
+    assert toast.is_answered, "the press is answered after the restart"
+    assert "face-down" in shown.text
+    assert await _count(database_url, FLIPS) == 2, "both Flips applied, none twice"
+    assert await _count(database_url, PENDING) == 0, "nothing left behind in the inbox"

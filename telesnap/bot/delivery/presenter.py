@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import gettext
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from telegram import InlineKeyboardMarkup
@@ -110,7 +111,7 @@ class Presenter:
         post = LinePost(
             place.chat_id,
             place.thread_id,
-            self._read_line,
+            partial(self._read_topic_line, place.thread_id),
             self.signer,
             self._translations,
             on_shown=self._line_shown,
@@ -128,10 +129,14 @@ class Presenter:
         queued in the order of their first row. The games in ``skip_games`` are left out
         (their table is shown again, which takes their unsent boards in).
         """
+        return await self._queue(await self.outbox.pending(chat_id) or (), skip_games)
+
+    async def _queue(self, entries: Sequence[Entry], skip_games: Collection[int] = ()) -> int:
+        """Queue the posts that send ``entries`` (see :meth:`show_unsent`); how many posts."""
         games: dict[int, OutboxEntry] = {}
         lines: set[int] = set()
         order: list[Entry] = []
-        for entry in await self.outbox.pending(chat_id) or ():
+        for entry in entries:
             if isinstance(entry, OutboxEntry):
                 if entry.game_id not in skip_games and entry.game_id not in games:
                     games[entry.game_id] = entry
@@ -169,24 +174,40 @@ class Presenter:
         if not future.done():
             future.add_done_callback(lambda done: self._settled(place, post, done))
 
-    async def _read_line(self, chat_id: int, after_id: int = 0) -> list[Entry] | None:
-        entries = await self.outbox.pending(chat_id, after_id)
-        if entries is None:
+    async def _read_topic_line(
+        self, thread_id: int, chat_id: int, after_id: int = 0
+    ) -> list[Entry] | None:
+        """The chat's unsent rows, for a line post of topic ``thread_id``.
+
+        When the topic has none, the chat's other rows are queued: reading them took
+        the chat, and while this worker holds it the others leave its rows to it.
+        """
+        read = await self.outbox.pending(chat_id, after_id)
+        if read is None:
             return None
-        return [entry for entry in entries if entry.id not in self._sent_unmarked]
+        entries = [entry for entry in read if entry.id not in self._sent_unmarked]
+        if entries and not topic_line(entries, thread_id):
+            await self._queue(entries)
+        return entries
 
     async def _pending_boards(self, chat_id: int, game_id: int, after_id: int) -> GameBoards | None:
-        """The game's boards that may go now; a lobby or notice ahead of them is queued first."""
+        """The game's boards that may go now; a lobby or notice ahead of them is queued first.
+
+        A game with no rows left queues the chat's other rows instead: reading them
+        took the chat, and while this worker holds it the others leave its rows to it.
+        """
         read = await self.outbox.pending_for_board(chat_id, game_id, after_id)
         if read is None:
             return None
         entries = [entry for entry in read[0] if entry.id not in self._sent_unmarked]
         found = game_boards(entries, game_id, read[1])
         if not found.boards:
-            # What holds the game's boards back: a lobby or notice of its topic (or, when
-            # the game has no rows left, the chat's first one) goes first.
             own = [e for e in entries if isinstance(e, OutboxEntry) and e.game_id == game_id]
-            line = topic_line(entries, own[0].thread_id) if own else entries
+            if not own:
+                await self._queue(entries)
+                return found
+            # What holds the game's boards back (a lobby or notice of its topic) goes first.
+            line = topic_line(entries, own[0].thread_id)
             ahead = next((e for e in line if not isinstance(e, OutboxEntry)), None)
             if ahead is not None:
                 self.show_notices(Place(chat_id=chat_id, thread_id=ahead.thread_id))
