@@ -7,9 +7,14 @@ it is configured) behind a stand-in for python-telegram-bot's ``process_update``
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Update
+
+from telesnap.services.types import Topic
 
 from .inbox_helpers import SAFETY_S, Counter, Worker, message_update, snap_press
 
@@ -202,3 +207,30 @@ async def test_a_drain_finishes_the_update_in_hand_and_leaves_the_rest_for_the_n
     await done.reached(2)
     await successor.dispatcher.drain()
     assert sorted(successor.application.seen) == [2, 3], "nothing lost, nothing twice"
+
+
+async def test_a_call_whose_dispatch_fails_no_longer_holds_its_topics_races(
+    engine: AsyncEngine, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def handle(update: Update) -> None:
+        raise AssertionError("the call's claim failed: it is not handled now")
+
+    worker = Worker(engine, handle)
+    failed = asyncio.Event()
+
+    async def try_call(update_id: int) -> bool:
+        failed.set()
+        raise ConnectionError("database unreachable")
+
+    worker.dispatcher._claims.try_call = try_call  # type: ignore[method-assign]
+    await worker.dispatcher.start()
+    press = snap_press(2, -5)
+    with caplog.at_level(logging.ERROR, logger="telesnap.bot.ingress.dispatcher"):
+        await worker.receive(press)
+        async with asyncio.timeout(SAFETY_S):
+            await failed.wait()
+            # A race of the topic waits for the calls on their way: this one is not any more
+            # (the sweep takes it again from the inbox, and it counts again then).
+            await worker.book.wait_for_calls(Topic(-5, 0), time.time_ns())
+    assert "call update 2 stopped" in caplog.text
+    await worker.dispatcher.drain()

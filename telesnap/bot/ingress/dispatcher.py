@@ -290,6 +290,9 @@ class InboxDispatcher:
                 await self._claims.release_call(update_id)
         except Exception:
             logger.exception("call update %d stopped; it is taken again soon", update_id)
+            # Its topic's races stop waiting for it: they would wait for ever if it is
+            # never taken again (handled meanwhile); taken again, it counts again.
+            self._book.handled_elsewhere(update_id)
         finally:
             self._calls.pop(update_id, None)
 
