@@ -11,7 +11,6 @@ import asyncio
 import logging
 import os
 import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +24,6 @@ from .bot.delivery.courier import Courier
 from .bot.delivery.lanes import FloodLimits, Outbox
 from .bot.delivery.presenter import Presenter
 from .bot.delivery.resender import Resender, ResendPolicy
-from .bot.delivery.slots import StoredSlots
 from .bot.delivery.tidy import BoardTidier
 from .bot.handlers.menu import publish_commands
 from .bot.handlers.privacy import install_privacy_service
@@ -43,11 +41,11 @@ from .bot.referee.races import RaceReferee, RaceSweeper
 from .bot.render.callbacks import CallbackSigner
 from .bot.render.i18n import translator
 from .config import ConfigError, Settings
+from .coordination import coordination_for
 from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
 from .services.notify import NotifyService
-from .services.outbox.leases import MemoryLeases, StoredLeases
 from .services.outbox.service import OutboxService, record_boards
 from .services.play.lobby import LobbyService
 from .services.play.races import RaceService
@@ -57,9 +55,8 @@ from .services.privacy import PrivacyService
 from .services.stats.service import StatsService
 from .services.timers.planner import TimerPlanner
 from .services.timers.service import TimerService
-from .storage.claims import claims_for
-from .storage.database import create_engine, database_answers, is_sqlite, session_factory
-from .storage.liveness import LocalLiveness, PostgresLiveness, liveness_for
+from .storage.database import create_engine, database_answers, session_factory
+from .storage.liveness import LocalLiveness, PostgresLiveness
 from .storage.migrate import upgrade_database
 from .storage.uow import UnitsOfWork
 from .support.retry import Backoff
@@ -153,32 +150,22 @@ class BotRunner:
         await upgrade_database(self.settings.database_url)
         self._engine = create_engine(self.settings.database_url, self.settings.pool)
         units = UnitsOfWork(session_factory(self._engine))
+        # One process (SQLite) or several workers (PostgreSQL): decided here, once.
+        coordination = coordination_for(self._engine, units)
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
-        store = GameStore(planner, shared=not is_sqlite(self._engine))
-        # One process on SQLite: it keeps the chats' sender leases in memory, and knows the
-        # rows it commits without reading them back. Workers store the leases, and a dead
-        # worker's (its owner lock gone) lapse at once.
-        one_writer = is_sqlite(self._engine)
-        leases = MemoryLeases() if one_writer else StoredLeases(live_owners=True)
+        store = GameStore(planner, shared=coordination.shared)
         # The timers and the board views share one clock: a turn runs from its board shown.
         boards = self._boards = OutboxService(
-            units,
-            planner.now,
-            leases=leases,
-            watch=units.outbox_watch if one_writer else None,
+            units, planner.now, leases=coordination.leases, watch=coordination.watch
         )
-        liveness = self._liveness = liveness_for(self._engine, owner=boards.owner)
+        liveness = self._liveness = coordination.liveness(boards.owner)
         record_boards(store)
-        # Several workers share the database: they count Telegram's limits together there.
-        shared_slots = None
-        if not is_sqlite(self._engine):
-            shared_slots = StoredSlots(self._limits, boards.with_states, time.time)
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer, self.settings.host_id)
         application = build_application(token, self.settings.api_url, book)
         self.application = application
         inbox = InboxService(units)
-        claims = claims_for(self._engine)
+        claims = coordination.claims
         dispatcher = InboxDispatcher(application, book, inbox, claims)
         self.dispatcher = dispatcher
         lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed)
@@ -190,7 +177,7 @@ class BotRunner:
             application.bot,
             self._limits,
             on_forbidden=lambda chat_id: runtime.bot_removed(chat_id),
-            slots=shared_slots,
+            slots=coordination.slots(self._limits, boards.with_states),
         )
         courier = Courier(outbox)
         gate = IntakeGate(calls_in_flight=book.calls_on_their_way, waiting_from=book.waiting_from)

@@ -676,3 +676,18 @@ def test_the_worker_supervisor_only_starts_processes() -> None:
         if _violates(module, prefix)
     ]
     assert offences == []
+
+
+def test_one_module_decides_how_the_workers_share_the_work() -> None:
+    """coordination.py alone asks whether the database is SQLite (one process) or not."""
+    askers = sorted(
+        str(path.relative_to(PACKAGE.parent))
+        for path in PACKAGE.rglob("*.py")
+        if any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name | ast.Attribute)
+            and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "is_sqlite"
+            for node in ast.walk(parsed(path))
+        )
+    )
+    assert askers == ["telesnap/coordination.py"]

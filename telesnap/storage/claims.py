@@ -21,13 +21,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from .database import is_sqlite
 from .models import InboxUpdate
 from .repositories import INBOX_CHANNEL
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LocalClaims", "PostgresClaims", "claims_for"]
+__all__ = ["LocalClaims", "PostgresClaims"]
 
 _TOPIC_CLASS = 0x7E1E_0001
 """The first key of a topic's advisory lock (the second is a hash of the topic)."""
@@ -211,8 +210,3 @@ class PostgresClaims:
         # Never back to the pool: a pooled connection must not carry locks or listeners.
         await connection.invalidate()
         await connection.close()
-
-
-def claims_for(engine: AsyncEngine) -> LocalClaims | PostgresClaims:
-    """The claims that suit the database: in memory for SQLite, advisory locks for PostgreSQL."""
-    return LocalClaims() if is_sqlite(engine) else PostgresClaims(engine)

@@ -43,11 +43,10 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from ..support.loops import BackgroundLoop
 from ..support.retry import Backoff
-from .database import is_sqlite
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CHECK_EVERY_S", "LocalLiveness", "PostgresLiveness", "liveness_for", "owner_alive"]
+__all__ = ["CHECK_EVERY_S", "LocalLiveness", "PostgresLiveness", "owner_alive"]
 
 _LIVE_CLASS = 0x7E1E_0003
 """The first key of the workers' liveness lock (the second is 0)."""
@@ -288,11 +287,3 @@ class PostgresLiveness:
         except Exception:
             logger.exception("could not release the liveness locks cleanly; dropping them")
         await self._drop()  # never back to the pool: a pooled connection must not carry locks
-
-
-def liveness_for(engine: AsyncEngine, owner: str | None = None) -> LocalLiveness | PostgresLiveness:
-    """The liveness that suits the database: one process for SQLite, advisory locks for PG.
-
-    ``owner``: the name this worker leases chats under (PostgreSQL holds its owner lock).
-    """
-    return LocalLiveness() if is_sqlite(engine) else PostgresLiveness(engine, owner)

@@ -13,8 +13,8 @@ from telegram import CallbackQuery, Chat, Message, Update, User
 from telesnap.bot.ingress.dispatcher import InboxDispatcher, Intake, inbox_entry
 from telesnap.bot.ingress.receipts import ReceiptBook
 from telesnap.bot.render.callbacks import Action, CallbackSigner
+from telesnap.coordination import coordination_for
 from telesnap.services.inbox import InboxService, StoredUpdate
-from telesnap.storage.claims import claims_for
 from telesnap.storage.database import session_factory
 from telesnap.storage.uow import UnitsOfWork
 
@@ -75,7 +75,7 @@ class Worker:
             self.application,  # type: ignore[arg-type]
             self.book,
             self.inbox,
-            claims_for(engine),
+            coordination_for(engine, UnitsOfWork(session_factory(engine))).claims,
             max_concurrent_updates=slots,
             sweep_s=sweep_s,
             quiet_s=quiet_s,

@@ -14,11 +14,13 @@ from telesnap.bot.ingress.receipts import ReceiptBook
 from telesnap.bot.referee.races import RaceReferee, RaceSweeper
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.texts import verdict_toast
+from telesnap.coordination import coordination_for
 from telesnap.game import CallKind, CallVerdict
 from telesnap.services.play.races import RaceService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Receipt
-from telesnap.storage.liveness import LocalLiveness, PostgresLiveness, liveness_for
+from telesnap.storage.database import session_factory as sessions_of
+from telesnap.storage.liveness import LocalLiveness, PostgresLiveness
 from telesnap.storage.repositories import StoredUpdate
 from telesnap.storage.uow import UnitsOfWork
 
@@ -64,7 +66,7 @@ async def called_on_a_worker_that_died(
 @pytest.fixture
 async def liveness(engine: AsyncEngine) -> AsyncIterator[LocalLiveness | PostgresLiveness]:
     """The surviving worker's liveness (its pledges)."""
-    alive = liveness_for(engine)
+    alive = coordination_for(engine, UnitsOfWork(sessions_of(engine))).liveness()
     await alive.start()
     await alive.joined()  # it has resumed: others may start
     try:

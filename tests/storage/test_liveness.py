@@ -8,26 +8,28 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from telesnap.storage.database import is_sqlite
-from telesnap.storage.liveness import liveness_for
+from telesnap.coordination import coordination_for
+from telesnap.storage.database import is_sqlite, session_factory
+from telesnap.storage.liveness import LocalLiveness, PostgresLiveness
+from telesnap.storage.uow import UnitsOfWork
 
 
 async def test_a_start_is_cold_only_while_no_other_worker_is_alive(engine: AsyncEngine) -> None:
-    first = liveness_for(engine)
+    first = _liveness(engine)
     assert await first.start() is True, "nobody else on the database"
     await first.joined()
     if is_sqlite(engine):
         await first.close()
         pytest.skip("one process on SQLite: every start is cold")
-    second = liveness_for(engine)
+    second = _liveness(engine)
     assert await second.start() is False, "the first is alive"
     await second.joined()
     await first.close()
-    third = liveness_for(engine)
+    third = _liveness(engine)
     assert await third.start() is False, "the second is still alive"
     await third.close()
     await second.close()
-    last = liveness_for(engine)
+    last = _liveness(engine)
     assert await last.start() is True, "everyone left"
     await last.close()
 
@@ -37,7 +39,7 @@ async def test_of_two_starting_at_once_one_is_cold_and_the_other_waits_for_its_r
 ) -> None:
     if is_sqlite(engine):
         pytest.skip("one process on SQLite")
-    cold, warm = liveness_for(engine), liveness_for(engine)
+    cold, warm = _liveness(engine), _liveness(engine)
     assert await cold.start() is True
     joining = asyncio.create_task(warm.start())
     await asyncio.wait_for(_someone_waits_for_an_advisory_lock(engine), timeout=10)
@@ -50,7 +52,7 @@ async def test_of_two_starting_at_once_one_is_cold_and_the_other_waits_for_its_r
 async def test_a_pledge_is_held_by_one_worker_until_released(engine: AsyncEngine) -> None:
     if is_sqlite(engine):
         pytest.skip("one process on SQLite")
-    one, other = liveness_for(engine), liveness_for(engine)
+    one, other = _liveness(engine), _liveness(engine)
     await one.start()
     await one.joined()
     await other.start()
@@ -72,3 +74,7 @@ async def _someone_waits_for_an_advisory_lock(engine: AsyncEngine) -> None:
             if await connection.scalar(query):
                 return
         await asyncio.sleep(0.01)  # polling PostgreSQL's view, under the caller's timeout
+
+
+def _liveness(engine: AsyncEngine) -> LocalLiveness | PostgresLiveness:
+    return coordination_for(engine, UnitsOfWork(session_factory(engine))).liveness()
