@@ -4,6 +4,12 @@ Playwright never downloads a browser here: it launches the system Chromium
 (``/usr/bin/chromium``, or ``TELESNAP_CHROMIUM``). Without it, or without
 Playwright, every test here is skipped with that reason. Each test saves a
 screenshot to ``tests/browser/artifacts/`` (git-ignored).
+
+One Chromium serves the whole test session (a launch costs about a second); each
+test gets a sandbox of its own and a page in a new browser context, so no cookie
+or storage passes from one test to the next. The tests and their fixtures run on
+the session's event loop, the one the browser lives on: every test module here
+sets ``pytestmark = LOOP``, and its async fixtures take ``loop_scope="session"``.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from telesnap.sandbox.app import Sandbox
 from tests.sandbox.helpers import running_sandbox
@@ -44,6 +51,9 @@ elif not Path(CHROMIUM).exists():
 else:
     SKIP_REASON = ""
 
+LOOP = pytest.mark.asyncio(loop_scope="session")
+"""The browser tests run on the session's loop, where the shared browser lives."""
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if not SKIP_REASON:
@@ -56,13 +66,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def sandbox(tmp_path: Path) -> AsyncIterator[Sandbox]:
     async with running_sandbox(tmp_path) as running:
         yield running
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def browser() -> AsyncIterator[Browser]:
     assert async_playwright is not None
     async with async_playwright() as playwright:
@@ -73,7 +83,7 @@ async def browser() -> AsyncIterator[Browser]:
             await launched.close()
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def page(
     browser: Browser, sandbox: Sandbox, request: pytest.FixtureRequest
 ) -> AsyncIterator[Page]:

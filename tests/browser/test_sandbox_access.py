@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import pytest
+import pytest_asyncio
 from aiohttp import web
 from playwright.async_api import Browser, Page
 
 from telesnap.sandbox.app import Sandbox
+
+from .conftest import LOOP
+
+pytestmark = LOOP
 
 EVIL_PAGE = """<!doctype html><title>a page on another port</title>
 <script>
@@ -19,7 +23,7 @@ window.attempt = fetch("{target}_sandbox/clock/skip", {{
 </script>"""
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="session")
 async def other_site(sandbox: Sandbox) -> AsyncIterator[str]:
     """A page on another port of this machine (same site, another origin) that calls the sandbox."""
 

@@ -12,7 +12,10 @@ from telesnap.bot.render.i18n import translator
 from telesnap.sandbox.app import Sandbox
 from tests.sandbox.helpers import ANN, BOB
 
+from .conftest import LOOP
 from .page_helpers import message, pane, send
+
+pytestmark = LOOP
 
 
 async def test_typing_a_slash_shows_the_menu_the_bot_published_in_the_persons_language(

@@ -12,8 +12,10 @@ from telesnap.sandbox.app import Sandbox
 from telesnap.sandbox.robots import read_board
 from tests.sandbox.helpers import ANN, BOB, Players
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, LOOP
 from .page_helpers import message, open_game, pane, send
+
+pytestmark = LOOP
 
 AT_THE_BOTTOM = """(userId) => {
   const box = document.querySelector(`.pane[data-user-id="${userId}"] .messages`);

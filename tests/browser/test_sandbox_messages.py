@@ -11,7 +11,10 @@ from playwright.async_api import Page, expect
 from telesnap.sandbox.app import Sandbox
 from tests.sandbox.helpers import ANN, BOB, GROUP_ID
 
+from .conftest import LOOP
 from .page_helpers import message, pane, send
+
+pytestmark = LOOP
 
 
 async def bot_call(sandbox: Sandbox, method: str, **params: Any) -> Any:

@@ -9,7 +9,7 @@ from playwright.async_api import Page, expect
 from telesnap.sandbox.app import Sandbox
 from tests.sandbox.helpers import ANN, BOB, Players
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, LOOP
 from .page_helpers import (
     latest_board,
     message,
@@ -18,6 +18,8 @@ from .page_helpers import (
     send,
     wait_for_next_board,
 )
+
+pytestmark = LOOP
 
 
 async def test_two_people_and_a_robot_play_a_whole_game_by_clicking(

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
 import re
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -21,6 +26,7 @@ from telesnap.emulator.client import EmulatorClient
 from telesnap.emulator.records import Toast, TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.storage.database import create_engine
+from telesnap.storage.migrate import upgrade_database
 from telesnap.storage.models.outbox import OutboxMessage, OutboxState
 
 PLAYER_LINE = re.compile(
@@ -259,7 +265,27 @@ async def table_with(
 
 
 def database_file(tmp_path: Path) -> str:
-    return f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
+    """The URL of the test's SQLite file, at the newest migration from its first use.
+
+    The file starts as a copy of one migrated once per test run, so the bot's start
+    finds nothing to migrate (tests/storage tests the migrations themselves).
+    """
+    path = tmp_path / "e2e.db"
+    if not path.exists():
+        shutil.copyfile(_migrated_template(), path)
+    return f"sqlite+aiosqlite:///{path}"
+
+
+@functools.cache
+def _migrated_template() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="telesnap-e2e-template-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / "template.db"
+    with ThreadPoolExecutor(max_workers=1) as executor:  # a loop of its own: callers run one
+        executor.submit(asyncio.run, upgrade_database(f"sqlite+aiosqlite:///{path}")).result()
+    # The engine is disposed: the write-ahead log was folded into the file, which is whole.
+    assert not path.with_name(f"{path.name}-wal").exists(), "the template's WAL is left over"
+    return path
 
 
 async def another_chat(

@@ -7,12 +7,16 @@ openskill itself.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import random
+import shutil
 import sqlite3
 import statistics
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +24,7 @@ from alembic import command
 from alembic.script import ScriptDirectory
 from openskill.models import PlackettLuce
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.services.play.managers import known_admin
@@ -54,9 +59,40 @@ UNTIMED: dict[str, Any] = {
 """The reaction figures of a player with no timed call (the others are 0)."""
 
 
+@pytest.fixture(scope="session")
+def played_sqlite_file(
+    sqlite_template_file: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """A SQLite file holding the games ``played`` plays, played once per test session."""
+    path = tmp_path_factory.mktemp("played") / "telesnap.db"
+    shutil.copyfile(sqlite_template_file, path)
+
+    async def play() -> None:
+        engine = create_engine(f"sqlite+aiosqlite:///{path}")
+        try:
+            await Driver(make_session_factory(engine), random.Random(5)).play_games(GAMES)
+        finally:
+            await engine.dispose()
+
+    with ThreadPoolExecutor(max_workers=1) as executor:  # a loop of its own
+        executor.submit(asyncio.run, play()).result()
+    assert not path.with_name(f"{path.name}-wal").exists(), "the played file's WAL is left over"
+    return path
+
+
 @pytest.fixture
-async def played(session_factory: async_sessionmaker[AsyncSession]) -> Driver:
+async def played(
+    request: pytest.FixtureRequest,
+    migrated_database_url: str,
+    session_factory: async_sessionmaker[AsyncSession],
+) -> Driver:
+    """GAMES games played by a Driver with a fixed seed (on SQLite, a copy of them played once)."""
     driver = Driver(session_factory, random.Random(5))
+    if migrated_database_url.startswith("sqlite"):
+        # The test's engine has not connected yet: its file becomes the played one first.
+        target = Path(make_url(migrated_database_url).database or "")
+        shutil.copyfile(request.getfixturevalue("played_sqlite_file"), target)
+        return driver
     await driver.play_games(GAMES)
     return driver
 
