@@ -136,3 +136,35 @@ async def test_after_a_restart_the_board_shown_before_it_loses_its_buttons(
         live = await table.client.wait_for(one_live_board, what="one board with buttons")
         assert live == [again.message.message_id]
         assert before.message.message_id != again.message.message_id
+
+
+async def test_a_board_shown_again_for_a_wrong_call_loses_its_buttons_once_across_a_restart(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    # A wrong call shows the same board version again, as a new message: the one
+    # before loses its buttons then. After a restart, the next board must bare the
+    # wrong call's message, not the first message of that version a second time
+    # (Telegram answers that edit "message is not modified").
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        board = await table.open_and_start(["Ann", "Bob"])
+        assert board.turn is not None
+        await table.press(board.turn, board.message, "Flip")
+        flipped = await table.next_board()
+        caller = "Ann" if flipped.turn == "Bob" else "Bob"
+        await table.press(caller, flipped.message, "Snap!")  # one card up: no match
+        wrong = await table.next_board()
+        await table.stop_bot()
+        await table.start_bot()  # a cold start shows every running game's table again
+        again = await table.next_board()
+        assert again.turn is not None
+        await table.press(again.turn, again.message, "Flip")
+        last = await table.next_board()
+
+        async def one_live_board() -> list[int] | None:
+            live = [m.message_id for m in await table.messages() if m.buttons]
+            return live if len(live) == 1 else None
+
+        live = await table.client.wait_for(one_live_board, what="one board with buttons")
+        assert live == [last.message.message_id]
+        assert wrong.message.message_id not in live
+        assert await table.client.violations() == []

@@ -51,14 +51,18 @@ async def test_a_board_marked_sent_is_shown_from_that_moment(
         assert await shown.shown_at(uow, game_id, 9) is None
 
 
-async def test_a_version_shown_again_keeps_its_first_moment(
+async def test_a_version_shown_again_keeps_its_first_moment_in_its_newer_message(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     game_id = await a_game(session_factory)
     await board_sent(session_factory, PLACE, game_id, 4, 104, at(0))
-    # Posted again after a restart, a minute later: the first showing still counts.
+    # Posted again after a restart, a minute later: the first showing still counts, and
+    # the new message is the one with live buttons (the next board takes them off).
     await board_sent(session_factory, PLACE, game_id, 4, 204, at(60))
-    assert await stored(session_factory) == [(4, 104)]
+    assert await stored(session_factory) == [(4, 204)]
+    # A late mark of the older message changes nothing.
+    await board_sent(session_factory, PLACE, game_id, 4, 104, at(61))
+    assert await stored(session_factory) == [(4, 204)]
     async with UnitOfWork(session_factory, read_only=True) as uow:
         assert await ShownBoards().shown_at(uow, game_id, 4) == SHOWN
 

@@ -99,9 +99,12 @@ class LineMirror:
                 entries.pop(entry_id, None)
 
     def shown(self, board: ShownBoard) -> None:
-        """``board`` is on screen (the game's newest, unless a newer one is known)."""
+        """``board`` is on screen (the game's newest, unless a newer one is known).
+
+        A version shown again in a newer message is that message now (as stored).
+        """
         known = self._shown.get(board.game_id)
-        if known is None or known.version < board.version:
+        if known is None or (known.version, known.message_id) < (board.version, board.message_id):
             self._shown[board.game_id] = board
 
     def forget(self, chat_ids: Iterable[int]) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import BoardView
@@ -26,15 +26,30 @@ class ShownBoard:
     shown_at: datetime
 
 
+_TABLE: Table = cast("Table", BoardView.__table__)
+
+
 @per_dialect
 def _record(insert: Callable[[Any], Any]) -> Any:
     """Insert the views given as parameters; a version shown already is left as it was."""
     # On the table: the ORM's bulk insert machinery costs more than the insert itself.
     return (
-        insert(BoardView.__table__)
+        insert(_TABLE)
         .on_conflict_do_nothing(index_elements=[BoardView.game_id, BoardView.version])
         .returning(BoardView.game_id, BoardView.version)
     )
+
+
+_SHOWN_AGAIN = (
+    update(_TABLE)
+    .where(
+        _TABLE.c.game_id == bindparam("shown_game"),
+        _TABLE.c.version == bindparam("shown_version"),
+        _TABLE.c.message_id < bindparam("shown_message"),
+    )
+    .values(message_id=bindparam("shown_message"))
+)
+"""A version shown again in a newer message: that message is the version's board now."""
 
 
 class BoardViewRepository:
@@ -46,10 +61,11 @@ class BoardViewRepository:
     async def record(self, views: Sequence[ShownBoard]) -> set[tuple[int, int]]:
         """Store that each message showed its board version from its ``shown_at``.
 
-        The first message to show a version is the one its reaction times start
-        from: a later message showing the same version again (the table posted
-        again after a restart) changes nothing. Returns the ``(game_id, version)``
-        of the views stored now (the first to show their version).
+        Reaction times start from the first showing of a version. A later message
+        showing the same version again (a wrong call's board, the table posted again
+        after a restart) becomes the version's message: the one whose buttons are
+        live, to take off or to edit next. Returns the ``(game_id, version)`` of the
+        views stored now (the first to show their version).
         """
         if not views:
             return set()
@@ -63,7 +79,19 @@ class BoardViewRepository:
             for view in views
         ]
         result = await self._session.execute(_record(self._session), rows)
-        return {(row.game_id, row.version) for row in result}
+        stored = {(row.game_id, row.version) for row in result}
+        again = [
+            {
+                "shown_game": row["game_id"],
+                "shown_version": row["version"],
+                "shown_message": row["message_id"],
+            }
+            for row in rows
+            if (row["game_id"], row["version"]) not in stored
+        ]
+        if again:
+            await self._session.execute(_SHOWN_AGAIN, again)
+        return stored
 
     async def shown_at(self, game_id: int, version: int) -> datetime | None:
         """When board ``version`` of the game was first shown, or None if it never was."""
