@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,14 @@ def test_the_sandbox_logs_warnings_unless_the_environment_says_otherwise(
     (tmp_path / ".env").write_text("TELESNAP_LOG_LEVEL=ERROR\n", encoding="utf-8")
     monkeypatch.delenv("TELESNAP_LOG_LEVEL")
     assert sandbox_settings().log_level == "ERROR"
+
+
+def test_a_worker_starts_without_the_picture_libraries() -> None:
+    # matplotlib alone takes about half a second to import: every start and restart of a
+    # worker pays it unless the pictures load it when the first one is drawn.
+    libraries = "{'matplotlib', 'PIL'}"
+    probe = f"import sys, telesnap.app, telesnap.cli; print(sorted({libraries} & {{*sys.modules}}))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "[]"

@@ -19,7 +19,6 @@ from telegram import Message
 from ...services.stats.views import LeaderboardView
 from ...services.types import Place
 from ..delivery.posts import PhotoEditPost, UploadPost
-from ..render.charts import leaderboard_picture
 from ..render.i18n import directed
 from ..render.stats import (
     StatsButtonSigner,
@@ -43,6 +42,10 @@ def _fits_caption(text: str) -> bool:
 
 
 async def _picture(view: LeaderboardView, tr: gettext.NullTranslations) -> bytes:
+    # matplotlib takes about half a second to import: a worker starts without it (a
+    # restart is that much quicker) and loads it when it draws its first picture.
+    from ..render.charts import leaderboard_picture
+
     rows = leaderboard_rows(view, tr)
     return await asyncio.to_thread(leaderboard_picture, leaderboard_title(view, tr), rows, tr)
 

@@ -24,9 +24,7 @@ from ...services.stats.views import GameLine
 from ...services.types import Place, Refused
 from ..delivery.posts import UploadPost
 from ..render.callbacks import carries_button
-from ..render.charts import stats_chart
 from ..render.i18n import directed, language_of, translator
-from ..render.replay_film import replay_film
 from ..render.stats import (
     STATS_CALLBACK_PATTERN,
     StatsButtonSigner,
@@ -149,6 +147,8 @@ async def _send_stats(
     if not view.can_plot:
         _say(runtime, place, text, message)
         return
+    from ..render.charts import stats_chart  # on the first picture: see leaderboards._picture
+
     chart = await asyncio.to_thread(
         partial(
             stats_chart,
@@ -207,6 +207,8 @@ async def _send_replay(
         return
     film = b""
     if not as_file:
+        from ..render.replay_film import replay_film  # Pillow and fontTools: on the first film
+
         film = await asyncio.to_thread(
             replay_film, game_id, document.history, document.game.players, tr
         )
