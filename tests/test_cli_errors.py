@@ -171,3 +171,10 @@ def test_simulate_names_the_players_a_game_takes(tmp_path: Path, players: str) -
         f"telesnap simulate: argument --players: Snap needs 2 to 12 players, not {players} "
         "(--help lists the options)"
     )
+
+
+def test_replay_of_a_file_it_cannot_read_says_which_and_why(tmp_path: Path) -> None:
+    line = one_line(telesnap(tmp_path, "replay", "no-such-game.tsv"))
+    assert line == "telesnap: cannot read no-such-game.tsv: No such file or directory"
+    line = one_line(telesnap(tmp_path, "replay", str(tmp_path)))
+    assert line == f"telesnap: cannot read {tmp_path}: Is a directory"

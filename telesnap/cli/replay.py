@@ -114,7 +114,11 @@ def replay_command(args: argparse.Namespace) -> int:
                 )
                 return 1
             stored = found
-    except (OSError, ValueError, ConfigError) as error:
+    except OSError as error:
+        what = f"cannot read {error.filename}: {error.strerror}" if error.filename else error
+        print(f"telesnap: {what}", file=sys.stderr)
+        return 1
+    except (ValueError, ConfigError) as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 1
     problems = check_game(stored)
