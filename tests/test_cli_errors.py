@@ -151,3 +151,30 @@ def test_the_sandboxs_saved_chats_are_not_committed() -> None:
     if checked.returncode == 128:
         pytest.skip(f"not a git checkout: {checked.stderr.strip()}")
     assert checked.stdout.strip() == "telesnap-sandbox.db.sandbox.json"
+
+
+def test_ids_beyond_what_a_database_holds_are_unknown_not_a_traceback(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
+    asyncio.run(upgrade_database(url))
+    huge = "99999999999999999999"
+    line = one_line(telesnap(tmp_path, "replay", "--game", huge, "--database-url", url))
+    assert line == f"telesnap: there is no game {huge} in the SQLite file {tmp_path}/games.db"
+    line = one_line(telesnap(tmp_path, "export", "--chat", f"-{huge}", "--database-url", url))
+    where = f"the SQLite file {tmp_path}/games.db"
+    assert line == f"telesnap: chat -{huge} has no ended games in {where}"
+
+
+@pytest.mark.parametrize("players", ["1", "13"])
+def test_simulate_names_the_players_a_game_takes(tmp_path: Path, players: str) -> None:
+    line = one_line(telesnap(tmp_path, "simulate", "--players", players, "--games", "1"))
+    assert line == (
+        f"telesnap simulate: argument --players: Snap needs 2 to 12 players, not {players} "
+        "(--help lists the options)"
+    )
+
+
+def test_replay_of_a_file_it_cannot_read_says_which_and_why(tmp_path: Path) -> None:
+    line = one_line(telesnap(tmp_path, "replay", "no-such-game.tsv"))
+    assert line == "telesnap: cannot read no-such-game.tsv: No such file or directory"
+    line = one_line(telesnap(tmp_path, "replay", str(tmp_path)))
+    assert line == f"telesnap: cannot read {tmp_path}: Is a directory"

@@ -30,6 +30,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _player_count(text: str) -> int:
+    from ..game import MAX_PLAYERS, MIN_PLAYERS
+
+    value = int(text)
+    if not MIN_PLAYERS <= value <= MAX_PLAYERS:
+        raise argparse.ArgumentTypeError(
+            f"Snap needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {value}"
+        )
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -71,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate = commands.add_parser(
         "simulate", help="play whole games with simulated players and print a summary"
     )
-    simulate.add_argument("--players", type=_positive_int, default=4, help="players per game")
+    simulate.add_argument("--players", type=_player_count, default=4, help="players per game")
     simulate.add_argument("--games", type=_positive_int, default=100, help="games to play")
     simulate.add_argument(
         "--seed", type=int, default=0, help="random seed (same seed, same output)"

@@ -38,6 +38,7 @@ from ..services.stats.audit import StoredGame, check_game, parse_document, store
 from ..services.stats.service import StatsService
 from ..storage.database import create_engine, describe_database, session_factory
 from ..storage.migrate import current_revision
+from ..storage.models import fits_bigint
 from ..storage.uow import UnitOfWork, UnitsOfWork
 
 __all__ = ["export_command", "replay_command"]
@@ -113,7 +114,11 @@ def replay_command(args: argparse.Namespace) -> int:
                 )
                 return 1
             stored = found
-    except (OSError, ValueError, ConfigError) as error:
+    except OSError as error:
+        what = f"cannot read {error.filename}: {error.strerror}" if error.filename else error
+        print(f"telesnap: {what}", file=sys.stderr)
+        return 1
+    except (ValueError, ConfigError) as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 1
     problems = check_game(stored)
@@ -150,7 +155,8 @@ def export_command(args: argparse.Namespace) -> int:
     try:
         url, source = _database_url(args)
         _check_file(url, source)
-        data = asyncio.run(_export(url, args.chat))
+        empty: dict[str, Any] = {"games": [], "players": []}
+        data = asyncio.run(_export(url, args.chat)) if fits_bigint(args.chat) else empty
     except ConfigError as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 2

@@ -14,9 +14,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from ..storage.models import WHOLE_CHAT
 from ..storage.uow import UnitOfWork
 from .outbox.rows import Notice, NoticeKind, record_notice
 from .ports import UnitOfWorkFactory
+from .settings import GameSettings
 from .types import Actor, Place, Reason, Refused, display_name
 
 logger = logging.getLogger(__name__)
@@ -92,7 +94,8 @@ async def alert_subscribers(
 ) -> tuple[tuple[int, str | None], ...]:
     """Write a private notice to each subscriber of the chat (not the opener).
 
-    Returns who was told, with their language code (to write in it).
+    Returns who was told, with the language to write in: the one their private chat
+    with the bot chose with /settings, else the one their Telegram app reports.
     ``link``: where the lobby can be reached (None: the chat has no link).
     """
     notice = Notice(
@@ -108,6 +111,8 @@ async def alert_subscribers(
         if user_id == opener.user_id:
             continue
         await record_notice(uow, Place(user_id, chat_type="private"), notice)
+        values = await uow.settings.get_effective_values(user_id, WHOLE_CHAT)
+        chosen = GameSettings.from_values(values).language
         user = await uow.users.get(user_id)
-        told.append((user_id, user.language_code if user is not None else None))
+        told.append((user_id, chosen or (user.language_code if user is not None else None)))
     return tuple(told)

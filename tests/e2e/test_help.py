@@ -21,13 +21,16 @@ async def test_help_lists_every_command_in_groups(
         await table.command("Ann", "help")
         shown = (await table.wait_for_text("/newgame")).text
     lines = shown.splitlines()
-    headings = [line for line in lines if line in ("Play", "Stats", "Settings and help")]
-    assert headings == ["Play", "Stats", "Settings and help"], shown
+    groups = ["Play", "Stats", "Settings and help", "Your data"]
+    headings = [line for line in lines if line in groups]
+    assert headings == groups, shown
     listed = set(COMMAND.findall(shown))
     assert set(menu_commands()) <= listed, set(menu_commands()) - listed
     for command in ("stats", "leaderboard", "history", "replay"):
         group = lines[lines.index("Stats") : lines.index("Settings and help")]
         assert any(line.startswith(f"/{command}") for line in group), command
+    for command in ("forgetme", "forgetchat"):
+        assert any(line.startswith(f"/{command}") for line in lines[lines.index("Your data") :])
 
 
 async def test_commands_stay_whole_in_arabic_lines(

@@ -168,3 +168,26 @@ async def test_a_private_message_committed_before_a_kill_arrives_once_after_rest
     assert [m.text.splitlines()[0] for m in told if "Crashy" in m.text] == [
         "🃏 Ann abrió una partida de Snap en Crashy."
     ]
+
+
+async def test_the_private_chat_chooses_the_language_of_its_messages(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """Bob's Telegram app says English; his private chat with the bot picks Spanish."""
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        await start_privately(table, "Bob")
+        bob = table.players["Bob"]
+        chosen = await table.client.send_command(bob, bob, "settings", "language es")
+        answer = await table.client.wait_for_message(
+            bob, lambda m: m.is_from_bot and m.message_id > chosen
+        )
+        assert answer.text.startswith("Guardado."), answer.text
+        await table.reply_to(await table.command("Bob", "notify"))
+        await open_lobby(table, "Ann")
+        await table.client.wait_until_idle()
+        (told,) = [
+            m
+            for m in await table.client.transcript(bob)
+            if m.is_from_bot and (OPENED_ES in m.text or OPENED in m.text)
+        ]
+        assert told.text.startswith("🃏 Ann abrió una partida de Snap en Snap club."), told.text

@@ -163,3 +163,14 @@ async def wins_of(url: str, user_id: int) -> int:
             return sum(user_id in (ids or []) for ids in winners)
     finally:
         await engine.dispose()
+
+
+async def test_replay_of_an_id_no_database_holds_is_answered(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann"]) as table:
+        huge = "99999999999999999999"
+        await table.command("Ann", "replay", huge)
+        await table.wait_for_text(f"No game #{huge} has ended in this chat.")
+        await table.command("Ann", "replay", "²")  # a digit that is not a decimal one
+        await table.wait_for_text("Write /replay ID to watch a game")

@@ -341,6 +341,10 @@ def test_the_port_comes_from_the_command_line_then_the_environment(
     monkeypatch.setenv("TELESNAP_SANDBOX_PORT", "eighty")
     with pytest.raises(ConfigError, match="TELESNAP_SANDBOX_PORT must be a port number"):
         options_from(parsed)
+    for out_of_range in ("0", "65536"):  # as --port: every port is 1-65535
+        monkeypatch.setenv("TELESNAP_SANDBOX_PORT", out_of_range)
+        with pytest.raises(ConfigError, match=f"from 1 to 65535, got '{out_of_range}'"):
+            options_from(parsed)
 
 
 async def test_an_unreadable_saved_chats_file_is_a_clear_error(tmp_path: Path) -> None:

@@ -46,9 +46,13 @@ def place_of_update(update: Update) -> Place | None:
 async def is_chat_admin(bot: Bot, chat_id: int, user_id: int) -> bool:
     """Whether the user is the chat's creator or an administrator.
 
+    A private chat (its id is its person's) is its person's own: they set its
+    settings, such as the language of their /notify messages, without asking Telegram.
     When Telegram cannot say, the user is taken for a plain member (the action is
     refused, and can be tried again); the failure is logged.
     """
+    if chat_id == user_id:
+        return True
     try:
         member = await bot.get_chat_member(chat_id, user_id)
     except TelegramError as error:

@@ -191,7 +191,7 @@ async def _send_replay(
     if not 1 <= len(words) <= 2 or (len(words) == 2 and not as_file):
         _say(runtime, place, _replay_usage(tr), message)
         return
-    if not words[0].lstrip("#").isdigit():
+    if not words[0].lstrip("#").isdecimal():
         _say(runtime, place, _replay_usage(tr), message)
         return
     game_id = int(words[0].lstrip("#"))

@@ -168,7 +168,7 @@ class StatsService:
         """One of the chat's ended games: its summary and its whole history as a document."""
         async with self._units(read_only=True) as uow:
             row = await uow.games.get(game_id, lock=False)
-            result = await uow.stats.game_result(game_id)
+            result = None if row is None else await uow.stats.game_result(game_id)
             if row is None or row.chat_id != chat_id or result is None:
                 raise Refused(Reason.NO_GAME, {"game_id": game_id})
             stored = await stored_game(uow, row)

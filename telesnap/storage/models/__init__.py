@@ -2,7 +2,7 @@
 
 from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .alerts import DirectChat, LobbyAlert
-from .base import Base, UtcDateTime, utc_now
+from .base import Base, UtcDateTime, fits_bigint, utc_now
 from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
 from .inbox import NO_CHAT, InboxUpdate
 from .infrastructure import Timer
@@ -39,5 +39,6 @@ __all__ = [
     "Timer",
     "User",
     "UtcDateTime",
+    "fits_bigint",
     "utc_now",
 ]

@@ -33,6 +33,14 @@ ids never run out (at 60 rows a second a 32-bit id lasts about 400 days). SQLite
 ``INTEGER``: only an ``INTEGER PRIMARY KEY`` is its auto-numbered row id, and it is 64-bit."""
 
 
+def fits_bigint(value: int) -> bool:
+    """Whether ``value`` fits a 64-bit column.
+
+    A number beyond it (typed by a person) names no row, and the drivers refuse to send it.
+    """
+    return -(2**63) <= value < 2**63
+
+
 def utc_now() -> datetime:
     """Return the current time as an aware UTC datetime (every timestamp's default)."""
     return datetime.now(UTC)

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..errors import ActiveGameExistsError, PlayerAlreadySeatedError
-from ..models import ACTIVE_STATUSES, Game, GamePlayer, GameStatus
+from ..models import ACTIVE_STATUSES, Game, GamePlayer, GameStatus, fits_bigint
 from ..models.accounts import WHOLE_CHAT
 
 __all__ = ["GameRepository"]
@@ -49,6 +49,8 @@ class GameRepository:
 
     async def get(self, game_id: int, *, lock: bool = True) -> Game | None:
         """Return the game by id, locked for this transaction, or None."""
+        if not fits_bigint(game_id):
+            return None
         return await self._session.scalar(_locked(select(Game).where(Game.id == game_id), lock))
 
     async def add(
