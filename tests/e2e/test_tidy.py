@@ -117,6 +117,17 @@ async def test_in_live_style_the_game_is_one_message_edited_to_its_end(tmp_path:
         assert stale_toasts == ["The table changed before your press arrived: look again."]
 
 
+async def the_one_live_board(table: Table) -> list[int]:
+    """Once a single message of the chat has buttons: its id, alone in a list."""
+
+    async def one_live_board() -> list[int] | None:
+        live = [m.message_id for m in await table.messages() if m.buttons]
+        return live if len(live) == 1 else None
+
+    live: list[int] = await table.client.wait_for(one_live_board, what="one board with buttons")
+    return live
+
+
 async def test_after_a_restart_the_board_shown_before_it_loses_its_buttons(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:
@@ -128,12 +139,7 @@ async def test_after_a_restart_the_board_shown_before_it_loses_its_buttons(
         await table.stop_bot()
         await table.start_bot()  # a cold start shows every running game's table again
         again = await table.next_board()
-
-        async def one_live_board() -> list[int] | None:
-            live = [m.message_id for m in await table.messages() if m.buttons]
-            return live if len(live) == 1 else None
-
-        live = await table.client.wait_for(one_live_board, what="one board with buttons")
+        live = await the_one_live_board(table)
         assert live == [again.message.message_id]
         assert before.message.message_id != again.message.message_id
 
@@ -159,12 +165,7 @@ async def test_a_board_shown_again_for_a_wrong_call_loses_its_buttons_once_acros
         assert again.turn is not None
         await table.press(again.turn, again.message, "Flip")
         last = await table.next_board()
-
-        async def one_live_board() -> list[int] | None:
-            live = [m.message_id for m in await table.messages() if m.buttons]
-            return live if len(live) == 1 else None
-
-        live = await table.client.wait_for(one_live_board, what="one board with buttons")
+        live = await the_one_live_board(table)
         assert live == [last.message.message_id]
         assert wrong.message.message_id not in live
         assert await table.client.violations() == []
