@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -31,6 +30,7 @@ from telesnap.services.views import PlayOutcome
 from telesnap.storage.uow import UnitsOfWork
 
 from ..services.test_play_flow import ANN, BOB, receipt
+from .test_durable_boards import TakesEverything
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -39,17 +39,6 @@ TOPICS = (
     Place(FORUM, 11, "supergroup", "Club", True),
     Place(FORUM, 22, "supergroup", "Club", True),
 )
-
-
-class TakesEverything:
-    """A Bot API that takes every message."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-
-    async def send_message(self, chat_id: int, text: str, **_: Any) -> Any:
-        self.texts.append(text)
-        return SimpleNamespace(message_id=100 + len(self.texts))
 
 
 class NoTidying:
