@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..storage.models import WHOLE_CHAT
 from ..storage.uow import UnitOfWork
 from .outbox.rows import Notice, NoticeKind, record_notice
 from .play.base import Service
@@ -22,18 +23,9 @@ class SettingsService(Service):
             return GameSettings.from_values(values)
 
     async def language(self, place: Place) -> str | None:
-        """The language the topic's messages are written in: the chat's choice, if any.
-
-        A private chat's id is its person's: without a choice it is written in the
-        language their Telegram app reported, which outlives a restart (it is stored).
-        """
+        """The language the topic's messages are written in (:func:`written_in`)."""
         async with self._units(read_only=True) as uow:
-            values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
-            chosen = GameSettings.from_values(values).language
-            if chosen is not None or place.chat_id < 0:
-                return chosen
-            user = await uow.users.get(place.chat_id)
-            return user.language_code if user is not None else None
+            return await written_in(uow, place.chat_id, place.thread_id)
 
     async def change(
         self,
@@ -90,3 +82,17 @@ async def chat_language(uow: UnitOfWork, place: Place) -> str | None:
     """The language the chat's messages are written in, as its settings say (None: the default)."""
     values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
     return GameSettings.from_values(values).language
+
+
+async def written_in(uow: UnitOfWork, chat_id: int, thread_id: int = WHOLE_CHAT) -> str | None:
+    """The language a chat's messages are written in: the chat's choice, if any.
+
+    A private chat's id is its person's: without a choice it is written in the
+    language their Telegram app reported, which outlives a restart (it is stored).
+    """
+    values = await uow.settings.get_effective_values(chat_id, thread_id)
+    chosen = GameSettings.from_values(values).language
+    if chosen is not None or chat_id < 0:
+        return chosen
+    user = await uow.users.get(chat_id)
+    return user.language_code if user is not None else None

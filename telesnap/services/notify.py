@@ -14,11 +14,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from ..storage.models import WHOLE_CHAT
 from ..storage.uow import UnitOfWork
+from .chat_settings import written_in
 from .outbox.rows import Notice, NoticeKind, record_notice
 from .ports import UnitOfWorkFactory
-from .settings import GameSettings
 from .types import Actor, Place, Reason, Refused, display_name
 
 logger = logging.getLogger(__name__)
@@ -111,8 +110,5 @@ async def alert_subscribers(
         if user_id == opener.user_id:
             continue
         await record_notice(uow, Place(user_id, chat_type="private"), notice)
-        values = await uow.settings.get_effective_values(user_id, WHOLE_CHAT)
-        chosen = GameSettings.from_values(values).language
-        user = await uow.users.get(user_id)
-        told.append((user_id, chosen or (user.language_code if user is not None else None)))
+        told.append((user_id, await written_in(uow, user_id)))
     return tuple(told)
