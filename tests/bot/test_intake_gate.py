@@ -7,8 +7,8 @@ import threading
 
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.ingress.gate import Budget, GateLimits, IntakeGate, Verdict
-from telesnap.services.types import Topic
+from telesnap.bot.ingress.gate import MET_IN_PLAY, Budget, GateLimits, IntakeGate, Verdict
+from telesnap.services.types import Reason, Topic
 
 CHAT = Chat(-100, Chat.SUPERGROUP)
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
@@ -88,6 +88,19 @@ def test_a_user_whose_updates_keep_being_refused_is_turned_away_whole() -> None:
     assert gate.verdict(command(1)) is Verdict.DROP
     # The others in the chat are heard as before.
     assert gate.verdict(press(2)) is Verdict.ADMIT
+
+
+def test_what_a_player_meets_in_play_never_turns_them_away() -> None:
+    # Flip pressed before one's turn, Snap! while the race is decided, a board an edit
+    # replaced: a keen player meets these all game long, and must be heard when it counts.
+    gate = IntakeGate(GateLimits(refusals_per_user=Budget(3, 10.0)))
+    for reason in [*MET_IN_PLAY, *MET_IN_PLAY]:
+        assert gate.verdict(press(1)) is Verdict.ADMIT
+        gate.refused(CHAT.id, 1, reason)
+    assert gate.verdict(press(1)) is Verdict.ADMIT
+    for _ in range(3):
+        gate.refused(CHAT.id, 1, Reason.NOT_PLAYING)  # presses on a game one is not in
+    assert gate.verdict(press(1)) is Verdict.ANSWER
 
 
 def test_a_burst_lets_in_only_what_a_person_would_wait_for() -> None:

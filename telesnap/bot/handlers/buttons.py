@@ -81,9 +81,8 @@ def _handler(body: ButtonBody) -> UpdateHandler:
         except Refused as refused:
             # A redelivered press was answered (and counted) the first time round.
             if refused.reason is not Reason.DUPLICATE_UPDATE:
-                # A double tap is a player's, answered in kind; the rest count against them.
-                if refused.reason is not Reason.REPEATED_PRESS and update.effective_chat:
-                    runtime.gate.refused(update.effective_chat.id, actor.user_id)
+                if update.effective_chat:
+                    runtime.gate.refused(update.effective_chat.id, actor.user_id, refused.reason)
                 await answer_press(query, refusal_text(refused, tr))
         finally:
             runtime.book.finished(update)

@@ -92,7 +92,7 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
         except Refused as refused:
             if refused.reason is Reason.DUPLICATE_UPDATE or place is None:
                 return
-            runtime.gate.refused(place.chat_id, user.id)
+            runtime.gate.refused(place.chat_id, user.id, refused.reason)
             if runtime.gate.may_reply(place.chat_id, user.id):
                 runtime.presenter.say(place, refusal_text(refused, tr), message.message_id)
         finally:

@@ -12,7 +12,7 @@ anything is stored or spawned, every update passes :class:`IntakeGate`:
   once (stamped, not yet handled): a person waits for the answers, a flood does
   not, so a burst of a hundred commands lets ten in, not the whole budget;
 - a user whose updates keep being refused (:meth:`IntakeGate.refused`: not in the
-  game, not their turn, a command the bot does not know) past
+  game, a command the bot does not know; not what a player meets in play) past
   :attr:`GateLimits.refusals_per_user` is turned away whole until the window has room;
 - a topic holds at most :attr:`GateLimits.calls_per_topic` Snap calls on their way;
 - a press turned away is answered at once with a toast (a press is always
@@ -39,7 +39,7 @@ from typing import Any
 
 from telegram import Bot, Chat, Update
 
-from ...services.types import Topic
+from ...services.types import Reason, Topic
 from ..render.i18n import language_of, translator
 from ..render.toasts import answer_toast
 from .budgets import Budget, MovingWindows
@@ -80,6 +80,20 @@ class Verdict(enum.Enum):
     DROP = "drop"
     """A message turned away: not stored, no reply."""
 
+
+MET_IN_PLAY = frozenset(
+    {
+        Reason.NOT_YOUR_TURN,
+        Reason.RACE_OPEN,
+        Reason.ALREADY_CALLED,
+        Reason.REPEATED_PRESS,
+        Reason.OLD_BOARD,
+        Reason.PLAYER_OUT,
+        Reason.GAME_OVER,
+    }
+)
+"""Refusals a player meets while playing (a press a moment early or late, a board an
+edit replaced, a button of the game just ended): not counted against them."""
 
 WaitingFrom = Callable[[int, int, int], int]
 """How many of a user's updates in a chat, up to an update, are on their way:
@@ -134,9 +148,14 @@ class IntakeGate:
             return self._turned_away(refused, "too many Snap calls on their way", chat)
         return Verdict.ADMIT
 
-    def refused(self, chat_id: int, user_id: int) -> None:
-        """Count a refusal of this user's update (an unknown command counts as one)."""
-        self._refusals.hit((chat_id, user_id))
+    def refused(self, chat_id: int, user_id: int, reason: Reason | None = None) -> None:
+        """Count a refusal of this user's update (None: an unknown command, a bad one).
+
+        What a player meets in play (:data:`MET_IN_PLAY`) does not count: a player who
+        keeps pressing Flip before their turn is still let in when it comes.
+        """
+        if reason not in MET_IN_PLAY:
+            self._refusals.hit((chat_id, user_id))
 
     def may_reply(self, chat_id: int, user_id: int) -> bool:
         """Whether a refusal or an unknown command of this user may be answered now."""
