@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
-from sqlalchemy import delete
+from sqlalchemy import delete, event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.outbox.leases import MemoryLeases
@@ -20,7 +21,7 @@ from telesnap.storage.models import OutboxMessage
 from telesnap.storage.outbox_watch import OutboxWatch, note_added
 from telesnap.storage.repositories import ShownBoard
 from telesnap.storage.repositories.privacy import scrub
-from telesnap.storage.uow import UnitsOfWork
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 from .sql_log import statements
 from .test_outbox_rows import lobbies_shown
@@ -154,6 +155,44 @@ async def test_the_sent_mark_knows_from_the_line_whether_the_chat_has_more(
     leases = LEASES[outbox.owner]
     assert await leases.lease_of(None, PLACE.chat_id, outbox.owner, datetime.now(UTC)) is None
     assert await outbox.pending(PLACE.chat_id) == []
+
+
+async def test_boards_shown_together_are_marked_sent_in_one_commit(
+    session_factory: Sessions,
+) -> None:
+    play, outbox, _ = await one_process_game(session_factory)
+    await send_boards(outbox, 50)
+    await flip(play)
+    await flip(play)
+    game_id = (await play.table(PLACE)).table.game_id
+    read = await outbox.pending_for_board(PLACE.chat_id, game_id)
+    assert read is not None
+    boards = [entry for entry in read[0] if isinstance(entry, OutboxEntry)]
+    commits: list[object] = []
+    engine = session_factory.kw["bind"]
+
+    def committed(connection: object) -> None:
+        commits.append(connection)
+
+    event.listen(engine.sync_engine, "commit", committed)
+    try:
+        more = await asyncio.gather(
+            *(
+                outbox.boards_sent(
+                    PLACE.chat_id, [board.id], game_id, board.board.table.board_version, 60 + n
+                )
+                for n, board in enumerate(boards)
+            )
+        )
+    finally:
+        event.remove(engine.sync_engine, "commit", committed)
+    assert more == [False, False], "both are settled: nothing is left to send"
+    assert len(commits) == 1, "one transaction for both"
+    assert await outbox.pending(PLACE.chat_id) == []
+    async with UnitOfWork(session_factory, read_only=True) as uow:
+        newest = await uow.board_views.newest(game_id)
+    assert newest is not None
+    assert (newest.version, newest.message_id) == (boards[-1].board.table.board_version, 61)
 
 
 async def test_one_process_reads_its_line_without_taking_the_write_lock(

@@ -33,6 +33,7 @@ import os
 import secrets
 import socket
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -41,6 +42,7 @@ from ...storage.models import GameStatus, OutboxState
 from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
 from ...storage.uow import UnitOfWork
+from ...support.batched import Batched
 from ..play.events import GameChanged
 from ..play.store import GameStore
 from ..ports import UnitOfWorkFactory
@@ -114,6 +116,15 @@ async def _newest_shown(uow: UnitOfWork, game_id: int | None) -> ShownBoard | No
     return None if game_id is None else await uow.board_views.newest(game_id)
 
 
+@dataclass(frozen=True, slots=True)
+class _ShownMark:
+    """A board that reached the chat, and the rows it showed."""
+
+    chat_id: int
+    entry_ids: tuple[int, ...]
+    shown: ShownBoard
+
+
 class OutboxService:
     """Reads the unsent rows, settles sent and failed ones, leases chats and keeps their pace.
 
@@ -154,6 +165,9 @@ class OutboxService:
         self._memory: MemoryLeases | None = None
         if watch is not None and isinstance(self._leases, MemoryLeases):
             self._mirror, self._memory = LineMirror(watch), self._leases
+        # One process: the boards shown meanwhile are marked in one commit (group commit).
+        # Workers mark each in its own, so that two never take chats' locks in two orders.
+        self._together = Batched(self._marks_shown) if self._mirror is not None else None
 
     async def pending(self, chat_id: int, after_id: int = 0) -> list[Entry] | None:
         """The chat's unsent rows above ``after_id``, read back, in their order (the line).
@@ -256,19 +270,38 @@ class OutboxService:
         """Mark the rows sent and store that ``message_id`` shows board ``version``, at once.
 
         One transaction: a board is never marked sent without the record of its
-        message (reaction times start there), nor recorded and left unsent. True:
-        the chat has more to send (this worker keeps it); False: the chat is let go.
+        message (reaction times start there), nor recorded and left unsent. On one
+        process the boards shown meanwhile share it (:class:`~...support.batched.Batched`).
+        True: the chat has more to send (this worker keeps it); False: it is let go.
         """
-        shown = ShownBoard(game_id, version, message_id, self._clock())
+        mark = _ShownMark(
+            chat_id, tuple(entry_ids), ShownBoard(game_id, version, message_id, self._clock())
+        )
+        if self._together is not None:
+            return await self._together.add(mark)
+        (more,) = await self._marks_shown([mark])
+        return more
+
+    async def _marks_shown(self, marks: Sequence[_ShownMark]) -> list[bool]:
+        """:meth:`boards_sent` for each of ``marks``, in one transaction."""
+        now = self._clock()
         async with self._units() as uow:
-            await uow.outbox.settle(
-                entry_ids, OutboxState.SENT, self._clock(), message_id=shown.message_id
-            )
-            await uow.board_views.record([shown])
-            more = await self._keep_or_let_go(uow, chat_id, entry_ids)
+            for mark in marks:
+                await uow.outbox.settle(
+                    mark.entry_ids, OutboxState.SENT, now, message_id=mark.shown.message_id
+                )
+            await uow.board_views.record([mark.shown for mark in marks])
+            settled: dict[int, list[int]] = {}
+            for mark in marks:
+                settled.setdefault(mark.chat_id, []).extend(mark.entry_ids)
+            more = [
+                await self._keep_or_let_go(uow, mark.chat_id, settled[mark.chat_id])
+                for mark in marks
+            ]
         if self._mirror is not None:
-            self._mirror.settled(chat_id, entry_ids)
-            self._mirror.shown(shown)
+            for mark in marks:
+                self._mirror.settled(mark.chat_id, mark.entry_ids)
+                self._mirror.shown(mark.shown)
         return more
 
     async def line_sent(
