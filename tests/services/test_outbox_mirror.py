@@ -131,17 +131,26 @@ async def test_a_board_settled_leaves_the_line_and_the_chat_is_let_go(
     assert await leases.lease_of(None, PLACE.chat_id, outbox.owner, datetime.now(UTC)) is None
 
 
-async def test_the_sent_mark_knows_from_the_line_whether_the_chat_has_more(
-    session_factory: Sessions,
-) -> None:
-    play, outbox, _ = await one_process_game(session_factory)
+async def two_boards_waiting(
+    sessions: Sessions,
+) -> tuple[OutboxService, int, list[OutboxEntry]]:
+    """A game whose start board was shown and whose next two boards wait, as read to send."""
+    play, outbox, _ = await one_process_game(sessions)
     await send_boards(outbox, 50)
     await flip(play)
     await flip(play)
     game_id = (await play.table(PLACE)).table.game_id
     read = await outbox.pending_for_board(PLACE.chat_id, game_id)
     assert read is not None
-    first, second = (entry for entry in read[0] if isinstance(entry, OutboxEntry))
+    boards = [entry for entry in read[0] if isinstance(entry, OutboxEntry)]
+    assert len(boards) == 2
+    return outbox, game_id, boards
+
+
+async def test_the_sent_mark_knows_from_the_line_whether_the_chat_has_more(
+    session_factory: Sessions,
+) -> None:
+    outbox, game_id, (first, second) = await two_boards_waiting(session_factory)
     engine = session_factory.kw["bind"]
     board = first.board.table
     with statements(engine) as seen:
@@ -160,14 +169,7 @@ async def test_the_sent_mark_knows_from_the_line_whether_the_chat_has_more(
 async def test_boards_shown_together_are_marked_sent_in_one_commit(
     session_factory: Sessions,
 ) -> None:
-    play, outbox, _ = await one_process_game(session_factory)
-    await send_boards(outbox, 50)
-    await flip(play)
-    await flip(play)
-    game_id = (await play.table(PLACE)).table.game_id
-    read = await outbox.pending_for_board(PLACE.chat_id, game_id)
-    assert read is not None
-    boards = [entry for entry in read[0] if isinstance(entry, OutboxEntry)]
+    outbox, game_id, boards = await two_boards_waiting(session_factory)
     commits: list[object] = []
     engine = session_factory.kw["bind"]
 
