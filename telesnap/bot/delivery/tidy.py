@@ -70,8 +70,8 @@ class BoardTidier:
         """
         live = self._live.setdefault(game_id, _LiveBoards(chat_id))
         older = [] if previous is None else [previous[0]]
-        # Not older than the stored one: shown after the read, or a board showing the same
-        # version again (a wrong call), which the store does not record apart.
+        # Not older than the stored one: shown after the read (a board showing the same
+        # version again, a wrong call's, whose mark came after the read, is one too).
         if live.newest is not None and (previous is None or live.newest[1] >= previous[1]):
             older.append(live.newest[0])
         for old in older:

@@ -59,8 +59,7 @@ class MovingWindows:
 
     def has_room(self, key: Hashable) -> bool:
         """Whether a hit for ``key`` would be counted now (nothing is counted)."""
-        hits = self._hits.get(key)
-        return hits is None or len(self._inside(key, self._clock())) < self.budget.count
+        return key not in self._hits or len(self._inside(key, self._clock())) < self.budget.count
 
     def _inside(self, key: Hashable, now: float) -> deque[float]:
         hits = self._hits.setdefault(key, deque())

@@ -89,12 +89,16 @@ class ReceiptBook:
     _calls_in_flight: dict[int, tuple[Topic, int]] = field(default_factory=dict)
     _waiting: dict[Sender, dict[int, int]] = field(default_factory=dict)
     """Each sender's updates stamped here and not finished: update_id to stamp."""
-    _sender_of: dict[int, Sender] = field(default_factory=dict)
+    _sender_of: BoundedDict[int, Sender] = field(init=False)
+    """Whose each waiting update is (the oldest forgotten past :data:`ARRIVALS_KEPT`)."""
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
     _released: bool = False
     _attempts: dict[int, bool] = field(default_factory=dict)
     """The updates the dispatcher is running now: whether this is their last attempt."""
     _to_retry: set[int] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self._sender_of = BoundedDict(ARRIVALS_KEPT, on_drop=self._not_waiting)
 
     def attempting(self, update_id: int, *, last: bool) -> None:
         """The dispatcher runs the update now; ``last``: no retry follows a transient failure."""
@@ -125,15 +129,13 @@ class ReceiptBook:
         arrivals = []
         for update in updates:
             arrival = self._arrive(update, Receipt.at(stamp_ns, update.update_id, self.host_id))
-            self._keep(update.update_id, arrival)
+            self._arrivals[update.update_id] = arrival
             if arrival.topic is not None and arrival.is_call:
                 self._calls_in_flight[update.update_id] = (arrival.topic, stamp_ns)
             if update.effective_user is not None and update.effective_chat is not None:
                 sender = (update.effective_chat.id, update.effective_user.id)
                 self._waiting.setdefault(sender, {})[update.update_id] = stamp_ns
                 self._sender_of[update.update_id] = sender
-                if len(self._sender_of) > ARRIVALS_KEPT:
-                    self._forget_sender(next(iter(self._sender_of)))  # the oldest
             arrivals.append(arrival)
         return arrivals
 
@@ -151,11 +153,8 @@ class ReceiptBook:
         arrival = self._arrivals.get(update.update_id)
         if arrival is None or arrival.receipt != receipt:
             arrival = self._arrive(update, receipt)
-            self._keep(update.update_id, arrival)
+            self._arrivals[update.update_id] = arrival
         return arrival
-
-    def _keep(self, update_id: int, arrival: Arrival) -> None:
-        self._arrivals[update_id] = arrival
 
     def _arrive(self, update: Update, receipt: Receipt) -> Arrival:
         topic = topic_of(update)
@@ -198,10 +197,13 @@ class ReceiptBook:
     def _forget_sender(self, update_id: int) -> None:
         sender = self._sender_of.pop(update_id, None)
         if sender is not None:
-            waiting = self._waiting[sender]
-            waiting.pop(update_id, None)
-            if not waiting:
-                del self._waiting[sender]
+            self._not_waiting(update_id, sender)
+
+    def _not_waiting(self, update_id: int, sender: Sender) -> None:
+        waiting = self._waiting[sender]
+        waiting.pop(update_id, None)
+        if not waiting:
+            del self._waiting[sender]
 
     def expect_call(self, update_id: int, topic: Topic, stamp_ns: int) -> None:
         """A call stamped elsewhere (another worker, before a restart) is to be handled here.
