@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
+from telegram import (
+    Chat,
+    ChatMemberBanned,
+    ChatMemberMember,
+    ChatMemberUpdated,
+    Update,
+    User,
+)
 from telegram.error import Forbidden
 
 from telesnap.bot.delivery import presenter as presenter_module
-from telesnap.bot.handlers.runtime import Runtime
+from telesnap.bot.handlers.membership import on_my_chat_member
+from telesnap.bot.handlers.runtime import RUNTIME_KEY, Runtime
 from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.services.types import Place
 
@@ -124,3 +135,39 @@ async def test_nothing_is_posted_to_a_chat_that_removed_the_bot() -> None:
     runtime.bot_added(PLACE.chat_id)
     runtime.presenter.say(PLACE, "Hello again")
     assert len(outbox.posts) == 1
+
+
+def removal(chat_id: int) -> Update:
+    """The ``my_chat_member`` update of the bot removed from a group."""
+    bot = User(1, "telesnap", is_bot=True)
+    admin = User(2, "Ann", is_bot=False)
+    when = datetime.now(UTC)
+    change = ChatMemberUpdated(
+        Chat(chat_id, Chat.SUPERGROUP),
+        admin,
+        when,
+        ChatMemberMember(bot),
+        ChatMemberBanned(bot, until_date=when),
+    )
+    return Update(41, my_chat_member=change)
+
+
+async def test_the_removal_update_ends_the_games_before_it_is_marked_handled() -> None:
+    """The dispatcher marks an update handled once its handler returns: a kill right after
+    must not leave the chat's games running (nothing would end them)."""
+    ended: list[int] = []
+
+    class Games:
+        async def end_in_removed_chat(self, chat_id: int) -> list[int]:
+            await asyncio.sleep(0)  # a database round trip
+            ended.append(chat_id)
+            return [7]
+
+    runtime = runtime_with(HeldOutbox(), Games(), boards=GoneChats())
+    context = SimpleNamespace(bot_data={RUNTIME_KEY: runtime})
+    await on_my_chat_member(removal(PLACE.chat_id), context)  # type: ignore[arg-type]
+    assert ended == [PLACE.chat_id]
+    assert runtime.is_removed_from(PLACE.chat_id)
+    # Run again (a retry after a database failure, a redelivery): the games are ended again.
+    await on_my_chat_member(removal(PLACE.chat_id), context)  # type: ignore[arg-type]
+    assert ended == [PLACE.chat_id, PLACE.chat_id]

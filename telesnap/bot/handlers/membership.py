@@ -22,7 +22,7 @@ async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) 
             return
         privacy = privacy_service_of(context)
         if change.new_chat_member.status in _GONE:
-            runtime.bot_removed(change.chat.id)
+            await runtime.removed_from(change.chat.id)
             if privacy is not None:  # the chat is erased once its retention has passed
                 await privacy.service.bot_removed(change.chat.id, change.date)
         else:

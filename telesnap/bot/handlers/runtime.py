@@ -51,9 +51,9 @@ class Runtime:
     # -- a chat that removed the bot ------------------------------------------------------
 
     def bot_removed(self, chat_id: int) -> None:
-        """The bot was removed from the chat (or is refused there): end its games, post nothing.
+        """A send to the chat was refused (403): end its games in the background, post nothing.
 
-        Called for the ``my_chat_member`` update and for a 403 from any send.
+        Nobody waits on a send, so a failure only logs; the next 403 tries again.
         """
         if not self.courier.close_chat(chat_id):
             return
@@ -62,6 +62,20 @@ class Runtime:
             return
         logger.info("chat %s: the bot was removed; ending its games there", chat_id)
         self.courier.spawn(self._end_games_in(chat_id))
+
+    async def removed_from(self, chat_id: int) -> None:
+        """The ``my_chat_member`` update says the bot was removed: end its games, post nothing.
+
+        The games end before the update is marked handled, so a kill in between runs it
+        again; a failure goes up to the error handler (the database's is run again).
+        """
+        self.courier.close_chat(chat_id)
+        if chat_id > 0 and self.notify is not None:  # a person blocked the bot
+            await self.notify.private_chat_closed(chat_id)
+            return
+        ended = await self.lobby.end_in_removed_chat(chat_id)
+        if ended:
+            logger.info("chat %s: the bot was removed; ended game(s) %s", chat_id, ended)
 
     def bot_added(self, chat_id: int) -> None:
         """The bot is a member of the chat again (a person unblocked it): it may post there."""
