@@ -23,7 +23,7 @@ from telesnap.services.outbox.service import OutboxService, record_boards
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
-from telesnap.services.types import Actor, Place
+from telesnap.services.types import Actor, Place, Reason, Refused
 from telesnap.storage.database import is_sqlite
 from telesnap.storage.liveness import PostgresLiveness
 from telesnap.storage.models import OutboxMessage
@@ -174,3 +174,77 @@ async def test_the_rows_of_boards_shown_together_are_marked_sent_in_one_statemen
         }
     assert (shown[first.id], shown[second.id]) == (51, 52), "each row, its own message"
     assert await outbox.pending(PLACE.chat_id) == []
+
+
+async def test_one_process_flips_on_the_game_row_its_last_change_left_without_reading_it(
+    session_factory: Sessions,
+) -> None:
+    engine = session_factory.kw["bind"]
+    shared = not is_sqlite(engine)
+    store = GameStore(shared=shared)  # as coordination.py sets it: trusted on one process
+    units = UnitsOfWork(session_factory)
+    record_boards(store)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    play = PlayService(units, store)
+    await flip(play, PLACE)  # the row is read once
+    turn = (await play.table(PLACE)).table.turn_player
+    assert turn is not None
+    with statements(engine) as seen:
+        await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
+    read = "SELECT games" in kinds(seen)
+    if shared:
+        assert read, "workers lock the row: another may have changed the game"
+    else:
+        assert not read, "one process: the row is the one its last change wrote"
+        assert len(seen) == 5, "BEGIN, the processed mark, history, the game row, the board"
+
+
+async def test_a_game_row_written_elsewhere_is_read_again_before_the_next_flip(
+    session_factory: Sessions,
+) -> None:
+    store = GameStore(shared=False)
+    units = UnitsOfWork(session_factory)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    play = PlayService(units, store)
+    await flip(play, PLACE)
+    game_id = (await play.table(PLACE)).table.game_id
+    async with units() as uow:  # another unit ends the game (an erasure, a timer...)
+        row = await uow.games.get(game_id)
+        assert row is not None
+        row.status = "abandoned"
+    with pytest.raises(Refused) as refused:
+        await flip(play, PLACE)
+    assert refused.value.reason is Reason.NO_GAME, "the game as stored: over"
+
+
+async def test_a_refused_press_leaves_the_next_flip_on_the_stored_game(
+    session_factory: Sessions,
+) -> None:
+    store = GameStore(shared=False)
+    units = UnitsOfWork(session_factory)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    play = PlayService(units, store)
+    await flip(play, PLACE)
+    table = (await play.table(PLACE)).table
+    turn = table.turn_player
+    assert turn is not None
+    waiting = BOB if turn.user_id == ANN.user_id else ANN
+    with pytest.raises(Refused) as refused:
+        await play.flip(PLACE, waiting, receipt())
+    assert refused.value.reason is Reason.NOT_YOUR_TURN
+    await flip(play, PLACE)
+    async with units() as uow:
+        row = await uow.games.get(table.game_id)
+        assert row is not None
+        stored = await uow.history.operations(row.id)
+    assert row.history_length == len(stored), "the row counts every stored operation"
+    assert row.board_version == (await play.table(PLACE)).table.board_version
