@@ -23,3 +23,36 @@ def statements(engine: AsyncEngine) -> Iterator[list[str]]:
         yield seen
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", record)
+
+
+@contextmanager
+def commits(engine: AsyncEngine) -> Iterator[list[str]]:
+    """One entry per transaction committed on ``engine`` meanwhile (read-only ones too)."""
+    seen: list[str] = []
+
+    def record(_conn: Any) -> None:
+        seen.append("COMMIT")
+
+    event.listen(engine.sync_engine, "commit", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine.sync_engine, "commit", record)
+
+
+def kinds(seen: list[str]) -> list[str]:
+    """Each statement's first words up to its table (``SELECT outbox_messages``, say)."""
+    named = []
+    for statement in seen:
+        words = statement.split()
+        verb = words[0]
+        if verb == "SELECT":
+            table = next(w for w in words[words.index("FROM") + 1 :])
+        elif verb == "INSERT":
+            table = words[2]
+        elif verb == "UPDATE":
+            table = words[1]
+        else:
+            table = words[1] if len(words) > 1 else ""
+        named.append(f"{verb} {table}")
+    return named

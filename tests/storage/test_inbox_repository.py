@@ -10,7 +10,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.storage.models import utc_now
-from telesnap.storage.repositories import StoredUpdate
+from telesnap.storage.repositories import INBOX_CHANNEL, StoredUpdate
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 Factory = async_sessionmaker[AsyncSession]
@@ -95,3 +95,33 @@ async def test_an_update_its_committed_change_marked_is_not_marked_again(
     async with units() as uow:
         assert await uow.updates.is_processed(1)
         assert await uow.updates.is_processed(2)
+
+
+async def test_storing_updates_wakes_the_other_workers_once_in_the_insert_itself(
+    engine: AsyncEngine, session_factory: Factory
+) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("one process on SQLite: the store wakes its own dispatcher directly")
+    heard: list[str] = []
+    async with engine.connect() as listening:
+        driver = (await listening.get_raw_connection()).driver_connection
+        assert driver is not None
+        await driver.add_listener(INBOX_CHANNEL, lambda *args: heard.append(args[-1]))
+        seen: list[str] = []
+
+        def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+            seen.append(statement.split()[0])
+
+        event.listen(engine.sync_engine, "before_cursor_execute", record)
+        try:
+            async with UnitOfWork(session_factory) as uow:
+                assert await uow.updates.store([received(1), received(2)], "worker-a") == [1, 2]
+            failing = UnitOfWork(session_factory)
+            await failing.__aenter__()
+            await failing.updates.store([received(3)], "worker-b")
+            await failing.__aexit__(RuntimeError, RuntimeError("failed"), None)  # rolled back
+        finally:
+            event.remove(engine.sync_engine, "before_cursor_execute", record)
+        await driver.execute("SELECT 1")  # the notifications sent so far have arrived
+    assert seen == ["INSERT", "INSERT"], "the wake-up rides in the insert: no statement of its own"
+    assert heard == ["worker-a"], "one wake-up for the batch; none for what rolled back"

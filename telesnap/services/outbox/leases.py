@@ -34,16 +34,17 @@ class SenderLeases(Protocol):
         """Until when ``owner`` holds the chat (None: it does not hold it now)."""
         ...
 
-    async def lock(self, uow: UnitOfWork, chat_id: int) -> None:
-        """Keep others from taking the chat until ``uow`` ends."""
-        ...
-
     async def release(self, uow: UnitOfWork, chat_id: int, owner: str) -> None:
         """End ``owner``'s lease of the chat."""
         ...
 
-    async def keep_if_pending(self, uow: UnitOfWork, chat_id: int, owner: str) -> bool:
-        """Whether the chat has a message still to send; if not, end ``owner``'s lease."""
+    async def keep_if_pending(
+        self, uow: UnitOfWork, chat_ids: Sequence[int], owner: str
+    ) -> dict[int, bool]:
+        """Whether each chat has a message still to send; where not, end ``owner``'s lease.
+
+        Others are kept from taking the chats until ``uow`` ends.
+        """
         ...
 
     async def release_all(self, uow: UnitOfWork, owner: str | None) -> None:
@@ -84,22 +85,26 @@ class StoredLeases:
         """Until when ``owner`` holds the chat (None: it does not hold it now)."""
         return await uow.outbox.lease_of(chat_id, owner, now, live_owners=self._live_owners)
 
-    async def lock(self, uow: UnitOfWork, chat_id: int) -> None:
-        """Lock the chat's sender row until ``uow`` ends."""
-        await uow.outbox.lock_sender(chat_id)
-
     async def release(self, uow: UnitOfWork, chat_id: int, owner: str) -> None:
         """End ``owner``'s lease of the chat (its pace is kept for the next sender)."""
         await uow.outbox.release(chat_id, owner)
 
-    async def keep_if_pending(self, uow: UnitOfWork, chat_id: int, owner: str) -> bool:
-        """Whether the chat has a message still to send; if not, end ``owner``'s lease.
+    async def keep_if_pending(
+        self, uow: UnitOfWork, chat_ids: Sequence[int], owner: str
+    ) -> dict[int, bool]:
+        """Whether each chat has a message still to send; where not, end ``owner``'s lease.
 
-        One statement while ``owner`` holds the chat (its row locked, see ``lock``).
+        The chats' rows are locked first (in one order): a worker trying to take one
+        meanwhile waits, and then finds it free; one that tried before committed its
+        board before, and the look that follows (a statement of its own, so it sees
+        that board) keeps the chat. Two statements for all the chats ``owner`` holds.
         """
-        more = await uow.outbox.release_unless_pending(chat_id, owner)
-        if more is None:  # not held by owner: nothing to release
-            return await uow.outbox.has_pending(chat_id)
+        chats = sorted(set(chat_ids))
+        await uow.outbox.lock_senders(chats)
+        more = await uow.outbox.release_unless_pending(chats, owner)
+        for chat_id in chats:
+            if chat_id not in more:  # not held by owner: nothing to release
+                more[chat_id] = await uow.outbox.has_pending(chat_id)
         return more
 
     async def release_all(self, uow: UnitOfWork, owner: str | None) -> None:
@@ -142,21 +147,25 @@ class MemoryLeases:
             return None
         return held[1]
 
-    async def lock(self, uow: UnitOfWork | None, chat_id: int) -> None:
-        """Nothing to lock: no other process takes chats."""
-
     async def release(self, uow: UnitOfWork | None, chat_id: int, owner: str) -> None:
         """End ``owner``'s lease of the chat."""
         held = self._leases.get(chat_id)
         if held is not None and held[0] == owner:
             del self._leases[chat_id]
 
-    async def keep_if_pending(self, uow: UnitOfWork, chat_id: int, owner: str) -> bool:
-        """Whether the chat has a message still to send; if not, end ``owner``'s lease."""
-        if await uow.outbox.has_pending(chat_id):
-            return True
-        await self.release(uow, chat_id, owner)
-        return False
+    async def keep_if_pending(
+        self, uow: UnitOfWork, chat_ids: Sequence[int], owner: str
+    ) -> dict[int, bool]:
+        """Whether each chat has a message still to send; where not, end ``owner``'s lease.
+
+        Nothing to lock: no other process takes chats.
+        """
+        more = {}
+        for chat_id in sorted(set(chat_ids)):
+            more[chat_id] = await uow.outbox.has_pending(chat_id)
+            if not more[chat_id]:
+                await self.release(uow, chat_id, owner)
+        return more
 
     async def release_all(self, uow: UnitOfWork, owner: str | None) -> None:
         """End every lease ``owner`` holds; None: everyone's (also those a stored row kept)."""

@@ -32,7 +32,7 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -165,9 +165,12 @@ class OutboxService:
         self._memory: MemoryLeases | None = None
         if watch is not None and isinstance(self._leases, MemoryLeases):
             self._mirror, self._memory = LineMirror(watch), self._leases
-        # One process: the boards shown meanwhile are marked in one commit (group commit).
-        # Workers mark each in its own, so that two never take chats' locks in two orders.
-        self._together = Batched(self._marks_shown) if self._mirror is not None else None
+        self._held: dict[int, datetime] = {}
+        """Until when this worker took each chat it has not let go since (stored leases):
+        a chat not in it is read under a new lease at once, without looking first."""
+        # The boards shown meanwhile are marked in one commit (group commit); the chats'
+        # locks are taken in one order (see :meth:`SenderLeases.keep_if_pending`).
+        self._together = Batched(self._marks_shown)
 
     async def pending(self, chat_id: int, after_id: int = 0) -> list[Entry] | None:
         """The chat's unsent rows above ``after_id``, read back, in their order (the line).
@@ -195,24 +198,29 @@ class OutboxService:
         now = self._clock()
         if not self._leases.stored:
             return await self._read_line_in_process(chat_id, after_id, shown_of, now)
-        async with self._units(read_only=True) as uow:
-            lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
-            if lease_until is not None and lease_until - now > self._lease / 2:
-                # Held (read a moment ago, for this send): reading again changes nothing.
-                rows = await uow.outbox.pending(chat_id, after_id)
-                entries, unreadable = await read_rows(uow, chat_id, rows)
-                if not unreadable:
-                    return entries, await _newest_shown(uow, shown_of)
+        held_until = self._held.get(chat_id)
+        if held_until is not None and held_until - now > self._lease / 2:
+            async with self._units(read_only=True) as uow:
+                lease_until = await self._leases.lease_of(uow, chat_id, self.owner, now)
+                if lease_until is not None and lease_until - now > self._lease / 2:
+                    # Held (read a moment ago, for this send): reading again changes nothing.
+                    rows = await uow.outbox.pending(chat_id, after_id)
+                    entries, unreadable = await read_rows(uow, chat_id, rows)
+                    if not unreadable:
+                        return entries, await _newest_shown(uow, shown_of)
         async with self._units() as uow:
-            if not await self._leases.claim(uow, chat_id, self.owner, now, now + self._lease):
+            until = now + self._lease
+            if not await self._leases.claim(uow, chat_id, self.owner, now, until):
+                self._held.pop(chat_id, None)
                 return None
+            self._held[chat_id] = until
             rows = await uow.outbox.pending(chat_id, after_id)
             entries, unreadable = await read_rows(uow, chat_id, rows)
             await uow.outbox.settle(
                 unreadable, OutboxState.FAILED, self._clock(), error="unreadable"
             )
             if not entries and not await uow.outbox.has_pending(chat_id):
-                await self._leases.release(uow, chat_id, self.owner)  # nothing to send: let go
+                await self._let_go(uow, chat_id)  # nothing to send
             return entries, await _newest_shown(uow, shown_of)
 
     async def _read_line_in_process(
@@ -270,39 +278,32 @@ class OutboxService:
         """Mark the rows sent and store that ``message_id`` shows board ``version``, at once.
 
         One transaction: a board is never marked sent without the record of its
-        message (reaction times start there), nor recorded and left unsent. On one
-        process the boards shown meanwhile share it (:class:`~...support.batched.Batched`).
+        message (reaction times start there), nor recorded and left unsent. The boards
+        this worker showed meanwhile share it (:class:`~...support.batched.Batched`):
+        they are all of chats it leased to send them.
         True: the chat has more to send (this worker keeps it); False: it is let go.
         """
         mark = _ShownMark(
             chat_id, tuple(entry_ids), ShownBoard(game_id, version, message_id, self._clock())
         )
-        if self._together is not None:
-            return await self._together.add(mark)
-        (more,) = await self._marks_shown([mark])
-        return more
+        return await self._together.add(mark)
 
     async def _marks_shown(self, marks: Sequence[_ShownMark]) -> list[bool]:
         """:meth:`boards_sent` for each of ``marks``, in one transaction."""
         now = self._clock()
+        shown = {entry_id: mark.shown.message_id for mark in marks for entry_id in mark.entry_ids}
+        settled: dict[int, list[int]] = {}
+        for mark in marks:
+            settled.setdefault(mark.chat_id, []).extend(mark.entry_ids)
         async with self._units() as uow:
-            for mark in marks:
-                await uow.outbox.settle(
-                    mark.entry_ids, OutboxState.SENT, now, message_id=mark.shown.message_id
-                )
+            await uow.outbox.mark_sent(shown, now)
             await uow.board_views.record([mark.shown for mark in marks])
-            settled: dict[int, list[int]] = {}
-            for mark in marks:
-                settled.setdefault(mark.chat_id, []).extend(mark.entry_ids)
-            more = [
-                await self._keep_or_let_go(uow, mark.chat_id, settled[mark.chat_id])
-                for mark in marks
-            ]
+            more = await self._keep_or_let_go(uow, settled)
         if self._mirror is not None:
             for mark in marks:
                 self._mirror.settled(mark.chat_id, mark.entry_ids)
                 self._mirror.shown(mark.shown)
-        return more
+        return [more[mark.chat_id] for mark in marks]
 
     async def line_sent(
         self,
@@ -325,7 +326,7 @@ class OutboxService:
                 game = await uow.games.get(lobby_of, lock=False)
                 if game is not None:
                     game.lobby_message_id = message_id
-            more = await self._keep_or_let_go(uow, chat_id, entry_ids)
+            more = (await self._keep_or_let_go(uow, {chat_id: entry_ids}))[chat_id]
         if self._mirror is not None:
             self._mirror.settled(chat_id, entry_ids)
             if lobby_of is not None:
@@ -336,7 +337,7 @@ class OutboxService:
         """Mark the rows failed for good (Telegram refused them); True: the chat has more."""
         async with self._units() as uow:
             await uow.outbox.settle(entry_ids, OutboxState.FAILED, self._clock(), error=error[:200])
-            more = await self._keep_or_let_go(uow, chat_id, entry_ids)
+            more = (await self._keep_or_let_go(uow, {chat_id: entry_ids}))[chat_id]
         if self._mirror is not None:
             self._mirror.settled(chat_id, entry_ids)
         return more
@@ -348,27 +349,40 @@ class OutboxService:
             await uow.outbox.settle(
                 [row.id for row in rows], OutboxState.FAILED, self._clock(), error="chat gone"
             )
-            await self._leases.release(uow, chat_id, self.owner)
+            await self._let_go(uow, chat_id)
         if self._mirror is not None:
             self._mirror.forget([chat_id])
 
-    async def _keep_or_let_go(self, uow: UnitOfWork, chat_id: int, settled: Sequence[int]) -> bool:
+    async def _keep_or_let_go(
+        self, uow: UnitOfWork, settled: Mapping[int, Sequence[int]]
+    ) -> dict[int, bool]:
+        """Per chat whose rows ``settled`` lists: whether it has more to send (else: let go)."""
+        more: dict[int, bool] = {}
+        unknown: list[int] = []
         mirror, memory = self._mirror, self._memory
-        if mirror is not None and memory is not None:
-            line = mirror.line(chat_id, 0)
-            if line is not None:  # known here (``settled`` still in it): no need to look
-                more = any(entry.id not in settled for entry in line)
-                if not more:
-                    await memory.release(None, chat_id, self.owner)
-                return more
-        # The chat's row is locked first: a worker trying to take the chat meanwhile
-        # waits, and then finds it free; one that tried before committed its board
-        # before, and the look below sees that board.
-        await self._leases.lock(uow, chat_id)
-        return await self._leases.keep_if_pending(uow, chat_id, self.owner)
+        for chat_id, entry_ids in settled.items():
+            line = None if mirror is None or memory is None else mirror.line(chat_id, 0)
+            if line is None:
+                unknown.append(chat_id)
+                continue
+            # Known here (the settled rows still in it): no need to look.
+            more[chat_id] = any(entry.id not in entry_ids for entry in line)
+            if not more[chat_id] and memory is not None:
+                await memory.release(None, chat_id, self.owner)
+        if unknown:
+            more.update(await self._leases.keep_if_pending(uow, unknown, self.owner))
+        for chat_id, kept in more.items():
+            if not kept:
+                self._held.pop(chat_id, None)
+        return more
+
+    async def _let_go(self, uow: UnitOfWork, chat_id: int) -> None:
+        self._held.pop(chat_id, None)
+        await self._leases.release(uow, chat_id, self.owner)
 
     async def release_all(self) -> None:
         """Give up every chat this worker holds (it stops: the others take them at once)."""
+        self._held.clear()
         async with self._units() as uow:
             await self._leases.release_all(uow, self.owner)
 
@@ -379,6 +393,7 @@ class OutboxService:
         leases lapse; on a cold start (SQLite's one process, or the first
         PostgreSQL worker while no other is alive) whoever held them is gone.
         """
+        self._held.clear()
         async with self._units() as uow:
             await self._leases.release_all(uow, None)
 

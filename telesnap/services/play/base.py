@@ -130,7 +130,12 @@ class Service:
     async def _running_game(
         self, uow: UnitOfWork, place: Place, game_id: int | None = None
     ) -> GameRow:
+        """The topic's running game row: kept from its last change (one process), or read."""
+        row = self._store.kept_row(uow, place)
+        if row is not None and (game_id is None or row.id == game_id):
+            return row
         row = await self._active_game(uow, place, game_id)
         if row.status != GameStatus.RUNNING.value:
             raise Refused(Reason.NO_GAME, {"lobby": True})
+        self._store.keep_row(place, row)
         return row

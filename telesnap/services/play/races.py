@@ -139,6 +139,7 @@ class RaceService(Service):
             if row is None or row.status != GameStatus.RUNNING.value:
                 await uow.races.close(race.id, RaceState.ENDED)
                 return RaceOutcome(RaceEnding.CALLED_OFF)
+            self._store.keep_row(place, row)  # read afresh: the topic's next change uses it
             loaded = await self._store.load(uow, row)
             game = loaded.game
             if not game.is_race_open:

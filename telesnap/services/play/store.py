@@ -19,12 +19,15 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sqlalchemy import inspect
+
 from ...game import (
     EndReason,
     Game,
     Operation,
     SnapCalled,
 )
+from ...storage.games_watch import foreign_writes, keep, let_go
 from ...storage.models import Game as GameRow
 from ...storage.models import GamePlayer, GameStatus
 from ...storage.repositories import OperationRecord
@@ -122,6 +125,9 @@ class GameStore:
             capacity, on_drop=lambda game_id, _: self._saved_uncommitted.discard(game_id)
         )
         self._locks: KeyedLocks[Topic] = KeyedLocks()
+        self._rows: dict[Topic, tuple[GameRow, int]] = {}
+        """One process: each topic's running game row as its last change left it, and the
+        count of foreign writes to games then (:mod:`telesnap.storage.games_watch`)."""
 
     def lock(self, place: Place) -> asyncio.Lock:
         """The lock of one chat topic: every change there runs under it, whatever asks.
@@ -141,6 +147,7 @@ class GameStore:
 
     def forget_place(self, place: Place) -> None:
         """Drop the cached games of a chat topic (after a failed transaction)."""
+        self._drop_row(place.topic)
         for game_id in self._games_of(place):
             self._drop(game_id)
 
@@ -156,7 +163,9 @@ class GameStore:
 
         A game that was saved in the rolled-back transaction, or whose engine state
         holds operations that were never stored, no longer matches the database.
+        The topic's kept row went with the rolled-back session: it is read again.
         """
+        self._drop_row(place.topic)
         for game_id in self._games_of(place):
             loaded = self._games[game_id]
             if (
@@ -164,6 +173,47 @@ class GameStore:
                 or len(loaded.game.history) != loaded.stored_operations
             ):
                 self._drop(game_id)
+
+    def kept_row(self, uow: UnitOfWork, place: Place) -> GameRow | None:
+        """The topic's running game row as its last change left it, now in ``uow`` (no read).
+
+        Only where the cache is the truth (one process), and only while nothing but
+        that row wrote games since and it matches its cached game; else None (read it).
+        """
+        kept = self._rows.get(place.topic)
+        if kept is None:
+            return None
+        row, writes = kept
+        loaded = self._games.get(row.id)
+        state = inspect(row)
+        if (
+            writes != foreign_writes()
+            or loaded is None
+            or loaded.stored_operations != row.history_length
+            or row.status != GameStatus.RUNNING.value
+            or not state.detached
+            or state.expired_attributes
+        ):
+            self._drop_row(place.topic)
+            return None
+        uow.session.add(row)
+        return row
+
+    def keep_row(self, place: Place, row: GameRow) -> None:
+        """Keep the topic's running game ``row``, read (locked) for the change now open."""
+        if self._shared or row.status != GameStatus.RUNNING.value:
+            return
+        known = self._rows.get(place.topic)
+        if known is not None and known[0] is row:
+            return
+        self._drop_row(place.topic)
+        keep(row)
+        self._rows[place.topic] = (row, foreign_writes())
+
+    def _drop_row(self, topic: Topic) -> None:
+        kept = self._rows.pop(topic, None)
+        if kept is not None:
+            let_go(kept[0])
 
     def cached(self, game_id: int) -> LoadedGame | None:
         """The cached game, if any (it may be behind the database)."""
@@ -203,8 +253,12 @@ class GameStore:
         self._saved_uncommitted.add(loaded.game_id)
 
     def _drop(self, game_id: int) -> None:
-        self._games.pop(game_id, None)
+        loaded = self._games.pop(game_id, None)
         self._saved_uncommitted.discard(game_id)
+        if loaded is not None:
+            kept = self._rows.get(loaded.place.topic)
+            if kept is not None and kept[0].id == game_id:
+                self._drop_row(loaded.place.topic)
 
     def _games_of(self, place: Place) -> list[int]:
         return [

@@ -19,6 +19,7 @@ from sqlalchemy import (
     tuple_,
     update,
 )
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...support.bounded import BoundedDict
@@ -57,6 +58,18 @@ def _store(insert: Callable[[Any], Any]) -> Any:
     return (
         insert(_INBOX).on_conflict_do_nothing(index_elements=[_C.update_id]).returning(_C.update_id)
     )
+
+
+_STORE_AND_NOTIFY = (
+    postgresql.insert(_INBOX)
+    .on_conflict_do_nothing(index_elements=[_C.update_id])
+    .returning(_C.update_id, func.pg_notify(INBOX_CHANNEL, bindparam("origin")))
+)
+"""PostgreSQL: :func:`_store` that also wakes the other workers for each new update.
+
+NOTIFY is delivered on commit (not at all on a rollback), and the notifications of
+one transaction with the same channel and payload go out as one.
+"""
 
 
 @per_dialect
@@ -168,11 +181,12 @@ class InboxRepository:
             }
             for stored in updates
         ]
-        new = list((await self._session.scalars(_store(self._session), rows)).all())
         if self._session.get_bind().dialect.name == "postgresql":
-            # NOTIFY is delivered on commit, and not at all if the transaction rolls back.
-            await self._session.execute(select(func.pg_notify(INBOX_CHANNEL, origin)))
-        return new
+            # Only new updates wake the others: a redelivered one woke them when first stored.
+            for row in rows:
+                row["origin"] = origin
+            return list((await self._session.scalars(_STORE_AND_NOTIFY, rows)).all())
+        return list((await self._session.scalars(_store(self._session), rows)).all())
 
     async def pending_before(
         self, updates: Sequence[StoredUpdate], limit: int = 50

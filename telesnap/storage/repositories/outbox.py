@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, delete, or_, select, update
+from sqlalchemy import BigInteger, case, delete, literal, or_, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..liveness import owner_alive
@@ -121,6 +121,26 @@ class OutboxRepository:
             .execution_options(**{MIRRORED: True})
         )
 
+    async def mark_sent(self, shown: Mapping[int, int], at: datetime) -> None:
+        """Mark pending messages sent, each with the message showing it, in one statement.
+
+        ``shown``: row id -> the id of the message that showed it.
+        """
+        if not shown:
+            return
+        message_ids = set(shown.values())
+        if len(message_ids) == 1:
+            message_id: Any = next(iter(message_ids))
+        else:
+            whens = {literal(row, BigInteger): literal(m, BigInteger) for row, m in shown.items()}
+            message_id = case(whens, value=OutboxMessage.id)
+        await self._session.execute(
+            update(OutboxMessage)
+            .where(OutboxMessage.id.in_(shown), OutboxMessage.state == OutboxState.PENDING.value)
+            .values(state=OutboxState.SENT.value, done_at=at, message_id=message_id, error=None)
+            .execution_options(**{MIRRORED: True})
+        )
+
     async def forget_settled(self, before: datetime) -> int:
         """Delete messages sent or failed before ``before``; how many were deleted."""
         result = await self._session.execute(
@@ -151,12 +171,11 @@ class OutboxRepository:
             set_={"owner": owner, "lease_until": until},
             where=or_(*free),
         )
-        await self._session.execute(statement)
-        holder = select(OutboxSender.owner).where(OutboxSender.chat_id == chat_id)
-        if live_owners:
-            holder = holder.where(owner_alive(owner))
-        held = await self._session.scalar(holder.execution_options(populate_existing=True))
-        return held == owner
+        # A row comes back only where the lease was written: whoever else held it, nothing.
+        alive = owner_alive(owner) if live_owners else true()
+        held = await self._session.execute(statement.returning(table.c.owner, alive.label("alive")))
+        row = held.first()
+        return row is not None and row.owner == owner and bool(row.alive)
 
     async def lease_of(
         self, chat_id: int, owner: str, now: datetime, *, live_owners: bool = False
@@ -182,27 +201,30 @@ class OutboxRepository:
             .values(owner="")
         )
 
-    async def release_unless_pending(self, chat_id: int, owner: str) -> bool | None:
-        """End ``owner``'s lease unless the chat has a message to send; whether it has one.
+    async def release_unless_pending(self, chat_ids: Sequence[int], owner: str) -> dict[int, bool]:
+        """End ``owner``'s lease of each chat unless it has a message to send; whether it has.
 
-        None: ``owner`` does not hold the chat (nothing changed).
+        One statement for them all. A chat ``owner`` does not hold is left out of
+        the answer (nothing changed there).
         """
+        if not chat_ids:
+            return {}
         pending = (
             select(OutboxMessage.id)
             .where(
                 OutboxMessage.state == OutboxState.PENDING.value,
-                OutboxMessage.chat_id == chat_id,
+                OutboxMessage.chat_id == OutboxSender.chat_id,
             )
             .exists()
         )
-        kept = await self._session.scalar(
+        kept = await self._session.execute(
             update(OutboxSender)
-            .where(OutboxSender.chat_id == chat_id, OutboxSender.owner == owner)
+            .where(OutboxSender.chat_id.in_(chat_ids), OutboxSender.owner == owner)
             .values(owner=case((pending, OutboxSender.owner), else_=""))
-            .returning(OutboxSender.owner)
+            .returning(OutboxSender.chat_id, OutboxSender.owner)
             .execution_options(synchronize_session=False)
         )
-        return None if kept is None else kept != ""
+        return {row.chat_id: row.owner != "" for row in kept}
 
     async def release_all(self, owner: str | None) -> None:
         """End every lease ``owner`` holds (a worker that stops); None: everyone's."""
@@ -223,10 +245,19 @@ class OutboxRepository:
         )
         return found is not None
 
-    async def lock_sender(self, chat_id: int) -> None:
-        """Lock the chat's sender row (if it has one) until the transaction ends."""
+    async def lock_senders(self, chat_ids: Sequence[int]) -> None:
+        """Lock the chats' sender rows (those that exist) until the transaction ends.
+
+        In ``chat_id`` order, in one statement: two transactions that lock some of the
+        same chats so never wait for each other.
+        """
+        if not chat_ids:
+            return
         await self._session.execute(
-            select(OutboxSender.chat_id).where(OutboxSender.chat_id == chat_id).with_for_update()
+            select(OutboxSender.chat_id)
+            .where(OutboxSender.chat_id.in_(chat_ids))
+            .order_by(OutboxSender.chat_id)
+            .with_for_update()
         )
 
     async def locked_pace(self, chat_id: int) -> OutboxSender:
