@@ -10,24 +10,29 @@ Telegram has taken it: a crash loses nothing.
 The message holds every event since the previous edit (summarised if there are
 many), after the last lines the game showed before, up to :data:`LIVE_EVENTS`
 lines in all, so a player who looks away for a moment still sees what just
-happened. Those earlier lines are kept in the process (:class:`RecentLines`):
-after a restart, or on another worker, the message starts again from the
-events it shows first. A message that can no longer be edited (deleted, too
-old) is replaced by a new one.
+happened. Those earlier lines are kept in the process with the board version
+they showed (:class:`RecentLines`); when the game's newest board shown is
+another one (after a restart, or when another worker showed it), they are
+rendered again from the game's last boards marked sent in the outbox, with
+their notes: the message goes on with the same last events. A message that
+can no longer be edited (deleted, too old) is replaced by a new one.
 """
 
 from __future__ import annotations
 
+import gettext
 import logging
-from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
+from ...services.outbox.rows import OutboxEntry
 from ...support.bounded import BoundedDict
+from ..render.digest import BoardEvent, board_events, board_lines
+from ..render.notices import UnknownNoticeError, render_notice
 
 logger = logging.getLogger(__name__)
 
@@ -36,33 +41,85 @@ LIVE = "live"
 LIVE_EVENTS = 6
 """How many event lines a live board holds at least (all of an edit's own, if more)."""
 GAMES_KEPT = 1000
-"""How many games' last lines are kept (the games shown least lately are forgotten)."""
+"""How many games' last lines are kept (the games shown least lately are read back)."""
+
+ShownBoards = Callable[[int, int], Awaitable[Sequence[OutboxEntry]]]
+"""Reads a game's last boards marked sent: ``(game_id, how_many)``, oldest first."""
+
+
+def entry_events(entry: OutboxEntry, tr: gettext.NullTranslations) -> list[BoardEvent]:
+    """The lines a board row shows: its notes (why a timer acted), then its events."""
+    events = []
+    for note in entry.notes:
+        try:
+            events.append(BoardEvent(render_notice(note, tr)))
+        except UnknownNoticeError:
+            # The board itself reads: it goes out without the note it cannot render.
+            logger.exception(
+                "chat %s, game %s: a note of outbox row %s left out",
+                entry.chat_id,
+                entry.game_id,
+                entry.id,
+            )
+    return events + board_events(entry.board.operations, entry.board.table, tr)
+
+
+def with_earlier(earlier: Sequence[str], lines: Sequence[str]) -> list[str]:
+    """``lines`` (the new events), after as many ``earlier`` ones as :data:`LIVE_EVENTS` leaves."""
+    room = max(0, LIVE_EVENTS - len(lines))
+    return [*(earlier[-room:] if room else []), *lines]
+
+
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    version: int
+    lines: tuple[str, ...]
 
 
 @dataclass(eq=False)
 class RecentLines:
     """The last event lines each live board showed, to show again above the next ones."""
 
+    shown_boards: ShownBoards | None = None
+    """Where they are read back from when the process does not know them (None: nowhere)."""
     games_kept: int = GAMES_KEPT
-    _lines: BoundedDict[int, deque[str]] = field(init=False)
+    _lines: BoundedDict[int, _Shown] = field(init=False)
 
     def __post_init__(self) -> None:
         self._lines = BoundedDict(self.games_kept)
 
-    def with_earlier(self, game_id: int, lines: Sequence[str]) -> list[str]:
-        """``lines`` (the new events), after as many earlier ones as :data:`LIVE_EVENTS` leaves."""
-        room = max(0, LIVE_EVENTS - len(lines))
-        earlier = list(self._lines.get(game_id, ()))
-        return [*(earlier[-room:] if room else []), *lines]
+    async def earlier(
+        self, game_id: int, shown_version: int | None, tr: gettext.NullTranslations
+    ) -> list[str]:
+        """The last lines the live board of ``game_id`` shows, at board ``shown_version``.
 
-    def shown(self, game_id: int, lines: Sequence[str], *, is_over: bool) -> None:
-        """The live board of ``game_id`` now shows ``lines`` (its newest events last)."""
+        ``shown_version`` is the game's newest board shown, as stored (None: none yet).
+        Lines kept for another version (a restart, another worker) are read back.
+        """
+        if shown_version is None:
+            return []
+        kept = self._lines.get(game_id)
+        if kept is not None and kept.version == shown_version:
+            return list(kept.lines)
+        if self.shown_boards is None:
+            return []
+        try:
+            entries = await self.shown_boards(game_id, LIVE_EVENTS)
+        except Exception:
+            # The board goes out all the same, with its own events only.
+            logger.exception("game %s: the live board's last lines could not be read", game_id)
+            return []
+        lines: list[str] = []
+        for entry in entries:
+            lines += board_lines(entry_events(entry, tr), entry.board.table, tr)
+        return lines[-LIVE_EVENTS:]
+
+    def shown(self, game_id: int, lines: Sequence[str], *, version: int, is_over: bool) -> None:
+        """The live board of ``game_id`` now shows board ``version`` with ``lines``."""
         if is_over:
             self._lines.pop(game_id, None)
-            return
-        kept = self._lines.pop(game_id, None) or deque(maxlen=LIVE_EVENTS)
-        kept.extend(lines)
-        self._lines[game_id] = kept
+        else:
+            self._lines[game_id] = _Shown(version, tuple(lines[-LIVE_EVENTS:]))
 
 
 async def edit_in_place(

@@ -19,14 +19,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaPhoto, Message
 from telegram.constants import ParseMode
 
-from ...services.outbox.rows import GameBoards, OutboxEntry
+from ...services.outbox.rows import GameBoards
 from ...services.views import TableView
 from ..render.boards import board_keyboard, compose_board
 from ..render.callbacks import CallbackSigner
-from ..render.digest import BoardEvent, board_events, board_lines, fits_together
-from ..render.notices import UnknownNoticeError, render_notice
+from ..render.digest import BoardEvent, board_lines, fits_together
 from .lanes import Post
-from .live_board import LIVE, RecentLines, edit_in_place
+from .live_board import LIVE, RecentLines, edit_in_place, entry_events, with_earlier
 
 logger = logging.getLogger(__name__)
 
@@ -104,9 +103,14 @@ class BoardPost:
                 return None  # an earlier board of the game showed these rows already
             if self.older_than_shown:
                 return None  # a newer board of the game is on screen: this table is stale
+            if self._live_shows_it:
+                return None  # the live board shows this table already (a restart shows it again)
         lines = board_lines(self.events, self.table, self.tr)
         recent = self.recent if self.table.board_style == LIVE else None
-        shown = recent.with_earlier(self.table.game_id, lines) if recent is not None else lines
+        shown = lines
+        if recent is not None:
+            earlier = await recent.earlier(self.table.game_id, self.previous_version, self.tr)
+            shown = with_earlier(earlier, lines)
         text = compose_board(shown, self.table, self.tr)
         keyboard = board_keyboard(self.table, self.signer, self.tr)
         message_id = None
@@ -117,7 +121,12 @@ class BoardPost:
         if message_id is None:
             message_id = await self._post(bot, text, keyboard)
         if recent is not None:
-            recent.shown(self.table.game_id, lines, is_over=self.table.is_over)
+            recent.shown(
+                self.table.game_id,
+                shown,
+                version=self.table.board_version,
+                is_over=self.table.is_over,
+            )
         if self.on_shown is not None:
             try:
                 await self.on_shown(self, message_id)
@@ -130,6 +139,15 @@ class BoardPost:
                     self.table.board_version,
                 )
         return message_id
+
+    @property
+    def _live_shows_it(self) -> bool:
+        return (
+            self.table.board_style == LIVE
+            and not self.entry_ids
+            and self.previous_message is not None
+            and self.previous_version == self.table.board_version
+        )
 
     async def _post(self, bot: Bot, text: str, keyboard: InlineKeyboardMarkup | None) -> int:
         thread = self.thread_id or None
@@ -158,8 +176,7 @@ class BoardPost:
         taken_all = True
         newest_row = None
         for entry in found.boards:
-            events = self._notes(entry)
-            events += board_events(entry.board.operations, entry.board.table, self.tr)
+            events = entry_events(entry, self.tr)
             if self.entry_ids and not fits_together(
                 [*self.events, *events], entry.board.table, self.tr
             ):
@@ -186,22 +203,6 @@ class BoardPost:
             and (found.held or self.table.board_version < shown)
         )
         return True
-
-    def _notes(self, entry: OutboxEntry) -> list[BoardEvent]:
-        """The lines shown before an unsent board's events (why a timer acted)."""
-        lines = []
-        for note in entry.notes:
-            try:
-                lines.append(BoardEvent(render_notice(note, self.tr)))
-            except UnknownNoticeError:
-                # The board itself reads: it goes out without the note it cannot render.
-                logger.exception(
-                    "chat %s, game %s: a note of outbox row %s left out",
-                    self.chat_id,
-                    entry.game_id,
-                    entry.id,
-                )
-        return lines
 
     def absorb(self, newer: Post) -> bool:
         """Take a newer board of the same game: its events are added, its table shown.

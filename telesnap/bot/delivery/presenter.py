@@ -48,13 +48,16 @@ class Presenter:
     settings: SettingsService
     outbox: OutboxService
     tidier: BoardTidier
-    recent: RecentLines = field(default_factory=RecentLines)
+    recent: RecentLines = field(init=False)
     """The last lines of each live board, shown again above the next events."""
     _languages: BoundedDict[int, str] = field(
         default_factory=lambda: BoundedDict(LANGUAGE_CACHE_SIZE)
     )
     _sent_unmarked: set[int] = field(default_factory=set)
     """Rows shown whose marking as sent failed: never shown again, marked with the next."""
+
+    def __post_init__(self) -> None:
+        self.recent = RecentLines(self.outbox.boards_shown)
 
     # -- the chat's language --------------------------------------------------------------
 

@@ -28,6 +28,7 @@ is told to its caller alone.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import secrets
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from ...game import CallVerdict, Operation, SnapCalled
+from ...game import CallVerdict, Operation, SnapCalled, SnapError
 from ...storage.models import GameStatus, OutboxState
 from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
@@ -49,7 +50,7 @@ from ..ports import UnitOfWorkFactory
 from ..views import PlayOutcome, play_to_json
 from .leases import MemoryLeases, SenderLeases, StoredLeases
 from .mirror import LineMirror
-from .rows import BOARD, Entry, read_rows
+from .rows import BOARD, Entry, OutboxEntry, entry_of, read_rows
 
 logger = logging.getLogger(__name__)
 
@@ -261,6 +262,21 @@ class OutboxService:
         elif mirror is not None and after_id == 0:
             mirror.seed(chat_id, mark, entries, shown_of, newest)
         return entries, newest
+
+    async def boards_shown(self, game_id: int, limit: int) -> list[OutboxEntry]:
+        """The game's last ``limit`` boards marked sent, oldest first (what a live board showed).
+
+        A row that does not read back is left out (it was logged when it was set aside).
+        """
+        async with self._units(read_only=True) as uow:
+            rows = await uow.outbox.sent_of_game(game_id, BOARD, limit)
+        entries = []
+        for row in rows:
+            with contextlib.suppress(KeyError, TypeError, ValueError, SnapError):
+                entry = entry_of(row)
+                if isinstance(entry, OutboxEntry):
+                    entries.append(entry)
+        return entries
 
     async def chats_waiting(self, older_than: timedelta = timedelta(0)) -> list[int]:
         """Chats with a board unsent for longer than ``older_than`` that no live sender holds."""

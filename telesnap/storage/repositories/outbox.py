@@ -78,6 +78,20 @@ class OutboxRepository:
         )
         return list(await self._session.scalars(statement))
 
+    async def sent_of_game(self, game_id: int, kind: str, limit: int) -> list[OutboxMessage]:
+        """The game's newest ``limit`` messages of ``kind`` marked sent, oldest first."""
+        statement = (
+            select(OutboxMessage)
+            .where(
+                OutboxMessage.game_id == game_id,
+                OutboxMessage.kind == kind,
+                OutboxMessage.state == OutboxState.SENT.value,
+            )
+            .order_by(OutboxMessage.id.desc())
+            .limit(limit)
+        )
+        return list(reversed(list(await self._session.scalars(statement))))
+
     async def chats_waiting(
         self, created_before: datetime, now: datetime, *, live_owners: bool = False
     ) -> list[int]:
