@@ -57,7 +57,10 @@ class Presenter:
     """Rows shown whose marking as sent failed: never shown again, marked with the next."""
 
     def __post_init__(self) -> None:
-        self.recent = RecentLines(self.outbox.boards_shown)
+        self.recent = RecentLines(self._boards_shown)
+
+    async def _boards_shown(self, game_id: int, limit: int) -> Sequence[OutboxEntry]:
+        return await self.outbox.boards_shown(game_id, limit)
 
     # -- the chat's language --------------------------------------------------------------
 
