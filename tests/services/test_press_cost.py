@@ -87,6 +87,18 @@ async def flip(play: PlayService, place: Place) -> None:
     await play.flip(place, Actor(turn.user_id, turn.name), receipt())
 
 
+async def one_process_flipped(units: UnitsOfWork) -> PlayService:
+    """Ann and Bob's game on one process (its rows kept), flipped once."""
+    store = GameStore(shared=False)
+    lobby = LobbyService(units, store, shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    play = PlayService(units, store)
+    await flip(play, PLACE)
+    return play
+
+
 async def boards_of(outbox: OutboxService, place: Place) -> list[OutboxEntry]:
     entries = await outbox.pending(place.chat_id)
     assert entries is not None, "this worker sends the chat"
@@ -205,14 +217,8 @@ async def test_one_process_flips_on_the_game_row_its_last_change_left_without_re
 async def test_a_game_row_written_elsewhere_is_read_again_before_the_next_flip(
     session_factory: Sessions,
 ) -> None:
-    store = GameStore(shared=False)
     units = UnitsOfWork(session_factory)
-    lobby = LobbyService(units, store, shuffle_seed=3)
-    await lobby.open(PLACE, ANN, receipt())
-    await lobby.join(PLACE, BOB, receipt())
-    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
-    play = PlayService(units, store)
-    await flip(play, PLACE)
+    play = await one_process_flipped(units)
     game_id = (await play.table(PLACE)).table.game_id
     async with units() as uow:  # another unit ends the game (an erasure, a timer...)
         row = await uow.games.get(game_id)
@@ -226,14 +232,8 @@ async def test_a_game_row_written_elsewhere_is_read_again_before_the_next_flip(
 async def test_a_refused_press_leaves_the_next_flip_on_the_stored_game(
     session_factory: Sessions,
 ) -> None:
-    store = GameStore(shared=False)
     units = UnitsOfWork(session_factory)
-    lobby = LobbyService(units, store, shuffle_seed=3)
-    await lobby.open(PLACE, ANN, receipt())
-    await lobby.join(PLACE, BOB, receipt())
-    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
-    play = PlayService(units, store)
-    await flip(play, PLACE)
+    play = await one_process_flipped(units)
     table = (await play.table(PLACE)).table
     turn = table.turn_player
     assert turn is not None
