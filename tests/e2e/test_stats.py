@@ -174,3 +174,20 @@ async def test_replay_of_an_id_no_database_holds_is_answered(
         await table.wait_for_text(f"No game #{huge} has ended in this chat.")
         await table.command("Ann", "replay", "²")  # a digit that is not a decimal one
         await table.wait_for_text("Write /replay ID to watch a game")
+
+
+async def test_a_private_chat_sends_leaderboards_and_history_to_the_groups(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann"]) as table:
+        client, ann = table.client, table.players["Ann"]
+        private = int((await client.create_chat("private", members=[ann]))["id"])
+        for command in ("leaderboard", "history"):
+            asked = await client.send_command(private, ann, command)
+            reply = await client.wait_for_message(
+                private, lambda m, asked=asked: m.reply_to_message_id == asked
+            )
+            assert reply.text == (
+                f"🏆 Leaderboards and game history are kept per group: send /{command} in a"
+                " group where you play. Here /stats shows your own figures."
+            )

@@ -101,7 +101,14 @@ async def on_stats_command(update: Update, context: Context) -> None:
         command = message.text.split()[0][1:].split("@")[0].lower()
         tr = translator(await runtime.presenter.remember_language(place))
         stats_bot = _stats_bot(context)
-        if command == "stats":
+        if place.chat_type == "private" and command in ("leaderboard", "history"):
+            # No game is played here, and a leaderboard of other people is not shown here.
+            text = tr.gettext(
+                "🏆 Leaderboards and game history are kept per group: send /{command} in a"
+                " group where you play. Here /stats shows your own figures."
+            ).format(command=command)
+            _say(runtime, place, text, message)
+        elif command == "stats":
             await _send_stats(runtime, stats_bot, message, place, tr)
         elif command == "leaderboard":
             view = await stats_bot.service.leaderboard(place.chat_id)
