@@ -31,9 +31,10 @@ from .bot.handlers.runtime import Runtime, install
 from .bot.handlers.stats import install_stats_service
 from .bot.handlers.timer_loop import TimerLoop
 from .bot.ingress.application import BotApplication, StampingBot, build_application
-from .bot.ingress.dispatcher import InboxDispatcher, Intake
+from .bot.ingress.dispatcher import InboxDispatcher
 from .bot.ingress.gate import IntakeGate, toast_turned_away
 from .bot.ingress.health import Readiness, install_readiness
+from .bot.ingress.intake import Intake
 from .bot.ingress.receipts import ReceiptBook
 from .bot.ingress.relevance import ALLOWED_UPDATES
 from .bot.ingress.webhook import WebhookServer
@@ -46,7 +47,8 @@ from .services.chat_settings import SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
 from .services.notify import NotifyService
-from .services.outbox.service import OutboxService, record_boards
+from .services.outbox.record import record_boards
+from .services.outbox.service import OutboxService
 from .services.play.lobby import LobbyService
 from .services.play.races import RaceService
 from .services.play.service import PlayService

@@ -10,7 +10,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.ingress.dispatcher import InboxDispatcher, Intake, inbox_entry
+from telesnap.bot.ingress.dispatcher import InboxDispatcher
+from telesnap.bot.ingress.intake import Intake, inbox_entry
 from telesnap.bot.ingress.receipts import ReceiptBook
 from telesnap.bot.render.callbacks import Action, CallbackSigner
 from telesnap.coordination import coordination_for

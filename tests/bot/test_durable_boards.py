@@ -15,7 +15,8 @@ from telesnap.bot.delivery.lanes import FloodLimits, Outbox
 from telesnap.bot.delivery.presenter import Presenter
 from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.services.chat_settings import SettingsService
-from telesnap.services.outbox.service import OutboxService, record_boards
+from telesnap.services.outbox.record import record_boards
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore

@@ -11,8 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.outbox.leases import MemoryLeases
 from telesnap.services.outbox.mirror import LineMirror
+from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.rows import OutboxEntry
-from telesnap.services.outbox.service import OutboxService, record_boards
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore

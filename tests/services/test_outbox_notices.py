@@ -10,8 +10,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.chat_settings import SettingsService
+from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.rows import LobbyEntry, Notice, NoticeEntry, OutboxEntry
-from telesnap.services.outbox.service import OutboxService, record_boards
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService

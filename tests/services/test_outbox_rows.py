@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, SnapCalled
 from telesnap.services.outbox.leases import MemoryLeases, StoredLeases
+from telesnap.services.outbox.record import record_boards, shows_a_board
 from telesnap.services.outbox.rows import LobbyEntry, OutboxEntry
-from telesnap.services.outbox.service import OutboxService, record_boards, shows_a_board
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore

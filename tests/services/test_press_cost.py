@@ -18,8 +18,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.services.outbox.leases import StoredLeases
+from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.rows import OutboxEntry
-from telesnap.services.outbox.service import OutboxService, record_boards
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore

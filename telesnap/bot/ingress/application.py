@@ -37,7 +37,7 @@ from .relevance import bot_username, wanted
 from .transport import AiohttpRequest
 
 if TYPE_CHECKING:
-    from .dispatcher import Intake
+    from .intake import Intake
 
 BotApplication = Application[Any, Any, Any, Any, Any, Any]
 logger = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The one ordered place: updates taken from the inbox, one topic's at a time, calls at once.
 
-Ingress (:class:`Intake`) stamps updates, stores them in the inbox and only then
+Ingress (:class:`~.intake.Intake`) stamps updates, stores them in the inbox and only then
 lets the transport acknowledge them; it hands what it stored straight to this
 process's :class:`InboxDispatcher`, which handles it without reading it back
 when the store found every pending update before it in its topic already in
@@ -32,19 +32,18 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
 
 from telegram import Update
 from telegram.ext import Application
 
-from ...services.inbox import NO_CHAT, InboxService, Intaken, StoredUpdate, TopicClaims
+from ...services.inbox import InboxService, Intaken, StoredUpdate, TopicClaims
 from ...services.types import Receipt, Topic
 from ...support.bounded import BoundedDict
 from ..render.toasts import last_try_ns
-from .gate import IntakeGate, Verdict
-from .receipts import Arrival, ReceiptBook
+from .receipts import ReceiptBook
 
 logger = logging.getLogger(__name__)
 
@@ -371,67 +370,3 @@ class InboxDispatcher:
         while running := [*self._topics.values(), *self._calls.values()]:
             await asyncio.gather(*running, return_exceptions=True)
         await self._claims.close()
-
-
-class Intake:
-    """Ingress: stamp updates, store them in the inbox, hand them to this process's dispatcher.
-
-    :meth:`receive` returns only once the updates are committed: the transport
-    acknowledges them to Telegram after that (the webhook's 200, the offset of
-    the next ``getUpdates``). If storing fails it raises, and nothing is acknowledged.
-    """
-
-    def __init__(
-        self,
-        book: ReceiptBook,
-        inbox: InboxService,
-        dispatcher: InboxDispatcher,
-        gate: IntakeGate | None = None,
-        turned_away: Callable[[Update], None] = lambda update: None,
-    ) -> None:
-        self._book = book
-        self._inbox = inbox
-        self._dispatcher = dispatcher
-        self._gate = gate
-        self._turned_away = turned_away
-        """Answers a press the gate turned away (a toast); a dropped message gets nothing."""
-
-    async def receive(self, updates: Sequence[Update], payloads: Sequence[dict[str, Any]]) -> None:
-        """Stamp and store ``updates`` (``payloads``: each as Telegram sent it).
-
-        An update the gate turns away is acknowledged without being stored.
-        """
-        arrivals = self._book.stamp(updates)
-        stored = []
-        for arrival, update, payload in zip(arrivals, updates, payloads, strict=True):
-            if self._gate is not None:
-                verdict = self._gate.verdict(update, arrival.topic, arrival.is_call)
-                if verdict is not Verdict.ADMIT:
-                    self._book.finished(update)
-                    if verdict is Verdict.ANSWER:
-                        self._turned_away(update)
-                    continue
-            stored.append(inbox_entry(arrival, update.update_id, payload))
-        if not stored:
-            return
-        try:
-            intaken = await self._inbox.store(stored, self._dispatcher.origin)
-        except BaseException:
-            for entry in stored:
-                self._book.handled_elsewhere(entry.update_id)  # not ours: never stored
-            raise
-        self._dispatcher.offer(stored, intaken)
-
-
-def inbox_entry(arrival: Arrival, update_id: int, payload: dict[str, Any]) -> StoredUpdate:
-    """What the inbox stores of an update that has just arrived (``payload``: as sent)."""
-    topic = arrival.topic or Topic(NO_CHAT, 0)
-    return StoredUpdate(
-        update_id=update_id,
-        chat_id=topic.chat_id,
-        thread_id=topic.thread_id,
-        is_call=arrival.is_call,
-        payload=payload,
-        stamp_ns=arrival.receipt.stamp_ns,
-        host_id=arrival.receipt.host_id,
-    )

@@ -26,8 +26,8 @@ from aiohttp import web
 from telegram import Update
 
 from .application import BotApplication
-from .dispatcher import Intake
 from .health import add_health_routes
+from .intake import Intake
 from .relevance import bot_username, wanted
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The rows of the durable outbox: boards, lobbies and notices, written and read back.
 
 A change writes what it must show in its own transaction: a board (see
-:func:`.outbox.record_boards`), a lobby, or a notice. A notice is data, not
+:func:`.record.record_boards`), a lobby, or a notice. A notice is data, not
 text: a stable kind (:class:`NoticeKind`) and its arguments (a user's id and
 display name, a chat's settings...), stored as JSON in an outbox row. The bot
 renders it in the chat's language when it is sent, so the services never

@@ -1,29 +1,14 @@
-"""The durable outbox: what a change must show is stored in its transaction, sent afterwards.
+"""The durable outbox's send side: unsent rows read back in order, leased, settled.
 
-A change to a game that players must see (a flip, a decided race, a wrong call,
-a timer's move, the game's end) writes one outbox row in the change's own unit
-of work (:func:`record_boards` subscribes to the store's
-:class:`~.events.GameChanged`), so a committed change is never lost with the
-process that made it. The row says *what* to show, as plain JSON: the table
-after the change and the change's operations (:func:`.views.play_to_json`),
-the chat topic, the game and its board version. The bot renders *how* at send
-time, in the chat's language.
-
-After Telegram accepts a board, its rows are marked sent together with the
-record of the message that shows the board (:meth:`OutboxService.boards_sent`,
-one transaction); a board Telegram refuses for good is marked failed and the
-chat's later rows go on. Delivery is at least once: a crash between Telegram's
-answer and that commit shows the board again after the restart.
-
-Lobbies and notices (a reminder, a lobby closed, settings saved...) are rows of
-the same outbox, written by the services in the change's transaction
-(:mod:`.outbox_rows`), and sent in the same per-chat order (:meth:`OutboxService.pending`
-reads a chat's rows in ``id`` order; :meth:`OutboxService.line_sent` settles
-a lobby with its message id).
-
-Calls show nothing of their own unless they were wrong: a correct call waits
-for its race (whose decision shows the table), and a call too slow or too late
-is told to its caller alone.
+Every row is written in the transaction of the change it shows (boards:
+:mod:`.record`; lobbies and notices: :mod:`.rows`), and sent afterwards, per
+chat in ``id`` order (:meth:`OutboxService.pending`). After Telegram accepts a
+board, its rows are marked sent together with the record of the message that
+shows the board (:meth:`OutboxService.boards_sent`, one transaction); a lobby
+is settled with its message id (:meth:`OutboxService.line_sent`); a row
+Telegram refuses for good is marked failed and the chat's later rows go on.
+Delivery is at least once: a crash between Telegram's answer and that commit
+shows the board again after the restart.
 """
 
 from __future__ import annotations
@@ -38,16 +23,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from ...game import CallVerdict, Operation, SnapCalled, SnapError
-from ...storage.models import GameStatus, OutboxState
+from ...game import SnapError
+from ...storage.models import OutboxState
 from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
 from ...storage.uow import UnitOfWork
 from ...support.batched import Batched
-from ..play.events import GameChanged
-from ..play.store import GameStore
 from ..ports import UnitOfWorkFactory
-from ..views import PlayOutcome, play_to_json
 from .leases import MemoryLeases, SenderLeases, StoredLeases
 from .mirror import LineMirror
 from .rows import BOARD, Entry, OutboxEntry, entry_of, read_rows
@@ -55,49 +37,6 @@ from .rows import BOARD, Entry, OutboxEntry, entry_of, read_rows
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-def shows_a_board(operations: Sequence[Operation]) -> bool:
-    """Whether a change with ``operations`` is shown on a board.
-
-    A call is shown on its own only when it was wrong: a correct one waits for its
-    race (whose decision is shown), and one too slow or too late is told to its
-    caller alone.
-    """
-    return any(
-        not isinstance(op, SnapCalled) or op.verdict is CallVerdict.WRONG for op in operations
-    )
-
-
-def record_boards(store: GameStore) -> None:
-    """Make every change of ``store``'s games that players must see write its outbox row.
-
-    The change takes no lease of the chat: its board may wait in this worker's
-    lane for a while (the chat's pace), and a worker that dies meanwhile must not
-    keep the chat from the others for a whole lease (see :class:`OutboxService`).
-    """
-
-    async def record_board(uow: UnitOfWork, event: GameChanged) -> None:
-        if not shows_a_board(event.operations):
-            return
-        row = event.row
-        loaded = store.cached(row.id)
-        if loaded is None or loaded.stored_operations != row.history_length:
-            # A game that just started or ended is not (or no longer) in the cache.
-            loaded = await store.load(uow, row)
-            if row.status != GameStatus.RUNNING.value:
-                store.forget(row.id)
-        board = PlayOutcome(loaded.table(), event.operations)
-        await uow.outbox.add(
-            row.chat_id,
-            row.thread_id,
-            BOARD,
-            play_to_json(board),
-            game_id=row.id,
-            board_version=board.table.board_version,
-        )
-
-    store.events.subscribe(GameChanged, record_board)
 
 
 def worker_name() -> str:

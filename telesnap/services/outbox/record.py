@@ -1,0 +1,70 @@
+"""What a change of a game must show is written in its own transaction: its board row.
+
+A change to a game that players must see (a flip, a decided race, a wrong call,
+a timer's move, the game's end) writes one outbox row in the change's own unit
+of work (:func:`record_boards` subscribes to the store's
+:class:`~..play.events.GameChanged`), so a committed change is never lost with
+the process that made it. The row says *what* to show, as plain JSON: the table
+after the change and the change's operations (:func:`~..views.play_to_json`),
+the chat topic, the game and its board version. The bot renders *how* at send
+time, in the chat's language.
+
+Calls show nothing of their own unless they were wrong: a correct call waits
+for its race (whose decision shows the table), and a call too slow or too late
+is told to its caller alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...game import CallVerdict, Operation, SnapCalled
+from ...storage.models import GameStatus
+from ...storage.uow import UnitOfWork
+from ..play.events import GameChanged
+from ..play.store import GameStore
+from ..views import PlayOutcome, play_to_json
+from .rows import BOARD
+
+
+def shows_a_board(operations: Sequence[Operation]) -> bool:
+    """Whether a change with ``operations`` is shown on a board.
+
+    A call is shown on its own only when it was wrong: a correct one waits for its
+    race (whose decision is shown), and one too slow or too late is told to its
+    caller alone.
+    """
+    return any(
+        not isinstance(op, SnapCalled) or op.verdict is CallVerdict.WRONG for op in operations
+    )
+
+
+def record_boards(store: GameStore) -> None:
+    """Make every change of ``store``'s games that players must see write its outbox row.
+
+    The change takes no lease of the chat: its board may wait in this worker's
+    lane for a while (the chat's pace), and a worker that dies meanwhile must not
+    keep the chat from the others for a whole lease (see :class:`OutboxService`).
+    """
+
+    async def record_board(uow: UnitOfWork, event: GameChanged) -> None:
+        if not shows_a_board(event.operations):
+            return
+        row = event.row
+        loaded = store.cached(row.id)
+        if loaded is None or loaded.stored_operations != row.history_length:
+            # A game that just started or ended is not (or no longer) in the cache.
+            loaded = await store.load(uow, row)
+            if row.status != GameStatus.RUNNING.value:
+                store.forget(row.id)
+        board = PlayOutcome(loaded.table(), event.operations)
+        await uow.outbox.add(
+            row.chat_id,
+            row.thread_id,
+            BOARD,
+            play_to_json(board),
+            game_id=row.id,
+            board_version=board.table.board_version,
+        )
+
+    store.events.subscribe(GameChanged, record_board)
