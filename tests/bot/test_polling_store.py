@@ -4,6 +4,7 @@ confirms it) only once it is stored in the inbox."""
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
@@ -54,3 +55,33 @@ async def test_a_batch_is_handed_back_only_after_it_is_stored(
         assert [payload["update_id"] for payload in intake.payloads] == [41, 42]
     finally:
         await bot.close_transports()
+
+
+async def test_the_stored_payload_is_the_json_the_bot_api_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The batch's JSON goes to the inbox as fetched, not rebuilt from the parsed updates.
+
+    This leans on python-telegram-bot's ``Bot._post``, through which ``get_updates``
+    fetches its batch: if that changed, the payload would be rebuilt (an equal dict).
+    """
+    sent = [message_update(51, -5).to_dict(), message_update(52, -6).to_dict()]
+    sent[1]["message"]["text"] = "/flip"
+    as_sent = copy.deepcopy(sent)
+
+    async def post(self: ExtBot[None], endpoint: str, *args: Any, **kwargs: Any) -> Any:
+        assert endpoint == "getUpdates"
+        return sent
+
+    monkeypatch.setattr(ExtBot, "_post", post)
+    bot = StampingBot(ReceiptBook(SIGNER), "123:secret", "http://127.0.0.1:1")
+    intake = HeldIntake()
+    intake.commit.set()
+    bot.store_into(intake)  # type: ignore[arg-type]
+    try:
+        updates = await bot.get_updates(offset=51)
+    finally:
+        await bot.close_transports()
+    assert [update.update_id for update in updates] == [51, 52]
+    assert all(stored is fetched for stored, fetched in zip(intake.payloads, sent, strict=True))
+    assert intake.payloads == as_sent, "parsing the updates left their JSON as it came"

@@ -71,6 +71,8 @@ class StampingBot(ExtBot[None]):
             self.intake: Intake | None = None
             """Where fetched updates are stored (set by the wiring)."""
             self.store_backoff = Backoff(FIRST_STORE_BACKOFF_S, MAX_STORE_BACKOFF_S)
+            self._fetched: list[dict[str, Any]] | None = None
+            """The JSON of the batch ``getUpdates`` returned last, as the Bot API sent it."""
 
     def store_into(self, intake: Intake) -> None:
         """Store every batch ``getUpdates`` returns through ``intake`` (before it is confirmed)."""
@@ -130,7 +132,7 @@ class StampingBot(ExtBot[None]):
         if self.intake is None:
             raise RuntimeError("the bot has no inbox to store its updates in")
         username = bot_username(self)
-        payloads = [update.to_dict() for update in updates]
+        payloads = self._payloads_of(updates)
         kept = [(u, p) for u, p in zip(updates, payloads, strict=True) if wanted(p, username)]
         if not kept:
             return updates  # confirmed by the next getUpdates, never stored: see .relevance
@@ -148,6 +150,28 @@ class StampingBot(ExtBot[None]):
             raise
         self.store_backoff.reset()
         return updates
+
+    async def _post(self, endpoint: str, *args: Any, **kwargs: Any) -> Any:
+        """Every Bot API call; keeps the JSON of a ``getUpdates`` batch for :meth:`get_updates`.
+
+        A private method of python-telegram-bot's ``Bot``, through which its
+        ``get_updates`` fetches the batch it parses (tests/bot/test_polling_store.py
+        checks that seam). Keeping the JSON spares rebuilding it from the parsed
+        updates, which costs most of what parsing them does.
+        """
+        result = await super()._post(endpoint, *args, **kwargs)
+        if endpoint == "getUpdates":
+            self._fetched = result
+        return result
+
+    def _payloads_of(self, updates: tuple[Update, ...]) -> list[dict[str, Any]]:
+        """Each update's JSON as it came (rebuilt from the update where it was not kept)."""
+        fetched, self._fetched = self._fetched, None
+        if fetched is not None and [item.get("update_id") for item in fetched] == [
+            update.update_id for update in updates
+        ]:
+            return fetched
+        return [update.to_dict() for update in updates]
 
 
 FIRST_STORE_BACKOFF_S = 0.5
