@@ -164,7 +164,7 @@ class BotRunner:
         record_boards(store)
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer, self.settings.host_id)
-        application = build_application(token, self.settings.api_url, book)
+        application = build_application(token, self.settings.api_url)
         self.application = application
         inbox = InboxService(units)
         claims = coordination.claims

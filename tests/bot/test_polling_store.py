@@ -12,9 +12,8 @@ from telegram import Update
 from telegram.ext import ExtBot
 
 from telesnap.bot.ingress.application import StampingBot
-from telesnap.bot.ingress.receipts import ReceiptBook
 
-from .inbox_helpers import SAFETY_S, SIGNER, message_update
+from .inbox_helpers import SAFETY_S, message_update
 
 
 class HeldIntake:
@@ -38,7 +37,7 @@ async def test_a_batch_is_handed_back_only_after_it_is_stored(
         return (message_update(41, -5), message_update(42, -5))
 
     monkeypatch.setattr(ExtBot, "get_updates", fetched)
-    bot = StampingBot(ReceiptBook(SIGNER), "123:secret", "http://127.0.0.1:1")
+    bot = StampingBot("123:secret", "http://127.0.0.1:1")
     intake = HeldIntake()
     bot.store_into(intake)  # type: ignore[arg-type]
     try:
@@ -74,7 +73,7 @@ async def test_the_stored_payload_is_the_json_the_bot_api_sent(
         return sent
 
     monkeypatch.setattr(ExtBot, "_post", post)
-    bot = StampingBot(ReceiptBook(SIGNER), "123:secret", "http://127.0.0.1:1")
+    bot = StampingBot("123:secret", "http://127.0.0.1:1")
     intake = HeldIntake()
     intake.commit.set()
     bot.store_into(intake)  # type: ignore[arg-type]

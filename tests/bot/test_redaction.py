@@ -7,15 +7,13 @@ import logging
 import pytest
 
 from telesnap.bot.ingress.application import build_application
-from telesnap.bot.ingress.receipts import ReceiptBook
-from telesnap.bot.render.callbacks import CallbackSigner
 
 TOKEN = "987654:ZZsecret-part-of-another-token-01234"
 
 
 def test_building_the_bot_at_debug_logs_no_token(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.DEBUG):
-        build_application(TOKEN, "http://127.0.0.1:1", ReceiptBook(CallbackSigner.for_token(TOKEN)))
+        build_application(TOKEN, "http://127.0.0.1:1")
     lines = [record.getMessage() for record in caplog.records]
     assert "Set Bot API URL: http://127.0.0.1:1/bot987654:***" in lines
     assert "ZZsecret" not in caplog.text
@@ -24,7 +22,7 @@ def test_building_the_bot_at_debug_logs_no_token(caplog: pytest.LogCaptureFixtur
 def test_a_logged_failure_masks_the_token_in_its_message_and_traceback(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    build_application(TOKEN, "http://127.0.0.1:1", ReceiptBook(CallbackSigner.for_token(TOKEN)))
+    build_application(TOKEN, "http://127.0.0.1:1")
     logger = logging.getLogger("telesnap.test")
     with caplog.at_level(logging.ERROR):
         try:

@@ -8,12 +8,11 @@ from telegram.ext import CallbackQueryHandler, CommandHandler
 
 from telesnap.bot.handlers.commands import COMMANDS
 from telesnap.bot.ingress.application import build_application
-from telesnap.bot.ingress.receipts import ReceiptBook
 from telesnap.bot.render.callbacks import Action, CallbackSigner
 
 TOKEN = "123:secret"
 SIGNER = CallbackSigner.for_token(TOKEN)
-APPLICATION = build_application(TOKEN, "http://127.0.0.1:1", ReceiptBook(SIGNER))
+APPLICATION = build_application(TOKEN, "http://127.0.0.1:1")
 USER = User(7, "Ada", is_bot=False)
 
 

@@ -10,10 +10,8 @@ import pytest
 from telegram import Chat, Message, MessageEntity, Update, User
 
 from telesnap.bot.ingress.application import build_application
-from telesnap.bot.ingress.receipts import ReceiptBook
 from telesnap.bot.ingress.relevance import ALLOWED_UPDATES, wanted
 from telesnap.bot.ingress.webhook import WebhookServer
-from telesnap.bot.render.callbacks import CallbackSigner
 
 from .test_webhook_bodies import SECRET, BotOnly, RecordingIntake, post
 
@@ -65,9 +63,7 @@ async def test_the_webhook_stores_commands_but_not_chatter_or_edits() -> None:
 
 
 def test_an_edited_command_is_taken_by_no_handler() -> None:
-    application = build_application(
-        TOKEN, "http://127.0.0.1:1", ReceiptBook(CallbackSigner.for_token(TOKEN))
-    )
+    application = build_application(TOKEN, "http://127.0.0.1:1")
     with application.bot._unfrozen():  # as getMe leaves it
         application.bot._bot_user = User(1, "Snap", is_bot=True, username="SnapBot")
     chat = Chat(-100, Chat.GROUP)

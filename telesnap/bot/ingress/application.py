@@ -31,7 +31,6 @@ from ..handlers.errors import AnsweredPresses, on_error
 from ..handlers.membership import on_my_chat_member
 from ..handlers.privacy import register_privacy_handlers
 from ..handlers.stats import register_stats_handlers
-from .receipts import ReceiptBook
 from .redaction import install_token_redaction
 from .relevance import bot_username, wanted
 from .transport import AiohttpRequest
@@ -51,7 +50,7 @@ class StampingBot(ExtBot[None]):
     the long polls.
     """
 
-    def __init__(self, book: ReceiptBook, token: str, api_url: str) -> None:
+    def __init__(self, token: str, api_url: str) -> None:
         install_token_redaction(token)  # before python-telegram-bot logs its URL at DEBUG
         transports = (
             AiohttpRequest(connection_pool_size=64),
@@ -65,7 +64,6 @@ class StampingBot(ExtBot[None]):
             get_updates_request=transports[1],
         )
         with self._unfrozen():
-            self.receipt_book = book
             self.transports = transports
             self.answered_presses = AnsweredPresses()
             self.intake: Intake | None = None
@@ -198,12 +196,12 @@ class HandedToInbox(asyncio.Queue[object]):
             super().put_nowait(item)
 
 
-def build_application(token: str, api_url: str, book: ReceiptBook) -> BotApplication:
+def build_application(token: str, api_url: str) -> BotApplication:
     """The Application with every handler registered.
 
     It talks to ``api_url``: Telegram, a self-hosted Bot API server, or the emulator.
     """
-    bot = StampingBot(book, token, api_url)
+    bot = StampingBot(token, api_url)
     application = ApplicationBuilder().updater(Updater(bot, HandedToInbox())).build()
     register_stats_handlers(application)
     register_privacy_handlers(application)
