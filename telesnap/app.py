@@ -13,7 +13,7 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from urllib.parse import urlsplit
 
@@ -41,6 +41,7 @@ from .bot.ingress.webhook import WebhookServer
 from .bot.referee.races import RaceReferee, RaceSweeper
 from .bot.render.callbacks import CallbackSigner
 from .bot.render.i18n import translator
+from .bot.render.toasts import QUERY_LIFETIME_S, answer_unfinished
 from .config import ConfigError, Settings
 from .coordination import coordination_for
 from .services.chat_settings import SettingsService
@@ -221,9 +222,13 @@ class BotRunner:
         # A cold start holds the others back (they wait here) until it has resumed. The
         # owner lock is taken here too, before this worker claims its first chat.
         cold = self.cold_start = await liveness.start()
+        started = datetime.now(UTC)
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if cold:
             logger.info("cold start: no other worker is alive on this database")
+            since = started - timedelta(seconds=QUERY_LIFETIME_S)
+            if unfinished := await inbox.unfinished_presses(since, started):
+                courier.spawn(answer_unfinished(application.bot, unfinished))
             await boards.take_over_all()  # nobody else is alive: whoever held a chat died
             if self._resume_games:
                 await self._resume(runtime)

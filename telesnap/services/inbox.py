@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from ..storage.models import NO_CHAT
@@ -202,10 +203,29 @@ class InboxService:
         async with self._units(read_only=True) as uow:
             return await uow.updates.pending(update_id)
 
-    async def handled(self, update_id: int) -> None:
-        """Mark an update processed now that its handlers are done."""
+    async def handled(self, update_id: int, *, keep_content: bool = False) -> None:
+        """Mark an update processed now that its handlers are done; its content goes.
+
+        ``keep_content``: a Snap call, whose race reads it to answer its caller.
+        """
         async with self._units() as uow:
-            await uow.updates.mark_handled(update_id)
+            await uow.updates.mark_handled(update_id, keep_content=keep_content)
+
+    async def empty_finished(self) -> None:
+        """Drop the content of the updates handled since the last store (at a stop: none follows).
+
+        Else the next start would take their presses for ones a kill left unanswered.
+        """
+        async with self._units() as uow:
+            await uow.updates.empty_finished()
+
+    async def unfinished_presses(self, since: datetime, before: datetime) -> list[tuple[str, int]]:
+        """Presses changed from ``since`` to ``before`` whose handlers never ended.
+
+        Each as (callback query id, receipt stamp): perhaps nobody answered them.
+        """
+        async with self._units(read_only=True) as uow:
+            return await uow.updates.unfinished_presses(since, before)
 
     async def is_processed(self, update_id: int) -> bool:
         """Whether the update is processed."""

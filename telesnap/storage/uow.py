@@ -128,6 +128,7 @@ class UnitOfWork:
             else:
                 await session.rollback()
         finally:
+            self.updates.ended()  # after a commit that failed too
             self._session = None
             await session.close()
 

@@ -165,3 +165,36 @@ async def test_a_press_stored_and_acknowledged_before_a_kill_is_applied_and_answ
     assert "face-down" in shown.text
     assert await _count(database_url, FLIPS) == 2, "both Flips applied, none twice"
     assert await _count(database_url, PENDING) == 0, "nothing left behind in the inbox"
+
+
+async def test_a_press_applied_before_a_kill_but_never_answered_is_answered_after(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """The kill lands after a Flip's change is committed, while its answer is on its way.
+
+    The Bot API holds the answer, so it never arrives; after the restart the press
+    is answered (its effect is on the board already), and no press is answered twice.
+    """
+    client = emulator.client
+    users = {name: int((await client.create_user(name))["id"]) for name in ("Ann", "Bob")}
+    chat = await client.create_chat("group", title="Killy", members=list(users.values()))
+    database_url = database_file(tmp_path)
+    table = Table(emulator, database_url, int(chat["id"]), users)
+    log = tmp_path / "bot.log"
+    async with bot_process(emulator, database_url, log) as process:
+        board = await table.open_and_start(["Ann", "Bob"])
+        assert board.turn is not None
+        await client.inject_fault("answerCallbackQuery", "timeout", hold=60.0)
+        query_id = await client.press(
+            table.chat_id, board.message.message_id, users[board.turn], button_text="Flip"
+        )
+        await _flips_reach(emulator, database_url, 1)
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+    await client.clear_faults()
+    async with bot_process(emulator, database_url, log):
+        toast = await client.wait_for_toast(callback_query_id=query_id, timeout=12)
+        await client.wait_until_idle()
+    assert toast.is_answered, "the press applied before the kill is answered after the restart"
+    assert await _count(database_url, FLIPS) == 1, "the Flip applied once"
+    assert await client.violations() == [], "no press answered twice"

@@ -281,6 +281,22 @@ async def test_a_worker_started_with_no_resume_leaves_the_running_games_alone(
         assert resumed.turn is not None
 
 
+async def test_a_stop_and_start_answers_no_press_twice(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """A start answers the presses a kill may have left unanswered, not those of a stop."""
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        board = await table.open_and_start(["Ann", "Bob"])
+        assert board.turn is not None
+        await table.press(board.turn, board.message, "Flip")
+        await table.next_board()
+        await table.stop_bot()
+        await table.start_bot()
+        await table.wait_for_text("I am back: the game goes on.")
+        await emulator.client.wait_until_idle()
+    assert await emulator.client.violations() == [], "no press answered a second time"
+
+
 async def test_a_stopping_webhook_bot_answers_503_while_it_drains(
     emulator: RunningEmulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -125,3 +125,51 @@ async def test_storing_updates_wakes_the_other_workers_once_in_the_insert_itself
         await driver.execute("SELECT 1")  # the notifications sent so far have arrived
     assert seen == ["INSERT", "INSERT"], "the wake-up rides in the insert: no statement of its own"
     assert heard == ["worker-a"], "one wake-up for the batch; none for what rolled back"
+
+
+def press(update_id: int, *, is_call: bool = False) -> StoredUpdate:
+    query = {"id": f"q{update_id}", "data": "x"}
+    payload = {"update_id": update_id, "callback_query": query}
+    return StoredUpdate(update_id, -5, 0, is_call, payload, 10**18 + update_id, "h1")
+
+
+async def test_a_press_changed_but_never_finished_is_listed_for_an_answer(
+    session_factory: Factory,
+) -> None:
+    """A kill between a press's change and the end of its handlers leaves it listed.
+
+    Once its handlers end, its content goes with the next updates stored (a
+    rolled-back store gives it back); a Snap call is never listed (its race answers it).
+    """
+    units = UnitsOfWork(session_factory)
+    start = utc_now()
+    async with units() as uow:
+        await uow.updates.store([press(1), press(2, is_call=True)])
+    async with units() as uow:
+        assert await uow.updates.mark_update_processed(1)
+        assert await uow.updates.mark_update_processed(2)
+
+    async def listed() -> list[tuple[str, int]]:
+        async with units(read_only=True) as uow:
+            return await uow.updates.unfinished_presses(start, utc_now() + timedelta(seconds=1))
+
+    assert await listed() == [("q1", 10**18 + 1)], "changed, its answer perhaps never sent"
+    async with units() as uow:
+        await uow.updates.mark_handled(1)
+        await uow.updates.mark_handled(2, keep_content=True)
+    assert await listed() == [("q1", 10**18 + 1)], "its content goes with the next store"
+
+    async def store_rolled_back() -> None:
+        async with units() as uow:
+            await uow.updates.store([received(3)])
+            raise RuntimeError("the store rolls back")
+
+    with pytest.raises(RuntimeError):
+        await store_rolled_back()
+    assert await listed() == [("q1", 10**18 + 1)]
+    async with units() as uow:
+        await uow.updates.store([received(4)])
+    assert await listed() == [], "finished: its content is gone"
+    async with units(read_only=True) as uow:
+        (call,) = await uow.updates.stored_updates([2])
+    assert call.payload["callback_query"]["id"] == "q2", "a call keeps its content for its race"

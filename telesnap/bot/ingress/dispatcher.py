@@ -344,7 +344,7 @@ class InboxDispatcher:
     async def _mark_handled(self, stored: StoredUpdate) -> None:
         for wait in (*MARK_RETRIES_S, None):
             try:
-                await self._inbox.handled(stored.update_id)
+                await self._inbox.handled(stored.update_id, keep_content=stored.is_call)
                 return
             except Exception:
                 if wait is None:
@@ -369,4 +369,8 @@ class InboxDispatcher:
             await asyncio.gather(self._loop_task, return_exceptions=True)
         while running := [*self._topics.values(), *self._calls.values()]:
             await asyncio.gather(*running, return_exceptions=True)
+        try:
+            await self._inbox.empty_finished()
+        except Exception:
+            logger.exception("could not drop the content of the updates handled last")
         await self._claims.close()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from telegram import Bot
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
@@ -89,3 +89,26 @@ async def answer_toast(
             return False
         logger.warning("press %s: answer failed (%s); retrying in %.1f s", query_id, failure, wait)
         await sleep(wait)
+
+
+async def answer_unfinished(
+    bot: Bot, presses: Sequence[tuple[str, int]], clock_ns: Callable[[], int] = time.time_ns
+) -> int:
+    """Stop the spinning of presses a stop may have left unanswered; how many Telegram took.
+
+    ``presses``: (callback query id, receipt stamp) of presses whose change was
+    committed but whose handlers never ended. Their effect is on the board, so
+    the answer carries no text; one that was answered after all is refused by
+    Telegram (logged), and one too old to answer is left alone.
+    """
+    now = clock_ns()
+    answerable = [(query_id, stamp) for query_id, stamp in presses if last_try_ns(stamp) > now]
+    answered = await asyncio.gather(
+        *(answer_toast(bot, query_id, None, received_ns=stamp) for query_id, stamp in answerable)
+    )
+    logger.info(
+        "answered %d of the %d press(es) the stop may have left unanswered",
+        sum(answered),
+        len(presses),
+    )
+    return sum(answered)

@@ -92,6 +92,12 @@ def _mark_processed(insert: Callable[[Any], Any]) -> Any:
     )
 
 
+_EMPTY = (
+    update(_INBOX).where(_C.update_id.in_(bindparam("ids", expanding=True))).values(payload=null())
+)
+"""Drop the content of updates whose handlers are done (the mark stays)."""
+
+
 _STORED_COLUMNS = (
     _C.update_id,
     _C.chat_id,
@@ -124,11 +130,15 @@ class CommittedMarks:
     """The updates this process's committed changes marked processed, until their handlers end.
 
     A mark is remembered only once its transaction has committed, so an update
-    found here is processed for good, and marking it again is not needed.
+    found here is processed for good, and marking it again is not needed. Once
+    its handlers end (its press answered), its content is dropped with the next
+    updates stored, in their transaction: a processed press that still has its
+    content was perhaps never answered (see :meth:`InboxRepository.unfinished_presses`).
     """
 
     def __init__(self, capacity: int = MARKS_KEPT) -> None:
         self._marked: BoundedDict[int, None] = BoundedDict(capacity)
+        self._finished: list[int] = []
 
     def add(self, update_ids: Sequence[int]) -> None:
         """Remember updates whose marking transaction has committed."""
@@ -142,6 +152,19 @@ class CommittedMarks:
         del self._marked[update_id]
         return True
 
+    def finish(self, update_id: int) -> None:
+        """Its handlers are done: its content may go, with the next update stored."""
+        self._finished.append(update_id)
+
+    def take_finished(self) -> list[int]:
+        """The updates whose content may go (given back if their transaction fails)."""
+        finished, self._finished = self._finished, []
+        return finished
+
+    def give_back(self, update_ids: Sequence[int]) -> None:
+        """Updates taken by :meth:`take_finished` whose transaction rolled back."""
+        self._finished[:0] = update_ids
+
 
 class InboxRepository:
     """The received updates, and which of them are processed (so a redelivery changes nothing)."""
@@ -150,12 +173,19 @@ class InboxRepository:
         self._session = session
         self._marks = marks if marks is not None else CommittedMarks()
         self._marked_here: list[int] = []
+        self._emptied_here: list[int] = []
 
     def committed(self) -> None:
         """The unit of work committed: the updates it marked are processed for good."""
         if self._marked_here:
             self._marks.add(self._marked_here)
             self._marked_here = []
+        self._emptied_here = []
+
+    def ended(self) -> None:
+        """The unit of work ended: if it did not commit, what it emptied is to empty again."""
+        self._marks.give_back(self._emptied_here)
+        self._emptied_here = []
 
     async def store(self, updates: Sequence[StoredUpdate], origin: str = "") -> list[int]:
         """Store received updates (one already stored is left as it is); return the new ones' ids.
@@ -166,6 +196,7 @@ class InboxRepository:
         """
         if not updates:
             return []
+        await self.empty_finished()
         now = utc_now()
         rows = [
             {
@@ -187,6 +218,13 @@ class InboxRepository:
                 row["origin"] = origin
             return list((await self._session.scalars(_STORE_AND_NOTIFY, rows)).all())
         return list((await self._session.scalars(_store(self._session), rows)).all())
+
+    async def empty_finished(self) -> None:
+        """Drop the content of the updates whose handlers ended since this was last done."""
+        finished = self._marks.take_finished()
+        if finished:
+            self._emptied_here = finished
+            await self._session.execute(_EMPTY, {"ids": finished})
 
     async def pending_before(
         self, updates: Sequence[StoredUpdate], limit: int = 50
@@ -233,17 +271,43 @@ class InboxRepository:
         self._marked_here.append(update_id)
         return True
 
-    async def mark_handled(self, update_id: int) -> None:
+    async def mark_handled(self, update_id: int, *, keep_content: bool = False) -> None:
         """Mark an update processed once its handlers are done (if its change did not already).
 
-        An update whose change this process committed is processed already: no statement.
+        Its content goes with it, unless ``keep_content`` (a Snap call: its race answers it).
+        An update whose change this process committed is processed already: no
+        statement now, its content goes with the next updates stored.
         """
         if self._marks.take(update_id):
+            if not keep_content:
+                self._marks.finish(update_id)
             return
-        statement = (
-            update(_INBOX).where(_C.update_id == update_id, _PENDING).values(processed_at=utc_now())
+        values: dict[str, Any] = {"processed_at": utc_now()}
+        if not keep_content:
+            values["payload"] = null()
+        await self._session.execute(
+            update(_INBOX).where(_C.update_id == update_id, _PENDING).values(**values)
         )
-        await self._session.execute(statement)
+
+    async def unfinished_presses(self, since: datetime, before: datetime) -> list[tuple[str, int]]:
+        """Presses (not Snap calls) processed from ``since`` to ``before``, never finished.
+
+        Each as (callback query id, receipt stamp): their change was committed but
+        their handlers did not end (the process was killed), so perhaps nobody
+        answered them. Snap calls are their race's to answer.
+        """
+        statement = select(_C.payload, _C.stamp_ns).where(
+            _C.processed_at >= since,
+            _C.processed_at < before,
+            _C.payload.is_not(None),
+            _C.is_call.is_(False),
+        )
+        presses = []
+        for payload, stamp_ns in await self._session.execute(statement):
+            query = payload.get("callback_query") if isinstance(payload, dict) else None
+            if isinstance(query, dict) and isinstance(query.get("id"), str) and stamp_ns:
+                presses.append((query["id"], int(stamp_ns)))
+        return presses
 
     async def is_processed(self, update_id: int) -> bool:
         """Whether ``update_id`` is processed."""
