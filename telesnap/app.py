@@ -227,7 +227,7 @@ class BotRunner:
         if cold:
             logger.info("cold start: no other worker is alive on this database")
             since = started - timedelta(seconds=QUERY_LIFETIME_S)
-            if unfinished := await inbox.unfinished_presses(since, started):
+            if unfinished := await inbox.take_unfinished_presses(since, started):
                 courier.spawn(answer_unfinished(application.bot, unfinished))
             await boards.take_over_all()  # nobody else is alive: whoever held a chat died
             if self._resume_games:

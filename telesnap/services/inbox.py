@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from ..storage.models import NO_CHAT
 from ..storage.repositories import StoredUpdate
+from ..support.batched import Batched
 from .ports import UnitOfWorkFactory
 from .types import Topic
 
@@ -162,6 +163,8 @@ class InboxService:
 
     def __init__(self, units: UnitOfWorkFactory) -> None:
         self._units = units
+        # The presses whose handlers end while one such commit runs share the next.
+        self._emptying: Batched[int, None] = Batched(self._empty)
 
     async def store(self, updates: Sequence[StoredUpdate], origin: str = "") -> Intaken:
         """Store received updates in one transaction; say which were new and what comes first.
@@ -209,23 +212,32 @@ class InboxService:
         ``keep_content``: a Snap call, whose race reads it to answer its caller.
         """
         async with self._units() as uow:
-            await uow.updates.mark_handled(update_id, keep_content=keep_content)
+            left = await uow.updates.mark_handled(update_id, keep_content=keep_content)
+        if left:  # its change marked it: its content goes now, with the others finished meanwhile
+            await self._emptying.add(update_id)
+
+    async def _empty(self, update_ids: Sequence[int]) -> list[None]:
+        """Drop the content of the updates finished so far (these among them), in one commit."""
+        await self.empty_finished()
+        return [None] * len(update_ids)
 
     async def empty_finished(self) -> None:
-        """Drop the content of the updates handled since the last store (at a stop: none follows).
+        """Drop the content of the updates whose handlers ended (at a stop: any left over).
 
         Else the next start would take their presses for ones a kill left unanswered.
         """
         async with self._units() as uow:
             await uow.updates.empty_finished()
 
-    async def unfinished_presses(self, since: datetime, before: datetime) -> list[tuple[str, int]]:
-        """Presses changed from ``since`` to ``before`` whose handlers never ended.
+    async def take_unfinished_presses(
+        self, since: datetime, before: datetime
+    ) -> list[tuple[str, int]]:
+        """Presses changed from ``since`` to ``before`` whose handlers never ended (listed once).
 
         Each as (callback query id, receipt stamp): perhaps nobody answered them.
         """
-        async with self._units(read_only=True) as uow:
-            return await uow.updates.unfinished_presses(since, before)
+        async with self._units() as uow:
+            return await uow.updates.take_unfinished_presses(since, before)
 
     async def is_processed(self, update_id: int) -> bool:
         """Whether the update is processed."""

@@ -136,40 +136,38 @@ def press(update_id: int, *, is_call: bool = False) -> StoredUpdate:
 async def test_a_press_changed_but_never_finished_is_listed_for_an_answer(
     session_factory: Factory,
 ) -> None:
-    """A kill between a press's change and the end of its handlers leaves it listed.
+    """A kill between a press's change and the end of its handlers leaves it listed, once.
 
-    Once its handlers end, its content goes with the next updates stored (a
-    rolled-back store gives it back); a Snap call is never listed (its race answers it).
+    Once its handlers end, its content goes (a rolled-back drop gives it back);
+    a Snap call is never listed (its race answers it) and keeps its content.
     """
     units = UnitsOfWork(session_factory)
     start = utc_now()
     async with units() as uow:
-        await uow.updates.store([press(1), press(2, is_call=True)])
+        await uow.updates.store([press(1), press(2, is_call=True), press(3)])
     async with units() as uow:
-        assert await uow.updates.mark_update_processed(1)
-        assert await uow.updates.mark_update_processed(2)
+        for update_id in (1, 2, 3):
+            assert await uow.updates.mark_update_processed(update_id)
 
-    async def listed() -> list[tuple[str, int]]:
-        async with units(read_only=True) as uow:
-            return await uow.updates.unfinished_presses(start, utc_now() + timedelta(seconds=1))
-
-    assert await listed() == [("q1", 10**18 + 1)], "changed, its answer perhaps never sent"
-    async with units() as uow:
-        await uow.updates.mark_handled(1)
-        await uow.updates.mark_handled(2, keep_content=True)
-    assert await listed() == [("q1", 10**18 + 1)], "its content goes with the next store"
-
-    async def store_rolled_back() -> None:
+    async def take() -> list[tuple[str, int]]:
         async with units() as uow:
-            await uow.updates.store([received(3)])
-            raise RuntimeError("the store rolls back")
+            return await uow.updates.take_unfinished_presses(start, utc_now() + timedelta(days=1))
+
+    async with units() as uow:
+        assert await uow.updates.mark_handled(1), "its content is left to drop"
+        assert not await uow.updates.mark_handled(2, keep_content=True)
+
+    async def emptied_then_rolled_back() -> None:
+        async with units() as uow:
+            await uow.updates.empty_finished()
+            raise RuntimeError("the drop rolls back")
 
     with pytest.raises(RuntimeError):
-        await store_rolled_back()
-    assert await listed() == [("q1", 10**18 + 1)]
+        await emptied_then_rolled_back()
     async with units() as uow:
-        await uow.updates.store([received(4)])
-    assert await listed() == [], "finished: its content is gone"
+        await uow.updates.empty_finished()
+    assert await take() == [("q3", 10**18 + 3)], "changed, its handlers never ended"
+    assert await take() == [], "listed once"
     async with units(read_only=True) as uow:
         (call,) = await uow.updates.stored_updates([2])
     assert call.payload["callback_query"]["id"] == "q2", "a call keeps its content for its race"

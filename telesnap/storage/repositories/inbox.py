@@ -131,9 +131,9 @@ class CommittedMarks:
 
     A mark is remembered only once its transaction has committed, so an update
     found here is processed for good, and marking it again is not needed. Once
-    its handlers end (its press answered), its content is dropped with the next
-    updates stored, in their transaction: a processed press that still has its
-    content was perhaps never answered (see :meth:`InboxRepository.unfinished_presses`).
+    its handlers end (its press answered), its content is dropped (see
+    :meth:`InboxRepository.empty_finished`): a processed press that still has its
+    content was perhaps never answered (see :meth:`InboxRepository.take_unfinished_presses`).
     """
 
     def __init__(self, capacity: int = MARKS_KEPT) -> None:
@@ -153,7 +153,7 @@ class CommittedMarks:
         return True
 
     def finish(self, update_id: int) -> None:
-        """Its handlers are done: its content may go, with the next update stored."""
+        """Its handlers are done: its content may go."""
         self._finished.append(update_id)
 
     def take_finished(self) -> list[int]:
@@ -196,7 +196,6 @@ class InboxRepository:
         """
         if not updates:
             return []
-        await self.empty_finished()
         now = utc_now()
         rows = [
             {
@@ -271,42 +270,49 @@ class InboxRepository:
         self._marked_here.append(update_id)
         return True
 
-    async def mark_handled(self, update_id: int, *, keep_content: bool = False) -> None:
+    async def mark_handled(self, update_id: int, *, keep_content: bool = False) -> bool:
         """Mark an update processed once its handlers are done (if its change did not already).
 
         Its content goes with it, unless ``keep_content`` (a Snap call: its race answers it).
         An update whose change this process committed is processed already: no
-        statement now, its content goes with the next updates stored.
+        statement; True if its content is left for :meth:`empty_finished` to drop.
         """
         if self._marks.take(update_id):
             if not keep_content:
                 self._marks.finish(update_id)
-            return
+            return not keep_content
         values: dict[str, Any] = {"processed_at": utc_now()}
         if not keep_content:
             values["payload"] = null()
         await self._session.execute(
             update(_INBOX).where(_C.update_id == update_id, _PENDING).values(**values)
         )
+        return False
 
-    async def unfinished_presses(self, since: datetime, before: datetime) -> list[tuple[str, int]]:
+    async def take_unfinished_presses(
+        self, since: datetime, before: datetime
+    ) -> list[tuple[str, int]]:
         """Presses (not Snap calls) processed from ``since`` to ``before``, never finished.
 
         Each as (callback query id, receipt stamp): their change was committed but
         their handlers did not end (the process was killed), so perhaps nobody
-        answered them. Snap calls are their race's to answer.
+        answered them. Their content is dropped: they are listed once. Snap calls
+        are their race's to answer.
         """
-        statement = select(_C.payload, _C.stamp_ns).where(
+        statement = select(_C.update_id, _C.payload, _C.stamp_ns).where(
             _C.processed_at >= since,
             _C.processed_at < before,
             _C.payload.is_not(None),
             _C.is_call.is_(False),
         )
-        presses = []
-        for payload, stamp_ns in await self._session.execute(statement):
+        presses, taken = [], []
+        for update_id, payload, stamp_ns in await self._session.execute(statement):
             query = payload.get("callback_query") if isinstance(payload, dict) else None
             if isinstance(query, dict) and isinstance(query.get("id"), str) and stamp_ns:
                 presses.append((query["id"], int(stamp_ns)))
+                taken.append(update_id)
+        if taken:
+            await self._session.execute(_EMPTY, {"ids": taken})
         return presses
 
     async def is_processed(self, update_id: int) -> bool:
