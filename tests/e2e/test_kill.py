@@ -120,6 +120,27 @@ async def _confirmed_and_pending(
     return True if pending else None
 
 
+async def _two_players(emulator: RunningEmulator, tmp_path: Path) -> tuple[Table, str, Path]:
+    """Ann and Bob in a group, a database of their own, and the bot's log file."""
+    client = emulator.client
+    users = {name: int((await client.create_user(name))["id"]) for name in ("Ann", "Bob")}
+    chat = await client.create_chat("group", title="Killy", members=list(users.values()))
+    database_url = database_file(tmp_path)
+    return Table(emulator, database_url, int(chat["id"]), users), database_url, tmp_path / "bot.log"
+
+
+async def _flip_with_its_answer_held(table: Table) -> str:
+    """Start the game and make its first Flip, whose answer the Bot API holds; its query id."""
+    board = await table.open_and_start(["Ann", "Bob"])
+    assert board.turn is not None
+    await table.client.inject_fault("answerCallbackQuery", "timeout", hold=60.0)
+    query_id = await table.client.press(
+        table.chat_id, board.message.message_id, table.players[board.turn], button_text="Flip"
+    )
+    await _flips_reach(table.running, table.database_url, 1)
+    return query_id
+
+
 async def test_a_press_stored_and_acknowledged_before_a_kill_is_applied_and_answered_after(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:
@@ -129,20 +150,11 @@ async def test_a_press_stored_and_acknowledged_before_a_kill_is_applied_and_answ
     Bot API holds, so the kill finds it stored, acknowledged and not handled.
     """
     client = emulator.client
-    users = {name: int((await client.create_user(name))["id"]) for name in ("Ann", "Bob")}
-    chat = await client.create_chat("group", title="Killy", members=list(users.values()))
-    database_url = database_file(tmp_path)
-    table = Table(emulator, database_url, int(chat["id"]), users)
-    log = tmp_path / "bot.log"
+    table, database_url, log = await _two_players(emulator, tmp_path)
+    users = table.players
     async with bot_process(emulator, database_url, log) as process:
-        board = await table.open_and_start(["Ann", "Bob"])
-        assert board.turn is not None
-        await client.inject_fault("answerCallbackQuery", "timeout", hold=60.0)
         # The first Flip is applied; its answer hangs, and its topic's line with it.
-        await client.press(
-            table.chat_id, board.message.message_id, users[board.turn], button_text="Flip"
-        )
-        await _flips_reach(emulator, database_url, 1)
+        await _flip_with_its_answer_held(table)
         board = await table.next_board()
         assert board.turn is not None
         flipper = board.turn
@@ -176,19 +188,9 @@ async def test_a_press_applied_before_a_kill_but_never_answered_is_answered_afte
     is answered (its effect is on the board already), and no press is answered twice.
     """
     client = emulator.client
-    users = {name: int((await client.create_user(name))["id"]) for name in ("Ann", "Bob")}
-    chat = await client.create_chat("group", title="Killy", members=list(users.values()))
-    database_url = database_file(tmp_path)
-    table = Table(emulator, database_url, int(chat["id"]), users)
-    log = tmp_path / "bot.log"
+    table, database_url, log = await _two_players(emulator, tmp_path)
     async with bot_process(emulator, database_url, log) as process:
-        board = await table.open_and_start(["Ann", "Bob"])
-        assert board.turn is not None
-        await client.inject_fault("answerCallbackQuery", "timeout", hold=60.0)
-        query_id = await client.press(
-            table.chat_id, board.message.message_id, users[board.turn], button_text="Flip"
-        )
-        await _flips_reach(emulator, database_url, 1)
+        query_id = await _flip_with_its_answer_held(table)
         process.send_signal(signal.SIGKILL)
         await process.wait()
     await client.clear_faults()
