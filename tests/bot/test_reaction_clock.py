@@ -69,6 +69,9 @@ class TelegramTakingItsTime:
         self._clock.advance(REPLY_MS)
         return 77
 
+    async def remove_inline_keyboard(self, chat_id: int, message_id: int) -> None:
+        self._clock.advance(REPLY_MS)
+
 
 async def test_a_known_delay_after_the_reply_is_measured_as_that_delay(
     session_factory: async_sessionmaker[AsyncSession],

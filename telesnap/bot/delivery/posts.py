@@ -41,7 +41,7 @@ None: another worker sends the chat's boards now (and so these too).
 
 @runtime_checkable
 class QuickSender(Protocol):
-    """A bot that can send a message and return only its id (see ``StampingBot``)."""
+    """A bot that sends boards and bares them without parsing each reply (see ``StampingBot``)."""
 
     async def send_message_returning_id(
         self,
@@ -52,6 +52,9 @@ class QuickSender(Protocol):
         message_thread_id: int | None,
     ) -> int:
         """Send an HTML message; return its message id."""
+
+    async def remove_inline_keyboard(self, chat_id: int, message_id: int) -> None:
+        """Take a message's buttons off, without parsing the message Telegram returns."""
 
 
 @dataclass(eq=False)
@@ -337,6 +340,8 @@ class KeyboardRemovalPost:
 
     async def send(self, bot: Bot) -> Any:
         """Remove the message's inline keyboard (already bare counts as done)."""
+        if isinstance(bot, QuickSender):
+            return await bot.remove_inline_keyboard(self.chat_id, self.message_id)
         return await bot.edit_message_reply_markup(
             chat_id=self.chat_id, message_id=self.message_id, reply_markup=None
         )

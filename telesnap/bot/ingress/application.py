@@ -110,6 +110,13 @@ class StampingBot(ExtBot[None]):
         )
         return int(result["message_id"])
 
+    async def remove_inline_keyboard(self, chat_id: int, message_id: int) -> None:
+        """Take a message's buttons off; the edited message Telegram returns is not parsed.
+
+        Every new board bares the one before, so this is as hot as sending boards.
+        """
+        await self._post("editMessageReplyMarkup", {"chat_id": chat_id, "message_id": message_id})
+
     async def close_transports(self) -> None:
         """Close both connection pools (also when the bot never finished starting)."""
         for transport in self.transports:
