@@ -213,9 +213,7 @@ class InboxService:
         """
         async with self._units() as uow:
             left = await uow.updates.mark_handled(update_id, keep_content=keep_content)
-        # Its change marked it: its content goes with a write still to commit, else now
-        # (in one commit with the others finished meanwhile).
-        if left and not uow.updates.carried():
+        if left:  # its change marked it: its content goes now, with the others finished meanwhile
             await self._emptying.add(update_id)
 
     async def _empty(self, update_ids: Sequence[int]) -> list[None]:

@@ -54,10 +54,6 @@ class UnitOfWork:
     write lock, on PostgreSQL a ``READ ONLY`` transaction. Any write asked of it
     raises :class:`~.errors.ReadOnlyError` before reaching SQL. (It ends with a
     commit all the same: a rollback would expire the objects it read.)
-
-    A write that commits also drops the content of the updates whose handlers
-    ended meanwhile (see :class:`~.repositories.CommittedMarks`): that costs a
-    statement in a transaction already open rather than a commit of its own.
     """
 
     users: UserRepository
@@ -86,8 +82,6 @@ class UnitOfWork:
         self.read_only = read_only
         self._marks = marks if marks is not None else CommittedMarks()
         self._watch = watch
-        self._writing = False
-        """Counted among the marks' writers (see :class:`~.repositories.CommittedMarks`)."""
 
     @property
     def session(self) -> AsyncSession:
@@ -116,9 +110,6 @@ class UnitOfWork:
         self.stats = StatsRepository(session)
         self.outbox = OutboxRepository(session)
         self.alerts = AlertRepository(session)
-        if not self.read_only:
-            self._marks.writers += 1
-            self._writing = True
         return self
 
     async def __aexit__(
@@ -130,9 +121,6 @@ class UnitOfWork:
         session = self.session
         try:
             if exc_type is None:
-                if self._writing and session.in_transaction():
-                    await self.updates.empty_finished()
-                self._passed_commit_point()
                 await session.commit()
                 self.updates.committed()
                 if self._watch is not None:
@@ -140,16 +128,9 @@ class UnitOfWork:
             else:
                 await session.rollback()
         finally:
-            self._passed_commit_point()
             self.updates.ended()  # after a commit that failed too
             self._session = None
             await session.close()
-
-    def _passed_commit_point(self) -> None:
-        """Past its commit point: it takes no more finished content (uncounted once)."""
-        if self._writing:
-            self._writing = False
-            self._marks.writers -= 1
 
     async def flush(self) -> None:
         """Send pending changes to the database without committing (to get ids, or fail early)."""

@@ -9,7 +9,6 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.services.inbox import InboxService
 from telesnap.storage.models import utc_now
 from telesnap.storage.repositories import INBOX_CHANNEL, StoredUpdate
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
@@ -172,41 +171,3 @@ async def test_a_press_changed_but_never_finished_is_listed_for_an_answer(
     async with units(read_only=True) as uow:
         (call,) = await uow.updates.stored_updates([2])
     assert call.payload["callback_query"]["id"] == "q2", "a call keeps its content for its race"
-
-
-async def test_a_finished_press_drops_its_content_with_a_write_already_open(
-    engine: AsyncEngine, session_factory: Factory
-) -> None:
-    """While another change is on its way to commit, a finished press adds no commit.
-
-    Its content goes in that change's transaction; with no write open, in one of its own.
-    """
-    units = UnitsOfWork(session_factory)
-    inbox = InboxService(units)
-    async with units() as uow:
-        await uow.updates.store([press(1), press(2), press(3)])
-    async with units() as uow:
-        for update_id in (1, 2):
-            assert await uow.updates.mark_update_processed(update_id)
-    commits: list[None] = []
-
-    def count(*_: Any) -> None:
-        commits.append(None)
-
-    event.listen(engine.sync_engine, "commit", count)
-    try:
-        async with units() as change:  # another press's change, not yet committed
-            await change.updates.mark_update_processed(3)
-            await inbox.handled(1)
-            assert commits == [], "the open change will take press 1's content"
-        assert len(commits) == 1, "one commit: the change's"
-        await inbox.handled(2)  # nothing else open: a commit of its own
-        assert len(commits) == 2
-    finally:
-        event.remove(engine.sync_engine, "commit", count)
-    async with units(read_only=True) as uow:
-        rows = await uow.updates.stored_updates([1, 2, 3])
-    stored = {row.update_id: row.payload for row in rows}
-    assert stored[1] == {}, "the press finished while the change was open lost its content"
-    assert stored[2] == {}, "so did the one finished with nothing open"
-    assert stored[3] != {}, "the press still in its handlers keeps it"

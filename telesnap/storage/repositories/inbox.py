@@ -134,16 +134,11 @@ class CommittedMarks:
     its handlers end (its press answered), its content is dropped (see
     :meth:`InboxRepository.empty_finished`): a processed press that still has its
     content was perhaps never answered (see :meth:`InboxRepository.take_unfinished_presses`).
-
-    ``writers`` counts the write units of work that are open and have not yet
-    reached their commit: each drops the content finished so far just before it
-    commits, so while one is open a finished press needs no commit of its own.
     """
 
     def __init__(self, capacity: int = MARKS_KEPT) -> None:
         self._marked: BoundedDict[int, None] = BoundedDict(capacity)
         self._finished: list[int] = []
-        self.writers = 0
 
     def add(self, update_ids: Sequence[int]) -> None:
         """Remember updates whose marking transaction has committed."""
@@ -192,14 +187,6 @@ class InboxRepository:
         self._marks.give_back(self._emptied_here)
         self._emptied_here = []
 
-    def carried(self) -> bool:
-        """Whether a write unit of work still to commit will drop the content finished so far.
-
-        Content given back by a unit of work that rolls back waits for the next
-        write (or the stop, or the 10-minute purge).
-        """
-        return self._marks.writers > 0
-
     async def store(self, updates: Sequence[StoredUpdate], origin: str = "") -> list[int]:
         """Store received updates (one already stored is left as it is); return the new ones' ids.
 
@@ -235,7 +222,7 @@ class InboxRepository:
         """Drop the content of the updates whose handlers ended since this was last done."""
         finished = self._marks.take_finished()
         if finished:
-            self._emptied_here.extend(finished)
+            self._emptied_here = finished
             await self._session.execute(_EMPTY, {"ids": finished})
 
     async def pending_before(
