@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from telesnap.app import BotRunner
-from telesnap.bot.delivery.lanes import FloodLimits as BotFloodLimits
+from telesnap.bot.delivery.pace import FloodLimits as BotFloodLimits
 from telesnap.config import Settings
 from telesnap.emulator.client import EmulatorClient
 from telesnap.emulator.config import EmulatorConfig

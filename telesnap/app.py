@@ -20,16 +20,14 @@ from urllib.parse import urlsplit
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.error import InvalidToken, NetworkError
 
-from .bot.delivery.courier import Courier
-from .bot.delivery.lanes import FloodLimits, Outbox
-from .bot.delivery.presenter import Presenter
-from .bot.delivery.resender import Resender, ResendPolicy
-from .bot.delivery.tidy import BoardTidier
+from .bot.delivery.live import RecentLines
+from .bot.delivery.pace import FloodLimits, Pacer
+from .bot.delivery.sender import GRACE, LOOK_EVERY_S, Senders
+from .bot.delivery.show import HeadShow
 from .bot.handlers.menu import publish_commands
 from .bot.handlers.privacy import install_privacy_service
 from .bot.handlers.runtime import Runtime, install
 from .bot.handlers.stats import install_stats_service
-from .bot.handlers.timer_loop import TimerLoop
 from .bot.ingress.application import BotApplication, StampingBot, build_application
 from .bot.ingress.dispatcher import InboxDispatcher
 from .bot.ingress.gate import IntakeGate, toast_turned_away
@@ -40,11 +38,10 @@ from .bot.ingress.relevance import ALLOWED_UPDATES
 from .bot.ingress.webhook import WebhookServer
 from .bot.referee.races import RaceReferee, RaceSweeper
 from .bot.render.callbacks import CallbackSigner
-from .bot.render.i18n import translator
 from .bot.render.toasts import QUERY_LIFETIME_S, answer_unfinished
 from .config import ConfigError, Settings
-from .coordination import coordination_for
-from .services.chat_settings import SettingsService
+from .coordination import LocalCoordination, PostgresCoordination, coordination_for
+from .services.chat_settings import ChatLanguages, SettingsService
 from .services.housekeeping import HousekeepingService
 from .services.inbox import InboxService
 from .services.notify import NotifyService
@@ -56,13 +53,14 @@ from .services.play.service import PlayService
 from .services.play.store import GameStore
 from .services.privacy import PrivacyService
 from .services.stats.service import StatsService
+from .services.timers.loop import TimerLoop
 from .services.timers.planner import TimerPlanner
 from .services.timers.service import TimerService
 from .storage.database import create_engine, database_answers, session_factory
-from .storage.liveness import LocalLiveness, PostgresLiveness
 from .storage.migrate import upgrade_database
 from .storage.uow import UnitsOfWork
 from .support.retry import Backoff
+from .support.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
 
@@ -94,15 +92,17 @@ class BotRunner:
         clock: Callable[[], datetime] | None = None,
         run_timers: bool = True,
         resume: bool = True,
-        resend: ResendPolicy | None = None,
+        takeover_grace: timedelta = GRACE,
+        takeover_every_s: float = LOOK_EVERY_S,
     ) -> None:
         """Prepare a bot; ``clock`` and ``run_timers=False`` let tests drive the timers.
 
-        ``limits`` and ``shuffle_seed`` default to what ``settings`` says; ``resend``
-        says how often boards nobody sends are looked for (and taken over).
+        ``limits`` and ``shuffle_seed`` default to what ``settings`` says; unsent rows
+        older than ``takeover_grace`` that nobody sends are looked for every
+        ``takeover_every_s`` (and sent).
 
         Only a *cold start* (no other worker alive on the database, see
-        :mod:`telesnap.storage.liveness`) does what a restart does: decide the
+        :mod:`telesnap.coordination`) does what a restart does: decide the
         races a stop interrupted and post every running game again; a worker that
         joins running ones leaves the games to them. ``resume=False`` skips it
         even on a cold start.
@@ -117,13 +117,12 @@ class BotRunner:
         self._clock = clock
         self._run_timers = run_timers
         self._resume_games = resume
-        self._resend = resend
+        self._takeover = (takeover_grace, takeover_every_s)
         self.timer_loop: TimerLoop | None = None
-        self.resender: Resender | None = None
+        self.senders: Senders | None = None
         self.race_sweeper: RaceSweeper | None = None
-        self._boards: OutboxService | None = None
         self._engine: AsyncEngine | None = None
-        self._liveness: LocalLiveness | PostgresLiveness | None = None
+        self._coordination: LocalCoordination | PostgresCoordination | None = None
         self.cold_start: bool | None = None
         """Whether this start found no other worker alive (None: not started yet)."""
         self.application: BotApplication | None = None
@@ -154,87 +153,86 @@ class BotRunner:
         self._engine = create_engine(self.settings.database_url, self.settings.pool)
         units = UnitsOfWork(session_factory(self._engine))
         # One process (SQLite) or several workers (PostgreSQL): decided here, once.
-        coordination = coordination_for(self._engine, units)
+        coordination = self._coordination = coordination_for(self._engine)
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=coordination.shared)
-        # The timers and the board views share one clock: a turn runs from its board shown.
-        boards = self._boards = OutboxService(
-            units, planner.now, leases=coordination.leases, watch=coordination.watch
-        )
-        liveness = self._liveness = coordination.liveness(boards.owner)
         record_boards(store)
+        # The timers and the boards shown share one clock: a turn runs from its board shown.
+        outbox = OutboxService(
+            units, planner.now, watch=units.outbox_watch, keep_lines=not coordination.shared
+        )
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer, self.settings.host_id)
-        application = build_application(token, self.settings.api_url)
-        self.application = application
+        application = self.application = build_application(token, self.settings.api_url)
         inbox = InboxService(units)
-        claims = coordination.claims
-        dispatcher = InboxDispatcher(application, book, inbox, claims)
-        self.dispatcher = dispatcher
-        lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed)
-        play = PlayService(units, store)
-        races = RaceService(units, store)
-        chat_settings = SettingsService(units, store)
-        # A 403 from any send means the bot was removed: the chat's games end.
-        outbox = Outbox(
-            application.bot,
-            self._limits,
-            on_forbidden=lambda chat_id: runtime.bot_removed(chat_id),
-            slots=coordination.slots(self._limits, boards.with_states),
+        dispatcher = self.dispatcher = InboxDispatcher(application, book, inbox, coordination)
+        languages = ChatLanguages(units)
+        chat_settings = SettingsService(units, store, languages)
+        lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed, languages=languages)
+        show = HeadShow(
+            application.bot, outbox, signer, RecentLines(outbox.boards_shown), planner.now
         )
-        courier = Courier(outbox)
+        grace, every_s = self._takeover
+        senders = self.senders = Senders(
+            application.bot,
+            outbox,
+            coordination,
+            Pacer(self._limits, coordination),
+            languages,
+            show,
+            # A 403 from any send means the bot was removed: the chat's games end.
+            on_forbidden=lambda chat_id: runtime.bot_removed(chat_id),
+            grace=grace,
+            look_every_s=every_s,
+        )
+        jobs = TaskSet()
         gate = IntakeGate(calls_in_flight=book.calls_on_their_way, waiting_from=book.waiting_from)
         intake = Intake(
-            book, inbox, dispatcher, gate, toast_turned_away(application.bot, courier.spawn)
+            book, inbox, dispatcher, gate, toast_turned_away(application.bot, jobs.spawn)
         )
         assert isinstance(application.bot, StampingBot)
         application.bot.store_into(intake)
-        presenter = Presenter(courier, signer, chat_settings, boards, tidier=BoardTidier(courier))
-        runtime = Runtime(
+        races = RaceService(units, store)
+        runtime = self.runtime = Runtime(
             bot=application.bot,
             lobby=lobby,
-            play=play,
+            play=PlayService(units, store),
             races=races,
             settings=chat_settings,
             book=book,
-            gate=gate,
             signer=signer,
-            courier=courier,
-            presenter=presenter,
+            senders=senders,
+            referee=RaceReferee(application.bot, races, book, pledges=coordination),
+            gate=gate,
             notify=NotifyService(units),
-            referee=RaceReferee(
-                application.bot, races, book, presenter.show_race, pledges=liveness
-            ),
+            jobs=jobs,
         )
-        self.runtime = runtime
-        self.timer_loop = TimerLoop(runtime, TimerService(units, store), HousekeepingService(units))
+        self.timer_loop = TimerLoop(TimerService(units, store), HousekeepingService(units))
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
+        probe = coordination.ping if coordination.shared else None
         install_readiness(
             application,
-            Readiness(partial(database_answers, self._engine), application.bot.get_me, claims.ping),
+            Readiness(partial(database_answers, self._engine), application.bot.get_me, probe),
         )
         install_stats_service(application, StatsService(units))
         install_privacy_service(application, PrivacyService(units))
         await self._initialize(application)
         await publish_commands(application)
         await application.start()
-        # A cold start holds the others back (they wait here) until it has resumed. The
-        # owner lock is taken here too, before this worker claims its first chat.
-        cold = self.cold_start = await liveness.start()
+        # A cold start holds the others back (they wait here) until it has resumed.
+        cold = self.cold_start = await coordination.start(dispatcher.wake)
         started = datetime.now(UTC)
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if cold:
             logger.info("cold start: no other worker is alive on this database")
             since = started - timedelta(seconds=QUERY_LIFETIME_S)
             if unfinished := await inbox.take_unfinished_presses(since, started):
-                courier.spawn(answer_unfinished(application.bot, unfinished))
-            await boards.take_over_all()  # nobody else is alive: whoever held a chat died
+                jobs.spawn(answer_unfinished(application.bot, unfinished))
             if self._resume_games:
                 await self._resume(runtime)
-        await liveness.joined()
-        self.resender = Resender(presenter, boards, self._resend)
-        self.resender.start()
+        await coordination.joined()
+        senders.start()  # at once: what was committed and never sent goes out
         self.race_sweeper = RaceSweeper(runtime.referee, races)  # races a killed worker left
         self.race_sweeper.start()
         if self._run_timers:
@@ -282,28 +280,18 @@ class BotRunner:
                 await asyncio.sleep(delay)
 
     async def _resume(self, runtime: Runtime) -> None:
-        """Decide interrupted races, send what was committed but not sent, show the games again.
+        """Decide the races a stop interrupted, and show every other running game again.
 
-        The boards of a running game that were never sent go out merged with its
-        table shown again; those of games that ended meanwhile go out on their own.
+        Each game shown again is a board row of its own ("I am back"), after the
+        rows its game committed and never sent: they go out together, in order.
         """
         raced = set()
         for race in await runtime.races.open_races():
-            await runtime.presenter.remember_language(race.place)
             if not runtime.referee.is_deciding(race.place):  # not joined by a pending call
                 runtime.referee.decide_now(race)
             if await runtime.referee.wait_until_decided(race.place) is not None:
-                raced.add(race.game_id)
-        running = await runtime.play.running_games()
-        running_ids = {outcome.table.game_id for _, outcome in running}
-        for chat_id in await runtime.presenter.outbox.chats_waiting():
-            await runtime.presenter.show_unsent(chat_id, skip_games=running_ids)
-        for place, outcome in running:
-            if outcome.table.game_id in raced:
-                continue  # deciding its race showed the table
-            tr = translator(await runtime.presenter.remember_language(place))
-            runtime.presenter.say(place, tr.gettext("♻️ I am back: the game goes on."))
-            runtime.presenter.show_play(place, outcome)
+                raced.add(race.game_id)  # deciding its race showed the table
+        await runtime.play.show_running_again(skip=raced)
 
     async def stop(self) -> None:
         """Drain: take no more updates, finish the ones taken, then close everything.
@@ -326,29 +314,17 @@ class BotRunner:
                 await application.stop()
             if self.timer_loop is not None:
                 await self.timer_loop.stop()
-            if self.resender is not None:
-                await self.resender.stop()
             if self.race_sweeper is not None:
                 await self.race_sweeper.stop()
             if self.runtime is not None:
                 await self.runtime.close()
-            await self._let_chats_go()
             await application.shutdown()
             if isinstance(application.bot, StampingBot):
                 await application.bot.close_transports()
-        if self._liveness is not None:
-            await self._liveness.close()  # the others see this worker gone
+        if self._coordination is not None:
+            await self._coordination.close()  # the others see this worker gone
         if self._engine is not None:
             await self._engine.dispose()
-
-    async def _let_chats_go(self) -> None:
-        """Give up this worker's chats, so that another worker sends their boards at once."""
-        if self._boards is None or self._engine is None:
-            return
-        try:
-            await self._boards.release_all()
-        except Exception:
-            logger.exception("giving up the chats this worker sent to failed; their leases lapse")
 
     async def run_until_stopped(self) -> None:
         """Run until SIGINT or SIGTERM (also while still starting, e.g. waiting for the API)."""

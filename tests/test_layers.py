@@ -244,7 +244,7 @@ def test_the_handlers_show_things_only_through_the_presenter(handlers: str) -> N
     sending = {
         "telesnap.bot.delivery.lanes",
         "telesnap.bot.delivery.courier",
-        "telesnap.bot.delivery.posts",
+        "telesnap.bot.delivery.direct",
     }
     offences = [f"imports {module}" for module in modules_of(path) if module in sending]
     offences += [

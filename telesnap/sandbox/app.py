@@ -19,7 +19,7 @@ from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from ..app import BotRunner
-from ..bot.delivery.lanes import FloodLimits as BotFloodLimits
+from ..bot.delivery.pace import FloodLimits as BotFloodLimits
 from ..bot.render.callbacks import CallbackSigner
 from ..config import ConfigError, Settings
 from ..emulator.changes import ChangeSignal

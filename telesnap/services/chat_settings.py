@@ -1,4 +1,10 @@
-"""Reading and changing a chat's settings (changes by chat admins only)."""
+"""Reading and changing a chat's settings (changes by chat admins only), and its language.
+
+The language a chat is written in is asked for by every message the bot renders,
+so the languages of the chats used lately are kept (:class:`ChatLanguages`); a
+change that sets one updates them the moment it commits, before anything it wrote
+is shown.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +12,67 @@ from typing import Any
 
 from ..storage.models import WHOLE_CHAT
 from ..storage.uow import UnitOfWork
+from ..support.bounded import BoundedDict
 from .outbox.rows import Notice, NoticeKind, record_notice
 from .play.base import Service
 from .play.managers import AdminCheck
+from .play.store import GameStore
+from .ports import UnitOfWorkFactory
 from .settings import GameSettings, parse_setting
 from .types import Actor, Place, Reason, Receipt, Refused
+
+LANGUAGES_KEPT = 10_000
+"""How many chats' languages are kept; the least recently used is read again."""
+
+
+class ChatLanguages:
+    """The language each chat is written in (None: the default), as its settings say."""
+
+    def __init__(self, units: UnitOfWorkFactory, *, kept: int = LANGUAGES_KEPT) -> None:
+        self._units = units
+        self._known: BoundedDict[int, str | None] = BoundedDict(kept)
+
+    def known(self, chat_id: int) -> tuple[bool, str | None]:
+        """(known, language): the chat's language if it is kept here."""
+        if chat_id in self._known:
+            self._known.touch(chat_id)
+            return True, self._known[chat_id]
+        return False, None
+
+    async def of(self, chat_id: int) -> str | None:
+        """The chat's language, read once and kept (:func:`written_in`)."""
+        known, language = self.known(chat_id)
+        if known:
+            return language
+        async with self._units(read_only=True) as uow:
+            language = await written_in(uow, chat_id)
+        self._known[chat_id] = language
+        return language
+
+    def chosen(self, uow: UnitOfWork, chat_id: int, language: str | None) -> None:
+        """The change in ``uow`` gives the chat ``language``: kept the moment it commits."""
+        uow.after_commit(lambda: self._known.__setitem__(chat_id, language))
+
+    def __len__(self) -> int:
+        """How many chats' languages are kept now."""
+        return len(self._known)
 
 
 class SettingsService(Service):
     """A chat topic's settings: everyone may look, admins may change."""
+
+    def __init__(
+        self, units: UnitOfWorkFactory, store: GameStore, languages: ChatLanguages | None = None
+    ) -> None:
+        """Change settings through ``units``; ``languages`` hears of each language chosen."""
+        super().__init__(units, store)
+        self.languages = languages if languages is not None else ChatLanguages(units)
 
     async def show(self, place: Place) -> GameSettings:
         """The settings the next game in the topic will play by (a read-only transaction)."""
         async with self._units(read_only=True) as uow:
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
             return GameSettings.from_values(values)
-
-    async def language(self, place: Place) -> str | None:
-        """The language the topic's messages are written in (:func:`written_in`)."""
-        async with self._units(read_only=True) as uow:
-            return await written_in(uow, place.chat_id, place.thread_id)
 
     async def change(
         self,
@@ -58,6 +105,8 @@ class SettingsService(Service):
             await uow.settings.save_values(place.chat_id, 0, stored)
             values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
             settings = GameSettings.from_values(values)
+            if place.chat_id < 0 or settings.language is not None:
+                self.languages.chosen(uow, place.chat_id, settings.language)
             if announce_to is not None:
                 saved = Notice(NoticeKind.SETTINGS_SAVED, {"settings": settings.to_values()})
                 await record_notice(uow, place, saved, reply_to=announce_to)

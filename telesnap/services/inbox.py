@@ -15,10 +15,10 @@ second application of an update whose change was committed is a no-op.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from ..storage.models import NO_CHAT
 from ..storage.repositories import StoredUpdate
@@ -26,7 +26,7 @@ from ..support.batched import Batched
 from .ports import UnitOfWorkFactory
 from .types import Topic
 
-__all__ = ["NO_CHAT", "InboxService", "Intaken", "StoredUpdate", "TopicClaims", "trimmed"]
+__all__ = ["NO_CHAT", "InboxService", "Intaken", "StoredUpdate", "trimmed"]
 
 # What of an update the bot reads: everything else (other people's replied-to texts,
 # private chats' names, link previews...) is left out before it is stored.
@@ -109,53 +109,6 @@ class Intaken:
 
     new: frozenset[int]
     before: dict[Topic, list[int]] | None
-
-
-class TopicClaims(Protocol):
-    """Who may take which pending updates now: one taker per topic, and per call.
-
-    With several workers on PostgreSQL, a claim is an advisory lock on one
-    connection of the worker (a worker that dies releases its claims with its
-    connection) and storing updates wakes every worker (LISTEN/NOTIFY); with
-    SQLite, one process, the claims are in memory and the wake-up is direct.
-    """
-
-    @property
-    def origin(self) -> str:
-        """The name of this process in the wake-ups it sends (it ignores its own)."""
-        ...
-
-    async def start(self, wake: Callable[[], None]) -> None:
-        """Begin; ``wake`` is called whenever another worker stored updates."""
-        ...
-
-    async def unprocessed(self, update_ids: Sequence[int]) -> set[int]:
-        """Of updates this process stored and holds the claim of, those still pending.
-
-        With one process nobody else takes them: all of them. With several
-        workers another may have taken one first (woken by its store).
-        """
-        ...
-
-    async def try_topic(self, topic: Topic) -> bool:
-        """Claim a topic's line; False if someone else holds it."""
-        ...
-
-    async def release_topic(self, topic: Topic) -> None:
-        """Give a topic's line back."""
-        ...
-
-    async def try_call(self, update_id: int) -> bool:
-        """Claim one call; False if someone else holds it."""
-        ...
-
-    async def release_call(self, update_id: int) -> None:
-        """Give a call back."""
-        ...
-
-    async def close(self) -> None:
-        """Release every claim and stop listening."""
-        ...
 
 
 class InboxService:

@@ -10,7 +10,7 @@ from typing import Any
 
 from telegram import Chat, Message, Update
 
-from telesnap.bot.delivery.lanes import FloodLimits, Outbox, Post
+from telesnap.bot.delivery.pace import FloodLimits, Outbox, Post
 from telesnap.bot.ingress.receipts import ReceiptBook
 from telesnap.bot.referee.races import JoinedCall, RaceReferee
 from telesnap.bot.render.callbacks import CallbackSigner

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from telesnap.bot.delivery.posts import BoardPost
+from telesnap.bot.delivery.direct import BoardPost
 from telesnap.bot.render.boards import BOARD_NAME_LIMIT, MAX_TEXT, compose_board
 from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.bot.render.digest import BoardEvent, board_events, board_lines, summarised

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram.error import BadRequest
 
 from telesnap.bot.delivery.courier import Courier
-from telesnap.bot.delivery.lanes import FloodLimits, Outbox
+from telesnap.bot.delivery.pace import FloodLimits, Outbox
 from telesnap.bot.delivery.presenter import Presenter
 from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.services.chat_settings import SettingsService

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.bot.delivery.courier import Courier
-from telesnap.bot.delivery.lanes import FloodLimits, Outbox
+from telesnap.bot.delivery.pace import FloodLimits, Outbox
 from telesnap.bot.delivery.presenter import Presenter
 from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.services.chat_settings import SettingsService

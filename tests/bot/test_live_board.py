@@ -8,7 +8,7 @@ from typing import Any, cast
 from telegram import Bot
 from telegram.error import BadRequest
 
-from telesnap.bot.delivery.live_board import (
+from telesnap.bot.delivery.live import (
     LIVE_EVENTS,
     RecentLines,
     edit_in_place,

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.bot.delivery.posts import BoardPost
+from telesnap.bot.delivery.direct import BoardPost
 from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.bot.render.i18n import translator
 from telesnap.game import CallKind, CallVerdict

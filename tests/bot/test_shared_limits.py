@@ -10,9 +10,9 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot
 
-from telesnap.bot.delivery.lanes import FloodLimits, Outbox
-from telesnap.bot.delivery.pacing import STALE_SEND_S
-from telesnap.bot.delivery.posts import TextPost
+from telesnap.bot.delivery.pace import FloodLimits, Outbox
+from telesnap.bot.delivery.pace import STALE_SEND_S
+from telesnap.bot.delivery.direct import TextPost
 from telesnap.bot.delivery.slots import MemorySlots, Slots, StateStep, StoredSlots
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits

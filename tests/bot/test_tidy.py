@@ -6,7 +6,7 @@ from typing import Any, cast
 
 from telesnap.bot.delivery.courier import Courier
 from telesnap.bot.delivery.lanes import Outbox
-from telesnap.bot.delivery.posts import KeyboardRemovalPost
+from telesnap.bot.delivery.direct import KeyboardRemovalPost
 from telesnap.bot.delivery.tidy import BoardTidier
 
 CHAT, GAME = -700, 5

@@ -20,7 +20,7 @@ from sqlalchemy import event, func, select
 from sqlalchemy.exc import OperationalError
 
 from telesnap.app import BotRunner
-from telesnap.bot.delivery.lanes import FloodLimits
+from telesnap.bot.delivery.pace import FloodLimits
 from telesnap.config import Settings
 from telesnap.emulator.client import EmulatorClient
 from telesnap.emulator.records import Toast, TranscriptMessage

@@ -149,7 +149,7 @@ async def test_when_the_bot_is_removed_its_games_end_and_nothing_more_is_sent(
         assert (await sql(database_url, timers, c=removed.chat_id))[0][0] > 0
         await removed.client.kick_bot(removed.chat_id)
         await removed.client.wait_until_idle()
-        await removed.runner.runtime.courier.settle()
+        await removed.runner.runtime.settle()
 
         rows = await sql(
             database_url,
@@ -177,7 +177,7 @@ async def test_a_403_on_a_send_ends_the_chats_games(
         assert board.turn is not None
         await table.press(board.turn, board.message, "Flip")
         await table.client.wait_until_idle()
-        await table.runner.runtime.courier.settle()
+        await table.runner.runtime.settle()
         rows = await sql(
             database_url, "SELECT status FROM games WHERE chat_id = :c", c=table.chat_id
         )

@@ -6,7 +6,7 @@ import asyncio
 import re
 from pathlib import Path
 
-from telesnap.bot.delivery.lanes import FloodLimits as BotFloodLimits
+from telesnap.bot.delivery.pace import FloodLimits as BotFloodLimits
 from telesnap.emulator.client import EmulatorClient
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from telesnap.bot.delivery.lanes import FloodLimits as BotFloodLimits
+from telesnap.bot.delivery.pace import FloodLimits as BotFloodLimits
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits
 from telesnap.emulator.records import TranscriptMessage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from telesnap.bot.delivery.lanes import FloodLimits as BotFloodLimits
+from telesnap.bot.delivery.pace import FloodLimits as BotFloodLimits
 from telesnap.emulator.client import Press
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits

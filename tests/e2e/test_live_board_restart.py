@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from telesnap.bot.delivery.live_board import LIVE_EVENTS
+from telesnap.bot.delivery.live import LIVE_EVENTS
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 
@@ -15,6 +15,7 @@ from .test_live_board import flip_data
 from .test_resilience import bot_process
 
 FLIPS_BEFORE = 8
+BACK = "♻️ I am back: the game goes on."
 
 
 def event_lines(text: str) -> list[str]:
@@ -66,12 +67,12 @@ async def test_a_live_board_keeps_its_last_events_across_a_kill(
         await process.wait()
     async with bot_process(emulator, database_url, log):
         after = await flip_on(table, before)
-    # The restart shows the running game's table again, and the flip after it edits the
-    # message: neither loses the events it showed before the kill.
+    # The restart shows the running game's table again ("I am back", in the same message),
+    # and the flip after it edits the message: neither loses the events shown before.
     since_kill = states(after)[shown_before:]
-    assert since_kill, "the flip after the restart edited the live board"
-    for state in since_kill[:-1]:
-        assert event_lines(state.text) == event_lines(before.text)
+    assert len(since_kill) == 2, "the table shown again, then the flip, both in the live board"
+    back = event_lines(since_kill[0].text)
+    assert back == [*event_lines(before.text)[1:], BACK], "the same last events, then I am back"
     lines = event_lines(after.text)
-    assert lines[:-1] == event_lines(before.text)[1:], "the same last events, then the new flip"
+    assert lines[:-1] == back[1:], "the same last events, then the new flip"
     assert " flips " in lines[-1]

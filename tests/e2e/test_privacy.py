@@ -143,7 +143,7 @@ async def test_a_group_that_removes_the_bot_is_erased_after_thirty_days(
         assert table.runner is not None
         assert table.runner.runtime is not None
         await table.client.wait_until_idle()
-        await table.runner.runtime.courier.settle()  # the ended game's buttons are off
+        await table.runner.runtime.settle()  # the ended game's buttons are off
         await table.client.kick_bot(table.chat_id)
 
         async def recorded() -> datetime | None:

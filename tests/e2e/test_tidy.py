@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from telesnap.bot.delivery.lanes import FloodLimits as BotFloodLimits
+from telesnap.bot.delivery.pace import FloodLimits as BotFloodLimits
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.config import FloodLimits as TelegramFloodLimits
 from telesnap.emulator.records import TranscriptMessage

@@ -1,1 +1,1 @@
-"""Showing what the changes wrote: the presenter, the chat lanes, boards, notices, tidying."""
+"""Sending: each chat's sender, the pace, showing the outbox's rows, and what is said directly."""

@@ -1,57 +1,47 @@
-"""What a command and a button both do (join, leave, start, flip, call), done and shown once.
+"""What a command and a button both do (join, leave, start, flip, call), done once.
 
 The command handlers (:mod:`.commands`) and the button handlers (:mod:`.buttons`)
 differ only in how they read a request and how they answer it (a reply or a
-toast); what happens to the game, and what the chat sees of it, lives here.
+toast); what happens to the game lives here. What the chat sees of it, the
+change wrote to the outbox: its commit wakes the chat's sender.
 """
 
 from __future__ import annotations
 
 from ...game import CallKind, CallVerdict
 from ...services.types import Actor, Place, Reason, Receipt, Refused
-from ...services.views import CallOutcome, LobbyView, PlayOutcome
+from ...services.views import CallOutcome, PlayOutcome
 from ..referee.races import JoinedCall, Waiter
 from ..render.i18n import language_of
 from .context import admin_check
 from .runtime import Runtime
 
 
-def show_result(runtime: Runtime, place: Place, result: LobbyView | PlayOutcome | None) -> None:
-    """Show a table, or the lobby or notice an action wrote to the outbox (a lobby, None)."""
-    if isinstance(result, PlayOutcome):
-        runtime.presenter.show_play(place, result)
-    else:
-        runtime.presenter.show_notices(place)
-
-
 async def join(
     runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
 ) -> None:
-    """Join the lobby (the one of ``game_id``, when a button names it) and show it."""
+    """Join the lobby (the one of ``game_id``, when a button names it)."""
     await runtime.lobby.join(place, actor, receipt, game_id)
-    runtime.presenter.show_notices(place)
 
 
 async def leave(
     runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
 ) -> None:
-    """Leave the lobby or the running game, and show what is left of it."""
-    show_result(runtime, place, await runtime.lobby.leave(place, actor, receipt, game_id))
+    """Leave the lobby or the running game."""
+    await runtime.lobby.leave(place, actor, receipt, game_id)
 
 
 async def start(
     runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
 ) -> None:
-    """Deal the cards (the game's creator or an admin), and show the closed lobby and the table."""
-    started = await runtime.lobby.start(
+    """Deal the cards (the game's creator or an admin)."""
+    await runtime.lobby.start(
         place,
         actor,
         is_admin=admin_check(runtime.bot, place, actor),
         receipt=receipt,
         game_id=game_id,
     )
-    runtime.presenter.show_notices(place)  # the closed lobby, before the first table
-    runtime.presenter.show_play(place, started.play)
 
 
 async def flip(
@@ -62,9 +52,8 @@ async def flip(
     version: int | None = None,
     game_id: int | None = None,
 ) -> None:
-    """Flip (after the race that is collecting, if one is) and show the table."""
-    outcome = await flip_after_race(runtime, place, actor, receipt, version, game_id)
-    runtime.presenter.show_play(place, outcome)
+    """Flip (after the race that is collecting, if one is)."""
+    await flip_after_race(runtime, place, actor, receipt, version, game_id)
 
 
 async def flip_after_race(
@@ -114,7 +103,7 @@ async def call(
     game_id: int | None = None,
     query_id: str | None = None,
 ) -> CallOutcome:
-    """Call Snap! or Snap Pot!: a correct call enters its race, a wrong one is shown.
+    """Call Snap! or Snap Pot!: a correct call enters its race (a wrong one's board is written).
 
     ``query_id`` is the pressed button's query (a command has none): the press
     is answered when its race is decided.
@@ -133,7 +122,7 @@ def _after_call(
     actor: Actor,
     received_ns: int | None = None,
 ) -> None:
-    """Enter a correct call in its race (the answer comes later); show a wrong call.
+    """Enter a correct call in its race (the answer comes later).
 
     ``query_id`` and ``received_ns`` are the pressed button's query and receipt stamp.
     """
@@ -152,5 +141,3 @@ def _after_call(
             else None
         )
         runtime.referee.call_joined(place, joined, waiter)
-    if outcome.verdict is CallVerdict.WRONG:
-        runtime.presenter.show_play(place, outcome.play)

@@ -73,7 +73,7 @@ def _handler(body: ButtonBody) -> UpdateHandler:
             message = query.message
             if press is None or place is None or not isinstance(message, Message):
                 raise Refused(Reason.BAD_BUTTON)
-            await runtime.presenter.remember_language(place)
+            await runtime.language(place)
             request = ButtonRequest(runtime, query.id, message, press, place, actor, receipt)
             toast = await body(request)
             if toast is not None:

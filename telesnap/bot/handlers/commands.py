@@ -46,11 +46,11 @@ class CommandRequest:
 
     def translations(self) -> gettext.NullTranslations:
         """The translations of the chat's language."""
-        return translator(self.runtime.presenter.language_for(self.place))
+        return self.runtime.translations(self.place)
 
     def reply(self, text: str) -> None:
         """Answer the command with a message that replies to it."""
-        self.runtime.presenter.say(self.place, text, self.message.message_id)
+        self.runtime.say(self.place, text, self.message.message_id)
 
 
 CommandBody = Callable[[CommandRequest], Awaitable[None]]
@@ -72,29 +72,27 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
             if message.sender_chat is not None:
                 # Sent as the group (an anonymous admin) or as a channel: Telegram shows
                 # one shared stand-in user for all of them, so it is nobody's seat.
-                runtime.presenter.say(
-                    place or _private(message), posted_as_chat_text(tr), message.message_id
-                )
+                runtime.say(place or _private(message), posted_as_chat_text(tr), message.message_id)
                 return
             if not takes_arguments and command_arguments(message):
                 runtime.gate.refused(message.chat.id, user.id)
                 if not runtime.gate.may_reply(message.chat.id, user.id):
                     return
-                runtime.presenter.say(
+                runtime.say(
                     place or _private(message),
                     tr.gettext("/{command} takes no arguments.").format(command=command),
                     message.message_id,
                 )
                 return
             assert place is not None
-            await runtime.presenter.remember_language(place)
+            await runtime.language(place)
             await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
             if refused.reason is Reason.DUPLICATE_UPDATE or place is None:
                 return
             runtime.gate.refused(place.chat_id, user.id, refused.reason)
             if runtime.gate.may_reply(place.chat_id, user.id):
-                runtime.presenter.say(place, refusal_text(refused, tr), message.message_id)
+                runtime.say(place, refusal_text(refused, tr), message.message_id)
         finally:
             runtime.book.finished(update)
 
@@ -116,7 +114,7 @@ def _private(message: Message) -> Place:
 
 async def _help(request: CommandRequest) -> None:
     if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
-        request.runtime.presenter.say(request.place, help_text(request.translations()))
+        request.runtime.say(request.place, help_text(request.translations()))
 
 
 async def _start(request: CommandRequest) -> None:
@@ -127,26 +125,21 @@ async def _start(request: CommandRequest) -> None:
         if alerts is not None:
             text = f"{alerts}\n\n{text}"
     if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
-        request.runtime.presenter.say(request.place, text)
+        request.runtime.say(request.place, text)
 
 
 async def _rules(request: CommandRequest) -> None:
     if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
-        request.runtime.presenter.say(request.place, rules_text(request.translations()))
+        request.runtime.say(request.place, rules_text(request.translations()))
 
 
 async def _newgame(request: CommandRequest) -> None:
     runtime, place, actor = request.runtime, request.place, request.actor
     language = language_of(actor.language_code)
-    opened = await runtime.lobby.open(
+    # The lobby and the alerts are written to the outbox: their commit wakes the senders.
+    await runtime.lobby.open(
         place, actor, request.receipt, language=language, link=lobby_link(request.message)
     )
-    runtime.presenter.use_language(place, opened.language)
-    runtime.presenter.show_notices(place)
-    for user_id, user_language in opened.alerted:
-        private = Place(user_id, chat_type="private")
-        runtime.presenter.use_language(private, user_language)
-        runtime.presenter.show_notices(private)
 
 
 async def _notify(request: CommandRequest) -> None:
@@ -181,7 +174,6 @@ async def _extend(request: CommandRequest) -> None:
         is_admin=admin_check(runtime.bot, place, actor),
         receipt=request.receipt,
     )
-    runtime.presenter.show_notices(place)
     request.reply(
         tr.gettext("⏳ The lobby stays open until {time} UTC.").format(
             time=clock_time(lobby.closes_at or "")
@@ -218,8 +210,7 @@ async def _startgame(request: CommandRequest) -> None:
 async def _endgame(request: CommandRequest) -> None:
     runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
     is_admin = admin_check(runtime.bot, place, actor)
-    ended = await runtime.lobby.end(place, actor, is_admin=is_admin, receipt=receipt)
-    actions.show_result(runtime, place, ended)  # None: a lobby called off (a notice)
+    await runtime.lobby.end(place, actor, is_admin=is_admin, receipt=receipt)
 
 
 async def _kick(request: CommandRequest) -> None:
@@ -234,8 +225,7 @@ async def _kick(request: CommandRequest) -> None:
         )
         return
     is_admin = admin_check(runtime.bot, place, actor)
-    result = await runtime.lobby.kick(place, actor, target.id, is_admin=is_admin, receipt=receipt)
-    actions.show_result(runtime, place, result)
+    await runtime.lobby.kick(place, actor, target.id, is_admin=is_admin, receipt=receipt)
 
 
 async def _settings(request: CommandRequest) -> None:
@@ -310,7 +300,7 @@ async def on_unknown_command(update: Update, context: Context) -> None:
         runtime.gate.refused(place.chat_id, user.id)
         tr = translator(language_of(user.language_code))
         if runtime.gate.may_reply(place.chat_id, user.id):
-            runtime.presenter.say(
+            runtime.say(
                 place,
                 tr.gettext("I don't know {command}. /help lists what I can do.").format(
                     command=name(command_word(message.text))

@@ -129,7 +129,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = update.effective_message
     if message is not None and place is not None and message.text:
         command = message.text.split()[0].split("@")[0]
-        runtime.presenter.say(
+        runtime.say(
             place,
             tr.gettext(
                 "⚠️ Something went wrong on my side with {command}. Please try again in a moment."

@@ -18,7 +18,7 @@ from telegram import Message
 
 from ...services.stats.views import LeaderboardView
 from ...services.types import Place
-from ..delivery.posts import PhotoEditPost, UploadPost
+from ..delivery.direct import PhotoEditPost, UploadPost
 from ..render.i18n import directed
 from ..render.stats import (
     StatsButtonSigner,
@@ -62,7 +62,7 @@ async def send_leaderboard(
     text = render_leaderboard(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)
     if not wants_picture(view) or not _fits_caption(text):
-        runtime.presenter.say(place, text, reply_to, keyboard)
+        runtime.say(place, text, reply_to, keyboard)
         return
     picture = await _picture(view, tr)
     caption = directed(text, tr)
@@ -76,7 +76,7 @@ async def send_leaderboard(
         keyboard,
         reply_to=reply_to,
     )
-    runtime.courier.submit(place.chat_id, post)
+    runtime.send(post)
 
 
 async def edit_leaderboard_picture(
@@ -97,8 +97,7 @@ async def edit_leaderboard_picture(
         lines.pop(-2)
     picture = await _picture(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)
-    runtime.courier.submit(
-        place.chat_id,
+    runtime.send(
         PhotoEditPost(
             place.chat_id, message.message_id, picture, FILE_NAME, "\n".join(lines), keyboard
         ),

@@ -17,7 +17,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
 from ...services.notify import AlertState, NotifyService
 from ...services.types import Actor, Place
 from ..render.boards import name
-from ..render.i18n import isolate, translator
+from ..render.i18n import isolate
 from ..render.names import shorten
 from .context import command_arguments
 from .runtime import Runtime
@@ -51,11 +51,11 @@ async def notify_command(runtime: Runtime, message: Message, place: Place, actor
     words = [word.lower() for word in command_arguments(message)]
     if place.is_private:
         chats = await notify.private_chat_opened(actor.user_id)
-        runtime.courier.open_chat(place.chat_id)
-        runtime.presenter.say(place, private_alerts_text(chats, tr), message.message_id)
+        runtime.senders.open_chat(place.chat_id)
+        runtime.say(place, private_alerts_text(chats, tr), message.message_id)
         return
     if words not in ([], ["on"], ["off"]):
-        runtime.presenter.say(
+        runtime.say(
             place,
             tr.gettext(
                 "/notify: a private message when a game opens here; /notify off stops them."
@@ -70,7 +70,7 @@ async def notify_command(runtime: Runtime, message: Message, place: Place, actor
     button = None
     if state.subscribed and not state.reachable:
         button = start_button(runtime.bot.username, tr)
-    runtime.presenter.say(place, alert_text(state, place, tr), message.message_id, button)
+    runtime.say(place, alert_text(state, place, tr), message.message_id, button)
 
 
 def alert_text(state: AlertState, place: Place, tr: gettext.NullTranslations) -> str:
@@ -125,7 +125,7 @@ def private_alerts_text(chats: Sequence[str | None], tr: gettext.NullTranslation
 async def private_start_line(runtime: Runtime, place: Place, actor: Actor) -> str | None:
     """``/start`` in the private chat: the bot may write here now; what it will write about."""
     chats = await _service(runtime).private_chat_opened(actor.user_id)
-    runtime.courier.open_chat(place.chat_id)
+    runtime.senders.open_chat(place.chat_id)
     if not chats:
         return None
     return private_alerts_text(chats, _translations(runtime, place))
@@ -138,4 +138,4 @@ def _service(runtime: Runtime) -> NotifyService:
 
 
 def _translations(runtime: Runtime, place: Place) -> gettext.NullTranslations:
-    return translator(runtime.presenter.language_for(place))
+    return runtime.translations(place)

@@ -112,7 +112,7 @@ async def on_privacy_command(update: Update, context: Context) -> None:
             return
         if privacy is None:
             return
-        tr = translator(await runtime.presenter.remember_language(place))
+        tr = translator(await runtime.language(place))
         command = message.text.split()[0][1:].split("@")[0].lower()
         if command == "forgetme":
             text = tr.gettext(
@@ -135,7 +135,7 @@ async def on_privacy_command(update: Update, context: Context) -> None:
             button = _keyboard(
                 tr.gettext("Erase this chat's data"), privacy.signer.encode(CHAT, place.chat_id)
             )
-        runtime.presenter.say(place, text, message.message_id, button)
+        runtime.say(place, text, message.message_id, button)
     finally:
         runtime.book.finished(update)
 
@@ -162,7 +162,7 @@ async def on_privacy_button(update: Update, context: Context) -> None:
             await query.answer(toast_tr.gettext("This button is not valid."))
             return
         kind, target = button
-        tr = translator(await runtime.presenter.remember_language(place))
+        tr = translator(await runtime.language(place))
         if kind == PERSON:
             if target != query.from_user.id:
                 await query.answer(toast_tr.gettext("Only the person who asked can press this."))
@@ -180,7 +180,7 @@ async def on_privacy_button(update: Update, context: Context) -> None:
             chat = await privacy.service.forget_chat(target, update.update_id)
             await query.answer()
             text = _chat_text(chat, tr)
-        runtime.presenter.edit(place, message.message_id, text, None)
+        runtime.edit(place, message.message_id, text, None)
     finally:
         runtime.book.finished(update)
 

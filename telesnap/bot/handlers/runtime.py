@@ -1,25 +1,29 @@
-"""What the handlers share: the services, the courier, the presenter and the referee."""
+"""What the handlers share: the services, the chats' senders, the languages and the referee."""
 
 from __future__ import annotations
 
+import gettext
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from telegram import Bot
+from telegram import Bot, InlineKeyboardMarkup
 from telegram.ext import Application, ContextTypes
 
-from ...services.chat_settings import SettingsService
+from ...services.chat_settings import ChatLanguages, SettingsService
 from ...services.notify import NotifyService
 from ...services.play.lobby import LobbyService
 from ...services.play.races import RaceService
 from ...services.play.service import PlayService
-from ..delivery.courier import Courier
-from ..delivery.presenter import Presenter
+from ...services.types import Place
+from ...support.tasks import TaskSet
+from ..delivery.direct import EditPost, Post, TextPost
+from ..delivery.sender import Senders
 from ..ingress.gate import IntakeGate
 from ..ingress.receipts import ReceiptBook
 from ..referee.races import RaceReferee
 from ..render.callbacks import CallbackSigner
+from ..render.i18n import directed, language_of, translator
 
 logger = logging.getLogger(__name__)
 
@@ -40,13 +44,55 @@ class Runtime:
     settings: SettingsService
     book: ReceiptBook
     signer: CallbackSigner
-    courier: Courier
-    presenter: Presenter
+    senders: Senders
     referee: RaceReferee
     gate: IntakeGate = field(default_factory=IntakeGate)
     """The intake's budgets; the handlers ask it whether a refusal may be answered."""
     notify: NotifyService | None = None
     """Who hears of new lobbies privately (``/notify``)."""
+    jobs: TaskSet = field(default_factory=TaskSet)
+    """Background jobs (ending a removed chat's games, say)."""
+
+    @property
+    def languages(self) -> ChatLanguages:
+        """The language each chat is written in."""
+        return self.settings.languages
+
+    # -- what the handlers say directly ---------------------------------------------------
+
+    async def language(self, place: Place) -> str:
+        """The language the chat's messages are written in (read once, then kept)."""
+        return language_of(await self.languages.of(place.chat_id))
+
+    def translations(self, place: Place) -> gettext.NullTranslations:
+        """The chat's translations, as last read (the default language before that)."""
+        return translator(language_of(self.languages.known(place.chat_id)[1]))
+
+    def say(
+        self,
+        place: Place,
+        text: str,
+        reply_to: int | None = None,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
+        """Post a message in the topic (set right to left in a right-to-left language)."""
+        text = directed(text, self.translations(place))
+        self.send(TextPost(place.chat_id, place.thread_id, text, reply_markup, reply_to=reply_to))
+
+    def edit(
+        self,
+        place: Place,
+        message_id: int,
+        text: str,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
+        """Give a message new text (set right to left in a right-to-left language)."""
+        text = directed(text, self.translations(place))
+        self.send(EditPost(place.chat_id, message_id, text, reply_markup))
+
+    def send(self, post: Post) -> None:
+        """Post directly, in the chat's pace (nothing goes to a chat that removed the bot)."""
+        self.senders.post(post)
 
     # -- a chat that removed the bot ------------------------------------------------------
 
@@ -55,13 +101,12 @@ class Runtime:
 
         Nobody waits on a send, so a failure only logs; the next 403 tries again.
         """
-        if not self.courier.close_chat(chat_id):
-            return
+        self.senders.close_chat(chat_id)
         if chat_id > 0 and self.notify is not None:  # a person blocked the bot
-            self.courier.spawn(self.notify.private_chat_closed(chat_id))
+            self.jobs.spawn(self.notify.private_chat_closed(chat_id))
             return
         logger.info("chat %s: the bot was removed; ending its games there", chat_id)
-        self.courier.spawn(self._end_games_in(chat_id))
+        self.jobs.spawn(self._end_games_in(chat_id))
 
     async def removed_from(self, chat_id: int) -> None:
         """The ``my_chat_member`` update says the bot was removed: end its games, post nothing.
@@ -69,7 +114,7 @@ class Runtime:
         The games end before the update is marked handled, so a kill in between runs it
         again; a failure goes up to the error handler (the database's is run again).
         """
-        self.courier.close_chat(chat_id)
+        self.senders.close_chat(chat_id)
         if chat_id > 0 and self.notify is not None:  # a person blocked the bot
             await self.notify.private_chat_closed(chat_id)
             return
@@ -79,29 +124,35 @@ class Runtime:
 
     def bot_added(self, chat_id: int) -> None:
         """The bot is a member of the chat again (a person unblocked it): it may post there."""
-        self.courier.open_chat(chat_id)
+        self.senders.open_chat(chat_id)
         if chat_id > 0 and self.notify is not None:
-            self.courier.spawn(self.notify.private_chat_opened(chat_id))
+            self.jobs.spawn(self.notify.private_chat_opened(chat_id))
 
     def is_removed_from(self, chat_id: int) -> bool:
         """Whether the bot was removed from the chat (nothing is sent there)."""
-        return self.courier.is_closed(chat_id)
+        return self.senders.is_closed(chat_id)
 
     async def _end_games_in(self, chat_id: int) -> None:
         try:
             ended = await self.lobby.end_in_removed_chat(chat_id)
         except Exception:
             # Forgotten, so that the next 403 or removal tries again.
-            self.courier.open_chat(chat_id)
+            self.senders.open_chat(chat_id)
             logger.exception("chat %s: ending the games after the bot was removed failed", chat_id)
             return
         if ended:
             logger.info("chat %s: ended game(s) %s", chat_id, ", ".join(map(str, ended)))
 
+    async def settle(self) -> None:
+        """Wait until the background jobs and the chats' senders have done what they hold."""
+        await self.jobs.settle()
+        await self.senders.flush()
+
     async def close(self) -> None:
-        """Stop the referee, let the outbox send what it holds (briefly), then stop."""
+        """Stop the referee, let the senders send what they hold (briefly), then stop."""
         await self.referee.close()
-        await self.courier.close()
+        await self.senders.close()
+        await self.jobs.close()
 
 
 def runtime_of(context: ContextTypes.DEFAULT_TYPE) -> Runtime:

@@ -42,7 +42,7 @@ async def _change(
     changed = await runtime.settings.change(
         place, actor, setting, value, is_admin=is_admin, receipt=receipt, announce_to=announce_to
     )
-    return changed, translator(runtime.presenter.use_language(place, changed.language))
+    return changed, translator(await runtime.language(place))
 
 
 async def settings_command(
@@ -55,11 +55,10 @@ async def settings_command(
         await _change(
             runtime, place, actor, setting, value, receipt, announce_to=message.message_id
         )
-        runtime.presenter.show_notices(place)  # "Saved." and the settings, from the outbox
-        return
-    tr = translator(runtime.presenter.language_for(place))
+        return  # "Saved." and the settings are in the outbox
+    tr = runtime.translations(place)
     if words:
-        runtime.presenter.say(
+        runtime.say(
             place,
             tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150."),
             message.message_id,
@@ -67,7 +66,7 @@ async def settings_command(
         return
     current = await runtime.settings.show(place)
     keyboard = overview_keyboard(current, MenuSigner(runtime.signer, place.chat_id), tr)
-    runtime.presenter.say(place, settings_text(current, tr), None, keyboard)
+    runtime.say(place, settings_text(current, tr), None, keyboard)
 
 
 async def settings_button(
@@ -100,11 +99,11 @@ async def settings_button(
         index = BACK
     else:
         current = await runtime.settings.show(place)
-        tr = translator(runtime.presenter.language_for(place))
+        tr = runtime.translations(place)
     if index >= BACK:
         text, keyboard = settings_text(current, tr), overview_keyboard(current, menu, tr)
     else:
         text = choices_text(index, current, tr)
         keyboard = choices_keyboard(index, current, menu, tr)
-    runtime.presenter.edit(place, message.message_id, text, keyboard)
+    runtime.edit(place, message.message_id, text, keyboard)
     return toast

@@ -22,7 +22,7 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler, Cont
 from ...services.stats.service import StatsService
 from ...services.stats.views import GameLine
 from ...services.types import Place, Refused
-from ..delivery.posts import UploadPost
+from ..delivery.direct import UploadPost
 from ..render.callbacks import carries_button
 from ..render.i18n import directed, language_of, translator
 from ..render.stats import (
@@ -99,7 +99,7 @@ async def on_stats_command(update: Update, context: Context) -> None:
         if message is None or message.text is None or place is None:
             return
         command = message.text.split()[0][1:].split("@")[0].lower()
-        tr = translator(await runtime.presenter.remember_language(place))
+        tr = translator(await runtime.language(place))
         stats_bot = _stats_bot(context)
         if place.chat_type == "private" and command in ("leaderboard", "history"):
             # No game is played here, and a leaderboard of other people is not shown here.
@@ -132,7 +132,7 @@ def _say(
     message: Message,
     keyboard: InlineKeyboardMarkup | None = None,
 ) -> None:
-    runtime.presenter.say(place, text, message.message_id, keyboard)
+    runtime.say(place, text, message.message_id, keyboard)
 
 
 async def _send_stats(
@@ -171,8 +171,7 @@ async def _send_stats(
     if len(text) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
         _say(runtime, place, text, message)
-    runtime.courier.submit(
-        place.chat_id,
+    runtime.send(
         UploadPost(
             "photo",
             place.chat_id,
@@ -247,7 +246,7 @@ async def _send_replay(
             replay_caption(document.game, tr),
             reply_to=message.message_id,
         )
-    runtime.courier.submit(place.chat_id, post)
+    runtime.send(post)
 
 
 REPLAY_FILE_OPTION = "file"
@@ -365,7 +364,7 @@ async def on_stats_button(update: Update, context: Context) -> None:
         if button is None or not carries_button(message.reply_markup, query.data):
             await query.answer(toast_tr.gettext("This button is not valid."))
             return
-        tr = translator(await runtime.presenter.remember_language(place))
+        tr = translator(await runtime.language(place))
         board = button.ranking()
         if board is not None:
             ranking, is_global = board
@@ -383,6 +382,6 @@ async def on_stats_button(update: Update, context: Context) -> None:
         await query.answer()
         text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
         if not _shows(message, text, keyboard):
-            runtime.presenter.edit(place, message.message_id, text, keyboard)
+            runtime.edit(place, message.message_id, text, keyboard)
     finally:
         runtime.book.finished(update)

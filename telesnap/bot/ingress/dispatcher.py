@@ -7,7 +7,7 @@ when the store found every pending update before it in its topic already in
 this process's line (else the line reads the inbox, the truth). On PostgreSQL
 the NOTIFY of the store wakes every other worker; the storing worker ignores
 its own. After a claim, the rows in hand are checked to be still pending in one
-query on the claims connection (another worker, woken by the store, may have
+query on the coordination connection (another worker, woken by the store, may have
 taken one first). The dispatcher runs each update through
 python-telegram-bot's own dispatch (``Application.process_update``: the
 handlers and filters), under one of a fixed number of slots:
@@ -39,7 +39,8 @@ from typing import Any
 from telegram import Update
 from telegram.ext import Application
 
-from ...services.inbox import InboxService, Intaken, StoredUpdate, TopicClaims
+from ...coordination import Coordination
+from ...services.inbox import InboxService, Intaken, StoredUpdate
 from ...services.types import Receipt, Topic
 from ...support.bounded import BoundedDict
 from ..render.toasts import last_try_ns
@@ -69,7 +70,7 @@ class InboxDispatcher:
         application: Application[Any, Any, Any, Any, Any, Any],
         book: ReceiptBook,
         inbox: InboxService,
-        claims: TopicClaims,
+        coordination: Coordination,
         *,
         max_concurrent_updates: int = 256,
         sweep_s: float = SWEEP_S,
@@ -80,7 +81,7 @@ class InboxDispatcher:
         self._application = application
         self._book = book
         self._inbox = inbox
-        self._claims = claims
+        self._coordination = coordination
         self._slot_count = max_concurrent_updates
         self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._sweep_s = sweep_s
@@ -111,16 +112,15 @@ class InboxDispatcher:
 
     @property
     def origin(self) -> str:
-        """The name of this process in the wake-ups its stores send (``TopicClaims.origin``)."""
-        return self._claims.origin
+        """The name of this process in the wake-ups its stores send (``Coordination.origin``)."""
+        return self._coordination.origin
 
     async def start(self) -> None:
-        """Listen for other workers' updates and take what is pending (left by a stop, say).
+        """Take what is pending (left by a stop, say), then keep looking (:meth:`wake`).
 
         The pending Snap calls are handled before this returns, so a race that a
         stop interrupted is decided with every call that had reached the inbox.
         """
-        await self._claims.start(self.wake)
         for call in await self._inbox.pending_calls():
             self._take_call(call, in_hand=False)
         await asyncio.gather(*self._calls.values(), return_exceptions=True)
@@ -208,7 +208,7 @@ class InboxDispatcher:
     async def _run_topic(self, topic: Topic) -> None:
         try:
             while not self._draining and self._waiting(topic):
-                if not await self._claims.try_topic(topic):
+                if not await self._coordination.try_topic(topic):
                     # Another worker has the line: what is in hand is its to take (it
                     # was woken by the store), and ours to read back if it comes here.
                     self._drop_hand(topic)
@@ -217,7 +217,7 @@ class InboxDispatcher:
                 try:
                     await self._run_line(topic)
                 finally:
-                    await self._claims.release_topic(topic)
+                    await self._coordination.release_topic(topic)
         except Exception:
             logger.exception(
                 "the line of chat %d topic %d stopped; its updates are taken again soon", *topic
@@ -265,13 +265,13 @@ class InboxDispatcher:
             return []
         ids = sorted(hand)
         # Another worker, woken by the store, may have taken one before this claim.
-        pending = await self._claims.unprocessed(ids)
+        pending = await self._coordination.unprocessed(ids)
         line.difference_update(update_id for update_id in ids if update_id not in pending)
         return [hand[update_id] for update_id in ids if update_id in pending]
 
     async def _run_call(self, update_id: int, in_hand: StoredUpdate | None) -> None:
         try:
-            if not await self._claims.try_call(update_id):
+            if not await self._coordination.try_call(update_id):
                 self._book.handled_elsewhere(update_id)
                 return
             try:
@@ -279,14 +279,14 @@ class InboxDispatcher:
                 if in_hand is None:
                     stored = await self._inbox.pending(update_id)
                 else:
-                    fresh = await self._claims.unprocessed([update_id])
+                    fresh = await self._coordination.unprocessed([update_id])
                     stored = in_hand if update_id in fresh else None
                 if stored is None:
                     self._book.handled_elsewhere(update_id)
                 else:
                     await self._handle(stored)
             finally:
-                await self._claims.release_call(update_id)
+                await self._coordination.release_call(update_id)
         except Exception:
             logger.exception("call update %d stopped; it is taken again soon", update_id)
             # Its topic's races stop waiting for it: they would wait for ever if it is
@@ -373,4 +373,3 @@ class InboxDispatcher:
             await self._inbox.empty_finished()
         except Exception:
             logger.exception("could not drop the content of the updates handled last")
-        await self._claims.close()

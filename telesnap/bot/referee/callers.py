@@ -85,7 +85,7 @@ class CallerPledges:
             if not taken and not await self._pledges.pledge(query_id):
                 return  # another worker answered it already (this one was slow to pledge)
             await asyncio.sleep(max(0.0, (until_ns - self._now_ns()) / 1e9))
-            await self._pledges.release(query_id)
+            await self._pledges.release_pledge(query_id)
         except Exception:
             logger.exception("press %s: could not keep its answer pledged", query_id)
         finally:

@@ -8,7 +8,8 @@ decision that fails is retried with backoff (and logged with its chat and
 game) until it succeeds or the race has ended otherwise. Then every waiting
 caller's press is answered, however the race ended: with their own result
 (also when another worker decided it), or with a toast saying the game ended
-first; and a race decided here shows the new table. A race another worker
+first. The decision's change writes the new table to the outbox, like any
+change. A race another worker
 opened and never decided (it stopped, or was killed) is adopted by the next
 Flip that finds it open, or by the :class:`RaceSweeper` of any worker, which
 looks for overdue races every second or so; a race a cold start interrupted is
@@ -21,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -39,8 +40,6 @@ from ..render.toasts import answer_toast
 from .callers import CallerPledges, race_toast
 
 logger = logging.getLogger(__name__)
-
-ShowRace = Callable[[Place, RaceOutcome], Awaitable[None]]
 
 FIRST_RETRY_S = 0.1
 LAST_RETRY_S = 30.0
@@ -109,7 +108,6 @@ class RaceReferee:
         bot: Bot,
         races: RaceService,
         book: ReceiptBook,
-        show: ShowRace,
         *,
         answer_within_s: float = ANSWER_WITHIN_S,
         pledges: AnswerPledges | None = None,
@@ -124,7 +122,6 @@ class RaceReferee:
         self._answer_within_s = answer_within_s
         self._races_service = races
         self._book = book
-        self._show = show
         self._races: dict[Topic, _Race] = {}
         self._settled: dict[Topic, _Race] = {}
         self._forget_settled: dict[Topic, asyncio.TimerHandle] = {}
@@ -232,8 +229,6 @@ class RaceReferee:
             if self._races.get(key) is race:
                 del self._races[key]  # nothing waits for a decided race
         await self._answer_waiters(race, outcome)
-        if outcome.play is not None:
-            await self._show(race.place, outcome)
         if self._callers is not None:
             await self._callers.answer_orphans(
                 race.race_id,

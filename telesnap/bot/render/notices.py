@@ -83,6 +83,7 @@ _RENDERERS: dict[str, Renderer] = {
     NoticeKind.STOPPED: lambda args, tr: tr.gettext(
         "🛑 {name} stopped the game with /endgame."
     ).format(name=_bold_name(args, tr)),
+    NoticeKind.RESUMED: lambda _args, tr: tr.gettext("♻️ I am back: the game goes on."),
     NoticeKind.LOBBY_OPENED: _lobby_opened,
 }
 

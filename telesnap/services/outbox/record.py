@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...game import CallVerdict, Operation, SnapCalled
+from ...storage.models import Game as GameRow
 from ...storage.models import GameStatus
 from ...storage.uow import UnitOfWork
 from ..play.events import GameChanged
 from ..play.store import GameStore
 from ..views import PlayOutcome, play_to_json
-from .rows import BOARD
+from .rows import BOARD, Notice
 
 
 def shows_a_board(operations: Sequence[Operation]) -> bool:
@@ -39,13 +40,25 @@ def shows_a_board(operations: Sequence[Operation]) -> bool:
     )
 
 
-def record_boards(store: GameStore) -> None:
-    """Make every change of ``store``'s games that players must see write its outbox row.
+async def write_board(
+    uow: UnitOfWork, row: GameRow, board: PlayOutcome, notes: Sequence[Notice] = ()
+) -> None:
+    """Write the board a change of ``row``'s game shows (``notes``: why, above its events)."""
+    payload = play_to_json(board)
+    if notes:
+        payload["notes"] = [note.to_json() for note in notes]
+    await uow.outbox.add(
+        row.chat_id,
+        row.thread_id,
+        BOARD,
+        payload,
+        game_id=row.id,
+        board_version=board.table.board_version,
+    )
 
-    The change takes no lease of the chat: its board may wait in this worker's
-    lane for a while (the chat's pace), and a worker that dies meanwhile must not
-    keep the chat from the others for a whole lease (see :class:`OutboxService`).
-    """
+
+def record_boards(store: GameStore) -> None:
+    """Make every change of ``store``'s games that players must see write its outbox row."""
 
     async def record_board(uow: UnitOfWork, event: GameChanged) -> None:
         if not shows_a_board(event.operations):
@@ -57,14 +70,6 @@ def record_boards(store: GameStore) -> None:
             loaded = await store.load(uow, row)
             if row.status != GameStatus.RUNNING.value:
                 store.forget(row.id)
-        board = PlayOutcome(loaded.table(), event.operations)
-        await uow.outbox.add(
-            row.chat_id,
-            row.thread_id,
-            BOARD,
-            play_to_json(board),
-            game_id=row.id,
-            board_version=board.table.board_version,
-        )
+        await write_board(uow, row, PlayOutcome(loaded.table(), event.operations))
 
     store.events.subscribe(GameChanged, record_board)

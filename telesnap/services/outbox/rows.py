@@ -9,10 +9,9 @@ translate. A lobby row stores the :class:`~.views.LobbyView`
 the change left; the bot shows the newest unsent one of its game, in the
 game's one lobby message.
 
-A chat's rows form one line, sent in ``id`` order (:func:`boards_in_line`,
-:func:`line_head`): only the boards of different games may pass each other
-(each game's boards go in a message of their own, merged while they wait); a
-lobby or a notice waits for every row before it, and holds up every row after it.
+A chat's rows go out in ``id`` order, the topics of a forum taking turns as their
+rows were written (:func:`next_head`): a reminder never overtakes the board before
+it, and each game's waiting boards go out together in one message.
 
 A note is a notice that rides with its game's board (why a timer acted): it is
 stored in the board's row (:func:`note_board`) and shown above the board's
@@ -29,7 +28,6 @@ from typing import Any
 
 from ...game import SnapError
 from ...storage.models import OutboxMessage
-from ...storage.repositories import ShownBoard
 from ...storage.uow import UnitOfWork
 from ..types import Place
 from ..views import LobbyView, PlayOutcome, lobby_from_json, lobby_to_json, play_from_json
@@ -65,6 +63,8 @@ class NoticeKind(StrEnum):
     """A note: the game's time limit is reached."""
     STOPPED = "stopped"
     """A note: args ``name``, who stopped the running game with ``/endgame``."""
+    RESUMED = "resumed"
+    """A note: the bot started again and shows the running game again ("I am back")."""
     LOBBY_OPENED = "lobby_opened"
     """A private message (``/notify``): args ``chat`` (its title), ``name`` (who opened
     the lobby), ``link`` (to the lobby, or None)."""
@@ -135,7 +135,7 @@ async def note_board(uow: UnitOfWork, place: Place, game_id: int, notice: Notice
 
 
 @dataclass(frozen=True, slots=True)
-class OutboxEntry:
+class BoardEntry:
     """One unsent board: where it goes, its row id (the order), what it shows, its notes."""
 
     id: int
@@ -148,15 +148,13 @@ class OutboxEntry:
 
 @dataclass(frozen=True, slots=True)
 class LobbyEntry:
-    """One unsent lobby: the lobby a change left, and the message that shows it (if any yet)."""
+    """One unsent lobby: the lobby a change left (shown in the game's one lobby message)."""
 
     id: int
     chat_id: int
     thread_id: int
     game_id: int
     lobby: LobbyView
-    message_id: int | None
-    """The game's lobby message as stored when the row was read (None: not posted yet)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,142 +169,85 @@ class NoticeEntry:
     reply_to: int | None
 
 
-Entry = OutboxEntry | LobbyEntry | NoticeEntry
+Entry = BoardEntry | LobbyEntry | NoticeEntry
 """An unsent row of any kind, read back."""
 
-
-async def read_rows(
-    uow: UnitOfWork, chat_id: int, rows: Sequence[OutboxMessage]
-) -> tuple[list[Entry], list[int]]:
-    """The entries of ``rows`` (in their order), and the ids of the rows that cannot be read.
-
-    A row of a kind this version does not know, or whose payload does not read
-    back (written by a newer version, say), is logged and returned as unreadable,
-    to be set aside: it never holds up the chat's later rows.
-    """
-    entries: list[Entry] = []
-    unreadable: list[int] = []
-    for row in rows:
-        try:
-            entry = await _entry(uow, row)
-        except (KeyError, TypeError, ValueError, SnapError):
-            logger.exception(
-                "chat %s: outbox row %s (%s, game %s) cannot be read; set aside",
-                chat_id,
-                row.id,
-                row.kind,
-                row.game_id,
-            )
-            unreadable.append(row.id)
-            continue
-        entries.append(entry)
-    return entries, unreadable
+UNREADABLE = (KeyError, TypeError, ValueError, SnapError)
+"""What reading back a row written by another version raises."""
 
 
-async def _entry(uow: UnitOfWork, row: OutboxMessage) -> Entry:
-    if row.kind == LOBBY and row.game_id is not None:
-        game = await uow.games.get(row.game_id, lock=False)
-        message_id = game.lobby_message_id if game is not None else None
-        lobby = lobby_from_json(row.payload)
-        return LobbyEntry(row.id, row.chat_id, row.thread_id, row.game_id, lobby, message_id)
-    entry = entry_of(row)
-    if entry is not None:
-        return entry
-    raise ValueError(f"an outbox row of unknown kind {row.kind!r}")
+def entry_of(row: OutboxMessage) -> Entry:
+    """The entry a row holds.
 
-
-def entry_of(row: OutboxMessage) -> OutboxEntry | NoticeEntry | None:
-    """A board's or a notice's entry, read from its row alone (None: another kind).
-
-    A lobby's entry needs its game's lobby message, stored elsewhere (see :func:`read_rows`).
-    Raises ``ValueError`` (or ``KeyError``, ``TypeError``, ``SnapError``) for a payload
-    that does not read back.
+    Raises one of :data:`UNREADABLE` for a row of a kind this version does not
+    know, or whose payload does not read back (written by a newer version, say).
     """
     payload = row.payload
     if row.kind == BOARD and row.game_id is not None:
         notes = tuple(Notice.from_json(note) for note in payload.get("notes", ()))
         board = play_from_json(payload)
-        return OutboxEntry(row.id, row.chat_id, row.thread_id, row.game_id, board, notes)
+        return BoardEntry(row.id, row.chat_id, row.thread_id, row.game_id, board, notes)
+    if row.kind == LOBBY and row.game_id is not None:
+        lobby = lobby_from_json(payload)
+        return LobbyEntry(row.id, row.chat_id, row.thread_id, row.game_id, lobby)
     if row.kind == NOTICE:
         reply_to = payload.get("reply_to")
         if reply_to is not None and not isinstance(reply_to, int):
             raise ValueError(f"reply_to is not a message id: {reply_to!r}")
         notice = Notice.from_json(payload["notice"])
         return NoticeEntry(row.id, row.chat_id, row.thread_id, row.game_id, notice, reply_to)
-    return None
+    raise ValueError(f"an outbox row of unknown kind {row.kind!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class GameBoards:
-    """What a game's board post may show when its turn comes, read in one go."""
+def read_rows(rows: Sequence[OutboxMessage]) -> tuple[list[Entry], list[int]]:
+    """The entries of ``rows`` (in their order), and the ids of the rows that cannot be read.
 
-    boards: list[OutboxEntry]
-    """The game's unsent boards that may go now, oldest first."""
-    held: bool
-    """More of the game's rows wait behind a lobby or notice."""
-    newest_shown: int | None
-    """The highest board version of the game shown so far (None before any)."""
-    newest_message: int | None = None
-    """The message that shows that board (a live board is edited there)."""
-
-
-def game_boards(
-    entries: Sequence[Entry], game_id: int, newest_shown: ShownBoard | None
-) -> GameBoards:
-    """The boards of ``game_id`` before the first lobby or notice, and what holds it up."""
-    boards = boards_in_line(entries, game_id)
-    mine = [entry for entry in entries if entry.game_id == game_id]
-    return GameBoards(
-        boards,
-        held=len(mine) > len(boards),
-        newest_shown=None if newest_shown is None else newest_shown.version,
-        newest_message=None if newest_shown is None else newest_shown.message_id,
-    )
-
-
-def boards_in_line(entries: Sequence[Entry], game_id: int) -> list[OutboxEntry]:
-    """The boards of ``game_id`` that may go now: those before its topic's first lobby or notice.
-
-    Each topic of a chat is a line of its own: a notice in one topic holds back
-    the boards after it there, never another topic's.
+    A row that does not read back is logged and returned as unreadable, to be set
+    aside: it never holds up the chat's later rows.
     """
-    thread = next(
-        (e.thread_id for e in entries if isinstance(e, OutboxEntry) and e.game_id == game_id), None
-    )
-    boards = []
-    for entry in topic_line(entries, thread):
-        if not isinstance(entry, OutboxEntry):
-            break
-        if entry.game_id == game_id:
-            boards.append(entry)
-    return boards
+    entries: list[Entry] = []
+    unreadable: list[int] = []
+    for row in rows:
+        try:
+            entries.append(entry_of(row))
+        except UNREADABLE:
+            logger.exception(
+                "chat %s: outbox row %s (%s, game %s) cannot be read; set aside",
+                row.chat_id,
+                row.id,
+                row.kind,
+                row.game_id,
+            )
+            unreadable.append(row.id)
+    return entries, unreadable
 
 
-def topic_line(entries: Sequence[Entry], thread_id: int | None) -> list[Entry]:
-    """The rows of one topic of the chat (``thread_id``), in their order."""
-    return [entry for entry in entries if entry.thread_id == thread_id]
+def next_head(entries: Sequence[Entry]) -> list[Entry]:
+    """What goes next from a chat's unsent rows (in ``id`` order): the oldest, with its run.
 
-
-def line_head(entries: Sequence[Entry]) -> list[Entry]:
-    """What goes next in the chat's line: the first entry, with the lobby rows it settles.
-
-    A lobby at the head takes the lobby rows of its game that follow it directly
-    (only the newest is shown: coalescing); a board or a notice goes alone.
+    The oldest row goes first, whatever its topic, so the topics of a forum take
+    turns in the order their rows were written. It takes the rows of its topic that
+    follow it with the same kind and game (rows of other topics may lie between):
+    a run of boards (shown in one message while they fit) or of lobbies (only the
+    newest is shown); a notice goes alone. A topic's own rows never pass each
+    other, so a reminder never overtakes the board before it.
 
     >>> from telesnap.services.views import LobbyView
-    >>> def lobby(row_id: int, game_id: int) -> LobbyEntry:
-    ...     return LobbyEntry(row_id, -1, 0, game_id, LobbyView(game_id, 1, (), "lobby"), None)
-    >>> [entry.id for entry in line_head([lobby(1, 7), lobby(2, 7), lobby(3, 8), lobby(4, 7)])]
-    [1, 2]
+    >>> def lobby(row_id: int, thread_id: int, game_id: int) -> LobbyEntry:
+    ...     return LobbyEntry(row_id, -1, thread_id, game_id, LobbyView(game_id, 1, (), "lobby"))
+    >>> [e.id for e in next_head([lobby(1, 0, 7), lobby(2, 5, 8), lobby(3, 0, 7), lobby(4, 0, 9)])]
+    [1, 3]
     """
     if not entries:
         return []
     head = entries[0]
-    if not isinstance(head, LobbyEntry):
+    if isinstance(head, NoticeEntry):
         return [head]
     taken: list[Entry] = [head]
     for entry in entries[1:]:
-        if not isinstance(entry, LobbyEntry) or entry.game_id != head.game_id:
+        if entry.thread_id != head.thread_id:
+            continue
+        if type(entry) is not type(head) or entry.game_id != head.game_id:
             break
         taken.append(entry)
     return taken

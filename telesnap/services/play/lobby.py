@@ -21,7 +21,7 @@ from ...storage.errors import ActiveGameExistsError
 from ...storage.models import Game as GameRow
 from ...storage.models import GameStatus
 from ...storage.uow import UnitOfWork
-from ..chat_settings import adopt_language
+from ..chat_settings import ChatLanguages, adopt_language
 from ..notify import alert_subscribers
 from ..outbox.rows import Notice, NoticeKind, note_board, record_lobby, record_notice
 from ..ports import UnitOfWorkFactory
@@ -49,9 +49,11 @@ class LobbyService(Service):
         store: GameStore,
         *,
         shuffle_seed: int | None = None,
+        languages: ChatLanguages | None = None,
     ) -> None:
         super().__init__(units, store)
         self.shuffle_seed = shuffle_seed
+        self._languages = languages if languages is not None else ChatLanguages(units)
 
     async def open(
         self,
@@ -85,6 +87,7 @@ class LobbyService(Service):
             )
             await self._store.planner.lobby_opened(uow, row, settings)
             chat_language = await adopt_language(uow, place, language)
+            self._languages.chosen(uow, place.chat_id, chat_language)
             lobby = await shown_lobby(uow, place, row, self._store.planner)
             alerted = await alert_subscribers(uow, place, actor, link)
             return OpenOutcome(lobby, chat_language, alerted)

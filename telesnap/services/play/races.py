@@ -79,7 +79,7 @@ class AnswerPledges(Protocol):
         """Take the answering of press ``query_id``; False if a live worker has it."""
         ...
 
-    async def release(self, query_id: str) -> None:
+    async def release_pledge(self, query_id: str) -> None:
         """Let press ``query_id`` go."""
         ...
 

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import Collection
 from datetime import datetime, timedelta
 
 from ...game import CallKind, CallVerdict, SnapError
-from ...storage.models import Game as GameRow
+from ...storage.models import GameStatus
 from ...storage.uow import UnitOfWork
 from ..outbox.board_views import ShownBoards
+from ..outbox.record import write_board
+from ..outbox.rows import Notice, NoticeKind
 from ..ports import UnitOfWorkFactory
 from ..types import Actor, Place, Reason, Receipt, Refused
 from ..views import CallOutcome, PlayOutcome
 from .base import Service
 from .races import enter_race
-from .store import GameStore, LoadedGame
+from .store import GameStore, LoadedGame, place_of
 
 logger = logging.getLogger(__name__)
 
@@ -126,34 +128,38 @@ class PlayService(Service):
         if player is not None:
             player.afk_streak = 0
 
-    async def running_games(self) -> list[tuple[Place, PlayOutcome]]:
-        """Every running game and its table (to post them again after a restart)."""
-        async with self._units() as uow:
-            games = []
-            async for _row, loaded in self._each_loadable(uow, await uow.games.list_running()):
-                games.append((loaded.place, PlayOutcome(loaded.table(), ())))
-            return games
+    async def show_running_again(self, skip: Collection[int] = ()) -> int:
+        """Write every running game's table to the outbox again, under "I am back"; how many.
 
-    async def _each_loadable(
-        self, uow: UnitOfWork, rows: list[GameRow]
-    ) -> AsyncIterator[tuple[GameRow, LoadedGame]]:
-        """Each game that loads, with its row.
-
-        One that cannot (its history fails to replay) is logged and left out, so
-        the others still resume; its players' presses get an error answer.
+        After a cold start: each is a board row after the rows its game committed and
+        never sent (they go out together). The games in ``skip`` are left out. A game
+        that cannot be rebuilt from its history is logged and left out, so the others
+        still resume; its players' presses get an error answer.
         """
-        for row in rows:
-            try:
-                loaded = await self._store.load(uow, row)
-            except SnapError:
-                logger.exception(
-                    "game %s (chat %s, topic %s) cannot be rebuilt from its history; left out",
-                    row.id,
-                    row.chat_id,
-                    row.thread_id,
-                )
+        async with self._units(read_only=True) as uow:
+            running = [(row.id, place_of(row)) for row in await uow.games.list_running()]
+        shown = 0
+        for game_id, place in running:
+            if game_id in skip:
                 continue
-            yield row, loaded
+            async with self._change(place, None) as uow:
+                row = await uow.games.get(game_id)
+                if row is None or row.status != GameStatus.RUNNING.value:
+                    continue  # it ended meanwhile: its last board is in the outbox
+                try:
+                    loaded = await self._store.load(uow, row)
+                except SnapError:
+                    logger.exception(
+                        "game %s (chat %s, topic %s) cannot be rebuilt from its history; left out",
+                        row.id,
+                        row.chat_id,
+                        row.thread_id,
+                    )
+                    continue
+                back = Notice(NoticeKind.RESUMED)
+                await write_board(uow, row, PlayOutcome(loaded.table(), ()), [back])
+                shown += 1
+        return shown
 
     async def table(self, place: Place) -> PlayOutcome:
         """The topic's running game as it stands (to show it again)."""

@@ -1,4 +1,4 @@
-"""The durable outbox: messages a change must show, and who sends each chat's messages."""
+"""The durable outbox: messages a change must show, and each chat's shared flood-limit state."""
 
 from __future__ import annotations
 
@@ -51,16 +51,13 @@ class OutboxMessage(Base):
 
 
 class OutboxSender(Base):
-    """The worker that sends a chat's messages now (a lease), and the chat's pace.
+    """A chat's flood-limit windows, shared by the workers that send to it (PostgreSQL).
 
-    ``pace`` is the chat's flood-limit state (opaque to storage): a worker that
-    takes the chat over continues it, so the limits hold across workers. The row
-    with ``chat_id`` 0 holds the bot-wide window.
+    ``pace`` is opaque to storage (see ``telesnap/coordination/postgres.py``): it is
+    changed by compare-and-swap on the version number it holds.
     """
 
     __tablename__ = "outbox_senders"
 
     chat_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
-    owner: Mapped[str] = mapped_column(String(64), default="")
-    lease_until: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
     pace: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

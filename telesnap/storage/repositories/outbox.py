@@ -1,4 +1,4 @@
-"""The outbox's rows: messages to send, in order per chat, and each chat's sender lease."""
+"""The outbox's rows: messages to send, in order per chat."""
 
 from __future__ import annotations
 
@@ -6,19 +6,17 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, case, delete, literal, or_, select, true, update
+from sqlalchemy import BigInteger, case, delete, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..liveness import owner_alive
-from ..models import OutboxMessage, OutboxSender, OutboxState
+from ..models import OutboxMessage, OutboxState
 from ..outbox_watch import MIRRORED, note_added
-from ._dialect import upsert_insert
 
 __all__ = ["OutboxRepository"]
 
 
 class OutboxRepository:
-    """Adds, reads and settles outbox messages; leases chats to one sender at a time."""
+    """Adds, reads and settles outbox messages."""
 
     def __init__(self, session: AsyncSession) -> None:
         self._session = session
@@ -92,25 +90,13 @@ class OutboxRepository:
         )
         return list(reversed(list(await self._session.scalars(statement))))
 
-    async def chats_waiting(
-        self, created_before: datetime, now: datetime, *, live_owners: bool = False
-    ) -> list[int]:
-        """Chats with a message unsent since before ``created_before`` and no live sender.
-
-        ``live_owners`` (PostgreSQL): a lease whose owner holds no owner lock
-        (:func:`~telesnap.storage.liveness.owner_alive`) is a dead worker's: no sender.
-        """
-        leased = select(OutboxSender.chat_id).where(
-            OutboxSender.lease_until > now, OutboxSender.owner != ""
-        )
-        if live_owners:
-            leased = leased.where(owner_alive(OutboxSender.owner))
+    async def chats_waiting(self, created_before: datetime) -> list[int]:
+        """Chats with a message unsent since before ``created_before``."""
         statement = (
             select(OutboxMessage.chat_id)
             .where(
                 OutboxMessage.state == OutboxState.PENDING.value,
                 OutboxMessage.created_at < created_before,
-                OutboxMessage.chat_id.not_in(leased),
             )
             .distinct()
         )
@@ -135,10 +121,10 @@ class OutboxRepository:
             .execution_options(**{MIRRORED: True})
         )
 
-    async def mark_sent(self, shown: Mapping[int, int], at: datetime) -> None:
+    async def mark_sent(self, shown: Mapping[int, int | None], at: datetime) -> None:
         """Mark pending messages sent, each with the message showing it, in one statement.
 
-        ``shown``: row id -> the id of the message that showed it.
+        ``shown``: row id -> the id of the message that showed it (None: settled unshown).
         """
         if not shown:
             return
@@ -164,89 +150,6 @@ class OutboxRepository:
         )
         return int(getattr(result, "rowcount", 0) or 0)
 
-    async def claim(
-        self, chat_id: int, owner: str, now: datetime, until: datetime, *, live_owners: bool = False
-    ) -> bool:
-        """Lease the chat to ``owner`` until ``until``, unless another owner's lease is live.
-
-        ``live_owners`` (PostgreSQL): a lease whose owner is dead is not live, and
-        ``owner`` takes nothing while it looks dead itself (its liveness connection
-        is lost: the others may take its chats); see :mod:`telesnap.storage.liveness`.
-        """
-        insert = upsert_insert(self._session, OutboxSender).values(
-            chat_id=chat_id, owner=owner, lease_until=until, pace={}
-        )
-        table = OutboxSender.__table__
-        free = [table.c.owner == owner, table.c.owner == "", table.c.lease_until <= now]
-        if live_owners:
-            free.append(~owner_alive(table.c.owner))
-        statement = insert.on_conflict_do_update(
-            index_elements=[OutboxSender.chat_id],
-            set_={"owner": owner, "lease_until": until},
-            where=or_(*free),
-        )
-        # A row comes back only where the lease was written: whoever else held it, nothing.
-        alive = owner_alive(owner) if live_owners else true()
-        held = await self._session.execute(statement.returning(table.c.owner, alive.label("alive")))
-        row = held.first()
-        return row is not None and row.owner == owner and bool(row.alive)
-
-    async def lease_of(
-        self, chat_id: int, owner: str, now: datetime, *, live_owners: bool = False
-    ) -> datetime | None:
-        """Until when ``owner`` holds the chat (None: it does not hold it now).
-
-        ``live_owners`` (PostgreSQL): None too while ``owner`` looks dead (see :meth:`claim`).
-        """
-        statement = select(OutboxSender.lease_until).where(
-            OutboxSender.chat_id == chat_id,
-            OutboxSender.owner == owner,
-            OutboxSender.lease_until > now,
-        )
-        if live_owners:
-            statement = statement.where(owner_alive(owner))
-        return await self._session.scalar(statement)
-
-    async def release(self, chat_id: int, owner: str) -> None:
-        """End ``owner``'s lease of the chat (its pace is kept for the next sender)."""
-        await self._session.execute(
-            update(OutboxSender)
-            .where(OutboxSender.chat_id == chat_id, OutboxSender.owner == owner)
-            .values(owner="")
-        )
-
-    async def release_unless_pending(self, chat_ids: Sequence[int], owner: str) -> dict[int, bool]:
-        """End ``owner``'s lease of each chat unless it has a message to send; whether it has.
-
-        One statement for them all. A chat ``owner`` does not hold is left out of
-        the answer (nothing changed there).
-        """
-        if not chat_ids:
-            return {}
-        pending = (
-            select(OutboxMessage.id)
-            .where(
-                OutboxMessage.state == OutboxState.PENDING.value,
-                OutboxMessage.chat_id == OutboxSender.chat_id,
-            )
-            .exists()
-        )
-        kept = await self._session.execute(
-            update(OutboxSender)
-            .where(OutboxSender.chat_id.in_(chat_ids), OutboxSender.owner == owner)
-            .values(owner=case((pending, OutboxSender.owner), else_=""))
-            .returning(OutboxSender.chat_id, OutboxSender.owner)
-            .execution_options(synchronize_session=False)
-        )
-        return {row.chat_id: row.owner != "" for row in kept}
-
-    async def release_all(self, owner: str | None) -> None:
-        """End every lease ``owner`` holds (a worker that stops); None: everyone's."""
-        statement = update(OutboxSender).where(OutboxSender.owner != "")
-        if owner is not None:
-            statement = statement.where(OutboxSender.owner == owner)
-        await self._session.execute(statement.values(owner=""))
-
     async def has_pending(self, chat_id: int) -> bool:
         """Whether the chat has a message still to send."""
         found = await self._session.scalar(
@@ -258,33 +161,3 @@ class OutboxRepository:
             .limit(1)
         )
         return found is not None
-
-    async def lock_senders(self, chat_ids: Sequence[int]) -> None:
-        """Lock the chats' sender rows (those that exist) until the transaction ends.
-
-        In ``chat_id`` order, in one statement: two transactions that lock some of the
-        same chats so never wait for each other.
-        """
-        if not chat_ids:
-            return
-        await self._session.execute(
-            select(OutboxSender.chat_id)
-            .where(OutboxSender.chat_id.in_(chat_ids))
-            .order_by(OutboxSender.chat_id)
-            .with_for_update()
-        )
-
-    async def locked_pace(self, chat_id: int) -> OutboxSender:
-        """The chat's sender row, locked until the transaction ends (created if missing)."""
-        insert = upsert_insert(self._session, OutboxSender).values(
-            chat_id=chat_id, owner="", lease_until=datetime.fromtimestamp(0).astimezone(), pace={}
-        )
-        await self._session.execute(insert.on_conflict_do_nothing(index_elements=["chat_id"]))
-        row = await self._session.scalar(
-            select(OutboxSender)
-            .where(OutboxSender.chat_id == chat_id)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-        assert row is not None
-        return row

@@ -3,9 +3,9 @@
 In the ``live`` board style (a chat setting, taken by each game at its start)
 a game's boards do not post a message each: the first one does, and every later
 one edits that message (the newest board shown, as stored with its board
-view, so any worker finds it). The edit still reads the game's durable outbox
-rows when its turn in the pace comes, and they are marked sent only once
-Telegram has taken it: a crash loses nothing.
+view, so any worker finds it). The edit shows the game's unsent outbox rows when
+its turn in the pace comes, and they are marked sent only once Telegram has
+taken it: a crash loses nothing.
 
 The message holds every event since the previous edit (summarised if there are
 many), after the last lines the game showed before, up to :data:`LIVE_EVENTS`
@@ -29,7 +29,7 @@ from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
-from ...services.outbox.rows import OutboxEntry
+from ...services.outbox.rows import BoardEntry
 from ...support.bounded import BoundedDict
 from ..render.digest import BoardEvent, board_events, board_lines
 from ..render.notices import UnknownNoticeError, render_notice
@@ -43,11 +43,11 @@ LIVE_EVENTS = 6
 GAMES_KEPT = 1000
 """How many games' last lines are kept (the games shown least lately are read back)."""
 
-ShownBoards = Callable[[int, int], Awaitable[Sequence[OutboxEntry]]]
+ShownBoards = Callable[[int, int], Awaitable[Sequence[BoardEntry]]]
 """Reads a game's last boards marked sent: ``(game_id, how_many)``, oldest first."""
 
 
-def entry_events(entry: OutboxEntry, tr: gettext.NullTranslations) -> list[BoardEvent]:
+def entry_events(entry: BoardEntry, tr: gettext.NullTranslations) -> list[BoardEvent]:
     """The lines a board row shows: its notes (why a timer acted), then its events."""
     events = []
     for note in entry.notes:

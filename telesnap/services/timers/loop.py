@@ -1,8 +1,7 @@
-"""The timer loop: sleeps until the next timer is due, fires it, and shows what it did.
+"""The timer loop: sleeps until the next timer is due, and fires it.
 
 What a timer must show (a reminder, a closed lobby, a board with why it moved)
-was written to the durable outbox when it fired; the loop queues the posts that
-send it.
+is written to the durable outbox when it fires: its commit wakes the chat's sender.
 """
 
 from __future__ import annotations
@@ -10,11 +9,10 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from ...services.housekeeping import HousekeepingService
-from ...services.timers.service import TimerOutcome, TimerService
 from ...support.loops import BackgroundLoop
 from ...support.retry import Backoff
-from .runtime import Runtime
+from ..housekeeping import HousekeepingService
+from .service import TimerOutcome, TimerService
 
 logger = logging.getLogger(__name__)
 
@@ -32,11 +30,9 @@ class TimerLoop:
 
     def __init__(
         self,
-        runtime: Runtime,
         timers: TimerService,
         housekeeping: HousekeepingService | None = None,
     ) -> None:
-        self._runtime = runtime
         self._timers = timers
         self._housekeeping = housekeeping
         self._next_look: datetime | None = None
@@ -87,38 +83,13 @@ class TimerLoop:
         return max(0.0, (self._next_look - now).total_seconds())
 
     async def run_once(self) -> list[TimerOutcome]:
-        """Fire every due timer and show what each did; tidy when it is time to.
+        """Fire every due timer (what each shows is in the outbox); tidy when it is time to.
 
-        Each job is its own boundary: a timer that fails (the service retries it),
-        an outcome that cannot be shown, or tidying that fails never stops the
-        others. Only a failure to fire any timer at all (the database is down)
-        is raised, after tidying has had its turn.
+        A timer that fails is retried by the service and never stops the others, nor
+        does tidying that fails. Only a failure to fire any timer at all (the database
+        is down) is raised, after tidying has had its turn.
         """
         try:
-            outcomes = await self._timers.fire_due()
+            return await self._timers.fire_due()
         finally:
             await self._tidy()
-        for outcome in outcomes:
-            try:
-                await self._show(outcome)
-            except Exception:
-                place = outcome.place
-                game_id = outcome.play.table.game_id if outcome.play is not None else None
-                logger.exception(
-                    "showing what a %s timer did failed (chat %s, topic %s, game %s)",
-                    outcome.kind.value,
-                    place.chat_id,
-                    place.thread_id,
-                    game_id,
-                )
-        return outcomes
-
-    async def _show(self, outcome: TimerOutcome) -> None:
-        """Queue what the timer wrote to the outbox: a notice, or its game's board and note."""
-        presenter = self._runtime.presenter
-        place = outcome.place
-        presenter.use_language(place, outcome.language)
-        if outcome.play is not None:
-            presenter.show_play(place, outcome.play)
-        else:
-            presenter.show_notices(place)  # a reminder; a closed lobby and its notice

@@ -1,0 +1,383 @@
+"""Keeping within Telegram's flood limits, at a steady pace: a slot before every send.
+
+Every message, edit and deletion of the bot takes a slot (:meth:`Pacer.wait_for_slot`)
+and gives it back once Telegram has answered (:meth:`Pacer.sent`). A slot needs
+room in the chat's rolling window (about 20 per minute in a group, 1 per second
+in a private chat), in the chat's pace, and in the bot-wide window (30 per second).
+
+**Pace.** A group gets a small burst (``group_burst`` messages) at once; after
+that its messages are spread evenly over the window, one every
+``group_window_s / (group_messages - group_burst)`` seconds (about 3.6 s), so a
+fast game shows a board every few seconds instead of 20 boards in a few seconds
+and then nothing for most of a minute (:class:`Pace`, a token bucket).
+
+**Margin.** A :class:`RollingWindow` counts a send from the moment its answer came
+back (and while it is on its way, as holding a slot): Telegram counts it somewhere
+in between, so two sends the bot spaced a window apart are a window apart for
+Telegram too, however long each took on the wire.
+
+**Across workers.** A chat's windows are plain JSON (:meth:`RollingWindow.state`,
+:meth:`Pace.state`). With several workers they are stored where every worker that
+sends to the chat sees them, and changed by compare-and-swap (the coordination's
+:meth:`~telesnap.coordination.Coordination.swap_pace`), so two workers posting to one
+group stay within its 20 a minute together; the times are then wall-clock seconds.
+Each worker keeps an even share of the bot-wide 30 a second
+(:meth:`~telesnap.coordination.Coordination.bot_share`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import copy
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...coordination import Coordination
+
+logger = logging.getLogger(__name__)
+
+_IN_FLIGHT_POLL_S = 0.02
+"""How often to look again when every slot is taken by a send still on its way."""
+
+STALE_SEND_S = 60.0
+"""A send still "on its way" after this long was lost with its worker: it stops holding a slot."""
+
+
+class RollingWindow:
+    """At most ``count`` sends in any ``window_s`` seconds, counted from when each ended.
+
+    A send takes a slot when it :meth:`begin` s and keeps it until ``window_s``
+    after it :meth:`end` s. Each end names the begin it closes: a send whose
+    worker died never ends, and its slot is freed ``STALE_SEND_S`` after it
+    began, whatever the other sends do meanwhile.
+
+    >>> now = [0.0]
+    >>> window = RollingWindow(1, 1.0, lambda: now[0])
+    >>> begun = window.begin(); window.delay() > 0
+    True
+    >>> now[0] = 5.0; window.end(begun); window.delay()
+    1.0
+    >>> now[0] = 6.0; window.delay()
+    0.0
+    """
+
+    def __init__(
+        self,
+        count: int,
+        window_s: float,
+        clock: Callable[[], float],
+        state: dict[str, Any] | None = None,
+    ) -> None:
+        """Count up to ``count`` sends per ``window_s``; ``state`` continues a saved window."""
+        self._count = count
+        self._window_s = window_s
+        self._clock = clock
+        state = state or {}
+        self._ended: list[float] = sorted(float(t) for t in state.get("ended", ()))
+        self._open: list[float] = [float(t) for t in state.get("open", ())]
+        """When each send still on its way began, oldest first."""
+
+    def state(self) -> dict[str, Any]:
+        """The window as JSON (the sends it still counts), to continue it elsewhere."""
+        return {"ended": list(self._ended), "open": list(self._open)}
+
+    def delay(self) -> float:
+        """Seconds to wait before the next send fits (0 if it fits now)."""
+        now = self._clock()
+        self._forget_before(now - self._window_s)
+        excess = len(self._open) + len(self._ended) - self._count
+        if excess < 0:
+            return 0.0
+        if excess < len(self._ended):
+            return max(self._ended[excess] + self._window_s - now, 1e-3)
+        return _IN_FLIGHT_POLL_S  # every slot is held by a send still on its way
+
+    def begin(self) -> float:
+        """A send starts: it holds a slot until it ends; return when it began (for :meth:`end`)."""
+        begun = self._clock()
+        self._open.append(begun)
+        return begun
+
+    def end(self, begun: float | None) -> None:
+        """The send that began at ``begun`` has ended now (None: not known, none is closed).
+
+        Only its own slot is closed: closing the oldest open one instead would
+        close a dead worker's send in its place, and keep that slot taken for good
+        (re-dated to this begin) while the chat stays busy. A send open so long
+        that it was dropped as stale just counts from now.
+        """
+        if begun is not None and begun in self._open:
+            self._open.remove(begun)
+        bisect.insort(self._ended, self._clock())
+
+    def is_quiet(self) -> bool:
+        """Whether no send is open or left in the window (forgetting it loses nothing)."""
+        self._forget_before(self._clock() - self._window_s)
+        return not self._ended and not self._open
+
+    def _forget_before(self, moment: float) -> None:
+        drop = bisect.bisect_right(self._ended, moment)
+        if drop:
+            del self._ended[:drop]
+        stale = self._clock() - STALE_SEND_S
+        if self._open and self._open[0] < stale:
+            self._open = [begun for begun in self._open if begun >= stale]
+
+
+class Pace:
+    """A token bucket: ``burst`` sends at once, then one per ``interval_s``.
+
+    >>> now = [0.0]
+    >>> pace = Pace(2, 3.0, lambda: now[0])
+    >>> pace.take(); pace.take(); pace.delay()
+    3.0
+    >>> now[0] = 1.5; pace.delay()
+    1.5
+    """
+
+    def __init__(
+        self,
+        burst: int,
+        interval_s: float,
+        clock: Callable[[], float],
+        state: dict[str, Any] | None = None,
+    ) -> None:
+        """``burst`` tokens refilled one per ``interval_s``; ``state`` continues a saved pace."""
+        self._burst = float(max(1, burst))
+        self._interval_s = interval_s
+        self._clock = clock
+        state = state or {}
+        self._tokens = min(self._burst, float(state.get("tokens", self._burst)))
+        self._at = float(state.get("at", clock()))
+
+    def state(self) -> dict[str, Any]:
+        """The pace as JSON (its tokens and when they were counted), to continue it elsewhere."""
+        return {"tokens": self._tokens, "at": self._at}
+
+    def is_full(self) -> bool:
+        """Whether the whole burst is available (forgetting the pace loses nothing)."""
+        return self.until_full() == 0.0
+
+    def delay(self) -> float:
+        """Seconds until a token is free (0 if one is free now)."""
+        self._refill()
+        # A hair of tolerance: refilling by exactly the delay must free the token.
+        missing = 1.0 - self._tokens
+        return 0.0 if missing <= 1e-9 else missing * self._interval_s
+
+    def until_full(self) -> float:
+        """Seconds until the whole burst is available again (0 if it is now)."""
+        self._refill()
+        missing = self._burst - self._tokens
+        return 0.0 if missing <= 1e-9 else missing * self._interval_s
+
+    def take(self) -> None:
+        """Spend a token."""
+        self._refill()
+        self._tokens -= 1.0
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._tokens = min(self._burst, self._tokens + (now - self._at) / self._interval_s)
+        self._at = now
+
+
+State = dict[str, Any]
+"""The JSON state of one chat's windows."""
+
+SWAP_ATTEMPTS = 5
+"""How often a slot is tried against a state other workers keep changing, before waiting."""
+
+
+@dataclass(frozen=True)
+class ChatLimit:
+    """The limits that apply to one chat: its window and, in a group, its pace."""
+
+    messages: int
+    window_s: float
+    burst: int | None
+    """None: no pace (a private chat), only the window."""
+    interval_s: float
+
+
+@dataclass(frozen=True)
+class FloodLimits:
+    """How many messages (and edits) may go out per rolling window."""
+
+    group_messages: int = 20
+    group_window_s: float = 61.0  # a second of margin over Telegram's minute
+    group_burst: int = 3
+    """Messages a quiet group gets at once; after them, one per even share of the window."""
+    private_messages: int = 1
+    private_window_s: float = 1.05
+    bot_messages: int = 30
+    bot_window_s: float = 1.05  # Telegram's second, with a margin
+    enabled: bool = True
+
+    @property
+    def group_interval_s(self) -> float:
+        """The steady spacing of a busy group's messages, once its burst is spent."""
+        return self.group_window_s / max(1, self.group_messages - self.group_burst)
+
+    def of_chat(self, chat_id: int) -> ChatLimit:
+        """The limits of ``chat_id``: a group's (negative ids) or a private chat's."""
+        if chat_id < 0:
+            return ChatLimit(
+                self.group_messages, self.group_window_s, self.group_burst, self.group_interval_s
+            )
+        return ChatLimit(self.private_messages, self.private_window_s, None, 0.0)
+
+
+def _windows(limit: ChatLimit, now: float, chat: State) -> tuple[RollingWindow, Pace | None]:
+    clock = lambda: now  # noqa: E731 - a step runs at one moment
+    window = RollingWindow(limit.messages, limit.window_s, clock, chat.get("window"))
+    pace = None
+    if limit.burst is not None:
+        pace = Pace(limit.burst, limit.interval_s, clock, chat.get("pace"))
+    return window, pace
+
+
+def reserve_step(limit: ChatLimit, now: float, chat: State) -> float:
+    """Take a slot in the chat's state (changed in place) and answer 0, or the seconds to wait.
+
+    A slot taken is begun at ``now``: :func:`finish_step` ends it.
+    """
+    window, pace = _windows(limit, now, chat)
+    delay = max(window.delay(), pace.delay() if pace is not None else 0.0)
+    if delay > 0:
+        return delay
+    window.begin()
+    chat["window"] = window.state()
+    if pace is not None:
+        pace.take()
+        chat["pace"] = pace.state()
+    return 0.0
+
+
+def finish_step(limit: ChatLimit, now: float, chat: State, begun: float | None) -> None:
+    """The send whose slot was taken at ``begun`` has ended at ``now``: it counts from now."""
+    window, _ = _windows(limit, now, chat)
+    window.end(begun)
+    chat["window"] = window.state()
+
+
+def is_quiet(limit: ChatLimit, now: float, chat: State) -> bool:
+    """Whether the chat's state counts nothing any more (forgetting it loses nothing)."""
+    window, pace = _windows(limit, now, chat)
+    return window.is_quiet() and (pace is None or pace.is_full())
+
+
+class Pacer:
+    """The slots of every chat this process sends to, and its share of the bot-wide window."""
+
+    def __init__(
+        self,
+        limits: FloodLimits,
+        coordination: Coordination,
+        clock: Callable[[], float] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        """Keep to ``limits``; the chats' states are shared through ``coordination``'s.
+
+        ``clock``: seconds (wall time where workers share the states, else monotonic);
+        ``clock`` and ``sleep`` let tests move time by hand.
+        """
+        self._sleep = sleep
+        self.limits = limits
+        self._coordination = coordination
+        self._shared = coordination.shared
+        self._clock = clock or (time.time if self._shared else time.monotonic)
+        self._chats: dict[int, State] = {}
+        self._bot: State = {}
+        self._begun: dict[int, deque[float]] = {}
+
+    async def reserve(self, chat_id: int) -> float:
+        """Take a slot for a send to ``chat_id`` now (0), or say how long to wait first."""
+        if not self.limits.enabled:
+            return 0.0
+        limit = self.limits.of_chat(chat_id)
+        bot_count = max(1, int(self.limits.bot_messages * self._coordination.bot_share()))
+        seen = self._chats.setdefault(chat_id, {})
+        for _ in range(SWAP_ATTEMPTS):
+            now = self._clock()
+            bot_window = self._bot_window(bot_count, now)
+            chat = copy.deepcopy(seen)
+            delay = max(reserve_step(limit, now, chat), bot_window.delay())
+            if delay > 0:
+                return delay
+            if not self._shared:
+                self._chats[chat_id] = chat
+            elif not await self._coordination.swap_pace(chat_id, seen, chat):
+                self._chats[chat_id] = seen = await self._coordination.load_pace(chat_id)
+                continue  # another worker sent to the chat meanwhile: count it
+            bot_window.begin()
+            self._bot["window"] = bot_window.state()
+            self._begun.setdefault(chat_id, deque()).append(now)
+            return 0.0
+        return 0.05
+
+    def _bot_window(self, count: int, now: float) -> RollingWindow:
+        """The bot-wide window (the share of it this process keeps to), at ``now``."""
+        return RollingWindow(count, self.limits.bot_window_s, lambda: now, self._bot.get("window"))
+
+    async def wait_for_slot(self, chat_id: int) -> bool:
+        """Wait until a send to ``chat_id`` fits every window, take its slot; whether it waited."""
+        waited = False
+        # The windows only free up as time passes, so there is no event to wait for.
+        while (delay := await self._reserve_or_wait(chat_id)) > 0:
+            waited = True
+            await self._sleep(delay)
+        return waited
+
+    async def _reserve_or_wait(self, chat_id: int) -> float:
+        try:
+            return await self.reserve(chat_id)
+        except Exception:
+            # Sending uncounted could break the limits for every worker: wait and ask again.
+            logger.exception("chat %s: the flood-limit windows cannot be read; waiting", chat_id)
+            self._chats.pop(chat_id, None)
+            return 1.0
+
+    async def sent(self, chat_id: int) -> None:
+        """The send that took a slot in ``chat_id`` has ended now: it counts from now."""
+        if not self.limits.enabled:
+            return
+        moments = self._begun.get(chat_id)
+        begun = moments.popleft() if moments else None
+        if moments is not None and not moments:
+            del self._begun[chat_id]
+        limit = self.limits.of_chat(chat_id)
+        now = self._clock()
+        bot_window = RollingWindow(
+            1, self.limits.bot_window_s, lambda: now, self._bot.get("window")
+        )
+        bot_window.end(begun)
+        self._bot["window"] = bot_window.state()
+        try:
+            for _ in range(SWAP_ATTEMPTS):
+                seen = self._chats.setdefault(chat_id, {})
+                chat = copy.deepcopy(seen)
+                finish_step(limit, now, chat, begun)
+                if not self._shared:
+                    self._chats[chat_id] = chat
+                    return
+                if await self._coordination.swap_pace(chat_id, seen, chat):
+                    return
+                self._chats[chat_id] = await self._coordination.load_pace(chat_id)
+            logger.warning("chat %s: could not count a send's end; its slot stays taken", chat_id)
+        except Exception:
+            # The slot stays taken until it is stale: the windows only err on the safe side.
+            logger.exception("chat %s: ending a send in the flood-limit windows failed", chat_id)
+
+    def forget_if_quiet(self, chat_id: int) -> None:
+        """Drop the chat's state if it counts nothing any more (a chat that went quiet)."""
+        chat = self._chats.get(chat_id)
+        if chat is None or chat_id in self._begun:
+            return
+        if self._shared or is_quiet(self.limits.of_chat(chat_id), self._clock(), chat):
+            del self._chats[chat_id]

@@ -1,0 +1,403 @@
+"""Each chat's sender: the one path every message of the bot takes to Telegram.
+
+The durable outbox rows are the queue. A change commits its rows, and the commit
+wakes the chat's sender (:meth:`Senders.wake`). The sender, one task per chat,
+leases the chat (one worker at a time sends a chat's rows), takes the chat's line
+of unsent rows, picks its head (the oldest row, with the run of its game's boards
+or lobbies behind it: the topics of a forum take turns in the order their rows were
+written), waits for a slot of the chat's pace, renders
+and sends it (:mod:`.show`), and marks the rows sent (in a commit shared by the
+sends that finish meanwhile). Then it takes the next head, until the line is
+empty, and lets the chat go.
+
+What no change produces (a refusal's answer, a read-only command's reply, a menu
+redrawn, an old board's buttons taken off) is posted directly
+(:meth:`Senders.post`): it waits in the same task, takes its own slot of the same
+pace, and is lost if the process dies before it is out. Taking the buttons off the
+board a new one replaced goes next in line, ahead of what waits.
+
+**Failures stay local.** A 429 pauses the chat for its ``retry_after``; a network
+failure or a server error is tried again with backoff; a message Telegram refuses
+for good (a 400) is marked failed (a row) or dropped (a direct post), logged with
+its chat, and the chat goes on; a fault of our own is tried
+:data:`OWN_FAULT_ATTEMPTS` times, then set aside the same way. A 403 (the bot was
+removed) sets the chat's rows aside, sends nothing more there, and is reported to
+``on_forbidden``.
+
+**Taking over.** Every :data:`LOOK_EVERY_S` seconds each worker looks for chats
+whose rows have waited longer than :data:`GRACE` (their worker died, or a start
+found them) and sends them if nobody holds the chat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from telegram import Bot
+from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+
+from ...coordination import Coordination
+from ...services.chat_settings import ChatLanguages
+from ...services.outbox.rows import Entry, next_head
+from ...services.outbox.service import OutboxService
+from ...support.bounded import BoundedDict
+from ...support.loops import BackgroundLoop
+from ...support.retry import Backoff
+from ..render.i18n import translator
+from ..render.notices import UnknownNoticeError
+from .direct import KeyboardRemovalPost, Post
+from .pace import Pacer
+from .show import HeadShow
+
+logger = logging.getLogger(__name__)
+
+OWN_FAULT_ATTEMPTS = 3
+"""How often a message whose sending raises an error of our own is tried before it is set aside."""
+LOOK_EVERY_S = 2.0
+"""How often unsent rows nobody sends are looked for."""
+GRACE = timedelta(seconds=5)
+"""Rows younger than this are left to the worker that committed them."""
+SETTLED_KEPT = timedelta(days=2)
+"""How long sent and failed rows are kept (to look into what was sent) before they go."""
+CLEAN_EVERY_S = 3600.0
+CLOSED_KEPT = 10_000
+"""How many chats that removed the bot are remembered (so nothing is sent there)."""
+_SEND_RETRY_S = (1.0, 30.0)
+"""A failed send is tried again after 1 s, then twice as long each time, up to 30 s."""
+
+
+class _RowsTurn:
+    """The place of a chat's outbox rows in its queue (at most one waits at a time)."""
+
+
+ROWS = _RowsTurn()
+
+
+@dataclass(eq=False)
+class _Chat:
+    chat_id: int
+    queue: deque[Post | _RowsTurn] = field(default_factory=deque)
+    rows_queued: bool = False
+    task: asyncio.Task[None] | None = None
+    leased: bool = False
+    faults: dict[int, int] = field(default_factory=dict)
+    """Own faults by the first row of a head (or the id of a direct post)."""
+    backoff: Backoff = field(default_factory=lambda: Backoff(*_SEND_RETRY_S))
+
+
+class Senders:
+    """The senders of every chat this process sends to (see the module)."""
+
+    def __init__(
+        self,
+        bot: Bot,
+        outbox: OutboxService,
+        coordination: Coordination,
+        pacer: Pacer,
+        languages: ChatLanguages,
+        show: HeadShow,
+        *,
+        on_forbidden: Callable[[int], None] = lambda chat_id: None,
+        grace: timedelta = GRACE,
+        look_every_s: float = LOOK_EVERY_S,
+    ) -> None:
+        self._bot = bot
+        self._outbox = outbox
+        self._coordination = coordination
+        self._pacer = pacer
+        self._languages = languages
+        self._show = show
+        self._on_forbidden = on_forbidden
+        self._grace = grace
+        self._chats: dict[int, _Chat] = {}
+        self._closed: BoundedDict[int, None] = BoundedDict(CLOSED_KEPT)
+        self._closing = False
+        self._since_cleanup = CLEAN_EVERY_S  # clean up soon after start
+        self._look_every_s = look_every_s
+        self._look = BackgroundLoop(
+            self._look_round,
+            what="looking for unsent rows",
+            logger=logger,
+            backoff=Backoff(look_every_s, look_every_s),
+            name="outbox-look",
+        )
+        outbox.on_rows(self.wake)
+
+    # -- what comes in --------------------------------------------------------------------
+
+    def wake(self, chat_id: int) -> None:
+        """The chat has rows to send (a change committed them, or they were found waiting)."""
+        if self._closing or chat_id in self._closed:
+            return
+        chat = self._chat(chat_id)
+        if not chat.rows_queued:
+            chat.rows_queued = True
+            chat.queue.append(ROWS)
+        self._start(chat)
+
+    def post(self, post: Post) -> None:
+        """Say something directly (see the module); a waiting post with its key is replaced."""
+        if self._closing or post.chat_id in self._closed:
+            return
+        chat = self._chat(post.chat_id)
+        if post.key is not None:
+            for index, waiting in enumerate(chat.queue):
+                if isinstance(waiting, _RowsTurn) or waiting.key != post.key:
+                    continue
+                chat.queue[index] = post
+                return
+        chat.queue.append(post)
+        self._start(chat)
+
+    def _post_next(self, post: Post) -> None:
+        chat = self._chat(post.chat_id)
+        chat.queue.appendleft(post)
+        self._start(chat)
+
+    def _chat(self, chat_id: int) -> _Chat:
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            chat = self._chats[chat_id] = _Chat(chat_id)
+        return chat
+
+    def _start(self, chat: _Chat) -> None:
+        if chat.task is None:
+            chat.task = asyncio.create_task(self._run(chat), name=f"sender-{chat.chat_id}")
+
+    # -- a chat's removal -----------------------------------------------------------------
+
+    def close_chat(self, chat_id: int) -> bool:
+        """Send nothing more to the chat (it removed the bot); whether it was open until now."""
+        if chat_id in self._closed:
+            return False
+        self._closed[chat_id] = None
+        chat = self._chats.get(chat_id)
+        if chat is not None:
+            chat.queue.clear()
+            chat.rows_queued = False
+        return True
+
+    def open_chat(self, chat_id: int) -> None:
+        """Messages may go to the chat again."""
+        self._closed.pop(chat_id, None)
+
+    def is_closed(self, chat_id: int) -> bool:
+        """Whether nothing is sent to the chat (it removed the bot)."""
+        return chat_id in self._closed
+
+    # -- the sender of one chat -----------------------------------------------------------
+
+    async def _run(self, chat: _Chat) -> None:
+        try:
+            while chat.queue and not self._closing:
+                item = chat.queue.popleft()
+                if isinstance(item, _RowsTurn):
+                    chat.rows_queued = False
+                    if await self._rows_turn(chat) and not chat.rows_queued:
+                        chat.rows_queued = True
+                        chat.queue.append(ROWS)
+                else:
+                    await self._direct(chat, item)
+        finally:
+            chat.task = None
+            if not chat.queue and not chat.leased and self._chats.get(chat.chat_id) is chat:
+                del self._chats[chat.chat_id]
+                self._pacer.forget_if_quiet(chat.chat_id)
+
+    async def _rows_turn(self, chat: _Chat) -> bool:
+        """Send the head of the chat's line; whether more may wait."""
+        chat_id = chat.chat_id
+        if chat.leased and not self._coordination.holds_chat(chat_id):
+            chat.leased = False  # lost with the coordination connection: take it again
+        if not chat.leased:
+            if not await self._coordination.try_chat(chat_id):
+                return False  # another worker sends the chat's rows (and sees these)
+            chat.leased = True
+        line = await self._outbox.line(chat_id)
+        head = next_head(line.entries)
+        if not head:
+            return await self._let_go(chat)
+        if await self._pacer.wait_for_slot(chat_id):
+            line = await self._outbox.line(chat_id)  # time passed: take what came meanwhile
+            head = next_head(line.entries)
+            if not head:
+                await self._pacer.sent(chat_id)
+                return await self._let_go(chat)
+        try:
+            language = await self._languages.of(chat_id)
+            try:
+                showing = await self._show.show(head, line, translator(language))
+            finally:
+                await self._pacer.sent(chat_id)
+        except Exception as error:
+            return await self._failed_head(chat, head, error)
+        chat.faults.pop(head[0].id, None)
+        chat.backoff.reset()
+        await self._outbox.sent(showing.shown)
+        if showing.bare is not None:
+            self._post_next(KeyboardRemovalPost(chat_id, showing.bare))
+        if len(line.entries) > len(showing.shown.entry_ids):
+            return True
+        return await self._let_go(chat)
+
+    async def _failed_head(self, chat: _Chat, head: list[Entry], error: Exception) -> bool:
+        """What a failed send of ``head`` means for its rows; whether the chat goes on."""
+        chat_id, ids = chat.chat_id, [entry.id for entry in head]
+        kind = type(head[0]).__name__
+        if isinstance(error, BadRequest | UnknownNoticeError) or (
+            not isinstance(error, TelegramError) and self._fault(chat, head[0].id)
+        ):
+            logger.error("chat %s: rows %s (%s) set aside: %r", chat_id, ids, kind, error)
+            await self._outbox.failed(chat_id, ids, repr(error))
+            return True
+        return await self._retry(chat, error, f"rows {ids} ({kind})")
+
+    async def _direct(self, chat: _Chat, post: Post) -> None:
+        await self._pacer.wait_for_slot(chat.chat_id)
+        try:
+            try:
+                await post.send(self._bot)
+            finally:
+                await self._pacer.sent(chat.chat_id)
+        except BadRequest as error:
+            if "not modified" not in str(error).lower():
+                logger.error("chat %s: Telegram refused %s: %s", chat.chat_id, _name(post), error)
+            return
+        except Exception as error:
+            if not isinstance(error, TelegramError) and self._fault(chat, id(post)):
+                logger.exception("chat %s: sending %s failed; dropped", chat.chat_id, _name(post))
+                return
+            if await self._retry(chat, error, _name(post)):
+                chat.queue.appendleft(post)
+            return
+        chat.faults.pop(id(post), None)
+        chat.backoff.reset()
+
+    def _fault(self, chat: _Chat, key: int) -> bool:
+        """Count an own fault of the message ``key``; whether it has had its attempts."""
+        chat.faults[key] = chat.faults.get(key, 0) + 1
+        if chat.faults[key] < OWN_FAULT_ATTEMPTS:
+            return False
+        del chat.faults[key]
+        return True
+
+    async def _retry(self, chat: _Chat, error: Exception, what: str) -> bool:
+        """Wait before trying ``what`` again; False: the chat is gone (nothing to try)."""
+        if isinstance(error, Forbidden):
+            logger.warning("chat %s: the bot cannot post here (%s)", chat.chat_id, error)
+            await self._gone(chat)
+            return False
+        if isinstance(error, RetryAfter):
+            after = error.retry_after
+            delay = after if isinstance(after, int | float) else after.total_seconds()
+            logger.warning("chat %s: flood control, waiting %.1f s", chat.chat_id, delay)
+        else:
+            delay = chat.backoff.next()
+            # A fault of our own is a defect: an error, with its traceback; Telegram's or
+            # the network's is a warning.
+            own = not isinstance(error, TelegramError)
+            logger.log(
+                logging.ERROR if own else logging.WARNING,
+                "chat %s: sending %s failed (%r); retrying in %.1f s",
+                chat.chat_id,
+                what,
+                error,
+                delay,
+                exc_info=error if own else None,
+            )
+        await asyncio.sleep(delay)
+        return True
+
+    async def _gone(self, chat: _Chat) -> None:
+        self.close_chat(chat.chat_id)
+        try:
+            await self._outbox.chat_gone(chat.chat_id)
+        except Exception:
+            logger.exception(
+                "chat %s: could not set the rows of a removed chat aside", chat.chat_id
+            )
+        try:
+            self._on_forbidden(chat.chat_id)
+        except Exception:
+            logger.exception("chat %s: handling the bot's removal failed", chat.chat_id)
+
+    async def _let_go(self, chat: _Chat) -> bool:
+        """The chat's line is empty: give its lease up; whether rows came meanwhile."""
+        chat.leased = False
+        await self._coordination.release_chat(chat.chat_id)
+        # With several workers, one that committed a row while this one held the chat
+        # left it to this one: look once more, now that the chat is free.
+        return self._coordination.shared and await self._outbox.has_pending(chat.chat_id)
+
+    # -- taking over, and the start and the stop -------------------------------------------
+
+    def start(self) -> None:
+        """Look for unsent rows nobody sends (at once, then every ``look_every_s``)."""
+        self._look.start()
+
+    async def look_once(self) -> int:
+        """Wake the chats whose rows wait longer than the grace and no sender here holds."""
+        woken = 0
+        for chat_id in await self._outbox.waiting(self._grace):
+            chat = self._chats.get(chat_id)
+            if chat is not None and (chat.task is not None or chat.rows_queued):
+                continue  # being sent here
+            self._outbox.forget(chat_id)  # the database says they wait: read them from it
+            self.wake(chat_id)
+            woken += 1
+        return woken
+
+    async def _look_round(self) -> float:
+        await self.look_once()
+        self._since_cleanup += self._look_every_s
+        if self._since_cleanup >= CLEAN_EVERY_S:
+            self._since_cleanup = 0.0
+            await self._outbox.forget_settled(SETTLED_KEPT)
+        return self._look_every_s
+
+    @property
+    def busy_chats(self) -> int:
+        """How many chats have a sender now (with something to send)."""
+        return len(self._chats)
+
+    async def flush(self, timeout_s: float = 5.0) -> bool:
+        """Wait (``timeout_s`` at most) until every chat has sent what it holds; whether it did."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                while tasks := [chat.task for chat in self._chats.values() if chat.task]:
+                    await asyncio.wait(tasks)
+        except TimeoutError:
+            return False
+        return True
+
+    async def close(self) -> None:
+        """Send what is queued (briefly), then stop every chat's sender and let the chats go."""
+        await self._look.stop()
+        if not await self.flush():
+            logger.warning(
+                "stopping with messages unsent; the rows among them are sent at the next"
+                " start, or by another worker"
+            )
+        self._closing = True
+        tasks = [chat.task for chat in self._chats.values() if chat.task]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for chat in list(self._chats.values()):
+            if chat.leased:
+                chat.leased = False
+                try:
+                    await self._coordination.release_chat(chat.chat_id)
+                except Exception:
+                    logger.exception("chat %s: could not give its lease up", chat.chat_id)
+        self._chats.clear()
+
+
+def _name(post: Post) -> str:
+    """A direct post named in a log line: its kind."""
+    return type(post).__name__

@@ -1,0 +1,190 @@
+"""Showing the head of a chat's line: a board, a lobby or a notice, rendered at send time.
+
+The outbox rows say *what* to show; this module says *how*, in the chat's
+language, and makes the Bot API call (the chat's sender has taken the slot):
+
+- a run of one game's boards goes in one message while their events fit
+  (summarised if need be); the rest wait for the next message. The table shown
+  is the last row's. A game in the live style edits its newest board's message
+  instead (:mod:`.live`). A table older than one of the game already on screen
+  is never shown: its rows are settled unshown.
+- a run of one game's lobby rows shows the newest, in the game's one lobby
+  message: posted the first time, edited after that (posted again if it was
+  deleted in the chat).
+- a notice is a message of its own, rendered from its kind.
+
+Each returns what the send showed (:class:`~telesnap.services.outbox.service.Shown`),
+for the outbox to mark sent; a board also names the game's board before it, whose
+buttons come off next (a tidy chat: only the newest board of a game keeps them).
+"""
+
+from __future__ import annotations
+
+import gettext
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from telegram import Bot, InlineKeyboardMarkup
+from telegram.constants import ParseMode
+from telegram.error import BadRequest
+
+from ...services.outbox.rows import BoardEntry, Entry, LobbyEntry, NoticeEntry
+from ...services.outbox.service import Line, OutboxService, Shown
+from ...storage.repositories import ShownBoard
+from ..render.boards import board_keyboard, compose_board, lobby_keyboard, render_lobby
+from ..render.callbacks import CallbackSigner
+from ..render.digest import BoardEvent, board_lines, fits_together
+from ..render.i18n import directed
+from ..render.notices import render_notice
+from .direct import QuickSender
+from .live import LIVE, RecentLines, edit_in_place, entry_events, with_earlier
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Showing:
+    """What one send showed, and the board whose buttons come off next (if any)."""
+
+    shown: Shown
+    bare: int | None = None
+
+
+@dataclass(eq=False)
+class HeadShow:
+    """Renders and sends the head of a chat's line (see the module)."""
+
+    bot: Bot
+    outbox: OutboxService
+    signer: CallbackSigner
+    recent: RecentLines
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+    """When a board was shown: reaction times and turn timers start there."""
+
+    async def show(
+        self, head: Sequence[Entry], line: Line, tr: gettext.NullTranslations
+    ) -> Showing:
+        """Show ``head`` (one of :func:`~telesnap.services.outbox.rows.next_head`'s runs)."""
+        first = head[0]
+        if isinstance(first, BoardEntry):
+            boards = [entry for entry in head if isinstance(entry, BoardEntry)]
+            return await self._boards(boards, line.shown.get(first.game_id), tr)
+        if isinstance(first, LobbyEntry):
+            newest = head[-1]
+            assert isinstance(newest, LobbyEntry)
+            return Showing(await self._lobby(newest, [entry.id for entry in head], tr))
+        assert isinstance(first, NoticeEntry)
+        text = directed(render_notice(first.notice, tr), tr)
+        message_id = await self._post(first.chat_id, first.thread_id, text, None, first.reply_to)
+        return Showing(Shown(first.chat_id, (first.id,), message_id))
+
+    async def _boards(
+        self, run: Sequence[BoardEntry], before: ShownBoard | None, tr: gettext.NullTranslations
+    ) -> Showing:
+        first = run[0]
+        events: list[BoardEvent] = []
+        taken: list[BoardEntry] = []
+        for entry in run:
+            more = entry_events(entry, tr)
+            if taken and not fits_together([*events, *more], entry.board.table, tr):
+                break  # the rest goes in the next message
+            events += more
+            taken.append(entry)
+        ids = tuple(entry.id for entry in taken)
+        table = taken[-1].board.table
+        if before is not None and table.board_version < before.version:
+            return Showing(Shown(first.chat_id, ids, None))  # a newer board is on screen
+        lines = board_lines(events, table, tr)
+        live = table.board_style == LIVE
+        if live:
+            earlier = await self.recent.earlier(
+                table.game_id, before.version if before else None, tr
+            )
+            lines = with_earlier(earlier, lines)
+        text = compose_board(lines, table, tr)
+        keyboard = board_keyboard(table, self.signer, tr)
+        message_id = None
+        if live and before is not None:
+            message_id = await edit_in_place(
+                self.bot, first.chat_id, before.message_id, text, keyboard
+            )
+        if message_id is None:
+            message_id = await self._post_board(first.chat_id, first.thread_id, text, keyboard)
+        if live:
+            self.recent.shown(
+                table.game_id, lines, version=table.board_version, is_over=table.is_over
+            )
+        board = ShownBoard(table.game_id, table.board_version, message_id, self.clock())
+        bare = None
+        if before is not None and before.message_id != message_id:
+            bare = before.message_id
+        return Showing(Shown(first.chat_id, ids, message_id, board=board), bare)
+
+    async def _lobby(
+        self, entry: LobbyEntry, ids: list[int], tr: gettext.NullTranslations
+    ) -> Shown:
+        text = render_lobby(entry.lobby, tr)
+        keyboard = lobby_keyboard(entry.lobby, self.signer, tr)
+        message_id = await self.outbox.lobby_message(entry.game_id)
+        if message_id is not None and not await self._edit_lobby(entry, message_id, text, keyboard):
+            message_id = None
+        if message_id is None:
+            message_id = await self._post(entry.chat_id, entry.thread_id, text, keyboard, None)
+        return Shown(entry.chat_id, tuple(ids), message_id, lobby_of=entry.game_id)
+
+    async def _edit_lobby(
+        self, entry: LobbyEntry, message_id: int, text: str, keyboard: InlineKeyboardMarkup | None
+    ) -> bool:
+        """Edit the game's lobby message (an identical edit counts); False: it is gone."""
+        try:
+            await self.bot.edit_message_text(
+                text,
+                chat_id=entry.chat_id,
+                message_id=message_id,
+                parse_mode=ParseMode.HTML,
+                reply_markup=keyboard,
+            )
+        except BadRequest as error:
+            reason = str(error).lower()
+            if "not modified" in reason:
+                return True
+            if "not found" not in reason:
+                raise
+            logger.warning(
+                "chat %s: lobby message %s of game %s is gone; posting it again",
+                entry.chat_id,
+                message_id,
+                entry.game_id,
+            )
+            return False
+        return True
+
+    async def _post_board(
+        self, chat_id: int, thread_id: int, text: str, keyboard: InlineKeyboardMarkup | None
+    ) -> int:
+        if isinstance(self.bot, QuickSender):
+            return await self.bot.send_message_returning_id(
+                chat_id, text, reply_markup=keyboard, message_thread_id=thread_id or None
+            )
+        return await self._post(chat_id, thread_id, text, keyboard, None)
+
+    async def _post(
+        self,
+        chat_id: int,
+        thread_id: int,
+        text: str,
+        keyboard: InlineKeyboardMarkup | None,
+        reply_to: int | None,
+    ) -> int:
+        message = await self.bot.send_message(
+            chat_id,
+            text,
+            parse_mode=ParseMode.HTML,
+            reply_markup=keyboard,
+            message_thread_id=thread_id or None,
+            reply_to_message_id=reply_to,
+            allow_sending_without_reply=True,
+        )
+        return message.message_id

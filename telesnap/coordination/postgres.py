@@ -1,0 +1,328 @@
+"""Several workers on PostgreSQL: advisory locks and LISTEN on one connection per worker.
+
+Every claim, lease and pledge is a session-level advisory lock on a connection
+the worker keeps out of its pool for its life, which also LISTENs for the
+wake-ups that storing updates sends (``InboxRepository.store``). A worker killed
+with ``-9`` loses the connection, and PostgreSQL releases all it held at once.
+
+**Liveness.** Every live worker holds a *shared* lock on one fixed key. A starting
+worker first tries the *exclusive* lock on it: if it gets it, nobody else is
+alive (a *cold start*): it resumes the games, then takes the shared lock and
+lets the exclusive one go (:meth:`PostgresCoordination.joined`). If it does not,
+it waits for the shared lock (until a cold start under way has resumed) and
+leaves the games to the running workers. The number of holders of that lock is
+the number of live workers: each takes an even share of the bot-wide flood limit.
+
+**A lost connection.** The connection is checked every :data:`CHECK_EVERY_S`.
+When it is lost, everything it held is gone (other workers may take it): the
+worker forgets its locks at once, so it sends no chat it no longer holds, opens a
+new connection, takes the shared lock again and, where nobody took them
+meanwhile, its claims, leases and pledges; the rest are logged as lost. Then it
+looks for pending updates (the wake-ups sent meanwhile were missed).
+
+**Shared flood-limit state.** Each chat's windows are a row of ``outbox_senders``,
+changed by compare-and-swap on a version number (:meth:`~PostgresCoordination.swap_pace`):
+one statement per change, and the workers that send to one chat count each
+other's messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+import zlib
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from ..storage.models import InboxUpdate, OutboxSender
+from ..storage.repositories import INBOX_CHANNEL
+from ..support.loops import BackgroundLoop
+from ..support.retry import Backoff
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["CHECK_EVERY_S", "PostgresCoordination"]
+
+CHECK_EVERY_S = 1.0
+"""How often a worker checks its coordination connection (and counts the live workers)."""
+
+_TOPIC = 0x7E1E_0001
+"""The first key of a topic's claim (the second is a hash of the topic)."""
+_CALL = 0x7E1E_0002
+"""The first key of a call's claim (the second is its update_id, folded to 32 bits)."""
+_LIVE = 0x7E1E_0003
+"""The first key of the liveness lock (the second is 0)."""
+_PLEDGE = 0x7E1E_0004
+"""The first key of a press's pledge (the second is a hash of its query id)."""
+_CHAT = 0x7E1E_0006
+"""The first key of a chat's sender lease (the second is the chat id, folded to 32 bits)."""
+
+Key = tuple[int, int]
+
+_TRY = "SELECT pg_try_advisory_lock($1, $2)"
+_UNLOCK = "SELECT pg_advisory_unlock($1, $2)"
+_UNPROCESSED = (
+    f"SELECT update_id FROM {InboxUpdate.__tablename__} "
+    "WHERE update_id = ANY($1::bigint[]) AND processed_at IS NULL"
+)
+_LIVE_WORKERS = (
+    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+    " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    " AND classid = $1::bigint::oid AND objid = 0 AND objsubid = 2"
+)
+_LOAD_PACE = f"SELECT pace FROM {OutboxSender.__tablename__} WHERE chat_id = $1"
+_SWAP_PACE = (
+    f"INSERT INTO {OutboxSender.__tablename__} AS s (chat_id, pace) VALUES ($1, $2::json)"
+    " ON CONFLICT (chat_id) DO UPDATE SET pace = EXCLUDED.pace"
+    " WHERE (s.pace ->> 'v') IS NOT DISTINCT FROM $3 RETURNING 1"
+)
+
+
+def _int32(value: int) -> int:
+    """``value`` folded into a signed 32-bit integer (an advisory lock key)."""
+    folded = value & 0xFFFF_FFFF
+    return folded - (1 << 32) if folded >= 1 << 31 else folded
+
+
+def _hash32(text: str) -> int:
+    """A stable 32-bit key of ``text`` (two that collide share a lock)."""
+    return _int32(zlib.crc32(text.encode()))
+
+
+def topic_key(topic: tuple[int, int]) -> Key:
+    """The claim of a topic's line.
+
+    >>> topic_key((-100, 0)) == topic_key((-100, 0)) != topic_key((-100, 1))
+    True
+    """
+    return (_TOPIC, _hash32(f"{topic[0]}:{topic[1]}"))
+
+
+class PostgresCoordination:
+    """The coordination of one worker among several (see the module)."""
+
+    shared = True
+
+    def __init__(self, engine: AsyncEngine, check_every_s: float = CHECK_EVERY_S) -> None:
+        self._engine = engine
+        self._origin = uuid.uuid4().hex
+        self._connection: AsyncConnection | None = None
+        self._driver: Any = None
+        self._lock = asyncio.Lock()
+        """One connection: one query at a time."""
+        self._recovering = asyncio.Lock()
+        self._wake: Callable[[], None] | None = None
+        self._held: set[Key] = set()
+        """The claims, leases and pledges held now (taken again after a reconnect)."""
+        self._exclusive = False
+        self._workers = 1
+        self._check_every_s = check_every_s
+        self._keeper = BackgroundLoop(
+            self._check,
+            what="checking the coordination connection",
+            logger=logger,
+            backoff=Backoff(check_every_s, 30.0),
+        )
+
+    @property
+    def origin(self) -> str:
+        """A name of this worker, random per start: the payload of its stores' NOTIFYs."""
+        return self._origin
+
+    async def start(self, wake: Callable[[], None]) -> bool:
+        """Open the connection, LISTEN, join the live workers; True: a cold start (see module)."""
+        self._wake = wake
+        async with self._lock:
+            driver = await self._open()
+            self._exclusive = bool(
+                await driver.fetchval("SELECT pg_try_advisory_lock($1, 0)", _LIVE)
+            )
+            if not self._exclusive:
+                logger.info("other workers are running: joining them (no resume)")
+                # Waits while a cold start holds the exclusive lock, i.e. until it has resumed.
+                await driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE)
+        self._keeper.start(first_after_s=self._check_every_s)
+        return self._exclusive
+
+    async def joined(self) -> None:
+        """After a cold start's resume: hold the shared lock, and let the others start."""
+        async with self._lock:
+            if not self._exclusive:
+                return
+            await self._driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE)
+            await self._driver.execute("SELECT pg_advisory_unlock($1, 0)", _LIVE)
+            self._exclusive = False
+
+    async def _open(self) -> Any:
+        self._connection = await self._engine.connect()
+        raw = await self._connection.get_raw_connection()
+        self._driver = raw.driver_connection
+        await self._driver.add_listener(INBOX_CHANNEL, self._notified)
+        return self._driver
+
+    def _notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
+        # Our own stores were handed to our dispatcher directly: no sweep for them.
+        if self._wake is not None and payload != self._origin:
+            self._wake()
+
+    async def _query(self, method: str, query: str, *args: Any) -> Any:
+        """Run a query on the connection; a lost connection is opened again and asked once more."""
+        try:
+            return await self._run(method, query, args)
+        except Exception:
+            if self._driver is not None and not self._driver.is_closed():
+                raise  # the query failed, not the connection
+        await self._recover()
+        return await self._run(method, query, args)
+
+    async def _run(self, method: str, query: str, args: tuple[Any, ...]) -> Any:
+        async with self._lock:
+            if self._driver is None:
+                raise ConnectionError("the coordination connection is not open")
+            return await getattr(self._driver, method)(query, *args)
+
+    async def _try(self, key: Key) -> bool:
+        if key in self._held:
+            return False  # held here already: one taker per key, in this process too
+        taken = bool(await self._query("fetchval", _TRY, *key))
+        if taken:
+            self._held.add(key)
+        return taken
+
+    async def _release(self, key: Key) -> None:
+        if key in self._held:
+            self._held.discard(key)
+            await self._query("fetchval", _UNLOCK, *key)
+
+    async def try_topic(self, topic: tuple[int, int]) -> bool:
+        """Claim a topic's line (two topics whose hashes collide share one)."""
+        return await self._try(topic_key(topic))
+
+    async def release_topic(self, topic: tuple[int, int]) -> None:
+        """Give a topic's line back."""
+        await self._release(topic_key(topic))
+
+    async def try_call(self, update_id: int) -> bool:
+        """Claim one call."""
+        return await self._try((_CALL, _int32(update_id)))
+
+    async def release_call(self, update_id: int) -> None:
+        """Give a call back."""
+        await self._release((_CALL, _int32(update_id)))
+
+    async def unprocessed(self, update_ids: Sequence[int]) -> set[int]:
+        """Those still pending, read on this connection (no transaction of the pool's)."""
+        rows = await self._query("fetch", _UNPROCESSED, list(update_ids))
+        return {int(row[0]) for row in rows}
+
+    async def try_chat(self, chat_id: int) -> bool:
+        """Lease a chat's sending."""
+        return await self._try((_CHAT, _int32(chat_id)))
+
+    async def release_chat(self, chat_id: int) -> None:
+        """Give a chat's lease back."""
+        await self._release((_CHAT, _int32(chat_id)))
+
+    def holds_chat(self, chat_id: int) -> bool:
+        """Whether this worker still holds the chat's lease (a lost connection lost it)."""
+        return (_CHAT, _int32(chat_id)) in self._held
+
+    async def pledge(self, query_id: str) -> bool:
+        """Take the answering of press ``query_id``; False if a live worker has it."""
+        return await self._try((_PLEDGE, _hash32(query_id)))
+
+    async def release_pledge(self, query_id: str) -> None:
+        """Let press ``query_id`` go."""
+        await self._release((_PLEDGE, _hash32(query_id)))
+
+    async def load_pace(self, chat_id: int) -> dict[str, Any]:
+        """The chat's stored flood-limit state (empty: none yet)."""
+        stored = await self._query("fetchval", _LOAD_PACE, chat_id)
+        return dict(stored) if isinstance(stored, dict) else {}
+
+    async def swap_pace(self, chat_id: int, seen: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Store ``new`` if the stored state is still the version ``seen`` has (one statement)."""
+        version = seen.get("v")
+        new = {**new, "v": (int(version) if version is not None else 0) + 1}
+        swapped = await self._query(
+            "fetchval",
+            _SWAP_PACE,
+            chat_id,
+            json.dumps(new),
+            None if version is None else str(version),
+        )
+        if swapped:
+            seen.clear()
+            seen.update(new)
+        return bool(swapped)
+
+    def bot_share(self) -> float:
+        """An even share of the bot-wide limit among the live workers (counted every second)."""
+        return 1.0 / max(1, self._workers)
+
+    async def ping(self) -> None:
+        """Check that the connection answers (``/ready``)."""
+        await self._query("fetchval", "SELECT 1")
+
+    async def _check(self) -> float:
+        """Count the live workers (a lost connection is opened again on the way)."""
+        count = await self._query("fetchval", _LIVE_WORKERS, _LIVE)
+        self._workers = max(1, int(count or 1))
+        return self._check_every_s
+
+    async def _recover(self) -> None:
+        """The connection is lost: forget what it held, open a new one, take back what is free."""
+        async with self._recovering:
+            if self._driver is not None and not self._driver.is_closed():
+                return  # opened again meanwhile
+            held, self._held = self._held, set()  # gone with the connection: send none of it
+            logger.warning(
+                "the coordination connection is lost: its claims, leases and pledges are gone"
+                " until it is back; opening a new one"
+            )
+            async with self._lock:
+                await self._drop()
+                driver = await self._open()
+                await driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE)
+                self._exclusive = False  # a cold start's resume (if any) ran meanwhile
+                lost = 0
+                for key in sorted(held):
+                    if await driver.fetchval(_TRY, *key):
+                        self._held.add(key)
+                    else:
+                        lost += 1
+            if lost:
+                logger.warning(
+                    "after the reconnect, %d claims or leases are another worker's", lost
+                )
+            logger.info("the coordination connection is back")
+            if self._wake is not None:
+                self._wake()  # wake-ups sent while it was away were missed: look now
+
+    async def _drop(self) -> None:
+        """Let the connection go without giving its locks back (it is lost, or closing)."""
+        connection, self._connection, self._driver = self._connection, None, None
+        if connection is None:
+            return
+        with suppress(Exception):
+            await connection.invalidate()  # never back to the pool: it carries locks
+            await connection.close()
+
+    async def close(self) -> None:
+        """Release every lock, stop listening, close the connection for good."""
+        await self._keeper.stop()
+        self._held.clear()
+        async with self._lock:
+            driver = self._driver
+            if driver is not None and not driver.is_closed():
+                try:
+                    await driver.remove_listener(INBOX_CHANNEL, self._notified)
+                    await driver.execute("SELECT pg_advisory_unlock_all()")
+                except Exception:
+                    logger.exception("could not release the advisory locks cleanly; dropping them")
+            await self._drop()
