@@ -39,6 +39,9 @@ from telesnap.storage.database import create_engine
 from telesnap.storage.database import session_factory as make_session_factory
 from telesnap.storage.migrate import upgrade_database
 
+# python-telegram-bot's durations as timedeltas, as telesnap.app opts in for the bot.
+os.environ.setdefault("PTB_TIMEDELTA", "1")
+
 POSTGRES_URL_VARIABLE = "TELESNAP_TEST_POSTGRES_URL"
 POSTGRES_SKIP_REASON = f"{POSTGRES_URL_VARIABLE} is not set"
 
@@ -211,3 +214,16 @@ async def engine(migrated_database_url: str) -> AsyncIterator[AsyncEngine]:
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     """The session maker on the migrated database: ``UnitOfWork(session_factory)``."""
     return make_session_factory(engine)
+
+
+@pytest.fixture
+async def postgres_engine(
+    postgres_database_url: str, postgres_schema: _PostgresSchema
+) -> AsyncIterator[AsyncEngine]:
+    """An engine on the migrated PostgreSQL database (skipped without one): several workers."""
+    await _empty_migrated_postgres(postgres_database_url, postgres_schema)
+    database_engine = create_engine(postgres_database_url)
+    try:
+        yield database_engine
+    finally:
+        await database_engine.dispose()

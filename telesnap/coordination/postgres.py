@@ -126,7 +126,7 @@ class PostgresCoordination:
             self._check,
             what="checking the coordination connection",
             logger=logger,
-            backoff=Backoff(check_every_s, 30.0),
+            backoff=Backoff(check_every_s, max(check_every_s, 30.0)),
         )
 
     @property

@@ -2,126 +2,89 @@
 
 from __future__ import annotations
 
-import time
-from types import SimpleNamespace
-from typing import Any
+import asyncio
+from collections.abc import AsyncIterator
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+import pytest
 from telegram.error import BadRequest
 
-from telesnap.bot.delivery.courier import Courier
-from telesnap.bot.delivery.pace import FloodLimits, Outbox
-from telesnap.bot.delivery.presenter import Presenter
-from telesnap.bot.render.callbacks import CallbackSigner
-from telesnap.services.chat_settings import SettingsService
-from telesnap.services.outbox.record import record_boards
+from telesnap.bot.delivery.direct import TextPost
 from telesnap.services.outbox.rows import Notice, record_notice
-from telesnap.services.outbox.service import OutboxService
-from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.store import GameStore
-from telesnap.storage.models import Game, OutboxMessage
-from telesnap.storage.uow import UnitsOfWork
+from telesnap.storage.models import Game
 
 from ..services.test_play_flow import ANN, BOB, CID, PLACE, receipt
-
-Sessions = async_sessionmaker[AsyncSession]
-
-
-class RecordingBot:
-    """A Bot API that records what is posted and edited; an identical edit is refused."""
-
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-        self.edits: list[tuple[int, str]] = []
-        self.texts: dict[int, str] = {}
-
-    async def send_message(self, chat_id: int, text: str, **_: Any) -> Any:
-        self.sent.append(text)
-        message_id = 100 + len(self.sent)
-        self.texts[message_id] = text
-        return SimpleNamespace(message_id=message_id)
-
-    async def edit_message_text(self, text: str, *, message_id: int, **_: Any) -> Any:
-        if self.texts.get(message_id) == text:
-            raise BadRequest("Bad Request: message is not modified")
-        self.edits.append((message_id, text))
-        self.texts[message_id] = text
-        return True
+from .sending import FakeBotApi, Sessions, Wired
 
 
-class NoTidying:
-    def board_shown(self, *args: Any, **kwargs: Any) -> None:
-        pass
+@pytest.fixture
+async def wired(session_factory: Sessions) -> AsyncIterator[Wired]:
+    wired = Wired(session_factory, FakeBotApi())
+    yield wired
+    await wired.close()
 
 
-class World:
-    def __init__(self, sessions: Sessions) -> None:
-        store = GameStore()
-        self.sessions = sessions
-        self.units = UnitsOfWork(sessions)
-        self.outbox_rows = OutboxService(self.units)
-        record_boards(store)
-        self.lobby = LobbyService(self.units, store, shuffle_seed=3)
-        self.bot = RecordingBot()
-        self.lanes = Outbox(self.bot, FloodLimits(enabled=False), time.monotonic)  # type: ignore[arg-type]
-        self.courier = Courier(self.lanes)
-        self.presenter = Presenter(
-            self.courier,
-            CallbackSigner.for_token("1:x"),
-            SettingsService(self.units, store),
-            self.outbox_rows,
-            NoTidying(),  # type: ignore[arg-type]
-        )
-
-    async def shown(self) -> None:
-        """Queue what the chat has unsent, and wait until it is out."""
-        self.presenter.show_notices(PLACE)
-        await self.settled()
-
-    async def settled(self) -> None:
-        for _ in range(3):  # what a settled post queues after it
-            await self.lanes.flush()
-            await self.courier.settle()
-
-    async def rows(self) -> list[tuple[str, str]]:
-        async with self.sessions() as session:
-            rows = await session.scalars(select(OutboxMessage).order_by(OutboxMessage.id))
-            return [(row.kind, row.state) for row in rows]
+async def states(wired: Wired) -> list[tuple[str, str]]:
+    return [(row.kind, row.state) for row in await wired.rows()]
 
 
 async def test_lobby_changes_made_while_it_waits_go_in_one_message_then_edit_it(
-    session_factory: Sessions,
+    wired: Wired,
 ) -> None:
-    world = World(session_factory)
-    opened = await world.lobby.open(PLACE, ANN, receipt())
-    await world.lobby.join(PLACE, BOB, receipt())
-    await world.shown()
-    assert len(world.bot.sent) == 1, "one lobby message"
-    assert "Bob" in world.bot.sent[0], "it shows the newest lobby"
-    async with world.sessions() as session:
+    wired.bot.held = asyncio.Event()
+    wired.senders.post(TextPost(PLACE.chat_id, 0, "busy"))  # the chat's sender is busy meanwhile
+    opened = await wired.lobby.open(PLACE, ANN, receipt())
+    await wired.lobby.join(PLACE, BOB, receipt())
+    wired.bot.held.set()
+    await wired.settle()
+    _, lobby = wired.bot.calls
+    assert lobby.method == "send_message", "one lobby message"
+    assert "Bob" in lobby.text, "it shows the newest lobby"
+    async with wired.sessions() as session:
         game = await session.get(Game, opened.lobby.game_id)
         assert game is not None
-        assert game.lobby_message_id == 101, "stored with the rows it settled"
-    await world.lobby.join(PLACE, CID, receipt())
-    await world.shown()
-    assert len(world.bot.sent) == 1, "not posted again"
-    assert [(message_id, "Cid" in text) for message_id, text in world.bot.edits] == [(101, True)]
-    assert await world.rows() == [("lobby", "sent")] * 3
-    await world.lobby.leave(PLACE, CID, receipt())
-    await world.lobby.join(PLACE, CID, receipt())  # back to what the message shows
-    await world.shown()
-    assert len(world.bot.edits) == 1, "merged, the two changes edit nothing"
-    assert await world.rows() == [("lobby", "sent")] * 5, "'not modified' counts as sent"
+        assert game.lobby_message_id == lobby.message_id, "stored with the rows it settled"
+    await wired.lobby.join(PLACE, CID, receipt())
+    await wired.settle()
+    edit = wired.bot.calls[-1]
+    assert (edit.method, edit.message_id, "Cid" in edit.text) == (
+        "edit_message_text",
+        lobby.message_id,
+        True,
+    ), "edited, not posted again"
+    assert await states(wired) == [("lobby", "sent")] * 3
+    calls = len(wired.bot.calls)
+    wired.bot.held = asyncio.Event()
+    wired.senders.post(TextPost(PLACE.chat_id, 0, "busy again"))
+    await wired.lobby.leave(PLACE, CID, receipt())
+    await wired.lobby.join(PLACE, CID, receipt())  # back to what the message shows
+    wired.bot.held.set()
+    await wired.settle()
+    assert len(wired.bot.calls) == calls + 1, "merged, the two changes edit nothing"
+    assert await states(wired) == [("lobby", "sent")] * 5, "'not modified' counts as sent"
 
 
 async def test_a_notice_of_an_unknown_kind_is_set_aside_and_the_next_one_goes_out(
-    session_factory: Sessions,
+    wired: Wired,
 ) -> None:
-    world = World(session_factory)
-    async with world.units() as uow:
+    async with wired.lobby._units() as uow:  # noqa: SLF001 - two notices in one change
         await record_notice(uow, PLACE, Notice("a_newer_kind", {"x": 1}))
         await record_notice(uow, PLACE, Notice("called_off"))
-    await world.shown()
-    assert world.bot.sent == ["The game was called off."]
-    assert await world.rows() == [("notice", "failed"), ("notice", "sent")]
+    await wired.settle()
+    assert [call.text for call in wired.bot.calls] == ["The game was called off."]
+    assert await states(wired) == [("notice", "failed"), ("notice", "sent")]
+
+
+async def test_a_lobby_message_deleted_in_the_chat_is_posted_again(wired: Wired) -> None:
+    await wired.lobby.open(PLACE, ANN, receipt())
+    await wired.settle()
+    wired.bot.errors.append(
+        ("edit_message_text", BadRequest("Bad Request: message to edit not found"))
+    )
+    await wired.lobby.join(PLACE, BOB, receipt())
+    await wired.settle()
+    first, again = wired.bot.calls
+    assert (first.method, again.method) == ("send_message", "send_message")
+    assert "Bob" in again.text and again.message_id != first.message_id
+    await wired.lobby.join(PLACE, CID, receipt())
+    await wired.settle()
+    assert wired.bot.calls[-1].message_id == again.message_id, "the new message is edited next"

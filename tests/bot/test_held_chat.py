@@ -1,39 +1,43 @@
-"""A worker that holds a chat's lease sends every row of the chat, not only its own game's.
+"""Two workers, one chat: the worker that holds the chat sends every row of it, whoever wrote it.
 
-While a worker holds a chat, the others leave the chat's rows to it (their posts
-find the chat taken and send nothing). So a board post of one game that finds
-nothing of its game left to show (an earlier post took its rows), while another
-game of the chat (in another forum topic) has a board waiting, must queue that
-board: else it waits until the lease lapses (30 s), or for ever while the holder
-keeps reading the chat.
+A worker that commits a row while another holds the chat's lease leaves the row to
+that one. The holder must send it (before it lets go, or right after: it looks once
+more when it lets go), and if the holder dies, the rows go to a live worker.
 """
 
 from __future__ import annotations
 
-import time
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any
+from datetime import timedelta
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.bot.delivery.courier import Courier
-from telesnap.bot.delivery.pace import FloodLimits, Outbox
-from telesnap.bot.delivery.presenter import Presenter
+from telesnap.bot.delivery.live import RecentLines
+from telesnap.bot.delivery.pace import FloodLimits, Pacer
+from telesnap.bot.delivery.sender import Senders
+from telesnap.bot.delivery.show import HeadShow
 from telesnap.bot.render.callbacks import CallbackSigner
-from telesnap.services.chat_settings import SettingsService
+from telesnap.coordination import PostgresCoordination
+from telesnap.services.chat_settings import ChatLanguages
 from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place
 from telesnap.services.views import PlayOutcome
+from telesnap.storage.database import session_factory as make_session_factory
+from telesnap.storage.models import OutboxMessage
 from telesnap.storage.uow import UnitsOfWork
 
 from ..services.test_play_flow import ANN, BOB, receipt
-from .test_durable_boards import TakesEverything
-
-Sessions = async_sessionmaker[AsyncSession]
+from .sending import GUARD_S, FakeBotApi
 
 FORUM = -1001
 TOPICS = (
@@ -42,100 +46,104 @@ TOPICS = (
 )
 
 
-class NoTidying:
-    def board_shown(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-
-async def _flip(play: PlayService, place: Place, shown: PlayOutcome) -> tuple[PlayOutcome, str]:
-    """The player whose turn it is flips; the outcome, and who flipped."""
-    turn = shown.table.turn_player
-    assert turn is not None
-    return await play.flip(place, Actor(turn.user_id, turn.name), receipt()), turn.name
-
-
 @dataclass
 class Worker:
-    """One worker's outbox path to a fake Bot API, with two games running in two topics."""
+    """One worker process: its services, its senders and its Bot API, on the shared database."""
 
+    coordination: PostgresCoordination
+    lobby: LobbyService
     play: PlayService
-    boards: OutboxService
-    presenter: Presenter
-    outbox: Outbox
-    courier: Courier
-    bot: TakesEverything
-    started: list[PlayOutcome]
+    senders: Senders
+    bot: FakeBotApi
 
-    async def settle(self) -> None:
-        await self.outbox.flush()
-        await self.courier.settle()
+    async def flip(self, place: Place, shown: PlayOutcome) -> PlayOutcome:
+        turn = shown.table.turn_player
+        assert turn is not None
+        return await self.play.flip(place, Actor(turn.user_id, turn.name), receipt())
 
 
-async def _two_topics(session_factory: Sessions) -> Worker:
-    store = GameStore()
-    units = UnitsOfWork(session_factory)
-    boards = OutboxService(units, owner="this-worker")
+async def worker(engine: AsyncEngine, stack: AsyncExitStack) -> Worker:
+    units = UnitsOfWork(make_session_factory(engine))
+    store = GameStore(shared=True)
     record_boards(store)
+    coordination = PostgresCoordination(engine)
+    await coordination.start(lambda: None)
+    await coordination.joined()
+    stack.push_async_callback(coordination.close)
+    outbox = OutboxService(units, watch=units.outbox_watch)
+    bot = FakeBotApi()
+    show = HeadShow(bot, outbox, CallbackSigner.for_token("1:x"), RecentLines(outbox.boards_shown))  # type: ignore[arg-type]
+    senders = Senders(
+        bot,  # type: ignore[arg-type]
+        outbox,
+        coordination,
+        Pacer(FloodLimits(enabled=False), coordination),
+        ChatLanguages(units),
+        show,
+        grace=timedelta(0),
+    )
+    stack.push_async_callback(senders.close)
     lobby = LobbyService(units, store, shuffle_seed=3)
-    bot = TakesEverything()
-    outbox = Outbox(bot, FloodLimits(enabled=False), time.monotonic)  # type: ignore[arg-type]
-    courier = Courier(outbox)
-    presenter = Presenter(
-        courier,
-        CallbackSigner.for_token("1:x"),
-        SettingsService(units, store),
-        boards,
-        NoTidying(),  # type: ignore[arg-type]
-    )
-    worker = Worker(PlayService(units, store), boards, presenter, outbox, courier, bot, [])
-    for place in TOPICS:
-        await lobby.open(place, ANN, receipt())
-        await lobby.join(place, BOB, receipt())
-        started = await lobby.start(place, ANN, is_admin=False, receipt=receipt())
-        worker.started.append(started.play)
-        presenter.show_notices(place)
-        presenter.show_play(place, started.play)
-        await worker.settle()
-    return worker
+    return Worker(coordination, lobby, PlayService(units, store), senders, bot)
 
 
-async def test_a_board_post_with_nothing_of_its_game_left_sends_the_other_topics_board(
-    session_factory: Sessions,
+@pytest.fixture
+async def two_workers(postgres_engine: AsyncEngine) -> AsyncIterator[tuple[Worker, Worker]]:
+    async with AsyncExitStack() as stack:
+        yield await worker(postgres_engine, stack), await worker(postgres_engine, stack)
+
+
+async def started(on: Worker, place: Place) -> PlayOutcome:
+    await on.lobby.open(place, ANN, receipt())
+    await on.lobby.join(place, BOB, receipt())
+    return (await on.lobby.start(place, ANN, is_admin=known_admin(False), receipt=receipt())).play
+
+
+async def unsent(engine: AsyncEngine) -> list[int]:
+    async with make_session_factory(engine)() as session:
+        statement = select(OutboxMessage.id).where(OutboxMessage.state == "pending")
+        return list(await session.scalars(statement))
+
+
+async def test_a_row_written_while_another_worker_holds_the_chat_is_sent_by_that_worker(
+    two_workers: tuple[Worker, Worker], postgres_engine: AsyncEngine
 ) -> None:
-    worker = await _two_topics(session_factory)
-    first, second = TOPICS
-    flipped_first, _ = await _flip(worker.play, first, worker.started[0])
-    worker.presenter.show_play(first, flipped_first)
-    await worker.settle()
-    # Another worker commits a flip in the second topic; its post will find the chat
-    # held by this worker and leave the board to it.
-    _, flipper = await _flip(worker.play, second, worker.started[1])
-    before = len(worker.bot.texts)
-    # A second post of the first game (queued behind the one that took its rows).
-    worker.presenter.show_play(first, flipped_first)
-    await worker.settle()
-    await worker.outbox.close()
-
-    sent = worker.bot.texts[before:]
-    assert any(f"<b>{flipper}</b> flips" in text for text in sent), (
-        "the second topic's flip waits behind a chat this worker holds and does not go"
+    a, b = two_workers
+    table = await started(a, TOPICS[0])
+    assert await a.senders.flush(GUARD_S)
+    a.bot.held = asyncio.Event()  # a's last row is on its way: a holds the chat meanwhile
+    await a.flip(TOPICS[0], table)
+    await asyncio.wait_for(_leased(b, FORUM), GUARD_S)
+    await started(b, TOPICS[1])  # committed on b while a holds the chat
+    assert await b.senders.flush(GUARD_S)
+    assert b.bot.calls == [], "b leaves the chat to a"
+    a.bot.held.set()
+    assert await a.senders.flush(GUARD_S)
+    assert [call.thread_id for call in a.bot.boards()][-2:] == [11, 22], (
+        "a looked once more as it let the chat go, and sent b's board too"
     )
-    assert await worker.boards.pending(FORUM) == [], "nothing is left unsent"
+    assert await unsent(postgres_engine) == []
 
 
-async def test_a_line_post_with_nothing_in_its_topic_sends_the_other_topics_board(
-    session_factory: Sessions,
+async def test_the_rows_of_a_worker_that_died_holding_the_chat_go_to_a_live_one(
+    two_workers: tuple[Worker, Worker], postgres_engine: AsyncEngine
 ) -> None:
-    worker = await _two_topics(session_factory)
-    first, second = TOPICS
-    _, flipper = await _flip(worker.play, second, worker.started[1])  # another worker's
-    before = len(worker.bot.texts)
-    worker.presenter.show_notices(first)  # its notice went out with an earlier post
-    await worker.settle()
-    await worker.outbox.close()
+    a, b = two_workers
+    a.bot.held = asyncio.Event()  # a's send never comes back: a is killed mid-send
+    await started(a, TOPICS[0])
+    await asyncio.wait_for(_leased(b, FORUM), GUARD_S)
+    await b.senders.look_once()
+    assert await b.senders.flush(GUARD_S)
+    assert b.bot.calls == [], "a live worker holds the chat: b leaves it"
+    await a.coordination.close()  # its connection goes, as with kill -9
+    await b.senders.look_once()
+    assert await b.senders.flush(GUARD_S)
+    assert [call.thread_id for call in b.bot.boards()] == [11], "b took the chat over"
+    assert await unsent(postgres_engine) == []
 
-    sent = worker.bot.texts[before:]
-    assert any(f"<b>{flipper}</b> flips" in text for text in sent), (
-        "the second topic's flip waits behind a chat this worker holds and does not go"
-    )
-    assert await worker.boards.pending(FORUM) == [], "nothing is left unsent"
+
+async def _leased(other: Worker, chat_id: int) -> None:
+    """Return once ``other`` sees the chat leased by someone else."""
+    while await other.coordination.try_chat(chat_id):
+        await other.coordination.release_chat(chat_id)
+        await asyncio.sleep(0.01)  # polling the lock, under the caller's timeout

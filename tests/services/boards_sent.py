@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from telesnap.services.outbox.service import OutboxService
+from telesnap.services.outbox.service import OutboxService, Shown
 from telesnap.services.types import Place, Receipt
+from telesnap.storage.repositories import ShownBoard
 from telesnap.storage.uow import UnitsOfWork
 
 
@@ -20,7 +21,8 @@ async def board_sent(
     """The outbox marks board ``version`` sent as ``message_id`` at ``shown.wall``.
 
     Its transaction records the board view that reaction times start from
-    (``OutboxService.boards_sent``), the one path the bot takes.
+    (``OutboxService.sent``), the one path the bot takes.
     """
-    outbox = OutboxService(UnitsOfWork(sessions), clock=lambda: shown.wall)
-    await outbox.boards_sent(place.chat_id, [], game_id, version, message_id)
+    outbox = OutboxService(UnitsOfWork(sessions))
+    board = ShownBoard(game_id, version, message_id, shown.wall)
+    await outbox.sent(Shown(place.chat_id, (), message_id, board=board))

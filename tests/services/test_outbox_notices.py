@@ -11,8 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.outbox.record import record_boards
-from telesnap.services.outbox.rows import LobbyEntry, Notice, NoticeEntry, OutboxEntry
-from telesnap.services.outbox.service import OutboxService
+from telesnap.services.outbox.rows import BoardEntry, LobbyEntry, Notice, NoticeEntry
+from telesnap.services.outbox.service import OutboxService, Shown
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService
@@ -107,14 +107,12 @@ class World:
         self.outbox = OutboxService(self.units)
 
     async def unsent(self) -> list[Any]:
-        entries = await self.outbox.pending(PLACE.chat_id)
-        assert entries is not None
-        return entries
+        return (await self.outbox.line(PLACE.chat_id)).entries
 
     async def settle_all(self) -> None:
         """Everything unsent so far was shown."""
         entries = await self.unsent()
-        await self.outbox.line_sent(PLACE.chat_id, [entry.id for entry in entries], 1)
+        await self.outbox.sent(Shown(PLACE.chat_id, tuple(entry.id for entry in entries), 1))
 
 
 async def test_a_lobby_change_and_its_row_commit_together(session_factory: Sessions) -> None:
@@ -126,7 +124,7 @@ async def test_a_lobby_change_and_its_row_commit_together(session_factory: Sessi
     (opened,) = await world.unsent()
     assert isinstance(opened, LobbyEntry)
     assert opened.lobby.player_names == ("Ann",), "the lost join left no row"
-    assert opened.message_id is None, "no lobby message yet: it is posted"
+    assert await world.outbox.lobby_message(opened.game_id) is None, "none yet: it is posted"
     await world.lobby.join(PLACE, BOB, receipt())
     await world.lobby.join(PLACE, CID, receipt())
     _, *joins = await world.unsent()
@@ -141,15 +139,14 @@ async def test_a_shown_lobby_stores_its_message_and_the_next_change_edits_it(
     await world.lobby.join(PLACE, BOB, receipt())
     entries = await world.unsent()
     game_id = entries[0].game_id
-    more = await world.outbox.line_sent(
-        PLACE.chat_id, [entry.id for entry in entries], 77, lobby_of=game_id
-    )
-    assert not more
+    ids = tuple(entry.id for entry in entries)
+    await world.outbox.sent(Shown(PLACE.chat_id, ids, 77, lobby_of=game_id))
     await world.lobby.leave(PLACE, BOB, receipt())
     (left,) = await world.unsent()
     assert isinstance(left, LobbyEntry)
-    assert left.message_id == 77, "stored with the rows it settled"
     assert left.lobby.player_names == ("Ann",)
+    fresh = OutboxService(UnitsOfWork(world.sessions))
+    assert await fresh.lobby_message(left.game_id) == 77, "stored with the rows it settled"
 
 
 async def test_starting_shows_the_closed_lobby_before_the_first_table(
@@ -160,7 +157,7 @@ async def test_starting_shows_the_closed_lobby_before_the_first_table(
     *_, closed, board = await world.unsent()
     assert isinstance(closed, LobbyEntry)
     assert closed.lobby.status == "running"
-    assert isinstance(board, OutboxEntry)
+    assert isinstance(board, BoardEntry)
 
 
 async def test_calling_off_a_lobby_closes_it_and_writes_its_notice(
@@ -215,7 +212,7 @@ async def test_why_a_timer_flipped_rides_in_its_boards_row(session_factory: Sess
     clock.advance(seconds=120)
     await world.timers.fire_due()
     (board,) = await world.unsent()
-    assert isinstance(board, OutboxEntry)
+    assert isinstance(board, BoardEntry)
     assert board.notes == (Notice("auto_flipped", {"name": away.first_name}),)
     assert board.board.operations, "the flip itself"
 

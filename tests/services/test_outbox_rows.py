@@ -1,83 +1,99 @@
-"""The durable outbox's rows: written with the change that must be shown, settled after sending."""
+"""The durable outbox: rows written with their change, read back in order, settled after sending."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, SnapCalled
-from telesnap.services.outbox.leases import MemoryLeases, StoredLeases
 from telesnap.services.outbox.record import record_boards, shows_a_board
-from telesnap.services.outbox.rows import LobbyEntry, OutboxEntry
-from telesnap.services.outbox.service import OutboxService
+from telesnap.services.outbox.rows import (
+    BoardEntry,
+    Entry,
+    LobbyEntry,
+    Notice,
+    NoticeEntry,
+    NoticeKind,
+    next_head,
+)
+from telesnap.services.outbox.service import OutboxService, Shown
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Refused
-from telesnap.storage.models import BoardView, OutboxMessage, OutboxSender
-from telesnap.storage.uow import UnitsOfWork
+from telesnap.services.views import LobbyView, PlayOutcome
+from telesnap.storage.models import BoardView, OutboxMessage
+from telesnap.storage.repositories import ShownBoard
+from telesnap.storage.repositories.privacy import scrub
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
+from .sql_log import commits, statements
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt
 
-
-async def pending_boards(outbox: OutboxService, chat_id: int) -> list[OutboxEntry] | None:
-    """The chat's unsent boards, read as the sender reads its line (None: another sends)."""
-    entries = await outbox.pending(chat_id)
-    if entries is None:
-        return None
-    return [entry for entry in entries if isinstance(entry, OutboxEntry)]
-
-
 Sessions = async_sessionmaker[AsyncSession]
+AT = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 async def durable_game(
-    sessions: Sessions, *, lobbies_sent: bool = True
-) -> tuple[LobbyService, PlayService, OutboxService]:
+    sessions: Sessions, *, keep_lines: bool = True, lobbies_sent: bool = True
+) -> tuple[PlayService, OutboxService, UnitsOfWork]:
+    """A started game of Ann, Bob and Cid, its lobby shown, in a process that keeps its lines."""
     store = GameStore()
     units = UnitsOfWork(sessions)
-    outbox = OutboxService(units)
+    outbox = OutboxService(units, watch=units.outbox_watch, keep_lines=keep_lines)
     record_boards(store)
     lobby = LobbyService(units, store, shuffle_seed=3)
-    play = PlayService(units, store)
     await lobby.open(PLACE, ANN, receipt())
     await lobby.join(PLACE, BOB, receipt())
     await lobby.join(PLACE, CID, receipt())
     await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
     if lobbies_sent:
-        await lobbies_shown(outbox)
-    return lobby, play, outbox
+        lobbies = [e for e in (await outbox.line(PLACE.chat_id)).entries if _is_lobby(e)]
+        assert lobbies, "every lobby change wrote its row"
+        ids = tuple(entry.id for entry in lobbies)
+        await outbox.sent(Shown(PLACE.chat_id, ids, 40, lobby_of=lobbies[0].game_id))
+    return PlayService(units, store), outbox, units
 
 
-async def lobbies_shown(outbox: OutboxService) -> None:
-    """Settle the lobby rows ahead of the boards (the lobby message was sent and edited)."""
-    entries = await outbox.pending(PLACE.chat_id)
-    assert entries is not None
-    lobbies = [entry for entry in entries if isinstance(entry, LobbyEntry)]
-    assert lobbies, "every lobby change wrote its row"
-    ids = [entry.id for entry in lobbies]
-    await outbox.line_sent(PLACE.chat_id, ids, 40, lobby_of=lobbies[0].game_id)
+def _is_lobby(entry: Entry) -> bool:
+    return isinstance(entry, LobbyEntry)
+
+
+async def boards(outbox: OutboxService) -> list[BoardEntry]:
+    """The chat's unsent boards, as its sender reads its line."""
+    entries = (await outbox.line(PLACE.chat_id)).entries
+    return [entry for entry in entries if isinstance(entry, BoardEntry)]
+
+
+async def flip(play: PlayService) -> PlayOutcome:
+    turn = (await play.table(PLACE)).table.turn_player
+    assert turn is not None
+    return await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
+
+
+def shown(entries: list[BoardEntry], message_id: int) -> Shown:
+    """The mark of ``entries`` shown in one message, as the sender makes it."""
+    table = entries[-1].board.table
+    board = ShownBoard(table.game_id, table.board_version, message_id, AT)
+    return Shown(PLACE.chat_id, tuple(entry.id for entry in entries), message_id, board=board)
 
 
 async def test_each_change_players_see_leaves_one_row_that_rebuilds_its_board(
     session_factory: Sessions,
 ) -> None:
-    _, play, outbox = await durable_game(session_factory)
-    table = (await play.table(PLACE)).table
-    assert table.turn_player is not None
-    turn = table.turn_player
-    flipped = await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
-    entries = await pending_boards(outbox, PLACE.chat_id)
-    assert entries is not None
-    assert len(entries) == 2, "the start and the flip"
-    start, flip = entries
-    assert start.id < flip.id
-    assert flip.board == flipped, "the row rebuilds the very table and operations shown"
-    assert flip.game_id == flipped.table.game_id
-    assert (flip.chat_id, flip.thread_id) == (PLACE.chat_id, PLACE.thread_id)
+    play, outbox, _ = await durable_game(session_factory)
+    flipped = await flip(play)
+    start, flip_row = await boards(outbox)
+    assert start.id < flip_row.id
+    assert flip_row.board == flipped, "the row rebuilds the very table and operations shown"
+    assert flip_row.game_id == flipped.table.game_id
+    assert (flip_row.chat_id, flip_row.thread_id) == (PLACE.chat_id, PLACE.thread_id)
 
 
 def test_only_a_wrong_call_is_shown_on_a_board_of_its_own() -> None:
@@ -93,121 +109,147 @@ def test_only_a_wrong_call_is_shown_on_a_board_of_its_own() -> None:
 async def test_a_call_that_waits_for_its_race_and_a_refused_press_write_no_row(
     session_factory: Sessions,
 ) -> None:
-    _, play, outbox = await durable_game(session_factory)
+    play, outbox, _ = await durable_game(session_factory)
     await flip_until_match(play)
-    before = len(await pending_boards(outbox, PLACE.chat_id) or [])
+    before = len(await boards(outbox))
     called = await play.call(PLACE, BOB, CallKind.SNAP, receipt())
     assert called.verdict is CallVerdict.PENDING
-    turn = (await play.table(PLACE)).table.turn_player
-    assert turn is not None
     with pytest.raises(Refused):  # a race is collecting
-        await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
-    assert len(await pending_boards(outbox, PLACE.chat_id) or []) == before
+        await flip(play)
+    assert len(await boards(outbox)) == before
 
 
 async def test_a_sent_board_is_marked_with_its_message_in_one_go_and_a_failed_one_set_aside(
     session_factory: Sessions,
 ) -> None:
-    _, play, outbox = await durable_game(session_factory)
-    turn = (await play.table(PLACE)).table.turn_player
-    assert turn is not None
-    await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())
-    pending = await pending_boards(outbox, PLACE.chat_id)
-    assert pending is not None
-    start, flip = pending
-    more = await outbox.rows_failed(PLACE.chat_id, [start.id], "BadRequest('refused')")
-    assert more, "the flip's board is still to send"
-    table = flip.board.table
-    more = await outbox.boards_sent(
-        PLACE.chat_id, [flip.id], table.game_id, table.board_version, 321
-    )
-    assert not more
-    assert await pending_boards(outbox, PLACE.chat_id) == []
+    play, outbox, _ = await durable_game(session_factory)
+    await flip(play)
+    start, flip_row = await boards(outbox)
+    await outbox.failed(PLACE.chat_id, [start.id], "BadRequest('refused')")
+    await outbox.sent(shown([flip_row], 321))
+    assert await boards(outbox) == []
     async with session_factory() as session:
         rows = {row.id: row for row in await session.scalars(select(OutboxMessage))}
         views = list(await session.scalars(select(BoardView)))
-    assert rows[start.id].state == "failed"
-    assert rows[start.id].error == "BadRequest('refused')"
-    assert rows[flip.id].state == "sent"
-    assert rows[flip.id].message_id == 321
+    assert (rows[start.id].state, rows[start.id].error) == ("failed", "BadRequest('refused')")
+    assert (rows[flip_row.id].state, rows[flip_row.id].message_id) == ("sent", 321)
+    table = flip_row.board.table
     assert [(v.game_id, v.version, v.message_id) for v in views] == [
         (table.game_id, table.board_version, 321)
     ]
 
 
-@pytest.mark.parametrize("kept", ["stored", "in memory"])
-async def test_a_chat_is_sent_by_one_worker_at_a_time_until_its_lease_lapses(
-    session_factory: Sessions, kept: str
-) -> None:
-    now = [datetime(2026, 12, 1, 12, 0, tzinfo=UTC)]
-    units = UnitsOfWork(session_factory)
-    lease = timedelta(seconds=10)
-    # In memory: the same rules for the senders of one process (SQLite's).
-    leases = StoredLeases() if kept == "stored" else MemoryLeases()
-    a = OutboxService(units, clock=lambda: now[0], owner="worker-a", lease=lease, leases=leases)
-    b = OutboxService(units, clock=lambda: now[0], owner="worker-b", lease=lease, leases=leases)
-
-    async def claim(owner: str) -> bool:
-        async with units() as uow:
-            return await leases.claim(uow, -7, owner, now[0], now[0] + lease)
-
-    assert await claim("worker-a")
-    assert not await claim("worker-b")
-    assert await pending_boards(b, -7) is None, "b may not read what a sends"
-    assert await claim("worker-a"), "the owner renews its lease"
-    now[0] += timedelta(seconds=11)
-    assert await claim("worker-b"), "a lapsed lease is taken over"
-    assert not await claim("worker-a")
-    await b.release_all()
-    assert await claim("worker-a"), "a chat given up is free at once"
-    await a.release_all()
-    assert await pending_boards(b, -7) == [], "a worker that stops gives its chats up"
-    assert await claim("worker-a"), "and a chat with nothing to send is let go when read"
-
-
-async def test_a_worker_that_settles_its_board_keeps_the_chat_only_while_it_has_more(
+async def test_a_board_just_committed_is_taken_without_reading_the_outbox(
     session_factory: Sessions,
 ) -> None:
-    _, play, a = await durable_game(session_factory)
-    b = OutboxService(UnitsOfWork(session_factory), owner="worker-b")
-    pending = await pending_boards(a, PLACE.chat_id)
-    assert pending is not None
-    (start,) = pending
-    turn = (await play.table(PLACE)).table.turn_player
-    assert turn is not None
-    await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt())  # made on worker b, say
-    assert await pending_boards(b, PLACE.chat_id) is None, "a is sending the chat"
-    table = start.board.table
-    assert await a.boards_sent(PLACE.chat_id, [start.id], table.game_id, table.board_version, 5)
-    rest = await pending_boards(a, PLACE.chat_id)
-    assert rest is not None
-    (flip,) = rest  # a sends b's board too
-    table = flip.board.table
-    assert not await a.boards_sent(PLACE.chat_id, [flip.id], table.game_id, table.board_version, 6)
-    assert await pending_boards(b, PLACE.chat_id) == [], (
-        "a let the chat go once it had nothing left"
-    )
+    play, outbox, _ = await durable_game(session_factory)
+    await outbox.sent(shown(await boards(outbox), 50))  # the start board: the line was read
+    await flip(play)
+    engine = session_factory.kw["bind"]
+    with statements(engine) as seen:
+        line = await outbox.line(PLACE.chat_id)
+    assert seen == [], "the flip's row was handed over as it committed"
+    fresh = OutboxService(UnitsOfWork(session_factory))
+    assert line == await fresh.line(PLACE.chat_id), "the same line as the database holds"
+    newest = line.shown[line.entries[0].game_id or 0]
+    assert (newest.version, newest.message_id) == (0, 50), "the start board is on screen"
 
 
-async def test_a_board_left_by_a_worker_that_died_before_sending_it_is_free_to_take_over(
+async def test_a_row_another_unit_rewrote_is_read_again(session_factory: Sessions) -> None:
+    # A privacy erasure rewrites names in pending rows, say: memory must not win.
+    play, outbox, units = await durable_game(session_factory)
+    await outbox.sent(shown(await boards(outbox), 50))
+    await flip(play)
+    (flipped,) = await boards(outbox)
+    async with units() as uow:
+        (row,) = await uow.outbox.pending(PLACE.chat_id)
+        row.payload = scrub(row.payload, BOB.user_id, frozenset({"Bob"}), "a former player")
+    (entry,) = await boards(outbox)
+    names = [player.name for player in entry.board.table.players]
+    assert "Bob" not in names and "a former player" in names
+    assert entry.id == flipped.id
+
+
+async def test_rows_deleted_by_another_unit_are_not_sent(session_factory: Sessions) -> None:
+    play, outbox, units = await durable_game(session_factory)
+    await flip(play)
+    assert await boards(outbox)
+    async with units() as uow:
+        await uow.session.execute(
+            delete(OutboxMessage).where(OutboxMessage.chat_id == PLACE.chat_id)
+        )
+    assert (await outbox.line(PLACE.chat_id)).entries == []
+
+
+async def test_boards_shown_together_are_marked_sent_in_one_commit(
     session_factory: Sessions,
 ) -> None:
-    # The change was made on worker a, whose board then waited for its turn (the
-    # chat's pace) when a was killed: a never read it (nor the lobby rows before it).
-    await durable_game(session_factory, lobbies_sent=False)
-    b = OutboxService(UnitsOfWork(session_factory), owner="worker-b")
-    assert await b.chats_waiting() == [PLACE.chat_id], "no lease keeps the board from b"
-    taken = await pending_boards(b, PLACE.chat_id)
-    assert taken is not None, "b sends it now, not once a lease of a's lapses"
-    assert [entry.board.table.board_version for entry in taken] == [0]
+    play, outbox, _ = await durable_game(session_factory)
+    await outbox.sent(shown(await boards(outbox), 50))
+    await flip(play)
+    await flip(play)
+    waiting = await boards(outbox)
+    with commits(session_factory.kw["bind"]) as seen:
+        await asyncio.gather(*(outbox.sent(shown([e], 60 + n)) for n, e in enumerate(waiting)))
+    assert len(seen) == 1, "one transaction for both"
+    assert await boards(outbox) == []
+    async with UnitOfWork(session_factory, read_only=True) as uow:
+        newest = await uow.board_views.newest(waiting[-1].game_id)
+    assert newest is not None
+    assert (newest.version, newest.message_id) == (waiting[-1].board.table.board_version, 61)
 
 
-async def test_the_boards_of_a_chat_that_removed_the_bot_are_set_aside(
+async def test_a_line_is_read_without_taking_the_write_lock(session_factory: Sessions) -> None:
+    # SQLite serialises writers: a sender that took BEGIN IMMEDIATE to read its rows
+    # would hold up every chat's presses for the read's duration.
+    _, outbox, _ = await durable_game(session_factory, keep_lines=False)
+    with statements(session_factory.kw["bind"]) as seen:
+        line = await outbox.line(PLACE.chat_id)
+    assert line.entries, "the start board is read"
+    assert seen, "from the database"
+    writes = [s for s in seen if s.upper().startswith(("BEGIN IMMEDIATE", "INSERT", "UPDATE"))]
+    assert writes == [], "reading the line writes nothing and takes no write lock"
+
+
+async def test_a_mark_that_fails_is_logged_never_shown_again_and_written_with_the_next(
+    session_factory: Sessions, caplog: pytest.LogCaptureFixture
+) -> None:
+    play, outbox, units = await durable_game(session_factory)
+    (start,) = await boards(outbox)
+    failing = _FailingWrites(units)
+    outbox._units = failing  # noqa: SLF001 - the database goes away for the mark
+    with caplog.at_level(logging.ERROR):
+        await outbox.sent(shown([start], 42))
+    assert f"could not mark rows [{start.id}] sent (message 42)" in caplog.text
+    assert str(PLACE.chat_id) in caplog.text
+    await flip(play)
+    assert [entry.id for entry in await boards(outbox)] != [start.id], "it is not shown again"
+    failing.fail = False
+    await outbox.sent(shown(await boards(outbox), 43))
+    async with session_factory() as session:
+        states = [row.state for row in await session.scalars(select(OutboxMessage))]
+    assert set(states) == {"sent"}, "the failed mark was written with the next"
+
+
+class _FailingWrites:
+    """Units of work whose writes fail while ``fail`` is set (reads still work)."""
+
+    def __init__(self, units: UnitsOfWork) -> None:
+        self._units = units
+        self.fail = True
+
+    def __call__(self, *, read_only: bool = False) -> UnitOfWork:
+        if self.fail and not read_only:
+            raise ConnectionError("database unreachable")
+        return self._units(read_only=read_only)
+
+
+async def test_the_rows_of_a_chat_that_removed_the_bot_are_set_aside(
     session_factory: Sessions,
 ) -> None:
-    _, _, outbox = await durable_game(session_factory)
+    _, outbox, _ = await durable_game(session_factory)
     await outbox.chat_gone(PLACE.chat_id)
-    assert await pending_boards(outbox, PLACE.chat_id) == []
+    assert await boards(outbox) == []
     async with session_factory() as session:
         rows = list(
             await session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "board"))
@@ -215,28 +257,53 @@ async def test_the_boards_of_a_chat_that_removed_the_bot_are_set_aside(
     assert [(row.state, row.error) for row in rows] == [("failed", "chat gone")]
 
 
-async def test_one_process_sends_its_boards_without_writing_a_lease(
-    session_factory: Sessions,
-) -> None:
-    store = GameStore()
-    units = UnitsOfWork(session_factory)
-    outbox = OutboxService(units, leases=MemoryLeases())
-    record_boards(store)
-    lobby = LobbyService(units, store, shuffle_seed=3)
-    await lobby.open(PLACE, ANN, receipt())
-    await lobby.join(PLACE, BOB, receipt())
-    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
-    await lobbies_shown(outbox)
-    pending = await pending_boards(outbox, PLACE.chat_id)
-    assert pending is not None
-    assert await outbox.chats_waiting() == [], "read to be sent: leased to this process"
-    (start,) = pending
-    table = start.board.table
-    more = await outbox.boards_sent(
-        PLACE.chat_id, [start.id], table.game_id, table.board_version, 9
+async def test_rows_nobody_sent_for_a_while_are_found_waiting(session_factory: Sessions) -> None:
+    # The change was made on a worker that was killed while its rows waited for their
+    # turn: any worker finds them, once they are older than the grace.
+    await durable_game(session_factory, lobbies_sent=False)
+    other = OutboxService(UnitsOfWork(session_factory))
+    assert await other.waiting(timedelta(minutes=1)) == [], "younger than the grace"
+    assert await other.waiting() == [PLACE.chat_id]
+    assert [type(e).__name__ for e in (await other.line(PLACE.chat_id)).entries][-1] == (
+        "BoardEntry"
     )
-    assert not more, "nothing left: the chat is let go"
-    async with session_factory() as session:
-        assert list(await session.scalars(select(OutboxSender))) == [], "no lease row written"
-        (row,) = await session.scalars(select(OutboxMessage).where(OutboxMessage.kind == "board"))
-    assert (row.state, row.message_id) == ("sent", 9)
+
+
+# -- what goes next ------------------------------------------------------------------------
+
+CHAT = -100
+NO_BOARD = cast(PlayOutcome, None)  # the heads read ids, topics and games only
+
+
+def board(row_id: int, thread_id: int, game_id: int) -> BoardEntry:
+    return BoardEntry(row_id, CHAT, thread_id, game_id, NO_BOARD)
+
+
+def reminder(row_id: int, thread_id: int, game_id: int) -> NoticeEntry:
+    notice = Notice(NoticeKind.TURN_REMINDER, cast(dict[str, Any], {}))
+    return NoticeEntry(row_id, CHAT, thread_id, game_id, notice, None)
+
+
+def lobby(row_id: int, thread_id: int, game_id: int) -> LobbyEntry:
+    return LobbyEntry(row_id, CHAT, thread_id, game_id, LobbyView(game_id, 1, (), "lobby"))
+
+
+def ids(entries: list[Entry]) -> list[int]:
+    return [entry.id for entry in entries]
+
+
+def test_a_games_waiting_boards_go_together_but_never_past_its_topics_notice() -> None:
+    rows: list[Entry] = [board(1, 5, 7), board(2, 9, 8), board(3, 5, 7), reminder(4, 5, 7)]
+    rows += [board(5, 5, 7)]
+    assert ids(next_head(rows)) == [1, 3], "the boards before the reminder, past topic 9's"
+    assert ids(next_head(rows[1:])) == [2], "then topic 9's board, the oldest left"
+
+
+def test_each_topic_takes_its_turn_as_its_rows_were_written() -> None:
+    rows: list[Entry] = [reminder(1, 5, 7), board(2, 9, 8), lobby(3, 5, 7), lobby(4, 5, 7)]
+    order = []
+    while rows:
+        head = next_head(rows)
+        order.append(ids(head))
+        rows = [entry for entry in rows if entry not in head]
+    assert order == [[1], [2], [3, 4]], "a notice alone; a game's lobby rows together"

@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -105,7 +105,10 @@ class Senders:
         on_forbidden: Callable[[int], None] = lambda chat_id: None,
         grace: timedelta = GRACE,
         look_every_s: float = LOOK_EVERY_S,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        """``sleep`` waits out a retry's delay (tests pass one that returns at once)."""
+        self._sleep = sleep
         self._bot = bot
         self._outbox = outbox
         self._coordination = coordination
@@ -131,8 +134,11 @@ class Senders:
     # -- what comes in --------------------------------------------------------------------
 
     def wake(self, chat_id: int) -> None:
-        """The chat has rows to send (a change committed them, or they were found waiting)."""
-        if self._closing or chat_id in self._closed:
+        """The chat has rows to send (a change committed them, or they were found waiting).
+
+        A chat that removed the bot has its rows set aside instead.
+        """
+        if self._closing:
             return
         chat = self._chat(chat_id)
         if not chat.rows_queued:
@@ -212,6 +218,9 @@ class Senders:
     async def _rows_turn(self, chat: _Chat) -> bool:
         """Send the head of the chat's line; whether more may wait."""
         chat_id = chat.chat_id
+        if chat_id in self._closed:
+            await self._outbox.chat_gone(chat_id)  # nothing goes there any more
+            return False
         if chat.leased and not self._coordination.holds_chat(chat_id):
             chat.leased = False  # lost with the coordination connection: take it again
         if not chat.leased:
@@ -310,7 +319,7 @@ class Senders:
                 delay,
                 exc_info=error if own else None,
             )
-        await asyncio.sleep(delay)
+        await self._sleep(delay)
         return True
 
     async def _gone(self, chat: _Chat) -> None:

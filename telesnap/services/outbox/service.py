@@ -121,15 +121,24 @@ class OutboxService:
         unmarked = {entry_id for shown in self._unmarked for entry_id in shown.entry_ids}
         entries = [entry for entry_id, entry in sorted(known.items()) if entry_id not in unmarked]
         games = {entry.game_id for entry in entries if isinstance(entry, BoardEntry)}
-        return Line(entries, await self._newest_shown(games))
+        shown = {game: self._shown[game] for game in games if game in self._shown}
+        if games - set(shown):  # read with the line, unless kept since
+            async with self._units(read_only=True) as uow:
+                shown.update(await self._read_shown(uow, games - set(shown)))
+        return Line(entries, shown)
 
     async def _read(self, chat_id: int) -> dict[int, Entry]:
+        """The chat's line from the database (and its games' newest boards, in one transaction)."""
         self._loading[chat_id] = {}
         rewrites = self._rewrites
         try:
             async with self._units(read_only=True) as uow:
                 rows = await uow.outbox.pending(chat_id)
-            entries, unreadable = read_rows(rows)
+                entries, unreadable = read_rows(rows)
+                games = {entry.game_id for entry in entries if isinstance(entry, BoardEntry)}
+                if not self._keeps:
+                    self._shown.clear()  # another worker may have shown newer boards since
+                await self._read_shown(uow, games)
             if unreadable:
                 await self._set_aside(chat_id, unreadable, "unreadable")
             line = {entry.id: entry for entry in entries}
@@ -140,16 +149,13 @@ class OutboxService:
             self._lines[chat_id] = line
         return line
 
-    async def _newest_shown(self, games: set[int]) -> dict[int, ShownBoard]:
-        shown = {game: self._shown[game] for game in games if self._keeps and game in self._shown}
-        unknown = games - set(shown)
-        if unknown:
-            async with self._units(read_only=True) as uow:
-                for game_id in sorted(unknown):
-                    newest = await uow.board_views.newest(game_id)
-                    if newest is not None:
-                        shown[game_id] = newest
-                        self._shown[game_id] = newest
+    async def _read_shown(self, uow: UnitOfWork, games: set[int]) -> dict[int, ShownBoard]:
+        """The newest board shown of each of ``games`` that has one, as stored (and kept)."""
+        shown = {}
+        for game_id in sorted(games):
+            newest = await uow.board_views.newest(game_id)
+            if newest is not None:
+                shown[game_id] = self._shown[game_id] = newest
         return shown
 
     async def lobby_message(self, game_id: int) -> int | None:

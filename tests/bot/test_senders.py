@@ -1,0 +1,178 @@
+"""Each chat's sender, through the real outbox: what a change writes goes out, in order, once.
+
+The services write their rows; nothing asks for them to be shown: the commit wakes
+the chat's sender. Failures stay with their message, and the chat goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter
+
+from telesnap.bot.delivery.direct import EditPost, TextPost
+from telesnap.bot.delivery.sender import OWN_FAULT_ATTEMPTS
+from telesnap.services.types import Place
+
+from ..services.test_play_flow import PLACE
+from .sending import FakeBotApi, Sessions, Wired
+
+
+@pytest.fixture
+async def wired(session_factory: Sessions) -> AsyncIterator[Wired]:
+    wired = Wired(session_factory, FakeBotApi())
+    yield wired
+    await wired.close()
+
+
+async def test_what_a_change_writes_goes_out_without_anyone_asking(wired: Wired) -> None:
+    table = await wired.started()
+    await wired.settle()
+    lobby = wired.bot.calls[0]
+    lobby_texts = [call.text for call in wired.bot.calls if call.message_id == lobby.message_id]
+    assert "the game has started" in lobby_texts[-1], "one lobby message, as the start left it"
+    assert len(wired.bot.boards()) == 1
+    await wired.flip(table)
+    await wired.settle()
+    assert len(wired.bot.boards()) == 2, "the flip's board went out by itself"
+    assert {row.state for row in await wired.rows()} == {"sent"}
+
+
+async def test_boards_committed_while_the_sender_is_busy_go_out_in_one_message(
+    wired: Wired,
+) -> None:
+    table = await wired.started()
+    await wired.settle()
+    wired.bot.held = asyncio.Event()  # the first flip's board is on its way meanwhile
+    for _ in range(4):
+        table = await wired.flip(table)
+    wired.bot.held.set()
+    await wired.settle()
+    start, first_flip, merged = wired.bot.boards()
+    assert " deals " in start.text, "the start board, then the flips"
+    assert first_flip.text.count(" flips ") == 1, "the board already on its way"
+    assert merged.text.count(" flips ") == 3, "the three flips behind it in one message"
+    assert {row.state for row in await wired.rows("board")} == {"sent"}
+
+
+async def test_each_new_board_takes_the_buttons_off_the_one_before_next_in_line(
+    wired: Wired,
+) -> None:
+    table = await wired.started()
+    await wired.settle()
+    for _ in range(2):
+        table = await wired.flip(table)
+        await wired.settle()
+    boards = [call.message_id for call in wired.bot.boards()]
+    assert wired.bot.bared() == boards[:-1], "every board but the newest lost its buttons"
+    calls = wired.bot.calls
+    for before, board in itertools.pairwise(boards):
+        at = next(i for i, call in enumerate(calls) if call.message_id == board)
+        assert (calls[at + 1].method, calls[at + 1].message_id) == (
+            "edit_message_reply_markup",
+            before,
+        ), "right behind the board that replaced it"
+
+
+async def test_a_board_refused_for_good_is_set_aside_and_the_next_one_is_sent(
+    wired: Wired,
+) -> None:
+    wired.bot.errors.append(("send_message", BadRequest("Bad Request: can't parse entities")))
+    await wired.opened()
+    await wired.settle()
+    table = await wired.started(opened=True)
+    await wired.settle()
+    await wired.flip(table)
+    await wired.settle()
+    rows = await wired.rows()
+    assert rows[0].state == "failed", "the lobby refused for good is set aside"
+    assert "Can't parse entities" in (rows[0].error or "")
+    assert all(row.state == "sent" for row in rows[1:]), "what came after it went out"
+
+
+async def test_a_429_pauses_the_chat_for_its_retry_after_then_the_message_goes(
+    wired: Wired,
+) -> None:
+    wired.bot.errors.append(("send_message", RetryAfter(timedelta(seconds=7))))
+    await wired.started()
+    await wired.settle()
+    assert 7.0 in wired.sleeps
+    assert {row.state for row in await wired.rows()} == {"sent"}, "nothing lost"
+
+
+async def test_a_network_failure_is_tried_again_until_it_goes(wired: Wired) -> None:
+    for _ in range(3):
+        wired.bot.errors.append(("send_message", NetworkError("Internal Server Error (500)")))
+    await wired.started()
+    await wired.settle()
+    assert wired.sleeps[:3] == [1.0, 2.0, 4.0], "a growing backoff"
+    assert {row.state for row in await wired.rows()} == {"sent"}
+
+
+async def test_an_error_of_our_own_is_tried_a_few_times_then_set_aside(wired: Wired) -> None:
+    for _ in range(OWN_FAULT_ATTEMPTS):
+        wired.bot.errors.append(("send_message", ValueError("a bug while building the message")))
+    table = await wired.started()
+    await wired.settle()
+    await wired.flip(table)
+    await wired.settle()
+    rows = await wired.rows()
+    assert rows[0].state == "failed", "the lobby, after its attempts"
+    assert rows[-1].state == "sent", "the chat went on"
+
+
+async def test_a_403_sets_the_chats_rows_aside_and_reports_the_chat_once(wired: Wired) -> None:
+    wired.bot.errors.append(("send_message", Forbidden("Forbidden: bot was kicked")))
+    await wired.started()
+    await wired.settle()
+    assert wired.removed == [PLACE.chat_id]
+    assert {row.state for row in await wired.rows()} == {"failed"}
+    assert wired.senders.is_closed(PLACE.chat_id)
+    wired.senders.post(TextPost(PLACE.chat_id, 0, "hello"))
+    await wired.settle()
+    assert [call.text for call in wired.bot.calls] == [], "nothing more is sent there"
+
+
+async def test_a_waiting_edit_of_a_message_is_replaced_by_a_newer_one(wired: Wired) -> None:
+    other = Place(chat_id=-900)
+    wired.bot.errors.append(
+        ("send_message", RetryAfter(timedelta(seconds=1)))
+    )  # the chat waits a moment
+    wired.senders.post(TextPost(other.chat_id, 0, "first"))
+    for text in ("menu 1", "menu 2", "menu 3"):
+        wired.senders.post(EditPost(other.chat_id, 55, text))
+    await wired.settle()
+    assert [(call.method, call.text) for call in wired.bot.calls] == [
+        ("send_message", "first"),
+        ("edit_message_text", "menu 3"),
+    ]
+
+
+async def test_the_oldest_row_goes_first_whatever_its_topic(wired: Wired) -> None:
+    forum = [Place(chat_id=-300, thread_id=thread, is_forum=True) for thread in (11, 22)]
+    tables = [await wired.started(place) for place in forum]
+    await wired.settle()
+    await wired.flip(tables[1], forum[1])  # both committed before the sender's next turn
+    await wired.flip(tables[0], forum[0])
+    await wired.settle()
+    threads = [call.thread_id for call in wired.bot.boards()]
+    assert threads == [11, 22, 22, 11], "each topic's rows in the order they were written"
+
+
+async def test_a_table_shown_again_older_than_the_board_on_screen_is_never_posted(
+    wired: Wired,
+) -> None:
+    """After a restart the table read for "I am back" may be older than a board shown since."""
+    table = await wired.started()
+    await wired.settle()
+    await wired.flip(table)
+    await wired.settle()
+    shown = len(wired.bot.boards())
+    await wired.write_again((await wired.rows("board"))[0])  # the first table, after the flip's
+    await wired.settle()
+    assert len(wired.bot.boards()) == shown, "a board older than the one on screen went out"
+    assert (await wired.rows("board"))[-1].state == "sent", "settled, unshown"

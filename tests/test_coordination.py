@@ -1,0 +1,176 @@
+"""How workers share the work: claims, chat leases, pledges and liveness, on one connection each.
+
+Most checks run on both kinds: SQLite's one process (everything in memory) and
+PostgreSQL's workers (advisory locks that go with the worker's connection).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import suppress
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from telesnap.coordination import LocalCoordination, PostgresCoordination, coordination_for
+from telesnap.storage.database import is_sqlite
+
+
+async def started(engine: AsyncEngine, check_every_s: float = 1.0) -> PostgresCoordination:
+    """A worker's coordination on ``engine``, joined."""
+    coordination = PostgresCoordination(engine, check_every_s=check_every_s)
+    await coordination.start(lambda: None)
+    await coordination.joined()
+    return coordination
+
+
+async def test_one_taker_for_each_topic_call_chat_and_pledge(engine: AsyncEngine) -> None:
+    coordination = coordination_for(engine)
+    assert isinstance(coordination, PostgresCoordination) != is_sqlite(engine), "by the database"
+    await coordination.start(lambda: None)
+    try:
+        assert await coordination.try_topic((-5, 0))
+        assert not await coordination.try_topic((-5, 0)), "taken already"
+        assert await coordination.try_topic((-5, 1)), "another topic of the chat"
+        await coordination.release_topic((-5, 0))
+        assert await coordination.try_topic((-5, 0)), "given back: free again"
+        assert await coordination.try_chat(-5) and not await coordination.try_chat(-5)
+        await coordination.release_chat(-5)
+        assert await coordination.try_chat(-5)
+        assert await coordination.try_call(12) and not await coordination.try_call(12)
+        assert await coordination.pledge("q1") and not await coordination.pledge("q1")
+        assert coordination.holds_chat(-5)
+    finally:
+        await coordination.close()
+
+
+async def test_a_start_is_cold_only_while_no_other_worker_is_alive(
+    postgres_engine: AsyncEngine,
+) -> None:
+    first = PostgresCoordination(postgres_engine)
+    assert await first.start(lambda: None) is True, "nobody else on the database"
+    await first.joined()
+    second = PostgresCoordination(postgres_engine)
+    assert await second.start(lambda: None) is False, "the first is alive"
+    await second.joined()
+    await first.close()
+    third = PostgresCoordination(postgres_engine)
+    assert await third.start(lambda: None) is False, "the second is still alive"
+    await third.close()
+    await second.close()
+    last = PostgresCoordination(postgres_engine)
+    assert await last.start(lambda: None) is True, "everyone left"
+    await last.close()
+
+
+async def test_of_two_starting_at_once_one_is_cold_and_the_other_waits_for_its_resume(
+    postgres_engine: AsyncEngine,
+) -> None:
+    cold, warm = PostgresCoordination(postgres_engine), PostgresCoordination(postgres_engine)
+    assert await cold.start(lambda: None) is True
+    joining = asyncio.create_task(warm.start(lambda: None))
+    await asyncio.wait_for(_someone_waits_for_an_advisory_lock(postgres_engine), timeout=10)
+    assert not joining.done(), "a warm start waits while a cold start resumes"
+    await cold.joined()
+    assert await joining is False
+    await asyncio.gather(cold.close(), warm.close())
+
+
+async def test_a_dead_workers_leases_claims_and_pledges_are_free_at_once(
+    postgres_engine: AsyncEngine,
+) -> None:
+    a, b = await started(postgres_engine), await started(postgres_engine)
+    try:
+        assert await a.try_chat(-42) and await a.try_topic((-42, 0)) and await a.pledge("q")
+        assert not await b.try_chat(-42), "a live worker's lease holds"
+        assert not await b.try_topic((-42, 0)) and not await b.pledge("q")
+        await a.close()  # its connection closes, as with kill -9
+        assert await b.try_chat(-42), "taken over at once"
+        assert await b.try_topic((-42, 0)) and await b.pledge("q")
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_each_worker_takes_an_even_share_of_the_bot_wide_limit(
+    postgres_engine: AsyncEngine,
+) -> None:
+    workers = [await started(postgres_engine, check_every_s=0.05) for _ in range(3)]
+    try:
+        await asyncio.wait_for(_share_is(workers[0], 1 / 3), timeout=10)
+        await workers.pop().close()
+        await asyncio.wait_for(_share_is(workers[0], 1 / 2), timeout=10)
+    finally:
+        for worker in workers:
+            await worker.close()
+
+
+async def test_a_dropped_connection_is_opened_again_with_what_it_held(
+    postgres_engine: AsyncEngine,
+) -> None:
+    woken: list[None] = []
+    a = PostgresCoordination(postgres_engine, check_every_s=0.05)
+    await a.start(lambda: woken.append(None))
+    await a.joined()
+    b = await started(postgres_engine)
+    try:
+        assert await a.try_chat(-42) and await a.try_topic((-7, 0))
+        pid = await _pid_of(a)
+        async with postgres_engine.connect() as connection:  # the server drops a's connection
+            await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        with suppress(Exception):  # the query the reset lands on may fail: none after it
+            await a.ping()
+        await asyncio.wait_for(_woken(woken), timeout=10)
+        assert a.holds_chat(-42), "a took its lease back (nobody took it meanwhile)"
+        assert not await b.try_chat(-42) and not await b.try_topic((-7, 0))
+        assert await a.unprocessed([1]) == set(), "and answers queries on the new connection"
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_lease_another_worker_took_while_the_connection_was_lost_is_not_held(
+    postgres_engine: AsyncEngine,
+) -> None:
+    a = PostgresCoordination(postgres_engine, check_every_s=60.0)
+    await a.start(lambda: None)
+    await a.joined()
+    b = await started(postgres_engine)
+    try:
+        assert await a.try_chat(-42)
+        pid = await _pid_of(a)
+        async with postgres_engine.connect() as connection:  # the server drops a's connection
+            await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        assert await b.try_chat(-42), "the lease went with a's connection"
+        with suppress(Exception):
+            await a.ping()
+        await a.ping()
+        assert not a.holds_chat(-42), "a sends nothing of a chat it lost"
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def _pid_of(coordination: PostgresCoordination) -> int:
+    return int(await coordination._query("fetchval", "SELECT pg_backend_pid()"))  # noqa: SLF001
+
+
+async def _someone_waits_for_an_advisory_lock(engine: AsyncEngine) -> None:
+    """Return once PostgreSQL shows an advisory lock asked for and not granted."""
+    query = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+    while True:
+        async with engine.connect() as connection:
+            if await connection.scalar(query):
+                return
+        await asyncio.sleep(0.01)  # polling PostgreSQL's view, under the caller's timeout
+
+
+async def _share_is(coordination: PostgresCoordination, share: float) -> None:
+    while coordination.bot_share() != pytest.approx(share):  # noqa: ASYNC110 (a count, no event)
+        await asyncio.sleep(0.01)
+
+
+async def _woken(woken: list[None]) -> None:
+    while not woken:  # noqa: ASYNC110 (set by a callback)
+        await asyncio.sleep(0.01)
