@@ -31,7 +31,22 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "telesnap.cli",
         "telegram",
     ),
-    "storage": ("telesnap.services", "telesnap.bot", "telesnap.emulator", "telegram"),
+    "storage": (
+        "telesnap.coordination",
+        "telesnap.services",
+        "telesnap.bot",
+        "telesnap.emulator",
+        "telegram",
+    ),
+    # How workers share the work: storage's engine below it, nothing of what uses it.
+    "coordination": (
+        "telesnap.game",
+        "telesnap.services",
+        "telesnap.bot",
+        "telesnap.emulator",
+        "telesnap.sandbox",
+        "telegram",
+    ),
     "services": ("telesnap.bot", "telesnap.emulator", "telegram"),
     "bot": ("telesnap.emulator", "telesnap.sandbox"),
     # The emulator knows neither the bot nor the game (the sandbox wires them together).
@@ -206,50 +221,71 @@ def test_the_bot_layer_never_reaches_the_game_store() -> None:
     assert offences == []
 
 
-PRESENTER_NEVER_IMPORTS = (
-    "telesnap.services.play.store",
+DELIVERY_NEVER_IMPORTS = (
+    "telesnap.services.play",
     "telesnap.storage",
     "telesnap.game",
     "telegram.ext",
-    "telesnap.bot.handlers.runtime",
-    "telesnap.bot.handlers.commands",
-    "telesnap.bot.handlers.buttons",
-    "telesnap.bot.handlers.actions",
 )
-"""The presenter shows services' views: it knows no store, no handler, no runtime."""
+"""The senders show the outbox's rows and say what they are given: no store, no game."""
 
 
-def test_the_presenter_knows_neither_the_stores_nor_the_handlers() -> None:
+def test_the_senders_know_neither_the_games_nor_the_handlers() -> None:
     offences = [
-        f"presenter imports {module}"
-        for module in modules_of(PACKAGE / "bot" / "delivery" / "presenter.py")
-        for prefix in PRESENTER_NEVER_IMPORTS
+        f"{path.name} imports {module}"
+        for path in sorted((PACKAGE / "bot" / "delivery").glob("*.py"))
+        for module in modules_of(path)
+        for prefix in DELIVERY_NEVER_IMPORTS
         if _violates(module, prefix)
     ]
     assert offences == []
 
 
 def test_the_wiring_builds_the_runtimes_parts() -> None:
-    """app.py builds the courier, presenter and referee; the runtime only holds them."""
-    parts = {"Courier", "Presenter", "RaceReferee", "BoardTidier", "Outbox"}
+    """app.py builds the senders, their pace and the referee; the runtime only holds them."""
+    parts = {"Senders", "Pacer", "HeadShow", "RaceReferee"}
     assert parts & called_names(parsed(PACKAGE / "bot" / "handlers" / "runtime.py")) == set()
     assert parts <= called_names(parsed(PACKAGE / "app.py"))
+
+
+SENDING = {
+    "send_message",
+    "edit_message_text",
+    "edit_message_reply_markup",
+    "edit_message_media",
+    "send_photo",
+    "send_animation",
+    "send_document",
+    "delete_message",
+}
+"""The Bot API's calls that put something in a chat (counted in its flood limits)."""
+
+
+def test_one_send_path_every_message_goes_through_a_chats_sender() -> None:
+    """Only bot/delivery/ calls the Bot API to post or edit: every message takes its pace."""
+    offences = [
+        f"{path.relative_to(PACKAGE.parent)} calls .{name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not _violates(_module_of(path), "telesnap.bot.delivery")
+        and not _violates(_module_of(path), "telesnap.emulator")
+        for name in sorted(attribute_names(parsed(path)) & SENDING)
+    ]
+    assert offences == []
 
 
 @pytest.mark.parametrize(
     "handlers", ["handlers/commands.py", "handlers/buttons.py", "handlers/actions.py"]
 )
-def test_the_handlers_show_things_only_through_the_presenter(handlers: str) -> None:
+def test_the_handlers_say_things_only_through_the_runtime(handlers: str) -> None:
+    """What a change shows is in the outbox; a handler says the rest with ``runtime.say``."""
     path = PACKAGE / "bot" / handlers
-    sending = {
-        "telesnap.bot.delivery.lanes",
-        "telesnap.bot.delivery.courier",
-        "telesnap.bot.delivery.direct",
-    }
-    offences = [f"imports {module}" for module in modules_of(path) if module in sending]
+    offences = [
+        f"imports {module}"
+        for module in modules_of(path)
+        if _violates(module, "telesnap.bot.delivery")
+    ]
     offences += [
-        f"uses .{name}"
-        for name in sorted(attribute_names(parsed(path)) & {"courier", "outbox", "submit"})
+        f"uses .{name}" for name in sorted(attribute_names(parsed(path)) & {"senders", "post"})
     ]
     assert offences == []
 
@@ -368,7 +404,6 @@ HANDLER_MODULES = (
     "handlers/commands.py",
     "handlers/settings.py",
     "handlers/stats.py",
-    "handlers/timer_loop.py",
 )
 SERVICE_HOLDERS = {"lobby", "play", "races", "settings", "service", "_timers", "_housekeeping"}
 """The names the bot layer reaches its services by (``runtime.lobby``, ``stats_bot.service``...)."""
@@ -611,7 +646,7 @@ def _used_names(tree: ast.AST) -> set[str]:
 
 
 def test_the_bot_layer_reaches_the_inbox_through_its_service_only() -> None:
-    """The claims (advisory locks, LISTEN) are storage's; app.py hands them to the dispatcher."""
+    """The claims (advisory locks, LISTEN) are the coordination's; the bot reaches no storage."""
     offences = [
         f"{path.relative_to(PACKAGE.parent)} imports {module}"
         for path in layer_files("bot")
@@ -622,8 +657,8 @@ def test_the_bot_layer_reaches_the_inbox_through_its_service_only() -> None:
 
 
 def test_the_outbox_rows_have_one_home_in_the_services() -> None:
-    """Only the outbox uses outbox rows: services/outbox/ (service.py, its leases in
-    leases.py, the lobby and notice rows, written and read back, in rows.py).
+    """Only the outbox uses outbox rows: services/outbox/ (service.py reads and settles them;
+    rows.py writes the lobby and notice rows and reads every kind back; record.py the boards).
 
     The other services write a lobby or a notice through outbox/rows.py; the bot
     renders what it hands out.
@@ -667,11 +702,11 @@ def test_the_topic_key_has_one_name_and_one_home() -> None:
 
 
 def test_the_flood_limit_windows_are_built_in_one_place() -> None:
-    """bot/delivery/slots.py counts every send (in memory or in the database); nothing else does."""
+    """bot/delivery/pace.py counts every send (alone, or shared by workers); nothing else does."""
     offences = [
         f"{path.relative_to(PACKAGE.parent)} builds {name}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path.name not in ("slots.py", "pacing.py")
+        if path != PACKAGE / "bot" / "delivery" / "pace.py"
         for name in called_names(parsed(path)) & {"RollingWindow", "Pace"}
     ]
     assert offences == []
@@ -690,7 +725,7 @@ def test_the_worker_supervisor_only_starts_processes() -> None:
 
 
 def test_one_module_decides_how_the_workers_share_the_work() -> None:
-    """coordination.py alone asks whether the database is SQLite (one process) or not."""
+    """coordination/ alone asks whether the database is SQLite (one process) or not."""
     askers = sorted(
         str(path.relative_to(PACKAGE.parent))
         for path in PACKAGE.rglob("*.py")
@@ -701,4 +736,4 @@ def test_one_module_decides_how_the_workers_share_the_work() -> None:
             for node in ast.walk(parsed(path))
         )
     )
-    assert askers == ["telesnap/coordination.py"]
+    assert askers == ["telesnap/coordination/__init__.py"]

@@ -94,10 +94,10 @@ def _hash32(text: str) -> int:
     return _int32(zlib.crc32(text.encode()))
 
 
-def topic_key(topic: tuple[int, int]) -> Key:
+def claim_of_topic(topic: tuple[int, int]) -> Key:
     """The claim of a topic's line.
 
-    >>> topic_key((-100, 0)) == topic_key((-100, 0)) != topic_key((-100, 1))
+    >>> claim_of_topic((-100, 0)) == claim_of_topic((-100, 0)) != claim_of_topic((-100, 1))
     True
     """
     return (_TOPIC, _hash32(f"{topic[0]}:{topic[1]}"))
@@ -201,11 +201,11 @@ class PostgresCoordination:
 
     async def try_topic(self, topic: tuple[int, int]) -> bool:
         """Claim a topic's line (two topics whose hashes collide share one)."""
-        return await self._try(topic_key(topic))
+        return await self._try(claim_of_topic(topic))
 
     async def release_topic(self, topic: tuple[int, int]) -> None:
         """Give a topic's line back."""
-        await self._release(topic_key(topic))
+        await self._release(claim_of_topic(topic))
 
     async def try_call(self, update_id: int) -> bool:
         """Claim one call."""

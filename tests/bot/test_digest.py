@@ -5,17 +5,23 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from typing import cast
 
 import pytest
 
-from telesnap.bot.delivery.direct import BoardPost
-from telesnap.bot.render.boards import BOARD_NAME_LIMIT, MAX_TEXT, compose_board
+from telesnap.bot.delivery.live import RecentLines
+from telesnap.bot.delivery.show import HeadShow
+from telesnap.bot.render.boards import BOARD_NAME_LIMIT, MAX_TEXT
 from telesnap.bot.render.callbacks import CallbackSigner
-from telesnap.bot.render.digest import BoardEvent, board_events, board_lines, summarised
+from telesnap.bot.render.digest import BoardEvent, board_events, summarised
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.names import shorten
 from telesnap.game import CallKind, CardFlipped, Game, Operation, standard_deck
-from telesnap.services.views import TableView
+from telesnap.services.outbox.rows import BoardEntry
+from telesnap.services.outbox.service import Line, OutboxService
+from telesnap.services.views import PlayOutcome, TableView
+
+from .sending import FakeBotApi
 
 SIGNER = CallbackSigner.for_token("1:test")
 TR = translator("en")
@@ -64,14 +70,18 @@ def play(seed: int, actions: int) -> list[tuple[list[Operation], TableView]]:
     return steps
 
 
-def held_back_boards(steps: list[tuple[list[Operation], TableView]]) -> list[BoardPost]:
-    """The boards as the outbox makes them when none can go out meanwhile."""
-    posts: list[BoardPost] = []
-    for operations, table in steps:
-        post = BoardPost(-1, 0, board_events(operations, table, TR), table, SIGNER, TR)
-        if not posts or not posts[-1].absorb(post):
-            posts.append(post)
-    return posts
+async def held_back_boards(steps: list[tuple[list[Operation], TableView]]) -> list[str]:
+    """The board messages the chat's sender makes of rows none of which could go out meanwhile."""
+    entries = [
+        BoardEntry(row_id, -1, 0, 1, PlayOutcome(table, tuple(operations)))
+        for row_id, (operations, table) in enumerate(steps, start=1)
+    ]
+    bot = FakeBotApi()
+    show = HeadShow(bot, cast(OutboxService, None), SIGNER, RecentLines())  # type: ignore[arg-type]
+    while entries:
+        showing = await show.show(entries, Line(list(entries)), TR)
+        entries = [entry for entry in entries if entry.id not in showing.shown.entry_ids]
+    return [call.text for call in bot.calls]
 
 
 def shown_flips(texts: list[str]) -> Counter[tuple[str, str]]:
@@ -86,10 +96,9 @@ def shown_flips(texts: list[str]) -> Counter[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_every_flip_and_every_other_event_is_shown_within_telegrams_limit(seed: int) -> None:
+async def test_every_flip_and_every_other_event_is_shown_within_telegrams_limit(seed: int) -> None:
     steps = play(seed, actions=900)
-    posts = held_back_boards(steps)
-    texts = [compose_board(board_lines(p.events, p.table, p.tr), p.table, p.tr) for p in posts]
+    texts = await held_back_boards(steps)
     assert all(len(text) <= MAX_TEXT for text in texts)
     assert not any("earlier event" in text for text in texts)
     flipped = Counter(
@@ -109,14 +118,16 @@ def test_every_flip_and_every_other_event_is_shown_within_telegrams_limit(seed: 
     assert others, "the game had snaps and wrong calls"
     joined = "\n".join(texts)
     assert all(line in joined for line in others)
-    assert len(posts) < len(steps) / 10, "held boards are merged, not sent one by one"
+    assert len(texts) < len(steps) / 10, "held boards are merged, not sent one by one"
 
 
-def test_a_board_that_fits_shows_each_event_on_its_own_line() -> None:
+async def test_a_board_that_fits_shows_each_event_on_its_own_line() -> None:
     steps = play(4, actions=6)
-    (post,) = held_back_boards(steps)
-    lines = board_lines(post.events, post.table, post.tr)
-    assert lines == [event.line for event in post.events]
+    (text,) = await held_back_boards(steps)
+    events = [
+        event.line for operations, table in steps for event in board_events(operations, table, TR)
+    ]
+    assert text.split("\n")[: len(events)] == events
 
 
 def test_the_summary_is_plural_aware_in_each_language() -> None:

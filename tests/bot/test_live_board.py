@@ -15,7 +15,7 @@ from telesnap.bot.delivery.live import (
     with_earlier,
 )
 from telesnap.game import Card, CardFlipped, SeatStatus
-from telesnap.services.outbox.rows import OutboxEntry
+from telesnap.services.outbox.rows import BoardEntry
 from telesnap.services.views import PlayerView, PlayOutcome, TableView
 
 
@@ -29,17 +29,17 @@ def test_a_live_board_shows_earlier_lines_above_its_own_up_to_the_limit() -> Non
     assert with_earlier(first, many) == many, "every new event, however many"
 
 
-def flipped(entry_id: int, card: str) -> OutboxEntry:
+def flipped(entry_id: int, card: str) -> BoardEntry:
     ann = PlayerView(0, 10, "Ann", Card.parse(card), 20, 1, SeatStatus.ACTIVE, is_turn=False)
     table = TableView(entry_id, entry_id, (ann,), None, 0, entry_id, False, None, None)
     flip = CardFlipped(seat=0, card=Card.parse(card), turned_over=False)
-    return OutboxEntry(entry_id, -1, 0, 1, PlayOutcome(table, (flip,)))
+    return BoardEntry(entry_id, -1, 0, 1, PlayOutcome(table, (flip,)))
 
 
 async def test_lines_kept_for_the_board_shown_are_used_and_others_read_back() -> None:
     reads: list[int] = []
 
-    async def shown_boards(game_id: int, count: int) -> list[OutboxEntry]:
+    async def shown_boards(game_id: int, count: int) -> list[BoardEntry]:
         reads.append(game_id)
         return [flipped(1, "7♣"), flipped(2, "K♦")][-count:]
 
@@ -65,7 +65,7 @@ async def test_the_games_shown_least_lately_are_read_back() -> None:
 
 
 async def test_a_failed_read_leaves_the_earlier_lines_out() -> None:
-    async def broken(game_id: int, count: int) -> list[OutboxEntry]:
+    async def broken(game_id: int, count: int) -> list[BoardEntry]:
         raise ConnectionError("database unavailable")
 
     assert await RecentLines(broken).earlier(1, 2, gettext.NullTranslations()) == []

@@ -31,8 +31,7 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
 from ...services.outbox.rows import BoardEntry, Entry, LobbyEntry, NoticeEntry
-from ...services.outbox.service import Line, OutboxService, Shown
-from ...storage.repositories import ShownBoard
+from ...services.outbox.service import Line, OutboxService, Shown, ShownBoard
 from ..render.boards import board_keyboard, compose_board, lobby_keyboard, render_lobby
 from ..render.callbacks import CallbackSigner
 from ..render.digest import BoardEvent, board_lines, fits_together

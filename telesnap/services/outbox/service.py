@@ -36,6 +36,8 @@ from ...support.bounded import BoundedDict
 from ..ports import UnitOfWorkFactory
 from .rows import BOARD, UNREADABLE, BoardEntry, Entry, entry_of, read_rows
 
+__all__ = ["LINES_KEPT", "Line", "OutboxService", "Shown", "ShownBoard"]
+
 logger = logging.getLogger(__name__)
 
 LINES_KEPT = 4096
