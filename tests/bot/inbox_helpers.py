@@ -72,11 +72,13 @@ class Worker:
         self.application = FakeApplication(handle)
         self.book = ReceiptBook(SIGNER, "test-host")
         self.inbox = InboxService(UnitsOfWork(session_factory(engine)))
+        self.coordination = coordination_for(engine)
+        """Started (``start(dispatcher.wake)``) and closed by the test, as the app does."""
         self.dispatcher = InboxDispatcher(
             self.application,  # type: ignore[arg-type]
             self.book,
             self.inbox,
-            coordination_for(engine, UnitsOfWork(session_factory(engine))).claims,
+            self.coordination,
             max_concurrent_updates=slots,
             sweep_s=sweep_s,
             quiet_s=quiet_s,

@@ -12,7 +12,7 @@ from telesnap.bot.handlers.commands import command_handlers
 from telesnap.bot.handlers.context import replied_to
 from telesnap.bot.handlers.runtime import RUNTIME_KEY
 
-from .runtimes import wired_runtime
+from .runtimes import ChatBot, wired_runtime
 from .test_posted_as_chat import RecordingLobby, handler_of
 
 FORUM = Chat(-100, Chat.SUPERGROUP, title="Snap club", is_forum=True)
@@ -28,10 +28,6 @@ TOPIC_START = Message(
     forum_topic_created=ForumTopicCreated("Snap", 0),
     is_topic_message=True,
 )
-
-
-async def english(place: object) -> str:
-    return "en"
 
 
 def in_topic(text: str, reply_to: Message) -> Message:
@@ -57,12 +53,16 @@ def test_the_topics_first_message_is_no_reply_but_a_real_reply_is() -> None:
 
 async def test_a_bare_kick_in_a_topic_removes_nobody() -> None:
     lobby = RecordingLobby()
-    runtime = wired_runtime(lobby=lobby, play=lobby, settings=lobby)
-    said: list[str] = []
-    runtime.presenter.say = lambda place, text, *args, **kwargs: said.append(text)  # type: ignore[method-assign]
-    runtime.presenter.remember_language = english  # type: ignore[method-assign]
-    context: Any = SimpleNamespace(bot_data={RUNTIME_KEY: runtime}, bot=None)
+    bot = ChatBot()
+    runtime = wired_runtime(bot=bot, lobby=lobby, play=lobby)
+    context: Any = SimpleNamespace(bot_data={RUNTIME_KEY: runtime}, bot=bot)
     assert any("kick" in getattr(h, "commands", ()) for h in command_handlers())
     await handler_of("kick")(Update(1, message=in_topic("/kick", TOPIC_START)), context)
+    await runtime.settle()
+    await runtime.close()
     assert "kick" not in lobby.calls, "the topic's creator is not the one to remove"
-    assert said == ["Reply with /kick to a message of the player you want to remove."]
+    (answer,) = bot.sent
+    assert answer.text == "Reply with /kick to a message of the player you want to remove."
+    assert (answer.chat_id, answer.thread_id, answer.reply_to) == (FORUM.id, TOPIC, 50), (
+        "in the topic, replying to the command"
+    )

@@ -1,4 +1,7 @@
-"""A command sent as the group (an anonymous admin) or as a channel: answered, and no seat."""
+"""A command sent as the group (an anonymous admin) or as a channel: answered, and no seat.
+
+The answers go out through the chat's sender, as the app wires it, to a bot that records them.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.texts import refusal_text
 from telesnap.services.types import Reason, Refused
 
-from .runtimes import wired_runtime
+from .runtimes import ChatBot, wired_runtime
 
 GROUP = Chat(-100, Chat.SUPERGROUP, title="Snap club")
 CHANNEL = Chat(-200, Chat.CHANNEL, title="News")
@@ -68,22 +71,23 @@ async def test_a_command_posted_as_a_chat_gets_a_reply_and_changes_nothing(
     sender: User, sender_chat: Chat, name: str
 ) -> None:
     lobby = RecordingLobby()
-    runtime = wired_runtime(lobby=lobby, play=lobby, settings=lobby)
-    said: list[str] = []
-    runtime.presenter.say = lambda place, text, *args, **kwargs: said.append(text)  # type: ignore[method-assign]
-    context = SimpleNamespace(bot_data={RUNTIME_KEY: runtime}, bot=None)
+    bot = ChatBot()
+    runtime = wired_runtime(bot=bot, lobby=lobby, play=lobby)
+    context = SimpleNamespace(bot_data={RUNTIME_KEY: runtime}, bot=bot)
     await handler_of(name)(command(f"/{name}", sender, sender_chat), context)
+    await runtime.settle()
     assert lobby.calls == []
-    assert said == [
+    answer = (
         "Post as yourself to play: a message sent on behalf of a group or a channel "
         "cannot take part in a game."
-    ]
+    )
+    assert [(m.chat_id, m.text, m.reply_to) for m in bot.sent] == [(GROUP.id, answer, 9)]
+    await runtime.close()
 
 
 async def test_an_unknown_command_is_answered_with_its_name_only() -> None:
-    runtime = wired_runtime()
-    said: list[str] = []
-    runtime.presenter.say = lambda place, text, *args, **kwargs: said.append(text)  # type: ignore[method-assign]
+    bot = ChatBot()
+    runtime = wired_runtime(bot=bot)
     context = SimpleNamespace(
         bot_data={RUNTIME_KEY: runtime}, bot=SimpleNamespace(username="SnapBot")
     )
@@ -92,6 +96,10 @@ async def test_an_unknown_command_is_answered_with_its_name_only() -> None:
     for text in [f"{long_word} and more", "/dance@SnapBot " + "x" * 4000]:
         message = Message(9, datetime.now(UTC), GROUP, from_user=ann, text=text)
         await on_unknown_command(Update(1, message=message), context)  # type: ignore[arg-type]
+    await runtime.settle()
+    await runtime.close()
+    said = bot.texts(GROUP.id)
+    assert len(said) == 2
     assert len(said[0]) < 100
     assert said[0].startswith("I don't know /aaaa")
     assert said[1] == "I don't know /dance. /help lists what I can do."

@@ -27,7 +27,6 @@ def press_by(user: User) -> Update:
 
 async def test_unknown_commands_past_the_refusals_budget_turn_their_sender_away() -> None:
     runtime = wired_runtime()
-    runtime.presenter.say = lambda *args, **kwargs: None  # type: ignore[method-assign]
     context = SimpleNamespace(
         bot_data={RUNTIME_KEY: runtime}, bot=SimpleNamespace(username="SnapBot")
     )
@@ -38,3 +37,4 @@ async def test_unknown_commands_past_the_refusals_budget_turn_their_sender_away(
         await on_unknown_command(Update(number, message=message), context)  # type: ignore[arg-type]
     assert runtime.gate.verdict(press_by(MAL)) is Verdict.ANSWER
     assert runtime.gate.verdict(press_by(ANN)) is Verdict.ADMIT
+    await runtime.close()

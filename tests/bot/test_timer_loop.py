@@ -1,17 +1,29 @@
-"""The timer loop stops when asked, whatever it was doing."""
+"""The timer loop stops when asked, and what its timers show reaches each chat on its own."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from telegram.error import BadRequest
 
-from telesnap.bot.handlers.timer_loop import TimerLoop
-from telesnap.services.timers.planner import AbsentPlayer, TimerKind
-from telesnap.services.timers.service import TimerOutcome
-from telesnap.services.types import Place
+from telesnap.services.chat_settings import ChatLanguages, SettingsService
+from telesnap.services.outbox.service import OutboxService
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.store import GameStore
+from telesnap.services.timers.loop import TimerLoop
+from telesnap.services.timers.planner import TimerKind, TimerPlanner
+from telesnap.services.timers.service import TimerService
+from telesnap.services.types import Actor, Place, Receipt
+from telesnap.storage.models import OutboxMessage, OutboxState
+from telesnap.storage.uow import UnitOfWork, UnitsOfWork
+
+from .runtimes import ChatBot, wired_runtime
 
 NOW = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
@@ -36,7 +48,7 @@ class IdleTimers:
 @pytest.mark.parametrize("yields", [0, 1, 2, 3])
 async def test_stop_wins_over_a_wake_up_that_comes_at_the_same_moment(yields: int) -> None:
     timers = IdleTimers()
-    loop = TimerLoop(runtime=None, timers=timers)  # type: ignore[arg-type]
+    loop = TimerLoop(timers)  # type: ignore[arg-type]
     loop.start()
     await timers.asleep.wait()
     loop.wake(NOW + timedelta(seconds=1))  # a timer due before the next look wakes it
@@ -46,39 +58,75 @@ async def test_stop_wins_over_a_wake_up_that_comes_at_the_same_moment(yields: in
         await loop.stop()
 
 
-class SayingRuntime:
-    """A runtime that records which chats' notices are queued, and fails in one chat."""
+class Clock:
+    """The timers' (and the outbox's) clock, moved by hand."""
 
-    def __init__(self, broken_chat: int) -> None:
-        self.broken_chat = broken_chat
-        self.shown: list[int] = []
-        self.presenter = self
+    def __init__(self) -> None:
+        self.now = NOW
 
-    def use_language(self, place: Place, chosen: str | None) -> str:
-        return chosen or "en"
+    def __call__(self) -> datetime:
+        return self.now
 
-    def show_notices(self, place: Place) -> None:
-        if place.chat_id == self.broken_chat:
-            raise RuntimeError("this chat cannot be shown anything")
-        self.shown.append(place.chat_id)
+
+BROKEN = Place(-1, chat_type="group", title="Broken")
+"""A chat where Telegram refuses every message (a 400)."""
+FINE = Place(-2, chat_type="group", title="Fine")
+ANN = Actor(1, "Ann")
+LOBBY_CLOSED = "⌛ Nobody started the game, so the lobby is closed."
+_update_ids = itertools.count(800)
+
+
+async def test_each_chat_sees_what_its_timer_did_whatever_another_chat_fails(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """The loop only fires the timers: each writes what it shows to the outbox, and the
+    commit wakes the chat's sender. A chat Telegram refuses does not hide another's."""
+    clock = Clock()
+    units = UnitsOfWork(session_factory)
+    store = GameStore(TimerPlanner(clock))
+    languages = ChatLanguages(units)
+    outbox = OutboxService(units, clock, watch=units.outbox_watch, keep_lines=True)
+    refused = BadRequest("Bad Request: not enough rights to send text messages to the chat")
+    bot = ChatBot(refuse={BROKEN.chat_id: refused})
+    runtime = wired_runtime(
+        bot=bot, outbox=outbox, settings=SettingsService(units, store, languages)
+    )
+    lobby = LobbyService(units, store, languages=languages)
+    for place in (BROKEN, FINE):
+        await lobby.open(place, ANN, Receipt(0, clock(), next(_update_ids)))
+    await runtime.settle()
+    assert len(bot.texts(FINE.chat_id)) == 1, "the lobby"
+
+    clock.now += timedelta(hours=2)  # no one started either game
+    loop = TimerLoop(TimerService(units, store))
+    outcomes = await loop.run_once()
+    assert {(o.kind, o.place.chat_id) for o in outcomes} == {
+        (TimerKind.LOBBY_EXPIRY, BROKEN.chat_id),
+        (TimerKind.LOBBY_EXPIRY, FINE.chat_id),
+    }
+    await runtime.settle()
+    assert bot.texts(FINE.chat_id)[1:] == [LOBBY_CLOSED]
+    assert [chat for chat, _message, _text in bot.edits] == [FINE.chat_id], "its lobby closed"
+    async with UnitOfWork(session_factory, read_only=True) as uow:
+        states = await uow.session.execute(
+            select(OutboxMessage.chat_id, OutboxMessage.state).order_by(OutboxMessage.id)
+        )
+    by_chat = {chat_id: set[str]() for chat_id in (BROKEN.chat_id, FINE.chat_id)}
+    for chat_id, state in states:
+        by_chat[chat_id].add(state)
+    assert by_chat == {
+        BROKEN.chat_id: {OutboxState.FAILED.value},  # set aside, logged with the chat
+        FINE.chat_id: {OutboxState.SENT.value},
+    }
+    assert not runtime.is_removed_from(BROKEN.chat_id), "a 400 is not a removal"
+    await runtime.close()
 
 
 class DueTimers(IdleTimers):
-    """Two reminders due at once, in two chats."""
-
-    def __init__(self, fail: bool = False) -> None:
-        super().__init__()
-        self.fail = fail
+    """Timers whose firing fails: the database is unavailable."""
 
     async def fire_due(self) -> list[Any]:
-        if self.fail:
-            raise ConnectionError("the database is unavailable")
-        return [
-            TimerOutcome(
-                TimerKind.TURN_REMINDER, Place(chat_id), absent=AbsentPlayer(7, "Ann", "reminded")
-            )
-            for chat_id in (-1, -2)
-        ]
+        raise ConnectionError("the database is unavailable")
 
 
 class CountingHousekeeping:
@@ -89,21 +137,9 @@ class CountingHousekeeping:
         self.rounds += 1
 
 
-async def test_an_outcome_that_cannot_be_shown_does_not_hide_the_next_one() -> None:
-    runtime = SayingRuntime(broken_chat=-1)
-    loop = TimerLoop(runtime=runtime, timers=DueTimers())  # type: ignore[arg-type]
-    outcomes = await loop.run_once()
-    assert len(outcomes) == 2
-    assert runtime.shown == [-2], "the reminder in the other chat is queued"
-
-
 async def test_tidying_still_runs_when_no_timer_can_be_fired() -> None:
     housekeeping = CountingHousekeeping()
-    loop = TimerLoop(
-        runtime=SayingRuntime(broken_chat=0),  # type: ignore[arg-type]
-        timers=DueTimers(fail=True),  # type: ignore[arg-type]
-        housekeeping=housekeeping,  # type: ignore[arg-type]
-    )
+    loop = TimerLoop(DueTimers(), housekeeping)  # type: ignore[arg-type]
     with pytest.raises(ConnectionError):
         await loop.run_once()
     assert housekeeping.rounds == 1

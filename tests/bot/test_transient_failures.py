@@ -78,6 +78,7 @@ async def test_a_press_whose_change_meets_a_database_outage_is_applied_and_answe
     worker = Worker(engine, dispatch)
     runtime.book = worker.book
     outage = FailingStatements(engine, count=2)
+    await worker.coordination.start(worker.dispatcher.wake)
     try:
         await worker.dispatcher.start()
         press = snap_press(41, -5)
@@ -86,6 +87,8 @@ async def test_a_press_whose_change_meets_a_database_outage_is_applied_and_answe
         await worker.dispatcher.drain()
     finally:
         outage.remove()
+        await worker.coordination.close()
+        await runtime.close()
     async with units(read_only=True) as uow:
         user = await uow.users.get(7)
         processed = await uow.session.scalar(
@@ -117,3 +120,4 @@ async def test_a_press_still_failing_on_its_last_attempt_is_answered_with_the_fa
     worker.book.attempting(51, last=True)
     await dispatch(snap_press(51, -5))
     assert bot.answers == [("q51", PRESS_FAILED)], "the last attempt answers the failure"
+    await runtime.close()

@@ -1,17 +1,20 @@
-"""Lobby alerts without the bot: who is told, what a block and an erasure take away."""
+"""Lobby alerts: who is told, what a block (a 403 on the alert) and an erasure take away."""
 
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from telegram.error import Forbidden
 
-from telesnap.bot.delivery.courier import Courier
-from telesnap.bot.handlers.runtime import Runtime
+from telesnap.services.chat_settings import ChatLanguages, SettingsService
 from telesnap.services.notify import NotifyService
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.store import GameStore
 from telesnap.services.privacy import PrivacyService
 from telesnap.services.types import Actor, Place, Receipt
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
+
+from ..bot.runtimes import ChatBot, wired_runtime
 
 Factory = async_sessionmaker[AsyncSession]
 CLUB = Place(-500, title="Club")
@@ -58,20 +61,25 @@ async def test_a_block_reported_by_a_403_drops_the_person_from_every_list(
     await notify.private_chat_opened(BOB.user_id)
     await notify.subscribe(CLUB, BOB)
     await notify.subscribe(Place(-501, title="Other"), BOB)
-    courier = Courier(outbox=None)  # type: ignore[arg-type]
-    fields = dict.fromkeys(("bot", "lobby", "play", "races", "settings", "book", "signer"))
-    runtime = Runtime(
-        **fields,  # type: ignore[arg-type]
-        courier=courier,
-        presenter=None,  # type: ignore[arg-type]
-        referee=None,  # type: ignore[arg-type]
+    store, languages = GameStore(), ChatLanguages(units)
+    blocked = Forbidden("Forbidden: bot was blocked by the user")
+    bot = ChatBot(refuse={BOB.user_id: blocked})
+    runtime = wired_runtime(
+        bot=bot,
+        outbox=OutboxService(units, watch=units.outbox_watch, keep_lines=True),
+        settings=SettingsService(units, store, languages),
         notify=notify,
     )
-    runtime.bot_removed(BOB.user_id)  # what the outbox calls on a 403
-    await courier.settle()
+    await LobbyService(units, store, languages=languages).open(CLUB, ANN, receipt(1))
+    await runtime.senders.flush()  # Bob's alert meets the 403 ...
+    await runtime.jobs.settle()  # ... and what it reports is done
+    assert runtime.is_removed_from(BOB.user_id)
+    assert await private_rows(session_factory, BOB.user_id) == [], "his alert is set aside"
     assert await notify.subscribed_chats(BOB.user_id) == ()
     state = await notify.subscribe(CLUB, BOB)
     assert not state.reachable, "a blocked bot cannot write to him"
+    assert bot.texts(CLUB.chat_id), "the lobby itself is out"
+    await runtime.close()
 
 
 async def test_forgetme_and_forgetchat_erase_the_alerts(session_factory: Factory) -> None:
