@@ -37,10 +37,7 @@ async def test_a_topic_lock_is_shared_while_used_and_forgotten_when_idle() -> No
 
 
 async def test_the_senders_and_the_pace_let_go_of_chats_gone_quiet() -> None:
-    """Fails on send-path (a defect, reported): in one process the Pacer keeps every chat's
-    windows for good. ``forget_if_quiet`` is only asked when the chat's own sender ends,
-    right after a send, when its window is never quiet. (The Pacer has no public count:
-    ``_chats`` is read, as the referee's tests read its own.)"""
+    """A chat's sender and its windows go once it is quiet: chats seen once never stay."""
     now = [1000.0]
     limits = FloodLimits(bot_messages=10_000)
     coordination = LocalCoordination()
@@ -60,11 +57,11 @@ async def test_the_senders_and_the_pace_let_go_of_chats_gone_quiet() -> None:
     assert await senders.flush()
     assert len(bot.sent) == 300
     assert senders.busy_chats == 0, "a chat with nothing left to send has no sender"
-    assert len(pacer._chats) == 300, "each chat's window still counts its message"
+    assert pacer.kept_chats == 300, "each chat's window still counts its message"
     now[0] += limits.group_window_s + 1
     senders.post(TextPost(-2, 0, "hi"))
     assert await senders.flush()
-    assert len(pacer._chats) <= 1, "only the chat just written to keeps its pace"
+    assert pacer.kept_chats <= 1, "only the chat just written to keeps its pace"
     await senders.close()
 
 

@@ -178,9 +178,6 @@ async def test_a_403_on_a_post_closes_the_chat_and_ends_its_games() -> None:
 async def test_settling_waits_for_what_the_senders_started() -> None:
     """``Runtime.settle``: the jobs and the senders have done what they hold, including the
     ending of a chat's games that a 403 met by a sender started (the e2e tests rely on it).
-
-    Fails on send-path (a defect, reported): settle waits for the jobs, then for the
-    senders, so a job a sender starts meanwhile is not waited for.
     """
     games = EndingGames()
     runtime = wired_runtime(bot=ChatBot(refuse={PLACE.chat_id: KICKED}), lobby=games)
@@ -218,9 +215,8 @@ def removal(chat_id: int, *, back: bool = False) -> Update:
 async def test_nothing_is_posted_to_a_chat_that_removed_the_bot(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    """Fails on send-path (a defect, reported): a closed chat's sender ignores the rows
-    committed for it (the abandoned game's board), which stay pending, and go out once
-    the chat adds the bot back."""
+    """A closed chat's rows (the abandoned game's board) are set aside, not kept pending to
+    go out once the chat adds the bot back."""
     units = UnitsOfWork(session_factory)
     store = GameStore()
     record_boards(store)

@@ -295,6 +295,7 @@ class Pacer:
         self._chats: dict[int, State] = {}
         self._bot: State = {}
         self._begun: dict[int, deque[float]] = {}
+        self._swept_at = self._clock()
 
     async def reserve(self, chat_id: int) -> float:
         """Take a slot for a send to ``chat_id`` now (0), or say how long to wait first."""
@@ -302,6 +303,8 @@ class Pacer:
             return 0.0
         limit = self.limits.of_chat(chat_id)
         bot_count = max(1, int(self.limits.bot_messages * self._coordination.bot_share()))
+        if chat_id not in self._chats:
+            self._forget_quiet_chats(self._clock())
         seen = self._chats.setdefault(chat_id, {})
         for _ in range(SWAP_ATTEMPTS):
             now = self._clock()
@@ -374,10 +377,21 @@ class Pacer:
             # The slot stays taken until it is stale: the windows only err on the safe side.
             logger.exception("chat %s: ending a send in the flood-limit windows failed", chat_id)
 
-    def forget_if_quiet(self, chat_id: int) -> None:
-        """Drop the chat's state if it counts nothing any more (a chat that went quiet)."""
-        chat = self._chats.get(chat_id)
-        if chat is None or chat_id in self._begun:
+    @property
+    def kept_chats(self) -> int:
+        """How many chats' windows this process keeps now."""
+        return len(self._chats)
+
+    def _forget_quiet_chats(self, now: float) -> None:
+        """Drop the windows that count nothing any more, at most once per group window.
+
+        Asked when a chat not kept takes a slot: so chats seen once do not stay for ever.
+        """
+        if now - self._swept_at < self.limits.group_window_s:
             return
-        if self._shared or is_quiet(self.limits.of_chat(chat_id), self._clock(), chat):
-            del self._chats[chat_id]
+        self._swept_at = now
+        for chat_id, chat in list(self._chats.items()):
+            if chat_id in self._begun:
+                continue
+            if self._shared or is_quiet(self.limits.of_chat(chat_id), now, chat):
+                del self._chats[chat_id]

@@ -213,7 +213,6 @@ class Senders:
             chat.task = None
             if not chat.queue and not chat.leased and self._chats.get(chat.chat_id) is chat:
                 del self._chats[chat.chat_id]
-                self._pacer.forget_if_quiet(chat.chat_id)
 
     async def _rows_turn(self, chat: _Chat) -> bool:
         """Send the head of the chat's line; whether more may wait."""
@@ -372,7 +371,7 @@ class Senders:
     @property
     def busy_chats(self) -> int:
         """How many chats have a sender now (with something to send)."""
-        return len(self._chats)
+        return sum(1 for chat in self._chats.values() if chat.task is not None or chat.queue)
 
     async def flush(self, timeout_s: float = 5.0) -> bool:
         """Wait (``timeout_s`` at most) until every chat has sent what it holds; whether it did."""

@@ -144,9 +144,16 @@ class Runtime:
             logger.info("chat %s: ended game(s) %s", chat_id, ", ".join(map(str, ended)))
 
     async def settle(self) -> None:
-        """Wait until the background jobs and the chats' senders have done what they hold."""
-        await self.jobs.settle()
-        await self.senders.flush()
+        """Wait until the background jobs and the chats' senders have done what they hold.
+
+        Each may start work for the other (a 403 starts a job, a job's change wakes a
+        sender): both are asked again until neither had anything left.
+        """
+        while True:
+            await self.jobs.settle()
+            if not self.senders.busy_chats:
+                return
+            await self.senders.flush()
 
     async def close(self) -> None:
         """Stop the referee, let the senders send what they hold (briefly), then stop."""
