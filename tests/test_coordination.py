@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from telesnap.coordination import LocalCoordination, PostgresCoordination, coordination_for
+from telesnap.coordination import PostgresCoordination, coordination_for
 from telesnap.storage.database import is_sqlite
 
 
@@ -35,11 +35,14 @@ async def test_one_taker_for_each_topic_call_chat_and_pledge(engine: AsyncEngine
         assert await coordination.try_topic((-5, 1)), "another topic of the chat"
         await coordination.release_topic((-5, 0))
         assert await coordination.try_topic((-5, 0)), "given back: free again"
-        assert await coordination.try_chat(-5) and not await coordination.try_chat(-5)
+        assert await coordination.try_chat(-5)
+        assert not await coordination.try_chat(-5)
         await coordination.release_chat(-5)
         assert await coordination.try_chat(-5)
-        assert await coordination.try_call(12) and not await coordination.try_call(12)
-        assert await coordination.pledge("q1") and not await coordination.pledge("q1")
+        assert await coordination.try_call(12)
+        assert not await coordination.try_call(12)
+        assert await coordination.pledge("q1")
+        assert not await coordination.pledge("q1")
         assert coordination.holds_chat(-5)
     finally:
         await coordination.close()
@@ -82,12 +85,16 @@ async def test_a_dead_workers_leases_claims_and_pledges_are_free_at_once(
 ) -> None:
     a, b = await started(postgres_engine), await started(postgres_engine)
     try:
-        assert await a.try_chat(-42) and await a.try_topic((-42, 0)) and await a.pledge("q")
+        assert await a.try_chat(-42)
+        assert await a.try_topic((-42, 0))
+        assert await a.pledge("q")
         assert not await b.try_chat(-42), "a live worker's lease holds"
-        assert not await b.try_topic((-42, 0)) and not await b.pledge("q")
+        assert not await b.try_topic((-42, 0))
+        assert not await b.pledge("q")
         await a.close()  # its connection closes, as with kill -9
         assert await b.try_chat(-42), "taken over at once"
-        assert await b.try_topic((-42, 0)) and await b.pledge("q")
+        assert await b.try_topic((-42, 0))
+        assert await b.pledge("q")
     finally:
         await a.close()
         await b.close()
@@ -115,7 +122,8 @@ async def test_a_dropped_connection_is_opened_again_with_what_it_held(
     await a.joined()
     b = await started(postgres_engine)
     try:
-        assert await a.try_chat(-42) and await a.try_topic((-7, 0))
+        assert await a.try_chat(-42)
+        assert await a.try_topic((-7, 0))
         pid = await _pid_of(a)
         async with postgres_engine.connect() as connection:  # the server drops a's connection
             await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
@@ -123,7 +131,8 @@ async def test_a_dropped_connection_is_opened_again_with_what_it_held(
             await a.ping()
         await asyncio.wait_for(_woken(woken), timeout=10)
         assert a.holds_chat(-42), "a took its lease back (nobody took it meanwhile)"
-        assert not await b.try_chat(-42) and not await b.try_topic((-7, 0))
+        assert not await b.try_chat(-42)
+        assert not await b.try_topic((-7, 0))
         assert await a.unprocessed([1]) == set(), "and answers queries on the new connection"
     finally:
         await a.close()
@@ -153,7 +162,7 @@ async def test_a_lease_another_worker_took_while_the_connection_was_lost_is_not_
 
 
 async def _pid_of(coordination: PostgresCoordination) -> int:
-    return int(await coordination._query("fetchval", "SELECT pg_backend_pid()"))  # noqa: SLF001
+    return int(await coordination._query("fetchval", "SELECT pg_backend_pid()"))
 
 
 async def _someone_waits_for_an_advisory_lock(engine: AsyncEngine) -> None:

@@ -73,7 +73,7 @@ class Worker:
         self.book = ReceiptBook(SIGNER, "test-host")
         self.inbox = InboxService(UnitsOfWork(session_factory(engine)))
         self.coordination = coordination_for(engine)
-        """Started (``start(dispatcher.wake)``) and closed by the test, as the app does."""
+        """Started and closed with the worker (:meth:`start`, :meth:`stop`)."""
         self.dispatcher = InboxDispatcher(
             self.application,  # type: ignore[arg-type]
             self.book,
@@ -84,6 +84,17 @@ class Worker:
             quiet_s=quiet_s,
         )
         self.intake = Intake(self.book, self.inbox, self.dispatcher)
+
+    async def start(self) -> None:
+        """Join the workers (listening for wake-ups) and take what is pending, as the app does."""
+        await self.coordination.start(self.dispatcher.wake)
+        await self.dispatcher.start()
+        await self.coordination.joined()
+
+    async def stop(self) -> None:
+        """Drain, then let go of every claim, as the app does."""
+        await self.dispatcher.drain()
+        await self.coordination.close()
 
     def stamped(self, *updates: Update) -> list[StoredUpdate]:
         """Stamp updates here and return what the inbox would store of them."""

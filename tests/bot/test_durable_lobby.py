@@ -66,7 +66,7 @@ async def test_lobby_changes_made_while_it_waits_go_in_one_message_then_edit_it(
 async def test_a_notice_of_an_unknown_kind_is_set_aside_and_the_next_one_goes_out(
     wired: Wired,
 ) -> None:
-    async with wired.lobby._units() as uow:  # noqa: SLF001 - two notices in one change
+    async with wired.lobby._units() as uow:
         await record_notice(uow, PLACE, Notice("a_newer_kind", {"x": 1}))
         await record_notice(uow, PLACE, Notice("called_off"))
     await wired.settle()
@@ -84,7 +84,8 @@ async def test_a_lobby_message_deleted_in_the_chat_is_posted_again(wired: Wired)
     await wired.settle()
     first, again = wired.bot.calls
     assert (first.method, again.method) == ("send_message", "send_message")
-    assert "Bob" in again.text and again.message_id != first.message_id
+    assert "Bob" in again.text
+    assert again.message_id != first.message_id
     await wired.lobby.join(PLACE, CID, receipt())
     await wired.settle()
     assert wired.bot.calls[-1].message_id == again.message_id, "the new message is edited next"

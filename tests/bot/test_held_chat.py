@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from telesnap.bot.delivery.live import RecentLines
 from telesnap.bot.delivery.pace import FloodLimits, Pacer

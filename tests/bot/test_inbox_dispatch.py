@@ -38,7 +38,7 @@ async def test_a_busy_topic_waits_in_its_own_line_without_stalling_another_chat(
         busy_done.add()
 
     worker = Worker(engine, handle, slots=2)
-    await worker.dispatcher.start()
+    await worker.start()
     await worker.receive(message_update(1, -5))
     async with asyncio.timeout(SAFETY_S):
         await busy_started.wait()
@@ -50,7 +50,7 @@ async def test_a_busy_topic_waits_in_its_own_line_without_stalling_another_chat(
     assert order == [1], "the busy chat's later updates still wait for its first"
     busy_release.set()
     await busy_done.reached(5)
-    await worker.dispatcher.drain()
+    await worker.stop()
     assert order == [1, 2, 3, 4, 5], "one chat's updates in update_id order"
 
 
@@ -72,7 +72,7 @@ async def test_no_more_updates_run_at_once_than_there_are_slots(engine: AsyncEng
         done.add()
 
     worker = Worker(engine, handle, slots=2)
-    await worker.dispatcher.start()
+    await worker.start()
     await worker.receive(*(message_update(n, -100 - n) for n in range(6)))
     async with asyncio.timeout(SAFETY_S):
         await two_running.wait()
@@ -81,7 +81,7 @@ async def test_no_more_updates_run_at_once_than_there_are_slots(engine: AsyncEng
     assert running == 2
     release.set()
     await done.reached(6)
-    await worker.dispatcher.drain()
+    await worker.stop()
     assert most == 2
     assert worker.dispatcher.slot_count == 2
 
@@ -98,14 +98,14 @@ async def test_a_call_is_not_held_behind_a_flip_waiting_in_its_topic(engine: Asy
         await call_handled.wait()  # as a Flip waits for the race its calls decide
 
     worker = Worker(engine, handle)
-    await worker.dispatcher.start()
+    await worker.start()
     await worker.receive(message_update(1, -5))
     async with asyncio.timeout(SAFETY_S):
         await flip_waits.wait()
     await worker.receive(snap_press(2, -5))
     async with asyncio.timeout(SAFETY_S):
         await call_handled.wait()
-    await worker.dispatcher.drain()
+    await worker.stop()
     assert worker.application.seen == [1, 2]
 
 
@@ -116,12 +116,12 @@ async def test_a_redelivered_update_is_stored_and_handled_once(engine: AsyncEngi
         done.add()
 
     worker = Worker(engine, handle)
-    await worker.dispatcher.start()
+    await worker.start()
     await worker.receive(message_update(1, -5))
     await done.reached(1)
     await worker.receive(message_update(1, -5), message_update(2, -5))  # 1 again, with 2
     await done.reached(2)
-    await worker.dispatcher.drain()
+    await worker.stop()
     assert worker.application.seen == [1, 2]
     assert await worker.inbox.is_processed(1)
     assert await worker.inbox.is_processed(2)
@@ -144,13 +144,13 @@ async def test_updates_stored_before_a_stop_are_handled_once_after_the_restart(
         done.add()
 
     restarted = Worker(engine, handle)
-    await restarted.dispatcher.start()
+    await restarted.start()
     await done.reached(3)
-    await restarted.dispatcher.drain()
+    await restarted.stop()
     assert sorted(restarted.application.seen) == [1, 2, 3]
     again = Worker(engine, never)
-    await again.dispatcher.start()  # a second restart finds nothing pending
-    await again.dispatcher.drain()
+    await again.start()  # a second restart finds nothing pending
+    await again.stop()
 
 
 async def test_an_update_keeps_the_stamp_taken_when_it_was_received(engine: AsyncEngine) -> None:
@@ -164,9 +164,9 @@ async def test_an_update_keeps_the_stamp_taken_when_it_was_received(engine: Asyn
     worker = Worker(engine, handle)
     (stored,) = worker.stamped(message_update(1, -5))
     await worker.inbox.store([stored])
-    await worker.dispatcher.start()
+    await worker.start()
     await done.reached(1)
-    await worker.dispatcher.drain()
+    await worker.stop()
     assert stamps == [stored.stamp_ns]
 
 
@@ -182,7 +182,7 @@ async def test_a_drain_finishes_the_update_in_hand_and_leaves_the_rest_for_the_n
             await release.wait()
 
     stopping = Worker(engine, hold_the_first)
-    await stopping.dispatcher.start()
+    await stopping.start()
     await stopping.receive(message_update(1, -5), message_update(2, -5))
     async with asyncio.timeout(SAFETY_S):
         await started.wait()
@@ -203,9 +203,9 @@ async def test_a_drain_finishes_the_update_in_hand_and_leaves_the_rest_for_the_n
         done.add()
 
     successor = Worker(engine, handle)
-    await successor.dispatcher.start()
+    await successor.start()
     await done.reached(2)
-    await successor.dispatcher.drain()
+    await successor.stop()
     assert sorted(successor.application.seen) == [2, 3], "nothing lost, nothing twice"
 
 
@@ -222,8 +222,8 @@ async def test_a_call_whose_dispatch_fails_no_longer_holds_its_topics_races(
         failed.set()
         raise ConnectionError("database unreachable")
 
-    worker.dispatcher._claims.try_call = try_call  # type: ignore[method-assign]
-    await worker.dispatcher.start()
+    worker.coordination.try_call = try_call  # type: ignore[method-assign]
+    await worker.start()
     press = snap_press(2, -5)
     with caplog.at_level(logging.ERROR, logger="telesnap.bot.ingress.dispatcher"):
         await worker.receive(press)
@@ -233,4 +233,4 @@ async def test_a_call_whose_dispatch_fails_no_longer_holds_its_topics_races(
             # (the sweep takes it again from the inbox, and it counts again then).
             await worker.book.wait_for_calls(Topic(-5, 0), time.time_ns())
     assert "call update 2 stopped" in caplog.text
-    await worker.dispatcher.drain()
+    await worker.stop()

@@ -35,7 +35,7 @@ async def started(worker: Worker) -> None:
             looked.set()
 
     worker.inbox.pending_topics = watched  # type: ignore[method-assign]
-    await worker.dispatcher.start()
+    await worker.start()
     async with asyncio.timeout(SAFETY_S):
         await looked.wait()
 
@@ -72,7 +72,7 @@ async def test_updates_stored_here_are_handled_without_reading_them_back(
     await worker.receive(message_update(1, -5))
     await worker.receive(message_update(2, -5), snap_press(3, -5), message_update(4, -6))
     await done.reached(4)
-    await worker.dispatcher.drain()
+    await worker.stop()
     assert worker.application.seen.index(1) < worker.application.seen.index(2)
     assert reads == [], "nothing read back: the rows were in hand"
     for update_id in (1, 2, 3, 4):
@@ -91,7 +91,7 @@ async def test_an_update_behind_one_stored_elsewhere_waits_for_it(engine: AsyncE
     await elsewhere.inbox.store(elsewhere.stamped(message_update(1, -5)))
     await worker.receive(message_update(2, -5))
     await done.reached(2)
-    await worker.dispatcher.drain()
+    await worker.stop()
     assert worker.application.seen == [1, 2], "the older pending update first"
     assert elsewhere.application.seen == []
 
@@ -105,12 +105,12 @@ async def test_a_redelivered_update_already_handled_is_not_handled_again(
         done.add()
 
     worker = Worker(engine, handle)
-    await worker.dispatcher.start()
+    await worker.start()
     await worker.receive(message_update(1, -5), snap_press(2, -5))
     await done.reached(2)
     await worker.receive(message_update(1, -5), snap_press(2, -5), message_update(3, -5))
     await done.reached(3)
-    await worker.dispatcher.drain()
+    await worker.stop()
     assert sorted(worker.application.seen) == [1, 2, 3]
 
 
@@ -138,7 +138,7 @@ async def test_a_burst_of_wake_ups_sweeps_once_at_once_then_waits_for_quiet(
     assert worker.dispatcher.sweeps == sweeps, "the rest of the burst waits for the quiet"
     assert worker.application.seen == [1]
     async with asyncio.timeout(SAFETY_S):
-        await worker.dispatcher.drain()  # the quiet wait ends with a drain
+        await worker.stop()  # the quiet wait ends with a drain
 
 
 @pytest.fixture
@@ -172,8 +172,8 @@ async def test_an_update_stored_while_another_worker_holds_the_line_is_handled_t
 
     holding = Worker(engine, handler("holding"))
     storing = Worker(second_engine, handler("storing"))
-    await holding.dispatcher.start()
-    await storing.dispatcher.start()
+    await holding.start()
+    await storing.start()
     await holding.receive(message_update(1, -5))
     async with asyncio.timeout(SAFETY_S):
         await first_started.wait()
@@ -181,6 +181,6 @@ async def test_an_update_stored_while_another_worker_holds_the_line_is_handled_t
     await storing.receive(message_update(3, -5))
     release.set()
     await done.reached(3)
-    await holding.dispatcher.drain()
-    await storing.dispatcher.drain()
+    await holding.stop()
+    await storing.stop()
     assert [update_id for _, update_id in seen] == [1, 2, 3], "in order, each once"

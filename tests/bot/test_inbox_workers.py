@@ -77,8 +77,8 @@ async def test_two_workers_never_handle_one_topic_at_once_and_each_update_once(
     reader = InboxService(UnitsOfWork(session_factory(first_engine)))
     first = Worker(first_engine, handler("first", reader), sweep_s=3600)
     second = Worker(second_engine, handler("second", reader), sweep_s=3600)
-    await first.dispatcher.start()
-    await second.dispatcher.start()
+    await first.start()
+    await second.start()
     update_id = 0
     for _ in range(PER_TOPIC):
         for topic in TOPICS:
@@ -89,8 +89,8 @@ async def test_two_workers_never_handle_one_topic_at_once_and_each_update_once(
     await second.receive(*calls)
     total = update_id + len(calls)
     await done.reached(total)
-    await first.dispatcher.drain()
-    await second.dispatcher.drain()
+    await first.stop()
+    await second.stop()
 
     assert overlaps == [], "one topic's updates never ran at once"
     assert sorted(handled) == list(range(1, total + 1))
@@ -110,9 +110,9 @@ async def test_storing_an_update_wakes_the_other_worker(
 
     storing_engine, listening_engine = two_engines
     listening = Worker(listening_engine, handle, sweep_s=3600)  # no sweep within the test
-    await listening.dispatcher.start()
+    await listening.start()
     storing = Worker(storing_engine, handle)  # its dispatcher never runs: it only stores
     await storing.inbox.store(storing.stamped(message_update(1, -5), snap_press(2, -6)))
     await done.reached(2)
-    await listening.dispatcher.drain()
+    await listening.stop()
     assert listening.dispatcher.handled == 2

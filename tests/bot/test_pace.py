@@ -189,7 +189,8 @@ async def _send_from_two_workers(
             await stack.enter_async_context(Bot(running.token, base_url=running.base_url))
             for _ in pacers
         ]
-        sends = (worker(n, pacer, bot) for n, (pacer, bot) in enumerate(zip(pacers, bots)))
+        pairs = enumerate(zip(pacers, bots, strict=True))
+        sends = (worker(n, pacer, bot) for n, (pacer, bot) in pairs)
         await asyncio.wait_for(asyncio.gather(*sends, return_exceptions=True), 60)
     return chat_id
 

@@ -213,31 +213,18 @@ def test_the_leaderboard_picture_in_every_language(language: str) -> None:
     assert "$x^2$ Bob" in texts  # shown as typed, not as mathematics
 
 
-class _Outbox:
+class _Runtime:
+    """The two things send_leaderboard uses: say (a text message) and send (a post)."""
+
     def __init__(self) -> None:
         self.posts: list[Any] = []
-
-    def submit(self, chat_id: int, post: Any) -> None:
-        self.posts.append(post)
-
-
-class _Runtime:
-    """The two things send_leaderboard uses: say (a text message) and submit (a post).
-
-    It stands for the runtime, its presenter and its courier at once.
-    """
-
-    def __init__(self) -> None:
-        self.outbox = _Outbox()
         self.said: list[str] = []
-        self.courier = self
-        self.presenter = self
 
     def say(self, place: Place, text: str, reply_to: int | None, keyboard: Any) -> None:
         self.said.append(text)
 
-    def submit(self, chat_id: int, post: Any) -> None:
-        self.outbox.submit(chat_id, post)
+    def send(self, post: Any) -> None:
+        self.posts.append(post)
 
 
 async def _send(players: int, tr: gettext.NullTranslations) -> _Runtime:
@@ -257,7 +244,7 @@ async def test_five_players_make_a_picture_with_the_text_as_caption() -> None:
     tr = translator("es")
     runtime = await _send(PICTURE_MIN_ENTRIES, tr)
     assert runtime.said == []
-    (post,) = runtime.outbox.posts
+    (post,) = runtime.posts
     assert isinstance(post, UploadPost)
     assert post.kind == "photo"
     assert post.caption == render_leaderboard(_leaderboard(PICTURE_MIN_ENTRIES), tr)
@@ -267,7 +254,7 @@ async def test_five_players_make_a_picture_with_the_text_as_caption() -> None:
 
 async def test_fewer_players_get_the_text_alone() -> None:
     runtime = await _send(PICTURE_MIN_ENTRIES - 1, translator("en"))
-    assert runtime.outbox.posts == []
+    assert runtime.posts == []
     assert len(runtime.said) == 1
     assert runtime.said[0].startswith("🏆 <b>Leaderboard: Rating")
 

@@ -13,7 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.bot.ingress.receipts import ReceiptBook
 from telesnap.bot.referee.races import ADOPT_GRACE_S, RaceReferee, RaceSweeper
-from telesnap.game import CallKind, CallVerdict
+from telesnap.game import CallKind, CallVerdict, RaceResolved
+from telesnap.services.outbox.record import record_boards
+from telesnap.services.outbox.rows import BoardEntry
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.races import OpenRace, RaceService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Place
@@ -29,24 +32,34 @@ SHORT_PERIOD_S = 0.01
 
 
 class ShownRaces:
-    """Records the races a referee shows (the presenter's ``show_race``)."""
+    """The boards a worker's decisions write (their commit wakes the chat's sender)."""
 
-    def __init__(self) -> None:
-        self.outcomes: list[tuple[Place, RaceOutcome]] = []
+    def __init__(self, units: UnitsOfWork) -> None:
+        self.outbox = OutboxService(units, watch=units.outbox_watch)
+        self.chats: list[int] = []
         self.shown = asyncio.Event()
+        self.outbox.on_rows(self._woken)
 
-    async def show(self, place: Place, outcome: RaceOutcome) -> None:
-        self.outcomes.append((place, outcome))
+    def _woken(self, chat_id: int) -> None:
+        self.chats.append(chat_id)
         self.shown.set()
+
+    async def boards(self) -> list[BoardEntry]:
+        entries = (await self.outbox.line(PLACE.chat_id)).entries
+        return [entry for entry in entries if isinstance(entry, BoardEntry)]
 
 
 def worker(
-    sessions: async_sessionmaker[AsyncSession], shown: ShownRaces, **sweep: Any
-) -> tuple[RaceReferee, RaceSweeper]:
+    sessions: async_sessionmaker[AsyncSession], **sweep: Any
+) -> tuple[RaceReferee, RaceSweeper, ShownRaces]:
     """Another worker's referee and sweeper, with its own game cache."""
-    races = RaceService(UnitsOfWork(sessions), GameStore(shared=True))
-    referee = RaceReferee(AnsweringBot(), races, ReceiptBook(SIGNER), shown.show)  # type: ignore[arg-type]
-    return referee, RaceSweeper(referee, races, period_s=SHORT_PERIOD_S, **sweep)
+    units = UnitsOfWork(sessions)
+    store = GameStore(shared=True)
+    record_boards(store)
+    races = RaceService(units, store)
+    referee = RaceReferee(AnsweringBot(), races, ReceiptBook(SIGNER))  # type: ignore[arg-type]
+    sweeper = RaceSweeper(referee, races, period_s=SHORT_PERIOD_S, **sweep)
+    return referee, sweeper, ShownRaces(units)
 
 
 async def open_race_of_a_dead_worker(sessions: async_sessionmaker[AsyncSession]) -> int:
@@ -62,21 +75,18 @@ async def test_a_race_left_open_by_a_dead_worker_is_decided_by_another_and_its_b
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     version = await open_race_of_a_dead_worker(session_factory)
-    shown = ShownRaces()
-    referee, sweeper = worker(session_factory, shown)
+    referee, sweeper, shown = worker(session_factory)
     sweeper.start()
     try:
         await asyncio.wait_for(shown.shown.wait(), timeout=10)
     finally:
         await sweeper.stop()
         await referee.close()
-    ((place, outcome),) = shown.outcomes
-    assert place.topic == PLACE.topic
-    assert outcome.ending is RaceEnding.DECIDED
-    verdicts = {outcome.user_ids[r.seat]: r.verdict for r in outcome.results}
-    assert verdicts == {BOB.user_id: CallVerdict.WON}
-    assert outcome.play is not None, "the new board goes to the chat"
-    assert outcome.play.table.board_version == version + 1
+    assert shown.chats == [PLACE.chat_id], "the decision's board woke the chat's sender"
+    decided = (await shown.boards())[-1]
+    (resolved,) = [op for op in decided.board.operations if isinstance(op, RaceResolved)]
+    assert [(r.seat, r.verdict) for r in resolved.results] == [(1, CallVerdict.WON)], "Bob's"
+    assert decided.board.table.board_version == version + 1, "the new board goes to the chat"
     (race,) = await stored_races(session_factory)
     assert race.state == RaceState.DECIDED.value
 
@@ -85,14 +95,14 @@ async def test_two_workers_sweeping_the_same_race_decide_it_once(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     await open_race_of_a_dead_worker(session_factory)
-    shown = [ShownRaces(), ShownRaces()]
-    workers = [worker(session_factory, s) for s in shown]
-    adopted = await asyncio.gather(*(sweeper.sweep() for _, sweeper in workers))
+    workers = [worker(session_factory) for _ in range(2)]
+    adopted = await asyncio.gather(*(sweeper.sweep() for _, sweeper, _ in workers))
     assert adopted == [1, 1]
-    for referee, _ in workers:
+    for referee, _, _ in workers:
         assert await referee.wait_until_decided(PLACE) is not None
         await referee.close()
-    assert len([s for s in shown if s.outcomes]) == 1, "the board is shown by the one deciding"
+    deciding = [shown for _, _, shown in workers if shown.chats]
+    assert len(deciding) == 1, "the board is written by the one deciding"
     (race,) = await stored_races(session_factory)
     assert race.state == RaceState.DECIDED.value
     game_id = race.game_id
@@ -108,8 +118,7 @@ async def test_a_race_within_its_window_and_grace_is_left_to_its_worker(
     (race,) = await stored_races(session_factory)
     deadline_ns = race.deadline_ns
     grace_ns = int(ADOPT_GRACE_S * 1e9)
-    shown = ShownRaces()
-    referee, sweeper = worker(session_factory, shown, now_ns=lambda: deadline_ns + grace_ns)
+    referee, sweeper, _ = worker(session_factory, now_ns=lambda: deadline_ns + grace_ns)
     assert await sweeper.sweep() == 0, "its own worker may still be waiting for its calls"
     assert not referee.is_deciding(PLACE)
     (race,) = await stored_races(session_factory)
@@ -142,8 +151,8 @@ def _long_ago() -> datetime:
 
 
 async def test_a_failing_look_is_logged_and_tried_again(caplog: pytest.LogCaptureFixture) -> None:
-    races, shown = FailingLookups(), ShownRaces()
-    referee = RaceReferee(AnsweringBot(), races, ReceiptBook(SIGNER), shown.show)  # type: ignore[arg-type]
+    races = FailingLookups()
+    referee = RaceReferee(AnsweringBot(), races, ReceiptBook(SIGNER))  # type: ignore[arg-type]
     sweeper = RaceSweeper(referee, races, period_s=SHORT_PERIOD_S)  # type: ignore[arg-type]
     with caplog.at_level(logging.ERROR, logger="telesnap.bot.referee.races"):
         sweeper.start()

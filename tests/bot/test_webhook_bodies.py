@@ -153,7 +153,7 @@ async def test_the_row_is_committed_before_the_200(engine: AsyncEngine) -> None:
         handled.set()
 
     worker = Worker(engine, handle)
-    await worker.dispatcher.start()
+    await worker.start()
     hook = WebhookServer(
         BotOnly(),  # type: ignore[arg-type]
         worker.intake,
@@ -172,7 +172,7 @@ async def test_the_row_is_committed_before_the_200(engine: AsyncEngine) -> None:
             await handled.wait()
     finally:
         await hook.stop()
-        await worker.dispatcher.drain()
+        await worker.stop()
 
 
 async def test_a_body_above_64_kib_is_refused_with_413(

@@ -15,7 +15,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.outbox.record import record_boards
-from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
