@@ -28,9 +28,9 @@ WEBHOOK_SECRET_VARIABLE = "TELESNAP_WEBHOOK_SECRET"
 WEBHOOK_SECRET_FILE_VARIABLE = "TELESNAP_WEBHOOK_SECRET_FILE"
 DEFAULT_API_URL = "https://api.telegram.org"
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///telesnap.db"
-KEPT_CONNECTIONS = 2
-"""Connections a worker on PostgreSQL keeps out of its pool for its life: the inbox's
-claims and LISTEN (``storage/claims.py``), and its liveness lock (``storage/liveness.py``)."""
+KEPT_CONNECTIONS = 1
+"""Connections a worker on PostgreSQL keeps out of its pool for its life: its coordination
+connection (claims, leases, pledges, liveness and LISTEN: ``coordination/postgres.py``)."""
 _DATABASE_URL = re.compile(
     r"sqlite(?:\+aiosqlite)?://(/.*)|postgres(?:ql)?(?:\+asyncpg)?://([^/].*)", re.IGNORECASE
 )
@@ -65,8 +65,8 @@ class PoolSettings:
         if (most := self.size + self.max_overflow) <= KEPT_CONNECTIONS:
             raise ConfigError(
                 f"TELESNAP_DB_POOL_SIZE + TELESNAP_DB_MAX_OVERFLOW is {most}: it must be at least"
-                f" {KEPT_CONNECTIONS + 1} ({KEPT_CONNECTIONS} connections are kept for the inbox's"
-                " claims and the liveness lock, and transactions need one more)"
+                f" {KEPT_CONNECTIONS + 1} (one connection is kept for the coordination of the"
+                " workers, and transactions need one more)"
             )
 
 

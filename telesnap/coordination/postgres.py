@@ -117,6 +117,8 @@ class PostgresCoordination:
         """One connection: one query at a time."""
         self._recovering = asyncio.Lock()
         self._wake: Callable[[], None] | None = None
+        self._running = False
+        """Between :meth:`start` and :meth:`close`: a lost connection is opened again."""
         self._held: set[Key] = set()
         """The claims, leases and pledges held now (taken again after a reconnect)."""
         self._exclusive = False
@@ -137,6 +139,7 @@ class PostgresCoordination:
     async def start(self, wake: Callable[[], None]) -> bool:
         """Open the connection, LISTEN, join the live workers; True: a cold start (see module)."""
         self._wake = wake
+        self._running = True
         async with self._lock:
             driver = await self._open()
             self._exclusive = bool(
@@ -278,6 +281,8 @@ class PostgresCoordination:
     async def _recover(self) -> None:
         """The connection is lost: forget what it held, open a new one, take back what is free."""
         async with self._recovering:
+            if not self._running:
+                raise ConnectionError("the coordination connection is not open (not started)")
             if self._driver is not None and not self._driver.is_closed():
                 return  # opened again meanwhile
             held, self._held = self._held, set()  # gone with the connection: send none of it
@@ -315,6 +320,7 @@ class PostgresCoordination:
 
     async def close(self) -> None:
         """Release every lock, stop listening, close the connection for good."""
+        self._running = False
         await self._keeper.stop()
         self._held.clear()
         async with self._lock:

@@ -119,11 +119,15 @@ class InboxService:
         # The presses whose handlers end while one such commit runs share the next.
         self._emptying: Batched[int, None] = Batched(self._empty)
 
-    async def store(self, updates: Sequence[StoredUpdate], origin: str = "") -> Intaken:
+    async def store(
+        self, updates: Sequence[StoredUpdate], origin: str = "", *, shared: bool = True
+    ) -> Intaken:
         """Store received updates in one transaction; say which were new and what comes first.
 
         A redelivered update (its update_id stored already) is stored once.
         ``origin``: the storing process's name in the wake-up of other workers.
+        ``shared``: other workers may have stored updates of the same topics (else this
+        process knows every pending update it did not find at start: none is looked for).
         """
         updates = [
             dataclasses.replace(stored, payload=trimmed(stored.payload)) for stored in updates
@@ -131,7 +135,7 @@ class InboxService:
         async with self._units() as uow:
             new = frozenset(await uow.updates.store(updates, origin))
             fresh = [stored for stored in updates if stored.update_id in new]
-            rows = await uow.updates.pending_before(fresh)
+            rows = await uow.updates.pending_before(fresh) if shared else []
         if rows is None:
             return Intaken(new, None)
         before: dict[Topic, list[int]] = {}

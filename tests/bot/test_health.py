@@ -93,7 +93,7 @@ async def test_not_ready_names_what_fails_and_logs_it_once(
     ]
 
 
-async def test_not_ready_while_the_inbox_claims_connection_cannot_be_opened(
+async def test_not_ready_while_the_coordination_connection_cannot_be_opened(
     listener: tuple[WebhookServer, FakeApplication],
 ) -> None:
     server, application = listener
@@ -101,7 +101,7 @@ async def test_not_ready_while_the_inbox_claims_connection_cannot_be_opened(
     status, body = await get(server, "/ready")
     assert (status, body) == (
         503,
-        {"ready": False, "problems": ["inbox claims: ConnectionRefusedError: connection refused"]},
+        {"ready": False, "problems": ["coordination: ConnectionRefusedError: connection refused"]},
     )
 
 

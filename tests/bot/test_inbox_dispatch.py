@@ -196,6 +196,7 @@ async def test_a_drain_finishes_the_update_in_hand_and_leaves_the_rest_for_the_n
         await drain
     assert stopping.application.seen == [1]
     assert await stopping.inbox.is_processed(1)
+    await stopping.coordination.close()
 
     done = Counter()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
@@ -16,6 +17,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter
 
 from telesnap.bot.delivery.direct import EditPost, TextPost
 from telesnap.bot.delivery.sender import OWN_FAULT_ATTEMPTS
+from telesnap.services.outbox.service import Line
 from telesnap.services.types import Place
 
 from ..services.test_play_flow import PLACE
@@ -176,3 +178,23 @@ async def test_a_table_shown_again_older_than_the_board_on_screen_is_never_poste
     await wired.settle()
     assert len(wired.bot.boards()) == shown, "a board older than the one on screen went out"
     assert (await wired.rows("board"))[-1].state == "sent", "settled, unshown"
+
+
+async def test_a_line_that_cannot_be_read_is_tried_again_and_nothing_is_lost(
+    wired: Wired, caplog: pytest.LogCaptureFixture
+) -> None:
+    read = wired.outbox.line
+    failures = [ConnectionError("database unreachable")]
+
+    async def line(chat_id: int) -> Line:
+        if failures:
+            raise failures.pop()
+        return await read(chat_id)
+
+    wired.outbox.line = line  # type: ignore[method-assign]
+    with caplog.at_level(logging.ERROR):
+        await wired.started()
+        await wired.settle()
+    assert f"chat {PLACE.chat_id}: taking its unsent rows failed" in caplog.text
+    assert wired.sleeps == [1.0], "after a backoff"
+    assert {row.state for row in await wired.rows()} == {"sent"}, "then everything went out"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from types import TracebackType
 from typing import Any, Self
 
@@ -65,6 +67,10 @@ class _FakeUnitOfWork:
         self.settings = _Settings(self._pending)
         self.chats = self.users = _Upserts()
         self.updates = _Updates()
+        self._after_commit: list[Callable[[], None]] = []
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        self._after_commit.append(callback)
 
     async def __aenter__(self) -> Self:
         return self
@@ -77,6 +83,8 @@ class _FakeUnitOfWork:
     ) -> None:
         if exc_type is None:
             self._units.committed = self._pending
+            for callback in self._after_commit:
+                callback()
 
 
 async def test_only_an_admin_changes_a_setting_and_a_refusal_opens_no_transaction() -> None:

@@ -204,7 +204,7 @@ class Senders:
                 item = chat.queue.popleft()
                 if isinstance(item, _RowsTurn):
                     chat.rows_queued = False
-                    if await self._rows_turn(chat) and not chat.rows_queued:
+                    if await self._rows_turn_or_wait(chat) and not chat.rows_queued:
                         chat.rows_queued = True
                         chat.queue.append(ROWS)
                 else:
@@ -213,6 +213,24 @@ class Senders:
             chat.task = None
             if not chat.queue and not chat.leased and self._chats.get(chat.chat_id) is chat:
                 del self._chats[chat.chat_id]
+
+    async def _rows_turn_or_wait(self, chat: _Chat) -> bool:
+        """A rows turn; one that fails before its send (the database is down, say) waits.
+
+        The failure is logged and the turn tried again after a backoff: the rows are
+        still in the outbox.
+        """
+        try:
+            return await self._rows_turn(chat)
+        except Exception:
+            delay = chat.backoff.next()
+            logger.exception(
+                "chat %s: taking its unsent rows failed; trying again in %.1f s",
+                chat.chat_id,
+                delay,
+            )
+            await self._sleep(delay)
+            return True
 
     async def _rows_turn(self, chat: _Chat) -> bool:
         """Send the head of the chat's line; whether more may wait."""

@@ -119,12 +119,22 @@ class InboxDispatcher:
         """Take what is pending (left by a stop, say), then keep looking (:meth:`wake`).
 
         The pending Snap calls are handled before this returns, so a race that a
-        stop interrupted is decided with every call that had reached the inbox.
+        stop interrupted is decided with every call that had reached the inbox; the
+        topics with pending updates are known before this returns, so an update
+        stored from now on is never handled before one left pending before it.
         """
         for call in await self._inbox.pending_calls():
             self._take_call(call, in_hand=False)
         await asyncio.gather(*self._calls.values(), return_exceptions=True)
+        for topic in await self._inbox.pending_topics():
+            self._unread.add(topic)
+            self._take_topic(topic)
         self._loop_task = asyncio.create_task(self._run(), name="inbox-dispatcher")
+
+    @property
+    def shared(self) -> bool:
+        """Whether other workers may store and take updates too (see ``Coordination``)."""
+        return self._coordination.shared
 
     def wake(self) -> None:
         """Look for pending updates now (another worker stored some)."""
@@ -161,7 +171,7 @@ class InboxDispatcher:
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         woken_at = -math.inf
-        woken = False
+        woken = await self._wait_for_a_wake()  # start() has just looked
         while not self._draining:
             if woken:
                 # A burst of wake-ups makes two sweeps: one at once (the leading edge), one
@@ -183,11 +193,15 @@ class InboxDispatcher:
             except Exception:
                 logger.exception("could not look for pending updates; looking again soon")
             self.sweeps += 1
-            woken = False
-            with suppress(TimeoutError):
-                async with asyncio.timeout(self._sweep_s):
-                    await self._wake.wait()
-                    woken = True
+            woken = await self._wait_for_a_wake()
+
+    async def _wait_for_a_wake(self) -> bool:
+        """Wait until woken (True) or until the next timed sweep is due (False)."""
+        with suppress(TimeoutError):
+            async with asyncio.timeout(self._sweep_s):
+                await self._wake.wait()
+                return True
+        return False
 
     def _take_topic(self, topic: Topic) -> None:
         if self._draining or topic in self._topics:

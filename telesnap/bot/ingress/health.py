@@ -2,7 +2,7 @@
 
 - ``GET /health`` (liveness): 200 whenever the process answers HTTP at all.
 - ``GET /ready`` (readiness): 200 when the database answers a query, the Bot
-  API answers ``getMe`` and (on PostgreSQL) the inbox claims connection answers,
+  API answers ``getMe`` and (on PostgreSQL) the coordination connection answers,
   opened again if the database dropped it, each within :data:`READY_TIMEOUT_S`;
   otherwise 503 with the reasons, e.g. ``{"ready": false, "problems": ["database:
   no answer within 2 s"]}``. A change in what is wrong is logged once, not on
@@ -58,12 +58,12 @@ Probe = Callable[[], Awaitable[object]]
 
 @dataclass
 class Readiness:
-    """The checks ``/ready`` runs: the database, the Bot API and the claims, each with a timeout."""
+    """The checks ``/ready`` runs: the database, the Bot API, the coordination; each timed out."""
 
     database: Probe
     bot_api: Probe
-    claims: Probe | None = None
-    """The inbox claims connection (None: the claims need no connection)."""
+    coordination: Probe | None = None
+    """The coordination connection (None: one process needs none)."""
     timeout_s: float = READY_TIMEOUT_S
     cache_s: float = READY_CACHE_S
     clock: Callable[[], float] = time.monotonic
@@ -85,8 +85,8 @@ class Readiness:
 
     async def _probe(self) -> None:
         checks = {"database": self.database, "bot api": self.bot_api}
-        if self.claims is not None:
-            checks["inbox claims"] = self.claims
+        if self.coordination is not None:
+            checks["coordination"] = self.coordination
         results = await asyncio.gather(*(self._check(probe) for probe in checks.values()))
         found = [
             f"{name}: {result}" for name, result in zip(checks, results, strict=True) if result

@@ -60,7 +60,9 @@ class Intake:
         if not stored:
             return
         try:
-            intaken = await self._inbox.store(stored, self._dispatcher.origin)
+            intaken = await self._inbox.store(
+                stored, self._dispatcher.origin, shared=self._dispatcher.shared
+            )
         except BaseException:
             for entry in stored:
                 self._book.handled_elsewhere(entry.update_id)  # not ours: never stored
