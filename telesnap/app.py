@@ -58,7 +58,7 @@ from .services.timers.planner import TimerPlanner
 from .services.timers.service import TimerService
 from .storage.database import create_engine, database_answers, session_factory
 from .storage.migrate import upgrade_database
-from .storage.uow import UnitsOfWork
+from .storage.uow import GroupCommit, UnitsOfWork
 from .support.retry import Backoff
 from .support.tasks import TaskSet
 
@@ -152,6 +152,8 @@ class BotRunner:
         await upgrade_database(self.settings.database_url)
         self._engine = create_engine(self.settings.database_url, self.settings.pool)
         units = UnitsOfWork(session_factory(self._engine))
+        # The sent marks and the content of handled updates share their commits.
+        together = GroupCommit(units)
         # One process (SQLite) or several workers (PostgreSQL): decided here, once.
         coordination = self._coordination = coordination_for(self._engine)
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
@@ -159,12 +161,16 @@ class BotRunner:
         record_boards(store)
         # The timers and the boards shown share one clock: a turn runs from its board shown.
         outbox = OutboxService(
-            units, planner.now, watch=units.outbox_watch, keep_lines=not coordination.shared
+            units,
+            planner.now,
+            watch=units.outbox_watch,
+            keep_lines=not coordination.shared,
+            together=together,
         )
         signer = CallbackSigner.for_token(token)
         book = ReceiptBook(signer, self.settings.host_id)
         application = self.application = build_application(token, self.settings.api_url)
-        inbox = InboxService(units)
+        inbox = InboxService(units, together)
         dispatcher = self.dispatcher = InboxDispatcher(application, book, inbox, coordination)
         languages = ChatLanguages(units)
         chat_settings = SettingsService(units, store, languages)

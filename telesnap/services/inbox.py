@@ -22,7 +22,7 @@ from typing import Any
 
 from ..storage.models import NO_CHAT
 from ..storage.repositories import StoredUpdate
-from ..support.batched import Batched
+from ..storage.uow import GroupCommit, UnitOfWork
 from .ports import UnitOfWorkFactory
 from .types import Topic
 
@@ -114,10 +114,10 @@ class Intaken:
 class InboxService:
     """Store received updates, find the pending ones, mark them handled."""
 
-    def __init__(self, units: UnitOfWorkFactory) -> None:
+    def __init__(self, units: UnitOfWorkFactory, together: GroupCommit | None = None) -> None:
+        """``together``: the group commit the content of handled updates is dropped in."""
         self._units = units
-        # The presses whose handlers end while one such commit runs share the next.
-        self._emptying: Batched[int, None] = Batched(self._empty)
+        self._together = together or GroupCommit(units)
 
     async def store(
         self, updates: Sequence[StoredUpdate], origin: str = "", *, shared: bool = True
@@ -171,12 +171,7 @@ class InboxService:
         async with self._units() as uow:
             left = await uow.updates.mark_handled(update_id, keep_content=keep_content)
         if left:  # its change marked it: its content goes now, with the others finished meanwhile
-            await self._emptying.add(update_id)
-
-    async def _empty(self, update_ids: Sequence[int]) -> list[None]:
-        """Drop the content of the updates finished so far (these among them), in one commit."""
-        await self.empty_finished()
-        return [None] * len(update_ids)
+            await self._together.write(_drop_finished)
 
     async def empty_finished(self) -> None:
         """Drop the content of the updates whose handlers ended (at a stop: any left over).
@@ -184,7 +179,7 @@ class InboxService:
         Else the next start would take their presses for ones a kill left unanswered.
         """
         async with self._units() as uow:
-            await uow.updates.empty_finished()
+            await _drop_finished(uow)
 
     async def take_unfinished_presses(
         self, since: datetime, before: datetime
@@ -200,3 +195,8 @@ class InboxService:
         """Whether the update is processed."""
         async with self._units(read_only=True) as uow:
             return await uow.updates.is_processed(update_id)
+
+
+async def _drop_finished(uow: UnitOfWork) -> None:
+    """Drop the content of the updates whose handlers ended since this was last done."""
+    await uow.updates.empty_finished()

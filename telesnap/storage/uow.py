@@ -12,7 +12,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Self
 
@@ -20,6 +21,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import ORMExecuteState, Session
 
+from ..support.batched import Batched
 from .database import read_only_options
 from .errors import ReadOnlyError
 from .outbox_watch import OutboxWatch
@@ -39,7 +41,7 @@ from .repositories import (
     UserRepository,
 )
 
-__all__ = ["UnitOfWork", "UnitsOfWork"]
+__all__ = ["GroupCommit", "UnitOfWork", "UnitsOfWork", "Writer"]
 
 
 class UnitOfWork:
@@ -169,6 +171,40 @@ class UnitsOfWork:
         return UnitOfWork(
             self._factory, read_only=read_only, marks=self._marks, watch=self.outbox_watch
         )
+
+
+Writer = Callable[[UnitOfWork], Awaitable[None]]
+"""A small write that needs no commit of its own (it runs with the others waiting)."""
+
+
+class GroupCommit:
+    """Small writes share one transaction: those asked for while one runs go in the next.
+
+    The sent marks of the boards and the dropped content of the updates handled
+    are such writes: each waits (one turn of the event loop when nothing runs)
+    and commits with the others of its moment. A writer asked for twice in one
+    batch runs once (it writes everything its owner holds then). If the
+    transaction fails, every caller of that batch gets the error.
+    """
+
+    def __init__(self, units: Callable[[], AbstractAsyncContextManager[UnitOfWork]]) -> None:
+        self._units = units
+        self._batched: Batched[Writer, None] = Batched(self._run)
+
+    async def write(self, writer: Writer) -> None:
+        """Run ``writer`` in the next shared transaction; return once it has committed."""
+        await self._batched.add(writer)
+
+    @property
+    def batches(self) -> int:
+        """How many transactions it has run."""
+        return self._batched.batches
+
+    async def _run(self, writers: Sequence[Writer]) -> list[None]:
+        async with self._units() as uow:
+            for writer in dict.fromkeys(writers):
+                await writer(uow)
+        return [None] * len(writers)
 
 
 def _refuse_writes(session: Session) -> None:

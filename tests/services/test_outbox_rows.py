@@ -31,7 +31,7 @@ from telesnap.services.views import LobbyView, PlayOutcome
 from telesnap.storage.models import BoardView, OutboxMessage
 from telesnap.storage.repositories import ShownBoard
 from telesnap.storage.repositories.privacy import scrub
-from telesnap.storage.uow import UnitOfWork, UnitsOfWork
+from telesnap.storage.uow import GroupCommit, UnitOfWork, UnitsOfWork
 
 from .sql_log import commits, statements
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt
@@ -215,18 +215,19 @@ async def test_a_line_is_read_without_taking_the_write_lock(session_factory: Ses
 async def test_a_mark_that_fails_is_logged_never_shown_again_and_written_with_the_next(
     session_factory: Sessions, caplog: pytest.LogCaptureFixture
 ) -> None:
-    play, outbox, units = await durable_game(session_factory)
+    play, _, units = await durable_game(session_factory)
+    failing = _FailingWrites(units)  # the database goes away for the mark
+    outbox = OutboxService(units, together=GroupCommit(failing))
     (start,) = await boards(outbox)
-    failing = _FailingWrites(units)
-    outbox._units = failing
     with caplog.at_level(logging.ERROR):
         await outbox.sent(shown([start], 42))
     assert f"could not mark rows [{start.id}] sent (message 42)" in caplog.text
     assert str(PLACE.chat_id) in caplog.text
     await flip(play)
-    assert [entry.id for entry in await boards(outbox)] != [start.id], "it is not shown again"
+    waiting = await boards(outbox)
+    assert start.id not in [entry.id for entry in waiting], "it is not shown again"
     failing.fail = False
-    await outbox.sent(shown(await boards(outbox), 43))
+    await outbox.sent(shown(waiting, 43))
     async with session_factory() as session:
         states = [row.state for row in await session.scalars(select(OutboxMessage))]
     assert set(states) == {"sent"}, "the failed mark was written with the next"

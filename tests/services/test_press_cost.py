@@ -14,14 +14,16 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from telesnap.services.inbox import InboxService, StoredUpdate
 from telesnap.services.outbox.record import record_boards
+from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Refused
 from telesnap.storage.database import is_sqlite
-from telesnap.storage.models import OutboxMessage
-from telesnap.storage.uow import UnitsOfWork
+from telesnap.storage.models import InboxUpdate, OutboxMessage
+from telesnap.storage.uow import GroupCommit, UnitsOfWork
 
 from .sql_log import commits, kinds, statements
 from .test_outbox_rows import boards, durable_game, shown
@@ -59,9 +61,16 @@ async def test_a_worker_reads_a_chats_line_in_one_read_only_transaction(
         line = await outbox.line(PLACE.chat_id)
     assert len(line.entries) == 1
     assert [kind for kind in kinds(seen) if not kind.startswith("BEGIN")] == [
+        "SELECT outbox_messages"
+    ], "the rows only: the game's newest board is the one this worker showed (and marked)"
+    assert len(committed) == 1
+    outbox.taken(PLACE.chat_id)  # the chat let go and taken again: another may have shown it
+    with statements(engine) as seen, commits(engine) as committed:
+        assert await outbox.line(PLACE.chat_id) == line
+    assert [kind for kind in kinds(seen) if not kind.startswith("BEGIN")] == [
         "SELECT outbox_messages",
         "SELECT board_views",
-    ], "the rows and the game's newest board shown; the lease is not a statement"
+    ], "the rows and the game's newest board shown, in one transaction"
     assert len(committed) == 1
 
 
@@ -150,3 +159,28 @@ async def test_a_refused_press_leaves_the_next_flip_on_the_stored_game(
         stored = await uow.history.operations(row.id)
     assert row.history_length == len(stored), "the row counts every stored operation"
     assert row.board_version == (await play.table(PLACE)).table.board_version
+
+
+async def test_a_sent_mark_and_the_content_of_a_handled_press_share_one_commit(
+    session_factory: Sessions,
+) -> None:
+    play, _, units = await durable_game(session_factory)
+    together = GroupCommit(units)
+    outbox = OutboxService(units, together=together)
+    inbox = InboxService(units, together)
+    press = StoredUpdate(7001, PLACE.chat_id, 0, False, {"update_id": 7001}, 1, "host")
+    await inbox.store([press])
+    turn = (await play.table(PLACE)).table.turn_player
+    assert turn is not None
+    await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt(update_id=7001))
+    (start, flipped) = await boards(outbox)
+    engine = session_factory.kw["bind"]
+    with commits(engine) as committed:
+        await asyncio.gather(outbox.sent(shown([start, flipped], 60)), inbox.handled(7001))
+    assert len(committed) == 1, "the mark and the dropped content, one transaction"
+    async with session_factory() as session:
+        payload = await session.scalar(
+            select(InboxUpdate.payload).where(InboxUpdate.update_id == 7001)
+        )
+    assert payload is None, "the press's content went"
+    assert await boards(outbox) == []

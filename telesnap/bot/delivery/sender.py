@@ -244,6 +244,7 @@ class Senders:
             if not await self._coordination.try_chat(chat_id):
                 return False  # another worker sends the chat's rows (and sees these)
             chat.leased = True
+            self._outbox.taken(chat_id)
         line = await self._outbox.line(chat_id)
         head = next_head(line.entries)
         if not head:

@@ -30,8 +30,7 @@ from datetime import UTC, datetime, timedelta
 from ...storage.models import OutboxMessage, OutboxState
 from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
-from ...storage.uow import UnitOfWork
-from ...support.batched import Batched
+from ...storage.uow import GroupCommit, UnitOfWork
 from ...support.bounded import BoundedDict
 from ..ports import UnitOfWorkFactory
 from .rows import BOARD, UNREADABLE, BoardEntry, Entry, entry_of, read_rows
@@ -79,12 +78,14 @@ class OutboxService:
         *,
         watch: OutboxWatch | None = None,
         keep_lines: bool = False,
+        together: GroupCommit | None = None,
     ) -> None:
         """Use ``units`` for every transaction; ``clock`` (wall time, UTC) lets tests move time.
 
         ``watch`` hands over the rows ``units`` commit (their chats' senders are woken).
         ``keep_lines``: this process is the outbox's one writer (one process), so the
         lines are kept (see the module); else every line is read from the database.
+        ``together``: the group commit the sent marks are written in.
         """
         self._units = units
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -95,10 +96,14 @@ class OutboxService:
         self._loading: dict[int, dict[int, Entry]] = {}
         self._shown: BoundedDict[int, ShownBoard] = BoundedDict(LINES_KEPT)
         self._lobbies: BoundedDict[int, int] = BoundedDict(LINES_KEPT)
-        self._unmarked: list[Shown] = []
-        """Sends whose mark failed: never shown again, marked with the next batch."""
+        self._taken: set[int] = set()
+        """Chats whose games' newest boards are read again with their next line."""
+        self._to_mark: list[Shown] = []
+        """Sends shown whose mark is not committed yet: never shown again, marked next."""
+        self._marking: list[Shown] = []
+        """The marks of the transaction under way."""
         self._listeners: list[Callable[[int], None]] = []
-        self._marks = Batched(self._mark)
+        self._together = together or GroupCommit(units)
         if watch is not None:
             watch.listen(self._committed)
 
@@ -120,7 +125,9 @@ class OutboxService:
             known = await self._read(chat_id)
         else:
             self._lines.touch(chat_id)
-        unmarked = {entry_id for shown in self._unmarked for entry_id in shown.entry_ids}
+        unmarked = {
+            entry_id for shown in (*self._to_mark, *self._marking) for entry_id in shown.entry_ids
+        }
         entries = [entry for entry_id, entry in sorted(known.items()) if entry_id not in unmarked]
         games = {entry.game_id for entry in entries if isinstance(entry, BoardEntry)}
         shown = {game: self._shown[game] for game in games if game in self._shown}
@@ -138,8 +145,10 @@ class OutboxService:
                 rows = await uow.outbox.pending(chat_id)
                 entries, unreadable = read_rows(rows)
                 games = {entry.game_id for entry in entries if isinstance(entry, BoardEntry)}
-                if not self._keeps:
-                    self._shown.clear()  # another worker may have shown newer boards since
+                if chat_id not in self._taken:
+                    games -= set(self._shown)
+                elif games:  # another worker may have shown them since: read them again
+                    self._taken.discard(chat_id)
                 await self._read_shown(uow, games)
             if unreadable:
                 await self._set_aside(chat_id, unreadable, "unreadable")
@@ -185,6 +194,15 @@ class OutboxService:
         """Read the chat's line from the database next time (it is the truth)."""
         self._lines.pop(chat_id, None)
 
+    def taken(self, chat_id: int) -> None:
+        """This worker has just taken the chat's lease: another may have shown its boards.
+
+        Until it lets the chat go, only this worker shows the chat's boards, so what it
+        reads of them now stays right (with one process it always is: nothing to do).
+        """
+        if not self._keeps:
+            self._taken.add(chat_id)
+
     async def boards_shown(self, game_id: int, limit: int) -> list[BoardEntry]:
         """The game's last ``limit`` boards marked sent, oldest first (what a live board showed).
 
@@ -208,42 +226,38 @@ class OutboxService:
         """Mark the rows sent, with the board's or the lobby's message, in the next group commit.
 
         A mark that fails (the database is down) is logged and kept: its rows are
-        never shown again by this process, and it is written with the next batch.
+        never shown again by this process, and it is written with the next.
         """
         self._forget_rows(shown.chat_id, shown.entry_ids)
         if shown.board is not None:
             self._note_shown(shown.board)
         if shown.lobby_of is not None and shown.message_id is not None:
             self._lobbies[shown.lobby_of] = shown.message_id
+        self._to_mark.append(shown)
         try:
-            await self._marks.add(shown)
+            await self._together.write(self._write_marks)
         except Exception:
+            self._to_mark[:0], self._marking = self._marking, []
             logger.exception(
                 "chat %s: could not mark rows %s sent (message %s); marked with the next",
                 shown.chat_id,
                 list(shown.entry_ids),
                 shown.message_id,
             )
-            self._unmarked.append(shown)
 
-    async def _mark(self, batch: Sequence[Shown]) -> list[None]:
-        marks = [*self._unmarked, *batch]
-        self._unmarked = []
-        now = self._clock()
-        try:
-            async with self._units() as uow:
-                await uow.outbox.mark_sent(
-                    {entry_id: mark.message_id for mark in marks for entry_id in mark.entry_ids},
-                    now,
-                )
-                await uow.board_views.record([mark.board for mark in marks if mark.board])
-                for mark in marks:
-                    if mark.lobby_of is not None and mark.message_id is not None:
-                        await _store_lobby_message(uow, mark.lobby_of, mark.message_id)
-        except Exception:
-            self._unmarked = [*marks[: len(marks) - len(batch)], *self._unmarked]
-            raise
-        return [None] * len(batch)
+    async def _write_marks(self, uow: UnitOfWork) -> None:
+        """Write every mark waiting: the rows sent, the boards' views, the lobbies' messages."""
+        marks, self._to_mark = self._to_mark, []
+        self._marking += marks
+        uow.after_commit(self._marking.clear)
+        await uow.outbox.mark_sent(
+            {entry_id: mark.message_id for mark in marks for entry_id in mark.entry_ids},
+            self._clock(),
+        )
+        await uow.board_views.record([mark.board for mark in marks if mark.board])
+        for mark in marks:
+            if mark.lobby_of is not None and mark.message_id is not None:
+                await _store_lobby_message(uow, mark.lobby_of, mark.message_id)
 
     async def failed(self, chat_id: int, entry_ids: Sequence[int], error: str) -> None:
         """Mark rows failed for good (Telegram refused them): the chat's later rows go on."""
