@@ -211,3 +211,30 @@ async def engine(migrated_database_url: str) -> AsyncIterator[AsyncEngine]:
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     """The session maker on the migrated database: ``UnitOfWork(session_factory)``."""
     return make_session_factory(engine)
+
+
+REAL_PROCESS_TESTS = ("tests/multiworker/", "tests/e2e/test_kill.py", "tests/e2e/test_spam.py")
+"""The tests that start many real bot processes, or load the machine with fast play."""
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller's scheduler
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist loadgroup`` (pyproject's addopts): REAL_PROCESS_TESTS are one group.
+
+    One xdist worker runs them one after another, first (the largest group is handed out
+    first), so they never compete with each other for the cores and their time guards
+    hold; the other tests go, one at a time, to whichever worker is free. The group is
+    made here from the tests' paths: xdist's own ``xdist_group`` marker renames the
+    collected items, which pytest 9.2 no longer reads (xdist 3.8 groups nothing there).
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class RealProcessesTogether(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(REAL_PROCESS_TESTS):
+                return "real-processes"
+            return super()._split_scope(nodeid)
+
+    return RealProcessesTogether(config, log)
