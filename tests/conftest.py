@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
+import threading
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +40,22 @@ from telesnap.config import normalize_database_url
 from telesnap.storage.database import create_engine
 from telesnap.storage.database import session_factory as make_session_factory
 from telesnap.storage.migrate import upgrade_database
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the commands the tests start, however the tests were started.
+
+    A script's background job (``pytest &``) starts with SIGINT ignored, and every
+    process it starts inherits that and keeps ignoring Ctrl-C, as it should. The tests
+    that stop a command with SIGINT (tests/emulator/test_package.py,
+    tests/sandbox/test_command.py) stand for a person pressing Ctrl-C at a terminal,
+    where it is not ignored; started so, they waited for their timeout. So SIGINT is not
+    ignored here either (in every xdist worker too).
+    """
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 POSTGRES_URL_VARIABLE = "TELESNAP_TEST_POSTGRES_URL"
 POSTGRES_SKIP_REASON = f"{POSTGRES_URL_VARIABLE} is not set"
