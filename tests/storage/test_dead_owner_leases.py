@@ -122,6 +122,8 @@ async def _owner_lock_holders(engine: AsyncEngine, owner: str) -> list[int]:
     query = text(
         "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = :owner_class"
         " AND objid = hashtext(:owner)::oid AND objsubid = 2 AND granted"
+        # pg_locks shows every database's: other test sessions' workers share these names
+        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
     )
     async with engine.connect() as connection:
         return list(await connection.scalars(query, {"owner_class": OWNER_CLASS, "owner": owner}))
