@@ -1,11 +1,13 @@
 """Real processes for the multi-worker acceptance runs: emulator, nginx, workers, a database.
 
 Everything runs as it would in production, on loopback and plain HTTP (TLS is
-the proxy's business and changes nothing the tests look at): ``python -m
-telesnap emulator`` delivering webhooks to a real nginx (its configuration
-generated in a temporary folder, run in the foreground with its own pid and log
-files) in front of ``telesnap run --webhook-url …`` workers on a PostgreSQL
-database of the test's own (created with a unique name, dropped after).
+the proxy's business and changes nothing the tests look at): ``telesnap
+emulator`` delivering webhooks to a real nginx (its configuration generated in a
+temporary folder, run in the foreground with its own pid and log files) in front
+of ``telesnap run --webhook-url …`` workers on a PostgreSQL database of the
+test's own (created with a unique name, dropped after). The emulator and the
+workers are forked by the bot parent (:class:`BotParent`), which imported
+telesnap once: each a process of its own, killed as any process is.
 
 Readiness is awaited by polling with a deadline (the processes say nothing
 else); nothing here sleeps to let time pass.
