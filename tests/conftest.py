@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import signal
+import threading
 import uuid
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +32,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as create_admin_engine
 from sqlalchemy.pool import NullPool
 
@@ -41,6 +43,22 @@ from telesnap.storage.migrate import upgrade_database
 
 # python-telegram-bot's durations as timedeltas, as telesnap.app opts in for the bot.
 os.environ.setdefault("PTB_TIMEDELTA", "1")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the commands the tests start, however the tests were started.
+
+    A script's background job (``pytest &``) starts with SIGINT ignored, and every
+    process it starts inherits that and keeps ignoring Ctrl-C, as it should. The tests
+    that stop a command with SIGINT (tests/emulator/test_package.py,
+    tests/sandbox/test_command.py) stand for a person pressing Ctrl-C at a terminal,
+    where it is not ignored; started so, they waited for their timeout. So SIGINT is not
+    ignored here either (in every xdist worker too).
+    """
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 POSTGRES_URL_VARIABLE = "TELESNAP_TEST_POSTGRES_URL"
 POSTGRES_SKIP_REASON = f"{POSTGRES_URL_VARIABLE} is not set"
@@ -133,44 +151,63 @@ SELECT md5(coalesce((SELECT string_agg(t, ';' ORDER BY t) FROM (
 || coalesce((SELECT string_agg(version_num, ',') FROM public.alembic_version), ''))
 """
 
+# The tables a test wrote to (the others are empty already: truncating them costs PostgreSQL
+# a new file for each table and index), and every sequence a test drew from, back to its
+# start: what TRUNCATE of every table with RESTART IDENTITY leaves, for far less work.
 _EMPTY_EVERY_TABLE = """
-DO $$ DECLARE names text; BEGIN
-    SELECT string_agg(format('%I', tablename), ', ') INTO names
-      FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'alembic_version';
+DO $$ DECLARE table_name text; written boolean; names text; BEGIN
+    FOR table_name IN SELECT tablename FROM pg_tables
+                       WHERE schemaname = 'public' AND tablename <> 'alembic_version' LOOP
+        EXECUTE format('SELECT EXISTS (SELECT FROM public.%I)', table_name) INTO written;
+        IF written THEN
+            names := concat_ws(', ', names, format('public.%I', table_name));
+        END IF;
+    END LOOP;
     IF names IS NOT NULL THEN
-        EXECUTE 'TRUNCATE ' || names || ' RESTART IDENTITY CASCADE';
+        EXECUTE 'TRUNCATE ' || names || ' CASCADE';
     END IF;
+    PERFORM setval(format('%I.%I', schemaname, sequencename), start_value, false)
+       FROM pg_sequences WHERE schemaname = 'public' AND last_value IS NOT NULL;
 END $$
 """
+
+
+async def _empty_migrated_postgres(url: str, schema: _PostgresSchema) -> None:
+    """Leave the schema at head with no rows: emptied if a test left it so, else migrated."""
+    known = schema.migrated_fingerprint
+    if known is not None:
+        engine = create_admin_engine(url, poolclass=NullPool)
+        try:  # one connection: the check, then the emptying in the same transaction
+            async with engine.begin() as connection:
+                if await _fingerprint_on(connection) == known:
+                    await connection.execute(text(_EMPTY_EVERY_TABLE))
+                    return
+        finally:
+            await engine.dispose()
+    schema.migrated_fingerprint = None
+    await _run_admin_sql(url, "DROP SCHEMA IF EXISTS public CASCADE", "CREATE SCHEMA public")
+    await upgrade_database(url)
+    schema.migrated_fingerprint = await _schema_fingerprint(url)
+
+
+async def _fingerprint_on(connection: AsyncConnection) -> str | None:
+    tables = await connection.execute(
+        text(
+            "SELECT 1 FROM pg_tables WHERE schemaname = 'public' AND tablename = 'alembic_version'"
+        )
+    )
+    if tables.first() is None:
+        return None
+    return str((await connection.execute(text(_SCHEMA_FINGERPRINT))).scalar_one())
 
 
 async def _schema_fingerprint(url: str) -> str | None:
     engine = create_admin_engine(url, poolclass=NullPool)
     try:
         async with engine.connect() as connection:
-            tables = await connection.execute(
-                text(
-                    "SELECT 1 FROM pg_tables WHERE schemaname = 'public'"
-                    " AND tablename = 'alembic_version'"
-                )
-            )
-            if tables.first() is None:
-                return None
-            return str((await connection.execute(text(_SCHEMA_FINGERPRINT))).scalar_one())
+            return await _fingerprint_on(connection)
     finally:
         await engine.dispose()
-
-
-async def _empty_migrated_postgres(url: str, schema: _PostgresSchema) -> None:
-    """Leave the schema at head with no rows: emptied if a test left it so, else migrated."""
-    known = schema.migrated_fingerprint
-    if known is not None and await _schema_fingerprint(url) == known:
-        await _run_admin_sql(url, _EMPTY_EVERY_TABLE)
-        return
-    schema.migrated_fingerprint = None
-    await _run_admin_sql(url, "DROP SCHEMA IF EXISTS public CASCADE", "CREATE SCHEMA public")
-    await upgrade_database(url)
-    schema.migrated_fingerprint = await _schema_fingerprint(url)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -227,3 +264,30 @@ async def postgres_engine(
         yield database_engine
     finally:
         await database_engine.dispose()
+
+
+REAL_PROCESS_TESTS = ("tests/multiworker/", "tests/e2e/test_kill.py", "tests/e2e/test_spam.py")
+"""The tests that start many real bot processes, or load the machine with fast play."""
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller's scheduler
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist loadgroup`` (pyproject's addopts): REAL_PROCESS_TESTS are one group.
+
+    One xdist worker runs them one after another, first (the largest group is handed out
+    first), so they never compete with each other for the cores and their time guards
+    hold; the other tests go, one at a time, to whichever worker is free. The group is
+    made here from the tests' paths: xdist's own ``xdist_group`` marker renames the
+    collected items, which pytest 9.2 no longer reads (xdist 3.8 groups nothing there).
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class RealProcessesTogether(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(REAL_PROCESS_TESTS):
+                return "real-processes"
+            return super()._split_scope(nodeid)
+
+    return RealProcessesTogether(config, log)

@@ -167,7 +167,10 @@ async def _pid_of(coordination: PostgresCoordination) -> int:
 
 async def _someone_waits_for_an_advisory_lock(engine: AsyncEngine) -> None:
     """Return once PostgreSQL shows an advisory lock asked for and not granted."""
-    query = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+    query = text(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database ="
+        " (SELECT oid FROM pg_database WHERE datname = current_database())"
+    )
     while True:
         async with engine.connect() as connection:
             if await connection.scalar(query):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,6 +32,10 @@ from .test_referee import SIGNER, AnsweringBot
 SHORT_PERIOD_S = 0.01
 
 
+def astuple_of(each: Worker) -> tuple[RaceReferee, RaceSweeper, ShownRaces, RaceService]:
+    return each.referee, each.sweeper, each.shown, each.races
+
+
 class ShownRaces:
     """The boards a worker's decisions write (their commit wakes the chat's sender)."""
 
@@ -49,9 +54,17 @@ class ShownRaces:
         return [entry for entry in entries if isinstance(entry, BoardEntry)]
 
 
-def worker(
-    sessions: async_sessionmaker[AsyncSession], **sweep: Any
-) -> tuple[RaceReferee, RaceSweeper, ShownRaces]:
+@dataclass
+class Worker:
+    """Another worker's referee and sweeper, with its own game cache."""
+
+    referee: RaceReferee
+    sweeper: RaceSweeper
+    shown: ShownRaces
+    races: RaceService
+
+
+def worker(sessions: async_sessionmaker[AsyncSession], **sweep: Any) -> Worker:
     """Another worker's referee and sweeper, with its own game cache."""
     units = UnitsOfWork(sessions)
     store = GameStore(shared=True)
@@ -59,7 +72,7 @@ def worker(
     races = RaceService(units, store)
     referee = RaceReferee(AnsweringBot(), races, ReceiptBook(SIGNER))  # type: ignore[arg-type]
     sweeper = RaceSweeper(referee, races, period_s=SHORT_PERIOD_S, **sweep)
-    return referee, sweeper, ShownRaces(units)
+    return Worker(referee, sweeper, ShownRaces(units), races)
 
 
 async def open_race_of_a_dead_worker(sessions: async_sessionmaker[AsyncSession]) -> int:
@@ -75,7 +88,7 @@ async def test_a_race_left_open_by_a_dead_worker_is_decided_by_another_and_its_b
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     version = await open_race_of_a_dead_worker(session_factory)
-    referee, sweeper, shown = worker(session_factory)
+    referee, sweeper, shown, _ = astuple_of(worker(session_factory))
     sweeper.start()
     try:
         await asyncio.wait_for(shown.shown.wait(), timeout=10)
@@ -96,12 +109,21 @@ async def test_two_workers_sweeping_the_same_race_decide_it_once(
 ) -> None:
     await open_race_of_a_dead_worker(session_factory)
     workers = [worker(session_factory) for _ in range(2)]
-    adopted = await asyncio.gather(*(sweeper.sweep() for _, sweeper, _ in workers))
+    both_looked = asyncio.Barrier(2)  # both find the race open before either decides it
+    for each in workers:
+        look = each.races.overdue_races
+
+        async def looked(before_ns: int, look: Any = look) -> list[OpenRace]:
+            found: list[OpenRace] = await look(before_ns)
+            await both_looked.wait()
+            return found
+
+        each.races.overdue_races = looked  # type: ignore[method-assign]
+    adopted = await asyncio.gather(*(each.sweeper.sweep() for each in workers))
     assert adopted == [1, 1]
-    for referee, _, _ in workers:
-        assert await referee.wait_until_decided(PLACE) is not None
-        await referee.close()
-    deciding = [shown for _, _, shown in workers if shown.chats]
+    for each in workers:
+        await each.referee.close()  # it decides the race in hand before it stops
+    deciding = [each.shown for each in workers if each.shown.chats]
     assert len(deciding) == 1, "the board is written by the one deciding"
     (race,) = await stored_races(session_factory)
     assert race.state == RaceState.DECIDED.value
@@ -118,7 +140,9 @@ async def test_a_race_within_its_window_and_grace_is_left_to_its_worker(
     (race,) = await stored_races(session_factory)
     deadline_ns = race.deadline_ns
     grace_ns = int(ADOPT_GRACE_S * 1e9)
-    referee, sweeper, _ = worker(session_factory, now_ns=lambda: deadline_ns + grace_ns)
+    referee, sweeper, _, _ = astuple_of(
+        worker(session_factory, now_ns=lambda: deadline_ns + grace_ns)
+    )
     assert await sweeper.sweep() == 0, "its own worker may still be waiting for its calls"
     assert not referee.is_deciding(PLACE)
     (race,) = await stored_races(session_factory)

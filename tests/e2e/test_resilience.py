@@ -23,6 +23,7 @@ from telesnap.emulator.testing import RunningEmulator
 from telesnap.game import Game, operation_from_json
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.uow import UnitOfWork
+from tests.multiworker.processes import BotParent, ForkedProcess
 
 from .harness import NO_FLOOD, Table, database_file, table_with
 
@@ -106,7 +107,8 @@ async def test_webhook_mode_plays_and_refuses_a_wrong_secret(
 @asynccontextmanager
 async def bot_process(
     emulator: RunningEmulator, database_url: str, log: Path
-) -> AsyncIterator[asyncio.subprocess.Process]:
+) -> AsyncIterator[ForkedProcess]:
+    """``telesnap run`` in a process of its own (forked by the bot parent), until the block ends."""
     env = {
         **os.environ,
         "TELESNAP_TOKEN": emulator.token,
@@ -115,17 +117,7 @@ async def bot_process(
         "TELESNAP_SHUFFLE_SEED": "7",
         "TELESNAP_FLOOD_CONTROL": "off",
     }
-    with log.open("ab") as output:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "telesnap",
-            "run",
-            env=env,
-            stdout=output,
-            stderr=output,
-            cwd=log.parent,
-        )
+    process = await BotParent.get().start(["run"], log, env, log.parent)
     try:
         yield process
     finally:

@@ -112,6 +112,7 @@ async def bot_process(
             "TELESNAP_LOG_LEVEL": "WARNING",
             "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE, os.environ.get("PYTHONPATH")])),
         },
+        forked=True,
     )
     await bot.start()
     try:

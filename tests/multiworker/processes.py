@@ -1,11 +1,13 @@
 """Real processes for the multi-worker acceptance runs: emulator, nginx, workers, a database.
 
 Everything runs as it would in production, on loopback and plain HTTP (TLS is
-the proxy's business and changes nothing the tests look at): ``python -m
-telesnap emulator`` delivering webhooks to a real nginx (its configuration
-generated in a temporary folder, run in the foreground with its own pid and log
-files) in front of ``telesnap run --webhook-url …`` workers on a PostgreSQL
-database of the test's own (created with a unique name, dropped after).
+the proxy's business and changes nothing the tests look at): ``telesnap
+emulator`` delivering webhooks to a real nginx (its configuration generated in a
+temporary folder, run in the foreground with its own pid and log files) in front
+of ``telesnap run --webhook-url …`` workers on a PostgreSQL database of the
+test's own (created with a unique name, dropped after). The emulator and the
+workers are forked by the bot parent (:class:`BotParent`), which imported
+telesnap once: each a process of its own, killed as any process is.
 
 Readiness is awaited by polling with a deadline (the processes say nothing
 else); nothing here sleeps to let time pass.
@@ -14,12 +16,15 @@ else); nothing here sleeps to let time pass.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -33,6 +38,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
+import telesnap
 from telesnap.config import normalize_database_url
 from telesnap.emulator.client import EmulatorClient
 from telesnap.emulator.guard import new_key
@@ -54,6 +60,146 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+BOT_PARENT = Path(__file__).resolve().with_name("bot_parent.py")
+
+
+class ForkedProcess:
+    """A ``telesnap`` process forked by the bot parent: the parts of asyncio's Process used here.
+
+    Its signals go through the parent, which reaps its children itself, so a signal never
+    reaches another process that took a reaped child's pid.
+    """
+
+    def __init__(self, parent: BotParent, pid: int) -> None:
+        self._parent = parent
+        self.pid = pid
+        self.returncode: int | None = None
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[int]]] = []
+
+    def _exited(self, code: int) -> None:  # on the parent's reader thread
+        self.returncode = code
+        for loop, future in self._waiters:
+            with suppress(RuntimeError):  # that loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(_set_result, future, code)
+        self._waiters.clear()
+
+    def send_signal(self, number: int) -> None:
+        """Send signal ``number`` (a no-op once it has exited)."""
+        self._parent.request({"op": "signal", "pid": self.pid, "signal": int(number)})
+
+    def kill(self) -> None:
+        """SIGKILL."""
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        """SIGTERM."""
+        self.send_signal(signal.SIGTERM)
+
+    async def wait(self) -> int:
+        """Wait until it has exited and was reaped; its exit code."""
+        with self._parent.lock:
+            if self.returncode is None:
+                future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+                self._waiters.append((asyncio.get_running_loop(), future))
+            else:
+                return self.returncode
+        return await future
+
+
+def _set_result(future: asyncio.Future[int], code: int) -> None:
+    if not future.done():
+        future.set_result(code)
+
+
+class BotParent:
+    """The process that forks ``telesnap`` processes (tests/multiworker/bot_parent.py).
+
+    One per test process, started at its first use and stopped when the tests end. It
+    is driven from whatever event loop a test runs (each test has its own), so its
+    replies are read on a thread of their own.
+    """
+
+    _running: BotParent | None = None
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        source = str(Path(telesnap.__file__).resolve().parent.parent)  # this tree's telesnap
+        self._process = subprocess.Popen(
+            [sys.executable, "-P", str(BOT_PARENT)],  # -P: not tests/multiworker on sys.path
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")])),
+            },
+        )
+        self._children: dict[int, ForkedProcess] = {}
+        self._started: list[ForkedProcess] = []
+        self._starting = threading.Lock()
+        self._writing = threading.Lock()
+        self._started_ready = threading.Condition(self.lock)
+        self._reader = threading.Thread(target=self._read, name="bot parent", daemon=True)
+        self._reader.start()
+
+    @classmethod
+    def get(cls) -> BotParent:
+        """The running parent, started now if there is none (or it died)."""
+        if cls._running is None or cls._running._process.poll() is not None:
+            cls._running = cls()
+            atexit.register(cls._running.close)
+        return cls._running
+
+    def request(self, message: dict[str, Any]) -> None:
+        """Send one request (a line of JSON)."""
+        assert self._process.stdin is not None
+        with self._writing:
+            self._process.stdin.write((json.dumps(message) + "\n").encode())
+            self._process.stdin.flush()
+
+    async def start(
+        self, command: list[str], log: Path, env: dict[str, str], cwd: Path
+    ) -> ForkedProcess:
+        """Fork ``telesnap COMMAND``, its output appended to ``log``."""
+        return await asyncio.to_thread(self._start, command, log, env, cwd)
+
+    def _start(
+        self, command: list[str], log: Path, env: dict[str, str], cwd: Path
+    ) -> ForkedProcess:
+        message = {"op": "start", "argv": command, "env": env, "cwd": str(cwd), "log": str(log)}
+        with self._starting:  # one start at a time: the next reply names its pid
+            self.request(message)
+            with self.lock:
+                while not self._started:
+                    if self._process.poll() is not None:
+                        code = self._process.returncode
+                        raise AssertionError(f"the bot parent exited with {code}")
+                    self._started_ready.wait(timeout=1.0)
+                return self._started.pop()
+
+    def _read(self) -> None:
+        assert self._process.stdout is not None
+        for line in self._process.stdout:
+            message = json.loads(line)
+            with self.lock:
+                if message["op"] == "started":
+                    child = self._children[message["pid"]] = ForkedProcess(self, message["pid"])
+                    self._started.append(child)
+                    self._started_ready.notify_all()
+                elif message["op"] == "exited":
+                    self._children.pop(message["pid"])._exited(message["code"])
+
+    def close(self) -> None:
+        """Stop it: it kills the children still running, reaps them, and exits."""
+        if self._process.stdin is not None:
+            with suppress(OSError):
+                self._process.stdin.close()
+        try:
+            self._process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
 
 
 async def _poll(what: str, probe: Any, process: Process | None = None) -> None:
@@ -87,7 +233,9 @@ class Process:
     log_path: Path
     environment: dict[str, str] = field(default_factory=dict)
     cwd: Path | None = None
-    process: asyncio.subprocess.Process | None = None
+    forked: bool = False
+    """Forked by the bot parent (``command`` is ``python -m telesnap ...``): see BotParent."""
+    process: asyncio.subprocess.Process | ForkedProcess | None = None
     kills: int = 0
     _log: IO[bytes] | None = None
 
@@ -107,6 +255,15 @@ class Process:
         self._log = self._log or self.log_path.open("ab")
         self._log.write(f"\n==== start: {' '.join(self.command)}\n".encode())
         self._log.flush()
+        if self.forked:
+            assert self.command[:3] == [sys.executable, "-m", "telesnap"], self.command
+            self.process = await BotParent.get().start(
+                self.command[3:],
+                self.log_path,
+                {**os.environ, **self.environment},
+                self.cwd or Path.cwd(),
+            )
+            return
         self.process = await asyncio.create_subprocess_exec(
             *self.command,
             stdout=self._log,
@@ -318,7 +475,7 @@ async def _start_emulator(folder: Path, *, flood_limits: bool) -> tuple[Process,
     key_file = folder / "emulator.key"
     key_file.write_text(EMULATOR_KEY, encoding="utf-8")
     command += ["--key-file", str(key_file)]
-    emulator = Process("emulator", command, folder / "emulator.log", cwd=folder)
+    emulator = Process("emulator", command, folder / "emulator.log", cwd=folder, forked=True)
     await emulator.start()
     url = f"http://127.0.0.1:{port}"
     await _poll("the emulator", lambda: _answers(f"{url}/_emulator/bot?k={EMULATOR_KEY}"), emulator)
@@ -374,6 +531,7 @@ async def deployment(
                 folder / f"worker-{number}.log",
                 environment,
                 cwd=folder,
+                forked=True,
                 port=port,
             )
             pool.append(worker)

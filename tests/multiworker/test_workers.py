@@ -130,6 +130,7 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
         ],
         tmp_path / "emulator.log",
         cwd=tmp_path,
+        forked=True,
     )
     await emulator.start()
     api = f"http://127.0.0.1:{port}"
@@ -224,6 +225,7 @@ async def test_workers_refuse_sqlite_and_polling(tmp_path: Path) -> None:
             tmp_path / "refused.log",
             environment,
             cwd=tmp_path,
+            forked=True,
         )
         await process.start()
         assert process.process is not None

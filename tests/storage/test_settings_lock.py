@@ -20,10 +20,18 @@ CHAT = -300
 Factory = async_sessionmaker[AsyncSession]
 
 
+# A lock waited for by a connection to this database (pg_locks shows every database's; a
+# row lock's wait may be on a transaction id, which names no database).
+_WAITING_HERE = text(
+    "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+    " WHERE NOT l.granted AND a.datname = current_database()"
+)
+
+
 async def _blocked_on_a_lock(engine: AsyncEngine) -> None:
     """Return once some transaction waits for a row lock."""
     async with engine.connect() as connection:
-        while not await connection.scalar(text("SELECT count(*) FROM pg_locks WHERE NOT granted")):
+        while not await connection.scalar(_WAITING_HERE):
             await connection.rollback()  # a fresh snapshot of pg_locks each round
             await asyncio.sleep(0.01)  # pg_locks has no event to wait on
 
