@@ -170,17 +170,6 @@ async def test_r27_a_reminder_then_an_auto_flip(
     assert await world.timers.fire_due() == []
 
 
-async def test_what_a_timer_did_comes_with_the_chats_language(
-    session_factory: async_sessionmaker[AsyncSession],
-) -> None:
-    clock = Clock()
-    world = await world_with(session_factory, clock, turn_timer="60", language="sw")
-    await start(world)
-    clock.advance(seconds=60)
-    (reminder,) = await world.timers.fire_due()
-    assert reminder.language == "sw", "the bot shows it without reading the settings again"
-
-
 async def test_r27_a_flip_in_time_cancels_the_turn_timer(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:

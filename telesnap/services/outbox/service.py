@@ -195,7 +195,7 @@ class OutboxService:
         self._lines.pop(chat_id, None)
 
     def taken(self, chat_id: int) -> None:
-        """This worker has just taken the chat's lease: another may have shown its boards.
+        """The chat's lease was just taken here: another worker may have shown its boards.
 
         Until it lets the chat go, only this worker shows the chat's boards, so what it
         reads of them now stays right (with one process it always is: nothing to do).

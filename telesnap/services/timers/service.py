@@ -13,7 +13,6 @@ usual, and what they did is returned to be shown.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -25,7 +24,6 @@ from ...storage.models import Timer as TimerRow
 from ...storage.repositories.bookkeeping import FAILURES_KEY, SET_ASIDE_KEY
 from ...storage.uow import UnitOfWork
 from ...support.retry import Backoff
-from ..chat_settings import chat_language
 from ..outbox.rows import Notice, NoticeKind, note_board, record_notice
 from ..play.base import Service
 from ..play.lobby import shown_lobby
@@ -70,8 +68,6 @@ class TimerOutcome:
     play: PlayOutcome | None = None
     lobby: LobbyView | None = None
     absent: AbsentPlayer | None = None
-    language: str | None = None
-    """The chat's language (None: the default), read with what the timer did."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +169,7 @@ class TimerService(Service):
         now: datetime,
     ) -> TimerOutcome | None:
         async with self._change(place, None) as uow:
-            outcome = await self._fire_in(uow, timer_id, kind, place, game_id, payload, now)
-            if outcome is None:
-                return None
-            return dataclasses.replace(outcome, language=await chat_language(uow, place))
+            return await self._fire_in(uow, timer_id, kind, place, game_id, payload, now)
 
     async def _fire_in(
         self,
