@@ -8,9 +8,10 @@ from collections import Counter
 from typing import cast
 
 import pytest
+from telegram.error import BadRequest
 
 from telesnap.bot.delivery.live import RecentLines
-from telesnap.bot.delivery.show import HeadShow
+from telesnap.bot.delivery.show import HeadNotShownError, HeadShow
 from telesnap.bot.render.boards import BOARD_NAME_LIMIT, MAX_TEXT
 from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.bot.render.digest import BoardEvent, board_events, summarised
@@ -143,3 +144,19 @@ def test_the_summary_is_plural_aware_in_each_language() -> None:
         tr = translator(language)
         assert singular in summarised([one[1]], tr)[0]
         assert plural in summarised([one[1], one[1]], tr)[0]
+
+
+async def test_a_message_refused_names_only_the_rows_it_would_have_shown() -> None:
+    steps = play(3, actions=900)  # three messages' worth of events
+    entries = [
+        BoardEntry(row_id, -1, 0, 1, PlayOutcome(table, tuple(operations)))
+        for row_id, (operations, table) in enumerate(steps, start=1)
+    ]
+    bot = FakeBotApi(errors=[("send_message", BadRequest("Bad Request: can't parse entities"))])
+    show = HeadShow(bot, cast(OutboxService, None), SIGNER, RecentLines())  # type: ignore[arg-type]
+    with pytest.raises(HeadNotShownError) as refused:
+        await show.show(entries, Line(list(entries)), TR)
+    taken = refused.value.entry_ids
+    assert 0 < len(taken) < len(entries), "the rows that did not fit are not set aside with it"
+    assert taken == [entry.id for entry in entries[: len(taken)]]
+    assert isinstance(refused.value.error, BadRequest)

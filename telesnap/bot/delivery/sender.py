@@ -43,7 +43,7 @@ from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
 
 from ...coordination import Coordination
 from ...services.chat_settings import ChatLanguages
-from ...services.outbox.rows import Entry, next_head
+from ...services.outbox.rows import next_head
 from ...services.outbox.service import OutboxService
 from ...support.bounded import BoundedDict
 from ...support.loops import BackgroundLoop
@@ -52,7 +52,7 @@ from ..render.i18n import translator
 from ..render.notices import UnknownNoticeError
 from .direct import KeyboardRemovalPost, Post
 from .pace import Pacer
-from .show import HeadShow
+from .show import HeadNotShownError, HeadShow
 
 logger = logging.getLogger(__name__)
 
@@ -255,14 +255,13 @@ class Senders:
             if not head:
                 await self._pacer.sent(chat_id)
                 return await self._let_go(chat)
+        language = await self._languages.of(chat_id)
         try:
-            language = await self._languages.of(chat_id)
-            try:
-                showing = await self._show.show(head, line, translator(language))
-            finally:
-                await self._pacer.sent(chat_id)
-        except Exception as error:
-            return await self._failed_head(chat, head, error)
+            showing = await self._show.show(head, line, translator(language))
+        except HeadNotShownError as failed:
+            return await self._failed_head(chat, failed.entry_ids, failed.error)
+        finally:
+            await self._pacer.sent(chat_id)
         chat.faults.pop(head[0].id, None)
         chat.backoff.reset()
         await self._outbox.sent(showing.shown)
@@ -272,17 +271,16 @@ class Senders:
             return True
         return await self._let_go(chat)
 
-    async def _failed_head(self, chat: _Chat, head: list[Entry], error: Exception) -> bool:
-        """What a failed send of ``head`` means for its rows; whether the chat goes on."""
-        chat_id, ids = chat.chat_id, [entry.id for entry in head]
-        kind = type(head[0]).__name__
+    async def _failed_head(self, chat: _Chat, ids: list[int], error: Exception) -> bool:
+        """What a failed send of rows ``ids`` means for them; whether the chat goes on."""
+        chat_id = chat.chat_id
         if isinstance(error, BadRequest | UnknownNoticeError) or (
-            not isinstance(error, TelegramError) and self._fault(chat, head[0].id)
+            not isinstance(error, TelegramError) and self._fault(chat, ids[0])
         ):
-            logger.error("chat %s: rows %s (%s) set aside: %r", chat_id, ids, kind, error)
+            logger.error("chat %s: rows %s set aside: %r", chat_id, ids, error)
             await self._outbox.failed(chat_id, ids, repr(error))
             return True
-        return await self._retry(chat, error, f"rows {ids} ({kind})")
+        return await self._retry(chat, error, f"rows {ids}")
 
     async def _direct(self, chat: _Chat, post: Post) -> None:
         await self._pacer.wait_for_slot(chat.chat_id)

@@ -43,6 +43,16 @@ from .live import LIVE, RecentLines, edit_in_place, entry_events, with_earlier
 logger = logging.getLogger(__name__)
 
 
+class HeadNotShownError(Exception):
+    """Showing a head failed: the rows the message would have shown, and why."""
+
+    def __init__(self, entry_ids: Sequence[int], error: Exception) -> None:
+        super().__init__(f"rows {list(entry_ids)} not shown: {error!r}")
+        self.entry_ids = list(entry_ids)
+        self.error = error
+        """Telegram's answer, or a fault of our own."""
+
+
 @dataclass(frozen=True, slots=True)
 class Showing:
     """What one send showed, and the board whose buttons come off next (if any)."""
@@ -65,7 +75,20 @@ class HeadShow:
     async def show(
         self, head: Sequence[Entry], line: Line, tr: gettext.NullTranslations
     ) -> Showing:
-        """Show ``head`` (one of :func:`~telesnap.services.outbox.rows.next_head`'s runs)."""
+        """Show ``head`` (one of :func:`~telesnap.services.outbox.rows.next_head`'s runs).
+
+        Raises :class:`HeadNotShownError` naming the rows it tried, and why.
+        """
+        try:
+            return await self._show(head, line, tr)
+        except HeadNotShownError:
+            raise
+        except Exception as error:
+            raise HeadNotShownError([entry.id for entry in head], error) from error
+
+    async def _show(
+        self, head: Sequence[Entry], line: Line, tr: gettext.NullTranslations
+    ) -> Showing:
         first = head[0]
         if isinstance(first, BoardEntry):
             boards = [entry for entry in head if isinstance(entry, BoardEntry)]
@@ -105,12 +128,15 @@ class HeadShow:
         text = compose_board(lines, table, tr)
         keyboard = board_keyboard(table, self.signer, tr)
         message_id = None
-        if live and before is not None:
-            message_id = await edit_in_place(
-                self.bot, first.chat_id, before.message_id, text, keyboard
-            )
-        if message_id is None:
-            message_id = await self._post_board(first.chat_id, first.thread_id, text, keyboard)
+        try:
+            if live and before is not None:
+                message_id = await edit_in_place(
+                    self.bot, first.chat_id, before.message_id, text, keyboard
+                )
+            if message_id is None:
+                message_id = await self._post_board(first.chat_id, first.thread_id, text, keyboard)
+        except Exception as error:
+            raise HeadNotShownError(ids, error) from error  # the rows behind wait for the next
         if live:
             self.recent.shown(
                 table.game_id, lines, version=table.board_version, is_over=table.is_over
