@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from functools import cached_property
 from types import TracebackType
 from typing import Any, Self
 
@@ -59,18 +60,21 @@ class UnitOfWork:
     commit all the same: a rollback would expire the objects it read.)
     """
 
-    users: UserRepository
-    chats: ChatRepository
-    settings: ChatSettingsRepository
-    games: GameRepository
-    history: HistoryRepository
-    board_views: BoardViewRepository
-    updates: InboxRepository
-    timers: TimerRepository
-    races: RaceRepository
-    stats: StatsRepository
-    outbox: OutboxRepository
-    alerts: AlertRepository
+    _REPOSITORIES = (
+        "users",
+        "chats",
+        "settings",
+        "games",
+        "history",
+        "board_views",
+        "updates",
+        "timers",
+        "races",
+        "stats",
+        "outbox",
+        "alerts",
+    )
+    """Each is made the first time a unit uses it (most use two or three), on its session."""
 
     def __init__(
         self,
@@ -102,19 +106,67 @@ class UnitOfWork:
             dialect = session.get_bind().dialect.name
             # The options apply to the transaction's connection, so it is taken now.
             await session.connection(execution_options=read_only_options(dialect))
-        self.users = UserRepository(session)
-        self.chats = ChatRepository(session)
-        self.settings = ChatSettingsRepository(session)
-        self.games = GameRepository(session)
-        self.history = HistoryRepository(session)
-        self.board_views = BoardViewRepository(session)
-        self.updates = InboxRepository(session, self._marks)
-        self.timers = TimerRepository(session)
-        self.races = RaceRepository(session)
-        self.stats = StatsRepository(session)
-        self.outbox = OutboxRepository(session)
-        self.alerts = AlertRepository(session)
         return self
+
+    @cached_property
+    def users(self) -> UserRepository:
+        """The users the bot knows."""
+        return UserRepository(self.session)
+
+    @cached_property
+    def chats(self) -> ChatRepository:
+        """The chats the bot knows."""
+        return ChatRepository(self.session)
+
+    @cached_property
+    def settings(self) -> ChatSettingsRepository:
+        """The chats' settings."""
+        return ChatSettingsRepository(self.session)
+
+    @cached_property
+    def games(self) -> GameRepository:
+        """The games and their players."""
+        return GameRepository(self.session)
+
+    @cached_property
+    def history(self) -> HistoryRepository:
+        """The games' operations."""
+        return HistoryRepository(self.session)
+
+    @cached_property
+    def board_views(self) -> BoardViewRepository:
+        """When each board was shown."""
+        return BoardViewRepository(self.session)
+
+    @cached_property
+    def updates(self) -> InboxRepository:
+        """The inbox of received updates."""
+        return InboxRepository(self.session, self._marks)
+
+    @cached_property
+    def timers(self) -> TimerRepository:
+        """The timers."""
+        return TimerRepository(self.session)
+
+    @cached_property
+    def races(self) -> RaceRepository:
+        """The Snap races."""
+        return RaceRepository(self.session)
+
+    @cached_property
+    def stats(self) -> StatsRepository:
+        """The figures."""
+        return StatsRepository(self.session)
+
+    @cached_property
+    def outbox(self) -> OutboxRepository:
+        """The durable outbox."""
+        return OutboxRepository(self.session)
+
+    @cached_property
+    def alerts(self) -> AlertRepository:
+        """The lobby alerts (``/notify``)."""
+        return AlertRepository(self.session)
 
     async def __aexit__(
         self,
@@ -128,13 +180,17 @@ class UnitOfWork:
                 await session.commit()
                 for callback in self._after_commit:
                     callback()
-                self.updates.committed()
+                if "updates" in self.__dict__:
+                    self.updates.committed()
                 if self._watch is not None:
                     self._watch.committed(session.sync_session)
             else:
                 await session.rollback()
         finally:
-            self.updates.ended()  # after a commit that failed too
+            if "updates" in self.__dict__:
+                self.updates.ended()  # after a commit that failed too
+            for name in self._REPOSITORIES:  # made on this session: not for the next
+                self.__dict__.pop(name, None)
             self._session = None
             await session.close()
 
