@@ -19,7 +19,7 @@ its accept queue.
 Every worker is started the same way: a worker that finds no other alive on
 the database (a cold start) resumes the running games (deciding the races a
 stop interrupted, posting the tables again), one that finds others running
-leaves the games to them (see :mod:`telesnap.storage.liveness`). So a restarted
+leaves the games to them (see :mod:`telesnap.coordination`). So a restarted
 worker, a rolling restart and the supervisors of other hosts need nothing
 special; ``--no-resume`` is passed on to every worker (none resumes, even cold).
 """

@@ -5,7 +5,7 @@ first only to someone who started it privately, so the bot remembers who did
 (``direct_chats``); a subscription waits until then. The message is a notice
 row of the person's private chat in the durable outbox, written in the
 transaction that opens the lobby, so a crash loses none, and it goes out
-through the private chat's own lane, within the flood limits. Someone who
+through the private chat's own sender, within the flood limits. Someone who
 blocks the bot is dropped from every chat's list.
 """
 

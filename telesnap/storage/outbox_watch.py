@@ -1,13 +1,14 @@
-"""What committed units of work did to the outbox, for a sender that keeps its line in memory.
+"""What committed units of work did to the outbox: the rows they added, and rewrites.
 
-A process that is the outbox's one writer (one process on SQLite) need not read
-back the rows it has just written: each unit of work that adds outbox rows
-reports them here once it has committed, in commit order (which, SQLite's
-writers being serialised, is their ``id`` order). A unit that changed pending
-rows any other way (a privacy erasure rewriting a name, a chat's rows deleted)
-counts as a *rewrite*: whoever keeps rows in memory must read them again.
+Each unit of work that adds outbox rows reports them here once it has committed
+(their chats' senders are woken). A process that is the outbox's one writer (one
+process on SQLite) need not read back the rows it has just written: they come
+in commit order (which, SQLite's writers being serialised, is their ``id``
+order). A unit that changed pending rows any other way (a privacy erasure
+rewriting a name, a chat's rows deleted) counts as a *rewrite*: whoever keeps
+rows in memory must read them again.
 
-Statements issued with the execution option :data:`MIRRORED` are left out:
+Statements issued with the execution option :data:`SETTLING` are left out:
 their caller brings its own copy up to date (settling rows it sent).
 """
 
@@ -21,10 +22,10 @@ from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 
 from .models import OutboxMessage
 
-__all__ = ["MIRRORED", "OutboxWatch", "note_added"]
+__all__ = ["SETTLING", "OutboxWatch", "note_added"]
 
-MIRRORED = "telesnap_outbox_mirrored"
-"""Execution option: the caller keeps its in-memory copy of what this statement changes."""
+SETTLING = "telesnap_outbox_settling"
+"""Execution option: the statement settles rows its caller sent (and forgot in memory itself)."""
 _ADDED = "telesnap_outbox_added"
 _REWRITTEN = "telesnap_outbox_rewritten"
 _TABLE_NAME = OutboxMessage.__tablename__
@@ -60,7 +61,7 @@ def note_added(session: Session, row: OutboxMessage) -> None:
 
 @event.listens_for(Session, "do_orm_execute")
 def _bulk_write(state: ORMExecuteState) -> None:
-    if not (state.is_update or state.is_delete) or state.execution_options.get(MIRRORED):
+    if not (state.is_update or state.is_delete) or state.execution_options.get(SETTLING):
         return
     # An ORM statement names an annotated copy of the table: compare by name.
     table: Any = getattr(state.statement, "table", None)

@@ -1,6 +1,6 @@
 """A background loop: rounds in one task, a wait between them, started and stopped once each.
 
-The resender, the timer loop and the race sweeper each run one. A round that
+The senders' look-out, the timer loop and the race sweeper each run one. A round that
 fails is logged with what it concerns and tried again after a backoff: a
 failure never ends the loop, and never goes unseen.
 """

@@ -1,7 +1,7 @@
 """When each board was first shown: what reaction times start from, and which board is newest.
 
 The bot records a board view when the outbox marks the board sent (the
-outbox's own transaction, see ``OutboxService.boards_sent``). Reaction times
+outbox's own transaction, see ``OutboxService.sent``). Reaction times
 are measured from the stored moment a board version first reached Telegram,
 and a Flip on the newest board in the chat acts on the game as it is now; both
 read these rows, so they hold after a restart and on any worker.

@@ -10,7 +10,7 @@ from sqlalchemy import BigInteger, case, delete, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import OutboxMessage, OutboxState
-from ..outbox_watch import MIRRORED, note_added
+from ..outbox_watch import SETTLING, note_added
 
 __all__ = ["OutboxRepository"]
 
@@ -118,7 +118,7 @@ class OutboxRepository:
             update(OutboxMessage)
             .where(OutboxMessage.id.in_(ids), OutboxMessage.state == OutboxState.PENDING.value)
             .values(state=state.value, done_at=at, message_id=message_id, error=error)
-            .execution_options(**{MIRRORED: True})
+            .execution_options(**{SETTLING: True})
         )
 
     async def mark_sent(self, shown: Mapping[int, int | None], at: datetime) -> None:
@@ -138,7 +138,7 @@ class OutboxRepository:
             update(OutboxMessage)
             .where(OutboxMessage.id.in_(shown), OutboxMessage.state == OutboxState.PENDING.value)
             .values(state=OutboxState.SENT.value, done_at=at, message_id=message_id, error=None)
-            .execution_options(**{MIRRORED: True})
+            .execution_options(**{SETTLING: True})
         )
 
     async def forget_settled(self, before: datetime) -> int:
@@ -146,7 +146,7 @@ class OutboxRepository:
         result = await self._session.execute(
             delete(OutboxMessage)
             .where(OutboxMessage.state != OutboxState.PENDING.value, OutboxMessage.done_at < before)
-            .execution_options(**{MIRRORED: True})  # settled rows: no line holds them
+            .execution_options(**{SETTLING: True})  # settled rows: no line holds them
         )
         return int(getattr(result, "rowcount", 0) or 0)
 
