@@ -227,7 +227,7 @@ class BotRunner:
         await publish_commands(application)
         await application.start()
         # A cold start holds the others back (they wait here) until it has resumed.
-        cold = self.cold_start = await coordination.start(dispatcher.wake)
+        cold = self.cold_start = await coordination.start(dispatcher.wake, senders.rows_written)
         started = datetime.now(UTC)
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if cold:

@@ -9,7 +9,8 @@ for its life (:class:`~.postgres.PostgresCoordination`), so a worker killed with
 What is coordinated:
 
 - **claims**: a topic's line of updates, and each Snap call, is run by one worker;
-- **wake-ups**: storing updates wakes the other workers (NOTIFY on the insert);
+- **wake-ups**: storing updates wakes the other workers (NOTIFY on the insert), and
+  a committed outbox row wakes the worker that holds its chat;
 - **chat leases**: one worker at a time sends a chat's outbox rows;
 - **pledges**: the worker that owes a press its answer (its race's caller) holds it;
 - **liveness**: a *cold start* (no other worker alive) resumes the games; a warm
@@ -49,11 +50,14 @@ class Coordination(Protocol):
         """The name of this worker in the wake-ups its stores send (it ignores its own)."""
         ...
 
-    async def start(self, wake: Callable[[], None]) -> bool:
+    async def start(
+        self, wake: Callable[[], None], rows_written: Callable[[int], None] = lambda chat: None
+    ) -> bool:
         """Join the workers and listen for wake-ups; True: a cold start (nobody else alive).
 
         A cold start holds the others back (they wait in their own ``start``)
-        until :meth:`joined`. ``wake`` is called when another worker stored updates.
+        until :meth:`joined`. ``wake`` is called when another worker stored updates,
+        ``rows_written(chat_id)`` when a worker committed outbox rows for a chat.
         """
         ...
 

@@ -22,8 +22,10 @@ class LocalCoordination:
         """No other process to tell apart from."""
         return ""
 
-    async def start(self, wake: Callable[[], None]) -> bool:
-        """Nobody else runs on this database: a cold start (the store wakes its own dispatcher)."""
+    async def start(
+        self, wake: Callable[[], None], rows_written: Callable[[int], None] = lambda chat: None
+    ) -> bool:
+        """Nobody else runs on this database: a cold start (its stores and commits wake it)."""
         return True
 
     async def joined(self) -> None:

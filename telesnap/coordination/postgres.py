@@ -2,7 +2,8 @@
 
 Every claim, lease and pledge is a session-level advisory lock on a connection
 the worker keeps out of its pool for its life, which also LISTENs for the
-wake-ups that storing updates sends (``InboxRepository.store``). A worker killed
+wake-ups that storing updates sends (``InboxRepository.store``) and those of
+committed outbox rows (a trigger's, see ``OUTBOX_CHANNEL``). A worker killed
 with ``-9`` loses the connection, and PostgreSQL releases all it held at once.
 
 **Liveness.** Every live worker holds a *shared* lock on one fixed key. A starting
@@ -40,7 +41,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..storage.models import InboxUpdate, OutboxSender
-from ..storage.repositories import INBOX_CHANNEL
+from ..storage.repositories import INBOX_CHANNEL, OUTBOX_CHANNEL
 from ..support.loops import BackgroundLoop
 from ..support.retry import Backoff
 
@@ -117,6 +118,7 @@ class PostgresCoordination:
         """One connection: one query at a time."""
         self._recovering = asyncio.Lock()
         self._wake: Callable[[], None] | None = None
+        self._rows_written: Callable[[int], None] = lambda chat: None
         self._running = False
         """Between :meth:`start` and :meth:`close`: a lost connection is opened again."""
         self._held: set[Key] = set()
@@ -136,9 +138,12 @@ class PostgresCoordination:
         """A name of this worker, random per start: the payload of its stores' NOTIFYs."""
         return self._origin
 
-    async def start(self, wake: Callable[[], None]) -> bool:
+    async def start(
+        self, wake: Callable[[], None], rows_written: Callable[[int], None] = lambda chat: None
+    ) -> bool:
         """Open the connection, LISTEN, join the live workers; True: a cold start (see module)."""
         self._wake = wake
+        self._rows_written = rows_written
         self._running = True
         async with self._lock:
             driver = await self._open()
@@ -166,12 +171,21 @@ class PostgresCoordination:
         raw = await self._connection.get_raw_connection()
         self._driver = raw.driver_connection
         await self._driver.add_listener(INBOX_CHANNEL, self._notified)
+        await self._driver.add_listener(OUTBOX_CHANNEL, self._row_notified)
         return self._driver
 
     def _notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
         # Our own stores were handed to our dispatcher directly: no sweep for them.
         if self._wake is not None and payload != self._origin:
             self._wake()
+
+    def _row_notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
+        try:
+            chat_id = int(payload)
+        except ValueError:
+            logger.warning("an outbox wake-up with a payload that is no chat: %r", payload)
+            return
+        self._rows_written(chat_id)
 
     async def _query(self, method: str, query: str, *args: Any) -> Any:
         """Run a query on the connection; a lost connection is opened again and asked once more."""
@@ -328,6 +342,7 @@ class PostgresCoordination:
             if driver is not None and not driver.is_closed():
                 try:
                     await driver.remove_listener(INBOX_CHANNEL, self._notified)
+                    await driver.remove_listener(OUTBOX_CHANNEL, self._row_notified)
                     await driver.execute("SELECT pg_advisory_unlock_all()")
                 except Exception:
                     logger.exception("could not release the advisory locks cleanly; dropping them")

@@ -1,8 +1,8 @@
 """Two workers, one chat: the worker that holds the chat sends every row of it, whoever wrote it.
 
 A worker that commits a row while another holds the chat's lease leaves the row to
-that one. The holder must send it (before it lets go, or right after: it looks once
-more when it lets go), and if the holder dies, the rows go to a live worker.
+that one, which its commit wakes (a NOTIFY). The holder keeps an idle chat a while,
+then gives it up and looks once more; if the holder dies, the rows go to a live worker.
 """
 
 from __future__ import annotations
@@ -67,8 +67,6 @@ async def worker(engine: AsyncEngine, stack: AsyncExitStack) -> Worker:
     store = GameStore(shared=True)
     record_boards(store)
     coordination = PostgresCoordination(engine)
-    await coordination.start(lambda: None)
-    await coordination.joined()
     stack.push_async_callback(coordination.close)
     outbox = OutboxService(units, watch=units.outbox_watch)
     bot = FakeBotApi()
@@ -83,6 +81,8 @@ async def worker(engine: AsyncEngine, stack: AsyncExitStack) -> Worker:
         grace=timedelta(0),
     )
     stack.push_async_callback(senders.close)
+    await coordination.start(lambda: None, senders.rows_written)
+    await coordination.joined()
     lobby = LobbyService(units, store, shuffle_seed=3)
     return Worker(coordination, lobby, PlayService(units, store), senders, bot)
 
@@ -119,10 +119,25 @@ async def test_a_row_written_while_another_worker_holds_the_chat_is_sent_by_that
     assert b.bot.calls == [], "b leaves the chat to a"
     a.bot.held.set()
     assert await a.senders.flush(GUARD_S)
-    assert [call.thread_id for call in a.bot.boards()][-2:] == [11, 22], (
-        "a looked once more as it let the chat go, and sent b's board too"
-    )
+    async with asyncio.timeout(GUARD_S):  # the wake-up of b's commit reaches a
+        while len(a.bot.boards()) < 3:  # noqa: ASYNC110 (sent by a's sender, no event here)
+            await asyncio.sleep(0.01)
+        assert await a.senders.flush(GUARD_S)
+    assert [call.thread_id for call in a.bot.boards()][-2:] == [11, 22], "a sent b's board"
     assert await unsent(postgres_engine) == []
+
+
+async def test_a_worker_gives_up_an_idle_chat_at_its_second_look_and_another_takes_it(
+    two_workers: tuple[Worker, Worker], postgres_engine: AsyncEngine
+) -> None:
+    a, b = two_workers
+    await started(a, TOPICS[0])
+    assert await a.senders.flush(GUARD_S)
+    assert not await b.coordination.try_chat(FORUM), "a keeps the chat a while"
+    await a.senders.look_once()  # the rounds of its look-out, by hand
+    assert not await b.coordination.try_chat(FORUM), "idle at one look: still a's"
+    await a.senders.look_once()
+    assert await b.coordination.try_chat(FORUM), "idle at two looks: given up"
 
 
 async def test_the_rows_of_a_worker_that_died_holding_the_chat_go_to_a_live_one(

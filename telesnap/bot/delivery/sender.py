@@ -64,6 +64,8 @@ GRACE = timedelta(seconds=5)
 """Rows younger than this are left to the worker that committed them."""
 SETTLED_KEPT = timedelta(days=2)
 """How long sent and failed rows are kept (to look into what was sent) before they go."""
+IDLE_LOOKS = 2
+"""With several workers, a chat's lease is given up at the second look that finds it idle."""
 CLEAN_EVERY_S = 3600.0
 CLOSED_KEPT = 10_000
 """How many chats that removed the bot are remembered (so nothing is sent there)."""
@@ -85,6 +87,8 @@ class _Chat:
     rows_queued: bool = False
     task: asyncio.Task[None] | None = None
     leased: bool = False
+    idle_rounds: int = 0
+    """Looks that found it leased with nothing to send (several workers: see ``_let_go``)."""
     faults: dict[int, int] = field(default_factory=dict)
     """Own faults by the first row of a head (or the id of a direct post)."""
     backoff: Backoff = field(default_factory=lambda: Backoff(*_SEND_RETRY_S))
@@ -141,10 +145,21 @@ class Senders:
         if self._closing:
             return
         chat = self._chat(chat_id)
+        chat.idle_rounds = 0
         if not chat.rows_queued:
             chat.rows_queued = True
             chat.queue.append(ROWS)
         self._start(chat)
+
+    def rows_written(self, chat_id: int) -> None:
+        """A worker committed rows for the chat (a wake-up from the coordination).
+
+        Only the worker that holds the chat sends them: it is woken, the others
+        leave them (the worker that wrote them was woken by its own commit).
+        """
+        chat = self._chats.get(chat_id)
+        if chat is not None and chat.leased:
+            self.wake(chat_id)
 
     def post(self, post: Post) -> None:
         """Say something directly (see the module); a waiting post with its key is replaced."""
@@ -352,12 +367,37 @@ class Senders:
             logger.exception("chat %s: handling the bot's removal failed", chat.chat_id)
 
     async def _let_go(self, chat: _Chat) -> bool:
-        """The chat's line is empty: give its lease up; whether rows came meanwhile."""
+        """The chat's line is empty: give its lease up; whether rows came meanwhile.
+
+        With several workers the lease is kept a while (until a look finds the chat
+        still idle, see :meth:`_release_idle`): a game's next row comes soon, and a
+        row another worker commits meanwhile wakes this one (:meth:`rows_written`).
+        """
+        if self._coordination.shared:
+            return False
         chat.leased = False
         await self._coordination.release_chat(chat.chat_id)
-        # With several workers, one that committed a row while this one held the chat
-        # left it to this one: look once more, now that the chat is free.
-        return self._coordination.shared and await self._outbox.has_pending(chat.chat_id)
+        return False
+
+    async def _release_idle(self) -> None:
+        """Give up the leases of the chats found idle at the last look and again at this one.
+
+        A worker that committed a row while this one held the chat left the row to
+        this one (whose wake-up may still be on its way): it looks once more, now
+        that the chat is free.
+        """
+        for chat in list(self._chats.values()):
+            if not chat.leased or chat.task is not None or chat.queue:
+                continue
+            chat.idle_rounds += 1
+            if chat.idle_rounds < IDLE_LOOKS:
+                continue
+            chat.leased = False
+            await self._coordination.release_chat(chat.chat_id)
+            if await self._outbox.has_pending(chat.chat_id):
+                self.wake(chat.chat_id)
+            elif self._chats.get(chat.chat_id) is chat and not chat.queue:
+                del self._chats[chat.chat_id]
 
     # -- taking over, and the start and the stop -------------------------------------------
 
@@ -366,7 +406,12 @@ class Senders:
         self._look.start()
 
     async def look_once(self) -> int:
-        """Wake the chats whose rows wait longer than the grace and no sender here holds."""
+        """One look of the look-out; how many chats it woke.
+
+        It gives idle leases up (see :meth:`_release_idle`), and wakes the chats whose
+        rows wait longer than the grace and that no sender here holds.
+        """
+        await self._release_idle()
         woken = 0
         for chat_id in await self._outbox.waiting(self._grace):
             chat = self._chats.get(chat_id)

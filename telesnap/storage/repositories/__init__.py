@@ -7,12 +7,13 @@ from .bookkeeping import TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
 from .inbox import INBOX_CHANNEL, CommittedMarks, InboxRepository, StoredUpdate
-from .outbox import OutboxRepository
+from .outbox import OUTBOX_CHANNEL, OutboxRepository
 from .races import RaceRepository
 from .stats import Ranking, StatsRepository
 
 __all__ = [
     "INBOX_CHANNEL",
+    "OUTBOX_CHANNEL",
     "AlertRepository",
     "BoardViewRepository",
     "ChatRepository",

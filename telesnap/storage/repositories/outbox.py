@@ -12,7 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from ..models import OutboxMessage, OutboxState
 from ..outbox_watch import SETTLING, note_added
 
-__all__ = ["OutboxRepository"]
+__all__ = ["OUTBOX_CHANNEL", "OutboxRepository"]
+
+OUTBOX_CHANNEL = "telesnap_outbox"
+"""PostgreSQL: the NOTIFY channel of committed outbox rows, the chat's id as payload.
+
+A trigger sends it for every row inserted (migration ``c7e2f4a81d95``).
+"""
 
 
 class OutboxRepository:
