@@ -14,6 +14,7 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,10 +44,17 @@ class Remote:
     client: EmulatorClient
 
 
-async def open_table(client: EmulatorClient, database_url: str, names: list[str]) -> Table:
+async def open_table(
+    client: EmulatorClient, database_url: str, names: list[str], *, admins: Sequence[str] = ()
+) -> Table:
     """A group with ``names`` as members, served by whatever bot runs against ``client``."""
     players = {name: int((await client.create_user(name))["id"]) for name in names}
-    chat = await client.create_chat("group", title="Snap club", members=list(players.values()))
+    chat = await client.create_chat(
+        "group",
+        title="Snap club",
+        members=list(players.values()),
+        admins=[players[name] for name in admins],
+    )
     return Table(Remote(client), database_url, int(chat["id"]), players)  # type: ignore[arg-type]
 
 
