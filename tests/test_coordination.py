@@ -124,9 +124,7 @@ async def test_a_dropped_connection_is_opened_again_with_what_it_held(
     try:
         assert await a.try_chat(-42)
         assert await a.try_topic((-7, 0))
-        pid = await _pid_of(a)
-        async with postgres_engine.connect() as connection:  # the server drops a's connection
-            await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        await _server_drops_the_connection_of(a, postgres_engine)
         with suppress(Exception):  # the query the reset lands on may fail: none after it
             await a.ping()
         await asyncio.wait_for(_woken(woken), timeout=10)
@@ -148,9 +146,7 @@ async def test_a_lease_another_worker_took_while_the_connection_was_lost_is_not_
     b = await started(postgres_engine)
     try:
         assert await a.try_chat(-42)
-        pid = await _pid_of(a)
-        async with postgres_engine.connect() as connection:  # the server drops a's connection
-            await connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+        await _server_drops_the_connection_of(a, postgres_engine)
         assert await b.try_chat(-42), "the lease went with a's connection"
         with suppress(Exception):
             await a.ping()
@@ -161,8 +157,20 @@ async def test_a_lease_another_worker_took_while_the_connection_was_lost_is_not_
         await b.close()
 
 
-async def _pid_of(coordination: PostgresCoordination) -> int:
-    return int(await coordination._query("fetchval", "SELECT pg_backend_pid()"))
+async def _server_drops_the_connection_of(
+    coordination: PostgresCoordination, engine: AsyncEngine
+) -> None:
+    """End the coordination connection's backend, and return once it is gone (its locks too).
+
+    Without the wait (PostgreSQL 14's timeout argument), the backend may still be
+    ending, its advisory locks still held, when the caller looks at them.
+    """
+    pid = int(await coordination._query("fetchval", "SELECT pg_backend_pid()"))
+    async with engine.connect() as connection:
+        ended = await connection.scalar(
+            text("SELECT pg_terminate_backend(:pid, 10000)"), {"pid": pid}
+        )
+    assert ended, f"backend {pid} did not end within 10 s"
 
 
 async def _someone_waits_for_an_advisory_lock(engine: AsyncEngine) -> None:
