@@ -92,6 +92,17 @@ class ChatBot:
         self._check(chat_id)
         return True
 
+    async def send_message_returning_id(
+        self, chat_id: int, text: str, *, reply_markup: Any, message_thread_id: int | None
+    ) -> int:
+        """A board, as the application's bot sends it."""
+        sent = await self.send_message(chat_id, text, message_thread_id=message_thread_id)
+        return sent.message_id
+
+    async def remove_inline_keyboard(self, chat_id: int, message_id: int) -> None:
+        """The application's bot's way to bare a board."""
+        await self.edit_message_reply_markup(chat_id=chat_id, message_id=message_id)
+
 
 class NoRows:
     """An outbox with no rows: what the senders need when only direct posts are sent.

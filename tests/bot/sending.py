@@ -83,6 +83,15 @@ class FakeBotApi:
         )
         return SimpleNamespace(message_id=self.next_id)
 
+    async def send_message_returning_id(
+        self, chat_id: int, text: str, *, reply_markup: Any, message_thread_id: int | None
+    ) -> int:
+        """A board, as the application's bot sends it (recorded as the message it is)."""
+        sent = await self.send_message(
+            chat_id, text, reply_markup=reply_markup, message_thread_id=message_thread_id
+        )
+        return int(sent.message_id)
+
     async def edit_message_text(
         self, text: str, *, chat_id: int, message_id: int, **kwargs: Any
     ) -> Any:
@@ -102,6 +111,10 @@ class FakeBotApi:
         await self._fail("edit_message_reply_markup")
         self.calls.append(Call("edit_message_reply_markup", chat_id, "", message_id))
         return True
+
+    async def remove_inline_keyboard(self, chat_id: int, message_id: int) -> None:
+        """The application's bot's way to bare a board (an ``editMessageReplyMarkup``)."""
+        await self.edit_message_reply_markup(chat_id=chat_id, message_id=message_id)
 
     def boards(self) -> list[Call]:
         return [call for call in self.calls if "face-down" in call.text]

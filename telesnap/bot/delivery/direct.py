@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast
 
 from telegram import Bot, InlineKeyboardMarkup, InputFile, InputMediaPhoto, Message
 from telegram.constants import ParseMode
@@ -29,9 +29,12 @@ class Post(Protocol):
         """Make the API call; return its result."""
 
 
-@runtime_checkable
 class QuickSender(Protocol):
-    """A bot that sends boards and bares them without parsing each reply (see ``StampingBot``)."""
+    """The two hot calls, made without parsing Telegram's reply.
+
+    The application's bot (``StampingBot``) has them beside the Bot API's methods:
+    the senders are given no other bot.
+    """
 
     async def send_message_returning_id(
         self,
@@ -142,11 +145,7 @@ class KeyboardRemovalPost:
 
     async def send(self, bot: Bot) -> Any:
         """Remove the message's inline keyboard (already bare counts as done)."""
-        if isinstance(bot, QuickSender):
-            return await bot.remove_inline_keyboard(self.chat_id, self.message_id)
-        return await bot.edit_message_reply_markup(
-            chat_id=self.chat_id, message_id=self.message_id, reply_markup=None
-        )
+        await cast(QuickSender, bot).remove_inline_keyboard(self.chat_id, self.message_id)
 
 
 @dataclass(eq=False)

@@ -25,6 +25,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import cast
 
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.constants import ParseMode
@@ -189,11 +190,9 @@ class HeadShow:
     async def _post_board(
         self, chat_id: int, thread_id: int, text: str, keyboard: InlineKeyboardMarkup | None
     ) -> int:
-        if isinstance(self.bot, QuickSender):
-            return await self.bot.send_message_returning_id(
-                chat_id, text, reply_markup=keyboard, message_thread_id=thread_id or None
-            )
-        return await self._post(chat_id, thread_id, text, keyboard, None)
+        return await cast(QuickSender, self.bot).send_message_returning_id(
+            chat_id, text, reply_markup=keyboard, message_thread_id=thread_id or None
+        )
 
     async def _post(
         self,
