@@ -25,7 +25,7 @@ from ...storage.uow import UnitOfWork
 from ..play.events import GameChanged
 from ..play.store import GameStore
 from ..views import PlayOutcome, play_to_json
-from .rows import BOARD, Notice
+from .rows import BOARD, Notice, keep_board
 
 
 def shows_a_board(operations: Sequence[Operation]) -> bool:
@@ -47,7 +47,7 @@ async def write_board(
     payload = play_to_json(board)
     if notes:
         payload["notes"] = [note.to_json() for note in notes]
-    await uow.outbox.add(
+    written = await uow.outbox.add(
         row.chat_id,
         row.thread_id,
         BOARD,
@@ -55,6 +55,7 @@ async def write_board(
         game_id=row.id,
         board_version=board.table.board_version,
     )
+    keep_board(written, board)
 
 
 def record_boards(store: GameStore) -> None:

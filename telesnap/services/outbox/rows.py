@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from sqlalchemy import inspect
+
 from ...game import SnapError
 from ...storage.models import OutboxMessage
 from ...storage.uow import UnitOfWork
@@ -176,6 +178,19 @@ UNREADABLE = (KeyError, TypeError, ValueError, SnapError)
 """What reading back a row written by another version raises."""
 
 
+_BOARD = "telesnap_board"
+"""Where a board row written in this process keeps its view (its state's ``info``)."""
+
+
+def keep_board(row: OutboxMessage, board: PlayOutcome) -> None:
+    """Keep ``board`` with the row just written for it, instead of decoding it back.
+
+    Reading the row in this process (its kept line, at commit) takes the view; a row
+    read from the database decodes its payload (the same view: JSON round-trips it).
+    """
+    inspect(row).info[_BOARD] = board
+
+
 def entry_of(row: OutboxMessage) -> Entry:
     """The entry a row holds.
 
@@ -185,7 +200,7 @@ def entry_of(row: OutboxMessage) -> Entry:
     payload = row.payload
     if row.kind == BOARD and row.game_id is not None:
         notes = tuple(Notice.from_json(note) for note in payload.get("notes", ()))
-        board = play_from_json(payload)
+        board = inspect(row).info.get(_BOARD) or play_from_json(payload)
         return BoardEntry(row.id, row.chat_id, row.thread_id, row.game_id, board, notes)
     if row.kind == LOBBY and row.game_id is not None:
         lobby = lobby_from_json(payload)
