@@ -16,7 +16,7 @@ import pytest
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter
 
 from telesnap.bot.delivery.direct import EditPost, TextPost
-from telesnap.bot.delivery.sender import OWN_FAULT_ATTEMPTS
+from telesnap.bot.delivery.failures import OWN_FAULT_ATTEMPTS
 from telesnap.services.outbox.service import Line
 from telesnap.services.types import Place
 

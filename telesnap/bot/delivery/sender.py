@@ -16,12 +16,9 @@ redrawn, an old board's buttons taken off) is posted directly
 pace, and is lost if the process dies before it is out. Taking the buttons off the
 board a new one replaced goes next in line, ahead of what waits.
 
-**Failures stay local.** A 429 pauses the chat for its ``retry_after``; a network
-failure or a server error is tried again with backoff; a message Telegram refuses
-for good (a 400) is marked failed (a row) or dropped (a direct post), logged with
-its chat, and the chat goes on; a fault of our own is tried
-:data:`OWN_FAULT_ATTEMPTS` times, then set aside the same way. A 403 (the bot was
-removed) sets the chat's rows aside, sends nothing more there, and is reported to
+**Failures stay local** (:mod:`.failures`): a send that fails is retried, waited
+for or set aside in its own chat, and the chat goes on. A 403 (the bot was removed)
+sets the chat's rows aside, sends nothing more there, and is reported to
 ``on_forbidden``.
 
 **Taking over.** Every :data:`LOOK_EVERY_S` seconds each worker looks for chats
@@ -39,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from telegram import Bot
-from telegram.error import BadRequest, Forbidden, RetryAfter, TelegramError
+from telegram.error import BadRequest, Forbidden
 
 from ...coordination import Coordination
 from ...services.chat_settings import ChatLanguages
@@ -49,15 +46,13 @@ from ...support.bounded import BoundedDict
 from ...support.loops import BackgroundLoop
 from ...support.retry import Backoff
 from ..render.i18n import translator
-from ..render.notices import UnknownNoticeError
 from .direct import KeyboardRemovalPost, Post
+from .failures import SendFailures, is_refused_for_good
 from .pace import Pacer
 from .show import HeadNotShownError, HeadShow
 
 logger = logging.getLogger(__name__)
 
-OWN_FAULT_ATTEMPTS = 3
-"""How often a message whose sending raises an error of our own is tried before it is set aside."""
 LOOK_EVERY_S = 2.0
 """How often unsent rows nobody sends are looked for."""
 GRACE = timedelta(seconds=5)
@@ -69,8 +64,6 @@ IDLE_LOOKS = 2
 CLEAN_EVERY_S = 3600.0
 CLOSED_KEPT = 10_000
 """How many chats that removed the bot are remembered (so nothing is sent there)."""
-_SEND_RETRY_S = (1.0, 30.0)
-"""A failed send is tried again after 1 s, then twice as long each time, up to 30 s."""
 
 
 class _RowsTurn:
@@ -89,9 +82,10 @@ class _Chat:
     leased: bool = False
     idle_rounds: int = 0
     """Looks that found it leased with nothing to send (several workers: see ``_let_go``)."""
-    faults: dict[int, int] = field(default_factory=dict)
-    """Own faults by the first row of a head (or the id of a direct post)."""
-    backoff: Backoff = field(default_factory=lambda: Backoff(*_SEND_RETRY_S))
+    failures: SendFailures = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.failures = SendFailures(self.chat_id)
 
 
 class Senders:
@@ -238,7 +232,7 @@ class Senders:
         try:
             return await self._rows_turn(chat)
         except Exception:
-            delay = chat.backoff.next()
+            delay = chat.failures.backoff.next()
             logger.exception(
                 "chat %s: taking its unsent rows failed; trying again in %.1f s",
                 chat.chat_id,
@@ -277,8 +271,7 @@ class Senders:
             return await self._failed_head(chat, failed.entry_ids, failed.error)
         finally:
             await self._pacer.sent(chat_id)
-        chat.faults.pop(head[0].id, None)
-        chat.backoff.reset()
+        chat.failures.succeeded(head[0].id)
         await self._outbox.sent(showing.shown)
         if showing.bare is not None:
             self._post_next(KeyboardRemovalPost(chat_id, showing.bare))
@@ -289,9 +282,7 @@ class Senders:
     async def _failed_head(self, chat: _Chat, ids: list[int], error: Exception) -> bool:
         """What a failed send of rows ``ids`` means for them; whether the chat goes on."""
         chat_id = chat.chat_id
-        if isinstance(error, BadRequest | UnknownNoticeError) or (
-            not isinstance(error, TelegramError) and self._fault(chat, ids[0])
-        ):
+        if is_refused_for_good(error) or chat.failures.own_fault_is_last(error, ids[0]):
             logger.error("chat %s: rows %s set aside: %r", chat_id, ids, error)
             await self._outbox.failed(chat_id, ids, repr(error))
             return True
@@ -309,22 +300,13 @@ class Senders:
                 logger.error("chat %s: Telegram refused %s: %s", chat.chat_id, _name(post), error)
             return
         except Exception as error:
-            if not isinstance(error, TelegramError) and self._fault(chat, id(post)):
+            if chat.failures.own_fault_is_last(error, id(post)):
                 logger.exception("chat %s: sending %s failed; dropped", chat.chat_id, _name(post))
                 return
             if await self._retry(chat, error, _name(post)):
                 chat.queue.appendleft(post)
             return
-        chat.faults.pop(id(post), None)
-        chat.backoff.reset()
-
-    def _fault(self, chat: _Chat, key: int) -> bool:
-        """Count an own fault of the message ``key``; whether it has had its attempts."""
-        chat.faults[key] = chat.faults.get(key, 0) + 1
-        if chat.faults[key] < OWN_FAULT_ATTEMPTS:
-            return False
-        del chat.faults[key]
-        return True
+        chat.failures.succeeded(id(post))
 
     async def _retry(self, chat: _Chat, error: Exception, what: str) -> bool:
         """Wait before trying ``what`` again; False: the chat is gone (nothing to try)."""
@@ -332,25 +314,7 @@ class Senders:
             logger.warning("chat %s: the bot cannot post here (%s)", chat.chat_id, error)
             await self._gone(chat)
             return False
-        if isinstance(error, RetryAfter):
-            after = error.retry_after
-            delay = after if isinstance(after, int | float) else after.total_seconds()
-            logger.warning("chat %s: flood control, waiting %.1f s", chat.chat_id, delay)
-        else:
-            delay = chat.backoff.next()
-            # A fault of our own is a defect: an error, with its traceback; Telegram's or
-            # the network's is a warning.
-            own = not isinstance(error, TelegramError)
-            logger.log(
-                logging.ERROR if own else logging.WARNING,
-                "chat %s: sending %s failed (%r); retrying in %.1f s",
-                chat.chat_id,
-                what,
-                error,
-                delay,
-                exc_info=error if own else None,
-            )
-        await self._sleep(delay)
+        await chat.failures.wait_to_retry(error, what, self._sleep)
         return True
 
     async def _gone(self, chat: _Chat) -> None:

@@ -1,0 +1,87 @@
+"""What a chat's sender does when a send fails: the failures stay in their chat.
+
+A 429 pauses the chat for its ``retry_after``; a network failure or a server
+error is tried again with backoff; a message Telegram refuses for good (a 400)
+is set aside (a row is marked failed, a direct post dropped), logged with its
+chat, and the chat goes on; a fault of our own is tried
+:data:`OWN_FAULT_ATTEMPTS` times, then set aside the same way. A 403 (the bot
+was removed) ends the chat: its sender sets its rows aside and sends nothing
+more there.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from telegram.error import BadRequest, RetryAfter, TelegramError
+
+from ...support.retry import Backoff
+from ..render.notices import UnknownNoticeError
+
+__all__ = ["OWN_FAULT_ATTEMPTS", "SendFailures", "is_refused_for_good"]
+
+logger = logging.getLogger(__name__)
+
+OWN_FAULT_ATTEMPTS = 3
+"""How often a message whose sending raises an error of our own is tried before it is set aside."""
+_SEND_RETRY_S = (1.0, 30.0)
+"""A failed send is tried again after 1 s, then twice as long each time, up to 30 s."""
+
+
+def is_refused_for_good(error: Exception) -> bool:
+    """Whether sending again cannot help: Telegram refused the message, or it cannot be drawn."""
+    return isinstance(error, BadRequest | UnknownNoticeError)
+
+
+@dataclass(eq=False)
+class SendFailures:
+    """One chat's failed sends: its backoff, and the own faults of each message."""
+
+    chat_id: int
+    backoff: Backoff = field(default_factory=lambda: Backoff(*_SEND_RETRY_S))
+    faults: dict[int, int] = field(default_factory=dict)
+    """Own faults by message: the first row of a head, or the id of a direct post."""
+
+    def succeeded(self, key: int) -> None:
+        """Message ``key`` went out: its count and the chat's backoff start again."""
+        self.faults.pop(key, None)
+        self.backoff.reset()
+
+    def own_fault_is_last(self, error: Exception, key: int) -> bool:
+        """Count ``error`` if it is a fault of our own; whether message ``key`` had its tries."""
+        if isinstance(error, TelegramError):
+            return False
+        self.faults[key] = self.faults.get(key, 0) + 1
+        if self.faults[key] < OWN_FAULT_ATTEMPTS:
+            return False
+        del self.faults[key]
+        return True
+
+    async def wait_to_retry(
+        self, error: Exception, what: str, sleep: Callable[[float], Awaitable[None]]
+    ) -> None:
+        """Log the failure of ``what`` and wait before it is tried again.
+
+        Not for a 403: the chat is gone, and nothing is tried again there.
+        """
+        if isinstance(error, RetryAfter):
+            after = error.retry_after
+            delay = after if isinstance(after, int | float) else after.total_seconds()
+            logger.warning("chat %s: flood control, waiting %.1f s", self.chat_id, delay)
+        else:
+            delay = self.backoff.next()
+            # A fault of our own is a defect: an error, with its traceback; Telegram's or
+            # the network's is a warning.
+            own = not isinstance(error, TelegramError)
+            logger.log(
+                logging.ERROR if own else logging.WARNING,
+                "chat %s: sending %s failed (%r); retrying in %.1f s",
+                self.chat_id,
+                what,
+                error,
+                delay,
+                exc_info=error if own else None,
+            )
+        await sleep(delay)
