@@ -21,8 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram.error import InvalidToken, NetworkError
 
 from .bot.delivery.live import RecentLines
+from .bot.delivery.lookout import GRACE, LOOK_EVERY_S, Lookout
 from .bot.delivery.pace import FloodLimits, Pacer
-from .bot.delivery.sender import GRACE, LOOK_EVERY_S, Senders
+from .bot.delivery.sender import Senders
 from .bot.delivery.show import HeadShow
 from .bot.handlers.menu import publish_commands
 from .bot.handlers.privacy import install_privacy_service
@@ -120,6 +121,7 @@ class BotRunner:
         self._takeover = (takeover_grace, takeover_every_s)
         self.timer_loop: TimerLoop | None = None
         self.senders: Senders | None = None
+        self.lookout: Lookout | None = None
         self.race_sweeper: RaceSweeper | None = None
         self._engine: AsyncEngine | None = None
         self._coordination: LocalCoordination | PostgresCoordination | None = None
@@ -188,9 +190,8 @@ class BotRunner:
             show,
             # A 403 from any send means the bot was removed: the chat's games end.
             on_forbidden=lambda chat_id: runtime.bot_removed(chat_id),
-            grace=grace,
-            look_every_s=every_s,
         )
+        self.lookout = Lookout(senders, outbox, grace=grace, every_s=every_s)
         jobs = TaskSet()
         gate = IntakeGate(calls_in_flight=book.calls_on_their_way, waiting_from=book.waiting_from)
         intake = Intake(
@@ -238,7 +239,7 @@ class BotRunner:
             if self._resume_games:
                 await self._resume(runtime)
         await coordination.joined()
-        senders.start()  # at once: what was committed and never sent goes out
+        self.lookout.start()  # at once: what was committed and never sent goes out
         self.race_sweeper = RaceSweeper(runtime.referee, races)  # races a killed worker left
         self.race_sweeper.start()
         if self._run_timers:
@@ -322,6 +323,8 @@ class BotRunner:
                 await self.timer_loop.stop()
             if self.race_sweeper is not None:
                 await self.race_sweeper.stop()
+            if self.lookout is not None:
+                await self.lookout.stop()
             if self.runtime is not None:
                 await self.runtime.close()
             await application.shutdown()

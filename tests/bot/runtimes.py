@@ -4,8 +4,8 @@
 (every message the bot sends goes through its chat's sender): over the outbox, the
 coordination, a pacer and a :class:`~telesnap.bot.delivery.show.HeadShow`; a 403 from
 any send ends the chat's games (``runtime.bot_removed``). :func:`wired_runtime` builds
-the same, over the bot, the outbox and the services a test gives it. The senders'
-periodic look for unsent rows is not started: a test calls ``look_once`` itself.
+the same, over the bot, the outbox and the services a test gives it. The look-out
+(:mod:`telesnap.bot.delivery.lookout`) is not built: a test that needs one makes it.
 """
 
 from __future__ import annotations

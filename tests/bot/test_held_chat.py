@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from telesnap.bot.delivery.live import RecentLines
+from telesnap.bot.delivery.lookout import Lookout
 from telesnap.bot.delivery.pace import FloodLimits, Pacer
 from telesnap.bot.delivery.sender import Senders
 from telesnap.bot.delivery.show import HeadShow
@@ -54,6 +55,7 @@ class Worker:
     lobby: LobbyService
     play: PlayService
     senders: Senders
+    lookout: Lookout
     bot: FakeBotApi
 
     async def flip(self, place: Place, shown: PlayOutcome) -> PlayOutcome:
@@ -78,13 +80,13 @@ async def worker(engine: AsyncEngine, stack: AsyncExitStack) -> Worker:
         Pacer(FloodLimits(enabled=False), coordination),
         ChatLanguages(units),
         show,
-        grace=timedelta(0),
     )
     stack.push_async_callback(senders.close)
     await coordination.start(lambda: None, senders.rows_written)
     await coordination.joined()
     lobby = LobbyService(units, store, shuffle_seed=3)
-    return Worker(coordination, lobby, PlayService(units, store), senders, bot)
+    lookout = Lookout(senders, outbox, grace=timedelta(0))
+    return Worker(coordination, lobby, PlayService(units, store), senders, lookout, bot)
 
 
 @pytest.fixture
@@ -134,9 +136,9 @@ async def test_a_worker_gives_up_an_idle_chat_at_its_second_look_and_another_tak
     await started(a, TOPICS[0])
     assert await a.senders.flush(GUARD_S)
     assert not await b.coordination.try_chat(FORUM), "a keeps the chat a while"
-    await a.senders.look_once()  # the rounds of its look-out, by hand
+    await a.lookout.look_once()  # the rounds of its look-out, by hand
     assert not await b.coordination.try_chat(FORUM), "idle at one look: still a's"
-    await a.senders.look_once()
+    await a.lookout.look_once()
     assert await b.coordination.try_chat(FORUM), "idle at two looks: given up"
 
 
@@ -147,11 +149,11 @@ async def test_the_rows_of_a_worker_that_died_holding_the_chat_go_to_a_live_one(
     a.bot.held = asyncio.Event()  # a's send never comes back: a is killed mid-send
     await started(a, TOPICS[0])
     await asyncio.wait_for(_leased(b, FORUM), GUARD_S)
-    await b.senders.look_once()
+    await b.lookout.look_once()
     assert await b.senders.flush(GUARD_S)
     assert b.bot.calls == [], "a live worker holds the chat: b leaves it"
     await a.coordination.close()  # its connection goes, as with kill -9
-    await b.senders.look_once()
+    await b.lookout.look_once()
     assert await b.senders.flush(GUARD_S)
     assert [call.thread_id for call in b.bot.boards()] == [11], "b took the chat over"
     assert await unsent(postgres_engine) == []

@@ -22,6 +22,7 @@ from telegram import (
 )
 from telegram.error import BadRequest, Forbidden
 
+from telesnap.bot.delivery.lookout import Lookout
 from telesnap.bot.handlers.membership import on_my_chat_member
 from telesnap.bot.handlers.runtime import RUNTIME_KEY, Runtime
 from telesnap.services.chat_settings import ChatLanguages, SettingsService
@@ -247,7 +248,7 @@ async def test_nothing_is_posted_to_a_chat_that_removed_the_bot(
     await on_my_chat_member(removal(PLACE.chat_id, back=True), context)  # type: ignore[arg-type]
     runtime.say(PLACE, "Hello again")
     clock.ahead = timedelta(minutes=10)  # long after the removal: anything unsent is overdue
-    await runtime.senders.look_once()
+    await Lookout(runtime.senders, outbox).look_once()
     await runtime.settle()
     assert bot.texts(PLACE.chat_id)[before:] == ["Hello again"], (
         "added back, the bot posts again, and nothing from before its removal"

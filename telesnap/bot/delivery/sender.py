@@ -21,9 +21,8 @@ for or set aside in its own chat, and the chat goes on. A 403 (the bot was remov
 sets the chat's rows aside, sends nothing more there, and is reported to
 ``on_forbidden``.
 
-**Taking over.** Every :data:`LOOK_EVERY_S` seconds each worker looks for chats
-whose rows have waited longer than :data:`GRACE` (their worker died, or a start
-found them) and sends them if nobody holds the chat.
+**Taking over.** The look-out (:mod:`.lookout`) wakes the senders of chats whose
+rows nobody sends (their worker died, or a start found them).
 """
 
 from __future__ import annotations
@@ -33,7 +32,6 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden
@@ -43,8 +41,6 @@ from ...services.chat_settings import ChatLanguages
 from ...services.outbox.rows import next_head
 from ...services.outbox.service import OutboxService
 from ...support.bounded import BoundedDict
-from ...support.loops import BackgroundLoop
-from ...support.retry import Backoff
 from ..render.i18n import translator
 from .direct import KeyboardRemovalPost, Post
 from .failures import SendFailures, is_refused_for_good
@@ -53,15 +49,8 @@ from .show import HeadNotShownError, HeadShow
 
 logger = logging.getLogger(__name__)
 
-LOOK_EVERY_S = 2.0
-"""How often unsent rows nobody sends are looked for."""
-GRACE = timedelta(seconds=5)
-"""Rows younger than this are left to the worker that committed them."""
-SETTLED_KEPT = timedelta(days=2)
-"""How long sent and failed rows are kept (to look into what was sent) before they go."""
 IDLE_LOOKS = 2
 """With several workers, a chat's lease is given up at the second look that finds it idle."""
-CLEAN_EVERY_S = 3600.0
 CLOSED_KEPT = 10_000
 """How many chats that removed the bot are remembered (so nothing is sent there)."""
 
@@ -101,8 +90,6 @@ class Senders:
         show: HeadShow,
         *,
         on_forbidden: Callable[[int], None] = lambda chat_id: None,
-        grace: timedelta = GRACE,
-        look_every_s: float = LOOK_EVERY_S,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """``sleep`` waits out a retry's delay (tests pass one that returns at once)."""
@@ -114,19 +101,9 @@ class Senders:
         self._languages = languages
         self._show = show
         self._on_forbidden = on_forbidden
-        self._grace = grace
         self._chats: dict[int, _Chat] = {}
         self._closed: BoundedDict[int, None] = BoundedDict(CLOSED_KEPT)
         self._closing = False
-        self._since_cleanup = CLEAN_EVERY_S  # clean up soon after start
-        self._look_every_s = look_every_s
-        self._look = BackgroundLoop(
-            self._look_round,
-            what="looking for unsent rows",
-            logger=logger,
-            backoff=Backoff(look_every_s, look_every_s),
-            name="outbox-look",
-        )
         outbox.on_rows(self.wake)
 
     # -- what comes in --------------------------------------------------------------------
@@ -334,7 +311,7 @@ class Senders:
         """The chat's line is empty: give its lease up; whether rows came meanwhile.
 
         With several workers the lease is kept a while (until a look finds the chat
-        still idle, see :meth:`_release_idle`): a game's next row comes soon, and a
+        still idle, see :meth:`release_idle`): a game's next row comes soon, and a
         row another worker commits meanwhile wakes this one (:meth:`rows_written`).
         """
         if self._coordination.shared:
@@ -343,7 +320,7 @@ class Senders:
         await self._coordination.release_chat(chat.chat_id)
         return False
 
-    async def _release_idle(self) -> None:
+    async def release_idle(self) -> None:
         """Give up the leases of the chats found idle at the last look and again at this one.
 
         A worker that committed a row while this one held the chat left the row to
@@ -363,36 +340,12 @@ class Senders:
             elif self._chats.get(chat.chat_id) is chat and not chat.queue:
                 del self._chats[chat.chat_id]
 
-    # -- taking over, and the start and the stop -------------------------------------------
+    # -- what the look-out and the stop ask ------------------------------------------------
 
-    def start(self) -> None:
-        """Look for unsent rows nobody sends (at once, then every ``look_every_s``)."""
-        self._look.start()
-
-    async def look_once(self) -> int:
-        """One look of the look-out; how many chats it woke.
-
-        It gives idle leases up (see :meth:`_release_idle`), and wakes the chats whose
-        rows wait longer than the grace and that no sender here holds.
-        """
-        await self._release_idle()
-        woken = 0
-        for chat_id in await self._outbox.waiting(self._grace):
-            chat = self._chats.get(chat_id)
-            if chat is not None and (chat.task is not None or chat.rows_queued):
-                continue  # being sent here
-            self._outbox.forget(chat_id)  # the database says they wait: read them from it
-            self.wake(chat_id)
-            woken += 1
-        return woken
-
-    async def _look_round(self) -> float:
-        await self.look_once()
-        self._since_cleanup += self._look_every_s
-        if self._since_cleanup >= CLEAN_EVERY_S:
-            self._since_cleanup = 0.0
-            await self._outbox.forget_settled(SETTLED_KEPT)
-        return self._look_every_s
+    def is_sending(self, chat_id: int) -> bool:
+        """Whether a sender here has the chat's rows in hand (running, or queued)."""
+        chat = self._chats.get(chat_id)
+        return chat is not None and (chat.task is not None or chat.rows_queued)
 
     @property
     def busy_chats(self) -> int:
@@ -411,7 +364,6 @@ class Senders:
 
     async def close(self) -> None:
         """Send what is queued (briefly), then stop every chat's sender and let the chats go."""
-        await self._look.stop()
         if not await self.flush():
             logger.warning(
                 "stopping with messages unsent; the rows among them are sent at the next"
