@@ -86,6 +86,7 @@ class UnitOfWork:
     ) -> None:
         self._factory = factory
         self._session: AsyncSession | None = None
+        self._open = False
         self.read_only = read_only
         self._marks = marks if marks is not None else CommittedMarks()
         self._watch = watch
@@ -93,15 +94,21 @@ class UnitOfWork:
 
     @property
     def session(self) -> AsyncSession:
-        """The session of this unit of work (only inside ``async with``)."""
-        if self._session is None:
+        """The session of this unit of work (only inside ``async with``).
+
+        It is made at its first use: a unit that turns out to need no statement (a
+        handled update its change marked already) costs no session.
+        """
+        if not self._open:
             raise RuntimeError("the unit of work is not open: use it with 'async with'")
+        if self._session is None:
+            self._session = self._factory()
         return self._session
 
     async def __aenter__(self) -> Self:
-        session = self._factory()
-        self._session = session
+        self._open = True
         if self.read_only:
+            session = self.session
             _refuse_writes(session.sync_session)
             dialect = session.get_bind().dialect.name
             # The options apply to the transaction's connection, so it is taken now.
@@ -141,7 +148,7 @@ class UnitOfWork:
     @cached_property
     def updates(self) -> InboxRepository:
         """The inbox of received updates."""
-        return InboxRepository(self.session, self._marks)
+        return InboxRepository(lambda: self.session, self._marks)
 
     @cached_property
     def timers(self) -> TimerRepository:
@@ -174,17 +181,18 @@ class UnitOfWork:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        session = self.session
+        session = self._session
         try:
             if exc_type is None:
-                await session.commit()
+                if session is not None:
+                    await session.commit()
                 for callback in self._after_commit:
                     callback()
                 if "updates" in self.__dict__:
                     self.updates.committed()
-                if self._watch is not None:
+                if self._watch is not None and session is not None:
                     self._watch.committed(session.sync_session)
-            else:
+            elif session is not None:
                 await session.rollback()
         finally:
             if "updates" in self.__dict__:
@@ -192,7 +200,9 @@ class UnitOfWork:
             for name in self._REPOSITORIES:  # made on this session: not for the next
                 self.__dict__.pop(name, None)
             self._session = None
-            await session.close()
+            self._open = False
+            if session is not None:
+                await session.close()
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` as soon as this unit of work has committed (not if it rolls back).

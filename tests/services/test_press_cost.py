@@ -184,3 +184,33 @@ async def test_a_sent_mark_and_the_content_of_a_handled_press_share_one_commit(
         )
     assert payload is None, "the press's content went"
     assert await boards(outbox) == []
+
+
+async def test_handling_a_press_its_change_marked_takes_no_transaction_of_its_own(
+    session_factory: Sessions,
+) -> None:
+    """Its change's commit marked the press processed: the handlers' end only drops its content,
+    in the group commit of the drops (one transaction, where it took two)."""
+    opened: list[AsyncSession] = []
+
+    def sessions() -> AsyncSession:
+        opened.append(session_factory())
+        return opened[-1]
+
+    play, _, units = await durable_game(sessions)  # type: ignore[arg-type]
+    inbox = InboxService(units)
+    press = StoredUpdate(7002, PLACE.chat_id, 0, False, {"update_id": 7002}, 1, "host")
+    await inbox.store([press])
+    await flip_as(play, 7002)
+    engine = session_factory.kw["bind"]
+    opened.clear()
+    with statements(engine) as seen:
+        await inbox.handled(7002)
+    assert len(opened) == 1, "one session: the drop's"
+    assert [kind for kind in kinds(seen) if not kind.startswith("BEGIN")] == ["UPDATE inbox"]
+
+
+async def flip_as(play: PlayService, update_id: int) -> None:
+    turn = (await play.table(PLACE)).table.turn_player
+    assert turn is not None
+    await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt(update_id=update_id))

@@ -22,9 +22,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ...support.bounded import BoundedDict
 from ..models import NO_CHAT, InboxUpdate, utc_now
 from ._dialect import per_dialect
+from .committed_marks import CommittedMarks
 
 __all__ = ["INBOX_CHANNEL", "CommittedMarks", "InboxRepository", "StoredUpdate"]
 
@@ -122,58 +122,21 @@ def _stored(row: Sequence[Any]) -> StoredUpdate:
     )
 
 
-MARKS_KEPT = 4096
-"""How many updates marked by committed changes are remembered (the newest)."""
-
-
-class CommittedMarks:
-    """The updates this process's committed changes marked processed, until their handlers end.
-
-    A mark is remembered only once its transaction has committed, so an update
-    found here is processed for good, and marking it again is not needed. Once
-    its handlers end (its press answered), its content is dropped (see
-    :meth:`InboxRepository.empty_finished`): a processed press that still has its
-    content was perhaps never answered (see :meth:`InboxRepository.take_unfinished_presses`).
-    """
-
-    def __init__(self, capacity: int = MARKS_KEPT) -> None:
-        self._marked: BoundedDict[int, None] = BoundedDict(capacity)
-        self._finished: list[int] = []
-
-    def add(self, update_ids: Sequence[int]) -> None:
-        """Remember updates whose marking transaction has committed."""
-        for update_id in update_ids:
-            self._marked[update_id] = None
-
-    def take(self, update_id: int) -> bool:
-        """Whether a committed change marked ``update_id`` (forgotten once asked)."""
-        if update_id not in self._marked:
-            return False
-        del self._marked[update_id]
-        return True
-
-    def finish(self, update_id: int) -> None:
-        """Its handlers are done: its content may go."""
-        self._finished.append(update_id)
-
-    def take_finished(self) -> list[int]:
-        """The updates whose content may go (given back if their transaction fails)."""
-        finished, self._finished = self._finished, []
-        return finished
-
-    def give_back(self, update_ids: Sequence[int]) -> None:
-        """Updates taken by :meth:`take_finished` whose transaction rolled back."""
-        self._finished[:0] = update_ids
-
-
 class InboxRepository:
     """The received updates, and which of them are processed (so a redelivery changes nothing)."""
 
-    def __init__(self, session: AsyncSession, marks: CommittedMarks | None = None) -> None:
-        self._session = session
+    def __init__(
+        self, session: Callable[[], AsyncSession], marks: CommittedMarks | None = None
+    ) -> None:
+        """``session`` gives the unit's session, made when first used (see ``mark_handled``)."""
+        self._session_of = session
         self._marks = marks if marks is not None else CommittedMarks()
         self._marked_here: list[int] = []
         self._emptied_here: list[int] = []
+
+    @property
+    def _session(self) -> AsyncSession:
+        return self._session_of()
 
     def committed(self) -> None:
         """The unit of work committed: the updates it marked are processed for good."""
