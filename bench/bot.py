@@ -49,11 +49,13 @@ import signal
 import sys
 import tempfile
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from telesnap.bot.ingress.gate import GateLimits
 from telesnap.config import normalize_database_url
 from telesnap.emulator.client import EmulatorClient, EmulatorTimeoutError, Press
 from telesnap.emulator.records import Toast, TranscriptMessage, from_json
@@ -221,6 +223,8 @@ class Run:
     races: list[list[str]] = field(default_factory=list)
     errors: int = 0
     games_started: int = 0
+    budget_wait_s: float = 0.0
+    """How long the players waited to keep within the bot's press budget."""
 
 
 @dataclass
@@ -235,6 +239,7 @@ class Result:
     cpu: dict[str, float]
     errors: int
     games_started: int
+    budget_wait_s: float = 0.0
     database: dict[str, float] = field(default_factory=dict)
     """Statements and commits per press in the measured window (bench/counted.py's counts)."""
     postgres: dict[str, float] = field(default_factory=dict)
@@ -324,12 +329,34 @@ class Board:
         return len(ranks) != len(set(ranks))
 
 
+PRESS_BUDGET = GateLimits().presses_per_user
+"""The bot turns a user's presses away past this (bot/ingress/gate.py): the players keep within
+it, with a margin for the clocks, as a script that plays by the README's budgets does."""
+
+
 @dataclass
 class Table:
     client: BenchClient
     chat_id: int
     players: dict[str, int]
     last_seen: int = 0
+    pressed: dict[str, deque[float]] = field(default_factory=dict)
+    """Each player's press times (the driver's clock), over the press budget's window."""
+
+    async def within_budget(self, run: Run, *players: str) -> None:
+        """Wait until each of ``players`` may press again without meeting the bot's budget."""
+        loop = asyncio.get_running_loop()
+        count, window = PRESS_BUDGET.count - 2, PRESS_BUDGET.seconds + 0.25
+        for player in players:
+            times = self.pressed.setdefault(player, deque())
+            while times and times[0] <= loop.time() - window:
+                times.popleft()
+            if len(times) >= count:
+                wait = times[0] + window - loop.time()
+                run.budget_wait_s += max(wait, 0.0)
+                await asyncio.sleep(max(wait, 0.0))
+                times.popleft()
+            times.append(loop.time())
 
     async def message_with(self, fragment: str) -> TranscriptMessage:
         """Wait for a new bot message containing ``fragment`` (skipping others)."""
@@ -382,6 +409,7 @@ async def play(table: Table, run: Run, until: float, rng: random.Random) -> None
             if board.has_match:
                 names = list(board.tops)
                 callers = rng.sample(names, 2 if rng.random() < DOUBLE_SNAP_SHARE else 1)
+                await table.within_budget(run, *callers)
                 offsets = [0.0, rng.uniform(0.002, 0.03)]
                 presses = [
                     Press(
@@ -397,6 +425,7 @@ async def play(table: Table, run: Run, until: float, rng: random.Random) -> None
                 run.races.append(race)
                 await client.wait_toasts(race)
             elif board.turn in table.players:
+                await table.within_budget(run, board.turn)
                 flip = await table.press(board.turn, board.message, "Flip")
                 run.flips.append(flip)
                 await client.wait_toasts([flip])
@@ -533,6 +562,7 @@ async def drive(
         cpu,
         run.errors,
         run.games_started,
+        run.budget_wait_s,
         database,
     )
 
@@ -663,6 +693,12 @@ def report(results: list[Result], options: Options) -> bool:
     extra = [
         f"{r.label}: {r.games_started} games started, {len(r.snap_ms)} snap presses"
         + (f", {r.errors} presses refused or unanswered in {WAIT_S:g} s" if r.errors else "")
+        + (
+            f"; its players waited {r.budget_wait_s:.1f} s in all to keep within the bot's"
+            f" press budget ({PRESS_BUDGET} each)"
+            if r.budget_wait_s
+            else ""
+        )
         for r in results[2:]
     ]
     print("\n" + "\n".join(extra))
