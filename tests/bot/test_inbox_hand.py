@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
-from telegram import Update
+from telegram import Chat, Message, Update, User
 
 from telesnap.services.inbox import InboxService
+from telesnap.services.types import Topic
 from telesnap.storage.database import create_engine
 
-from .inbox_helpers import SAFETY_S, Counter, Worker, message_update, snap_press
+from .inbox_helpers import SAFETY_S, USER, Counter, Worker, message_update, snap_press
 
 
 async def started(worker: Worker) -> None:
@@ -186,3 +188,51 @@ async def test_an_update_stored_while_another_worker_holds_the_line_is_handled_t
     await holding.stop()
     await storing.stop()
     assert [update_id for _, update_id in seen] == [1, 2, 3], "in order, each once"
+
+
+async def test_a_users_updates_another_worker_handles_stop_counting_as_on_their_way_here(
+    engine: AsyncEngine, second_engine: AsyncEngine
+) -> None:
+    """The worker that stored them lets them go to the line's holder: the intake gate's count
+    of the user's updates on their way drops at once, not ten seconds later (else a quick
+    player whose presses a load balancer spreads is turned away as a flood)."""
+    release = asyncio.Event()
+    done = Counter()
+
+    async def handle(update: Update) -> None:
+        if update.update_id == 1:
+            await release.wait()
+        done.add()
+
+    holding = Worker(engine, handle)
+    storing = Worker(second_engine, handle)
+    refused = asyncio.Event()
+    try_topic = storing.coordination.try_topic
+
+    async def try_topic_seen(topic: Topic) -> bool:
+        claimed = await try_topic(topic)
+        if not claimed:
+            refused.set()
+        return claimed
+
+    storing.coordination.try_topic = try_topic_seen  # type: ignore[method-assign]
+    await holding.start()
+    await storing.start()
+    await holding.receive(command_from(USER, 1, -5))
+    presses = [command_from(USER, update_id, -5) for update_id in range(2, 6)]
+    await storing.receive(*presses)  # their line is held by the other worker
+    assert storing.book.waiting_from(-5, USER.id, 5) == 4, "on their way"
+    async with asyncio.timeout(SAFETY_S):  # a failure guard: else the test would hang
+        while storing.book.waiting_from(-5, USER.id, 5):  # the holder takes them
+            await refused.wait()  # a claim of their line refused: look again
+            refused.clear()
+    release.set()
+    await done.reached(5)
+    await holding.stop()
+    await storing.stop()
+
+
+def command_from(user: User, update_id: int, chat_id: int) -> Update:
+    chat = Chat(id=chat_id, type=Chat.GROUP)
+    message = Message(update_id, datetime.now(UTC), chat, from_user=user, text="/flip")
+    return Update(update_id=update_id, message=message)

@@ -93,6 +93,8 @@ class InboxDispatcher:
         """Updates stored here, in their topic's order: handled without reading them back."""
         self._unread: set[Topic] = set()
         """Topics whose pending updates are read from the inbox (stored elsewhere, or left over)."""
+        self._left_to_line: dict[Topic, list[int]] = {}
+        """Updates stored here but not in hand: whoever holds their topic's line handles them."""
         self._in_line: dict[Topic, set[int]] = {}
         """The updates of each topic this process has in hand or is handling now."""
         self._done: BoundedDict[int, None] = BoundedDict(DONE_KEPT)
@@ -166,6 +168,8 @@ class InboxDispatcher:
                 line.add(update.update_id)
             else:
                 self._unread.add(topic)
+                if new:
+                    self._left_to_line.setdefault(topic, []).append(update.update_id)
             self._take_topic(topic)
 
     async def _run(self) -> None:
@@ -223,11 +227,15 @@ class InboxDispatcher:
         try:
             while not self._draining and self._waiting(topic):
                 if not await self._coordination.try_topic(topic):
-                    # Another worker has the line: what is in hand is its to take (it
-                    # was woken by the store), and ours to read back if it comes here.
-                    self._drop_hand(topic)
+                    # Another worker has the line: what this one stored is its to take (it
+                    # was woken by the store), and ours to read back if it comes here. They
+                    # are not on their way here any more (the intake gate counts those).
+                    left = self._left_to_line.pop(topic, [])
+                    for update_id in [*self._drop_hand(topic), *left]:
+                        self._book.handled_elsewhere(update_id)
                     self._unread.add(topic)
                     return
+                self._left_to_line.pop(topic, None)  # handled here: finished as they are
                 try:
                     await self._run_line(topic)
                 finally:
@@ -244,9 +252,12 @@ class InboxDispatcher:
             if self._draining or not self._waiting(topic):
                 self._in_line.pop(topic, None)
 
-    def _drop_hand(self, topic: Topic) -> None:
-        for update_id in self._hand.pop(topic, {}):
+    def _drop_hand(self, topic: Topic) -> list[int]:
+        """Let the topic's updates in hand go (read back from the inbox if they come here)."""
+        dropped = list(self._hand.pop(topic, {}))
+        for update_id in dropped:
             self._in_line.get(topic, set()).discard(update_id)
+        return dropped
 
     async def _run_line(self, topic: Topic) -> None:
         """Handle the topic's pending updates in order, until none is left (claim held)."""
@@ -280,7 +291,10 @@ class InboxDispatcher:
         ids = sorted(hand)
         # Another worker, woken by the store, may have taken one before this claim.
         pending = await self._coordination.unprocessed(ids)
-        line.difference_update(update_id for update_id in ids if update_id not in pending)
+        for update_id in ids:
+            if update_id not in pending:
+                line.discard(update_id)
+                self._book.handled_elsewhere(update_id)
         return [hand[update_id] for update_id in ids if update_id in pending]
 
     async def _run_call(self, update_id: int, in_hand: StoredUpdate | None) -> None:
