@@ -251,6 +251,7 @@ class InboxDispatcher:
             self._topics.pop(topic, None)
             if self._draining or not self._waiting(topic):
                 self._in_line.pop(topic, None)
+                self._left_to_line.pop(topic, None)
 
     def _drop_hand(self, topic: Topic) -> list[int]:
         """Let the topic's updates in hand go (read back from the inbox if they come here)."""
