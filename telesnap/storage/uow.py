@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from functools import cached_property
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -45,6 +44,32 @@ from .repositories import (
 __all__ = ["GroupCommit", "UnitOfWork", "UnitsOfWork", "Writer"]
 
 
+_R = TypeVar("_R")
+
+
+class _Repository(Generic[_R]):
+    """A repository of a unit of work, made the first time the unit uses it.
+
+    Most units use two or three of the twelve; each is made on the unit's session and
+    kept in the unit until it ends.
+    """
+
+    names: ClassVar[list[str]] = []
+    """Every repository's attribute name (what a unit forgets when it ends)."""
+
+    def __init__(self, make: Callable[[UnitOfWork], _R]) -> None:
+        self._make = make
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+        _Repository.names.append(name)
+
+    def __get__(self, uow: UnitOfWork, owner: type | None = None) -> _R:
+        repository = uow.__dict__[self._name] = self._make(uow)
+        return repository
+
+
 class UnitOfWork:
     """``async with UnitOfWork(factory) as uow:`` commits on a clean exit, else rolls back.
 
@@ -59,22 +84,6 @@ class UnitOfWork:
     raises :class:`~.errors.ReadOnlyError` before reaching SQL. (It ends with a
     commit all the same: a rollback would expire the objects it read.)
     """
-
-    _REPOSITORIES = (
-        "users",
-        "chats",
-        "settings",
-        "games",
-        "history",
-        "board_views",
-        "updates",
-        "timers",
-        "races",
-        "stats",
-        "outbox",
-        "alerts",
-    )
-    """Each is made the first time a unit uses it (most use two or three), on its session."""
 
     def __init__(
         self,
@@ -115,65 +124,19 @@ class UnitOfWork:
             await session.connection(execution_options=read_only_options(dialect))
         return self
 
-    @cached_property
-    def users(self) -> UserRepository:
-        """The users the bot knows."""
-        return UserRepository(self.session)
-
-    @cached_property
-    def chats(self) -> ChatRepository:
-        """The chats the bot knows."""
-        return ChatRepository(self.session)
-
-    @cached_property
-    def settings(self) -> ChatSettingsRepository:
-        """The chats' settings."""
-        return ChatSettingsRepository(self.session)
-
-    @cached_property
-    def games(self) -> GameRepository:
-        """The games and their players."""
-        return GameRepository(self.session)
-
-    @cached_property
-    def history(self) -> HistoryRepository:
-        """The games' operations."""
-        return HistoryRepository(self.session)
-
-    @cached_property
-    def board_views(self) -> BoardViewRepository:
-        """When each board was shown."""
-        return BoardViewRepository(self.session)
-
-    @cached_property
-    def updates(self) -> InboxRepository:
-        """The inbox of received updates."""
-        return InboxRepository(lambda: self.session, self._marks)
-
-    @cached_property
-    def timers(self) -> TimerRepository:
-        """The timers."""
-        return TimerRepository(self.session)
-
-    @cached_property
-    def races(self) -> RaceRepository:
-        """The Snap races."""
-        return RaceRepository(self.session)
-
-    @cached_property
-    def stats(self) -> StatsRepository:
-        """The figures."""
-        return StatsRepository(self.session)
-
-    @cached_property
-    def outbox(self) -> OutboxRepository:
-        """The durable outbox."""
-        return OutboxRepository(self.session)
-
-    @cached_property
-    def alerts(self) -> AlertRepository:
-        """The lobby alerts (``/notify``)."""
-        return AlertRepository(self.session)
+    users = _Repository(lambda uow: UserRepository(uow.session))
+    chats = _Repository(lambda uow: ChatRepository(uow.session))
+    settings = _Repository(lambda uow: ChatSettingsRepository(uow.session))
+    games = _Repository(lambda uow: GameRepository(uow.session))
+    history = _Repository(lambda uow: HistoryRepository(uow.session))
+    board_views = _Repository(lambda uow: BoardViewRepository(uow.session))
+    updates = _Repository(lambda uow: InboxRepository(lambda: uow.session, uow._marks))
+    """The inbox takes the session only when it runs a statement (see ``session``)."""
+    timers = _Repository(lambda uow: TimerRepository(uow.session))
+    races = _Repository(lambda uow: RaceRepository(uow.session))
+    stats = _Repository(lambda uow: StatsRepository(uow.session))
+    outbox = _Repository(lambda uow: OutboxRepository(uow.session))
+    alerts = _Repository(lambda uow: AlertRepository(uow.session))
 
     async def __aexit__(
         self,
@@ -197,7 +160,7 @@ class UnitOfWork:
         finally:
             if "updates" in self.__dict__:
                 self.updates.ended()  # after a commit that failed too
-            for name in self._REPOSITORIES:  # made on this session: not for the next
+            for name in _Repository.names:  # made on this session: not for the next
                 self.__dict__.pop(name, None)
             self._session = None
             self._open = False

@@ -235,19 +235,20 @@ class Senders:
         head = next_head(line.entries)
         if not head:
             return await self._let_go(chat)
-        if await self._pacer.wait_for_slot(chat_id):
-            line = await self._outbox.line(chat_id)  # time passed: take what came meanwhile
-            head = next_head(line.entries)
-            if not head:
-                await self._pacer.sent(chat_id)
-                return await self._let_go(chat)
-        language = await self._languages.of(chat_id)
-        try:
-            showing = await self._show.show(head, line, translator(language))
+        language = await self._languages.of(chat_id)  # before the slot: a failed read takes none
+        waited = await self._pacer.wait_for_slot(chat_id)
+        try:  # the slot is given back whatever happens
+            if waited:
+                line = await self._outbox.line(chat_id)  # time passed: take what came meanwhile
+                head = next_head(line.entries)
+            if head:
+                showing = await self._show.show(head, line, translator(language))
         except HeadNotShownError as failed:
             return await self._failed_head(chat, failed.entry_ids, failed.error)
         finally:
             await self._pacer.sent(chat_id)
+        if not head:
+            return await self._let_go(chat)
         chat.failures.succeeded(head[0].id)
         await self._outbox.sent(showing.shown)
         if showing.bare is not None:
