@@ -58,6 +58,12 @@ class FakeBotApi:
     next_id: int = 100
     held: asyncio.Event | None = None
     """While set to an unset event, every call waits for it (a slow Bot API)."""
+    recorded: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set each time a call is recorded (a test clears it and waits for the next)."""
+
+    def _record(self, call: Call) -> None:
+        self.calls.append(call)
+        self.recorded.set()
 
     async def _fail(self, method: str) -> None:
         if self.held is not None:
@@ -71,7 +77,7 @@ class FakeBotApi:
         await self._fail("send_message")
         self.next_id += 1
         markup = kwargs.get("reply_markup")
-        self.calls.append(
+        self._record(
             Call(
                 "send_message",
                 chat_id,
@@ -99,7 +105,7 @@ class FakeBotApi:
         if self.text_of(message_id) == text:
             raise BadRequest("Bad Request: message is not modified")
         markup = kwargs.get("reply_markup")
-        self.calls.append(Call("edit_message_text", chat_id, text, message_id, markup is not None))
+        self._record(Call("edit_message_text", chat_id, text, message_id, markup is not None))
         return True
 
     def text_of(self, message_id: int) -> str | None:
@@ -109,7 +115,7 @@ class FakeBotApi:
 
     async def edit_message_reply_markup(self, *, chat_id: int, message_id: int, **_: Any) -> Any:
         await self._fail("edit_message_reply_markup")
-        self.calls.append(Call("edit_message_reply_markup", chat_id, "", message_id))
+        self._record(Call("edit_message_reply_markup", chat_id, "", message_id))
         return True
 
     async def remove_inline_keyboard(self, chat_id: int, message_id: int) -> None:

@@ -122,8 +122,9 @@ async def test_a_row_written_while_another_worker_holds_the_chat_is_sent_by_that
     a.bot.held.set()
     assert await a.senders.flush(GUARD_S)
     async with asyncio.timeout(GUARD_S):  # the wake-up of b's commit reaches a
-        while len(a.bot.boards()) < 3:  # noqa: ASYNC110 (sent by a's sender, no event here)
-            await asyncio.sleep(0.01)
+        while len(a.bot.boards()) < 3:
+            a.bot.recorded.clear()
+            await a.bot.recorded.wait()  # a call sent by a's sender: look again
         assert await a.senders.flush(GUARD_S)
     assert [call.thread_id for call in a.bot.boards()][-2:] == [11, 22], "a sent b's board"
     assert await unsent(postgres_engine) == []
