@@ -194,7 +194,6 @@ async def start_ended_game(
     rows = filler.game_rows(game_id, chat, users, template)
     game = rows["games"][0]
     game.update(status="running", ended_at=None, end_reason=None, winner_ids=None)
-    game["history_length"] = len(template.history) - 1
     async with engine.begin() as connection:
         await bulk(connection, Game.__table__, [game])
         await bulk(connection, GamePlayer.__table__, rows["players"])
@@ -212,7 +211,6 @@ async def end_game(sessions: Any, game_id: int, users: list[int], template: Temp
             [OperationRecord(last)],
             after_seq=len(template.history) - 1,
         )
-        row.history_length = len(template.history)
         outcome = template.summary
         finish_row(row, outcome.reason, [users[seat] for seat in outcome.winners])
         row.ended_at = datetime.now(UTC)

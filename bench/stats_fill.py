@@ -116,11 +116,9 @@ class Filler:
                 "creator_id": users[0],
                 "settings": {},
                 "seed": game_id,
-                "board_version": 0,
                 "created_at": started,
                 "started_at": started,
                 "ended_at": ended,
-                "last_action_at": ended,
                 "end_reason": summary.reason.value,
                 "winner_ids": winners,
             }

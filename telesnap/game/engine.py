@@ -79,10 +79,11 @@ class Game(Board):
         """Rebuild a game by carrying out every operation of a history in order."""
         game = cls()
         for op in history:
-            apply_operation(game, op)
+            game.carry_out(op)
         return game
 
-    def _record(self, op: Operation) -> None:
+    def carry_out(self, op: Operation) -> None:
+        """Carry out one operation: a move's own, or a stored one replayed."""
         apply_operation(self, op)
 
     # -- deal ---------------------------------------------------------------------------
@@ -123,7 +124,7 @@ class Game(Board):
         """
         self.verify_deal(player_count, dealer, deck)
         op = GameStarted(player_count, dealer, tuple(deck), match_mode, wrong_call_penalty)
-        self._record(op)
+        self.carry_out(op)
         return op
 
     # -- flip ---------------------------------------------------------------------------
@@ -166,7 +167,7 @@ class Game(Board):
         turned_over = not player.face_down
         card = player.face_down[0] if player.face_down else player.face_up[0]
         op = CardFlipped(seat, card, turned_over)
-        self._record(op)
+        self.carry_out(op)
         return op
 
     def verify_skip(self, seat: int) -> None:
@@ -181,7 +182,7 @@ class Game(Board):
         """Pass ``seat``'s turn to the next player without a flip (an absent player)."""
         self.verify_skip(seat)
         op = TurnSkipped(seat)
-        self._record(op)
+        self.carry_out(op)
         return op
 
     # -- call ---------------------------------------------------------------------------
@@ -230,7 +231,7 @@ class Game(Board):
         else:
             verdict = CallVerdict.WRONG
         op = SnapCalled(seat, kind, stamp_ns, sequence, seen_version, verdict, behind)
-        self._record(op)
+        self.carry_out(op)
         if verdict is CallVerdict.WRONG and not self.is_race_open:
             self._pay_penalty(seat)
             self._settle()
@@ -247,7 +248,7 @@ class Game(Board):
             return
         turned_over = not payer.face_down
         card = payer.face_down[0] if payer.face_down else payer.face_up[0]
-        self._record(PenaltyPaid(seat, receiver, card, turned_over))
+        self.carry_out(PenaltyPaid(seat, receiver, card, turned_over))
 
     # -- race ---------------------------------------------------------------------------
 
@@ -284,7 +285,7 @@ class Game(Board):
             results,
         )
         wrong_callers = self._wrong_callers_in_stamp_order()
-        self._record(op)
+        self.carry_out(op)
         for seat in wrong_callers:
             self._pay_penalty(seat)
         self._settle()
@@ -345,7 +346,7 @@ class Game(Board):
         cards = [*leaver.face_down, *leaver.face_up]
         given = tuple((others[k % len(others)], card) for k, card in enumerate(cards))
         op = PlayerLeft(seat, reason, given)
-        self._record(op)
+        self.carry_out(op)
         self._settle()
         return op
 
@@ -369,7 +370,7 @@ class Game(Board):
         best = max(counts[index] for index in self.active_seats())
         winners = tuple(i for i in self.active_seats() if counts[i] == best)
         op = GameEnded(winners, EndReason.LIMIT, counts)
-        self._record(op)
+        self.carry_out(op)
         return op
 
     def abandon(self) -> GameEnded:
@@ -379,7 +380,7 @@ class Game(Board):
         if self.is_over:
             raise GameOverError("The game is over.")
         op = GameEnded((), EndReason.ABANDONED, self.card_counts())
-        self._record(op)
+        self.carry_out(op)
         return op
 
     def _settle(self) -> None:
@@ -388,11 +389,11 @@ class Game(Board):
             return
         newly_out = [i for i in self.active_seats() if self.seats[i].card_count == 0]
         for index in newly_out:
-            self._record(PlayerOut(index))
+            self.carry_out(PlayerOut(index))
         active = self.active_seats()
         if len(active) <= 1:
             winners = tuple(active) if active else tuple(newly_out)
-            self._record(GameEnded(winners, EndReason.ALL_CARDS, self.card_counts()))
+            self.carry_out(GameEnded(winners, EndReason.ALL_CARDS, self.card_counts()))
 
 
 def _allowed(verify: Callable[[], None]) -> bool:

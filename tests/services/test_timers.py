@@ -51,7 +51,9 @@ def boards_shown_on_commit(store: GameStore, clock: Clock) -> BoardsShown:
     async def record_view(uow: UnitOfWork, event: GameChanged) -> None:
         if not shown.held:
             row = event.row
-            await uow.board_views.record([ShownBoard(row.id, row.board_version, 1, clock())])
+            loaded = store.cached(row.id) or await store.load(uow, row)
+            version = loaded.game.board_version
+            await uow.board_views.record([ShownBoard(row.id, version, 1, clock())])
 
     store.events.subscribe(GameChanged, record_view)
     return shown
@@ -301,6 +303,41 @@ async def test_a_restart_between_reminder_and_expiry_loses_no_timer_and_fires_no
     assert kinds(first) == [TimerKind.TURN_EXPIRY]
     assert second == []
     assert (await after.play.table(PLACE)).table.flips == 1
+
+
+async def test_after_a_restart_the_turn_runs_from_the_move_that_began_it(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    before = await world_with(session_factory, clock, turn_timer="60")
+    await start(before)
+    clock.advance(seconds=40)
+    await before.play.flip(PLACE, await turn_actor(before), receipt())
+    clock.advance(seconds=30)
+    after = World(session_factory, clock)  # a new process: the history is all it knows
+    on_turn = await turn_actor(after)
+    clock.advance(seconds=29)  # 99 s since the start, 59 s since the flip
+    assert await after.timers.fire_due() == []
+    clock.advance(seconds=1)
+    (reminder,) = await after.timers.fire_due()
+    assert reminder.kind is TimerKind.TURN_REMINDER
+    assert reminder.absent.user_id == on_turn.user_id
+
+
+async def test_after_a_restart_an_idle_game_counts_from_the_last_move(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    before = await world_with(session_factory, clock, turn_timer="off", idle_limit="60")
+    await start(before)
+    clock.advance(minutes=40)
+    await before.play.flip(PLACE, await turn_actor(before), receipt())
+    after = World(session_factory, clock)
+    clock.advance(minutes=59)
+    assert await after.timers.fire_due() == []  # 99 minutes since the start
+    clock.advance(minutes=1)
+    (abandoned,) = await after.timers.fire_due()
+    assert abandoned.play.table.end_reason is EndReason.ABANDONED
 
 
 @pytest.mark.parametrize("value", ["5", "100000", "soon"])

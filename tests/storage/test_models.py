@@ -22,11 +22,11 @@ async def test_datetimes_round_trip_as_aware_utc_with_microseconds(
         await uow.users.upsert(1, "Ada")
         await uow.chats.upsert(-100, "supergroup", "Snap club")
         game = await uow.games.add(-100, 0, creator_id=1)
-        game.turn_started_at = shown_at
+        game.started_at = shown_at
         game_id = game.id
 
     async with session_factory() as session:
-        stored = await session.scalar(select(Game.turn_started_at).where(Game.id == game_id))
+        stored = await session.scalar(select(Game.started_at).where(Game.id == game_id))
         created = await session.scalar(select(Game.created_at).where(Game.id == game_id))
     assert stored == shown_at
     assert stored is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -252,13 +253,16 @@ async def test_operations_get_consecutive_seq_and_load_in_order(session_factory:
         assert stored_call.receipt_host_id == "host-a"
         assert loaded[0].user_id is None
         assert loaded[0].recorded_at.tzinfo is UTC
-        assert await uow.history.operations(game_id) == [
+        read = await uow.history.operations(game_id)
+        assert [op.recorded_at for op in read] == [row.recorded_at for row in loaded]
+        assert [replace(op, recorded_at=None) for op in read] == [
             OperationRecord(flipped),
             call,
             OperationRecord(resolved),
         ]
         assert [op.seq for op in await uow.history.load(game_id, after_seq=2)] == [3]
-        assert await uow.history.operations(game_id, after_seq=2) == [OperationRecord(resolved)]
+        later = await uow.history.operations(game_id, after_seq=2)
+        assert [op.operation for op in later] == [resolved]
         assert await uow.history.last_seq(game_id + 1) == 0
 
 

@@ -66,7 +66,7 @@ def record_boards(store: GameStore) -> None:
             return
         row = event.row
         loaded = store.cached(row.id)
-        if loaded is None or loaded.stored_operations != row.history_length:
+        if loaded is None:
             # A game that just started or ended is not (or no longer) in the cache.
             loaded = await store.load(uow, row)
             if row.status != GameStatus.RUNNING.value:

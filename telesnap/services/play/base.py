@@ -68,14 +68,13 @@ class Service:
         actor: Actor | None,
         receipt: Receipt | None,
         reaction_ms: int | None = None,
-        human: bool = True,
     ) -> tuple[T, tuple[Operation, ...]]:
         """Run one engine step on ``loaded`` and store the operations it made.
 
         Returns what the step returned and its operations (to show them). The rules
         refusing a person's step (``actor`` given) is a refusal, and nothing is stored;
         refusing a step of the bot's own (a timer's, a race's decision) is a defect, and
-        the engine's error goes up as it is. ``human`` is False for what a timer did.
+        the engine's error goes up as it is.
         """
         before = len(loaded.game.history)
         try:
@@ -93,7 +92,6 @@ class Service:
             actor=actor,
             receipt=receipt,
             reaction_ms=reaction_ms,
-            human=human,
         )
         return result, operations
 

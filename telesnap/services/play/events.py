@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 from ...game import Operation
@@ -42,8 +43,8 @@ class GameChanged:
     row: GameRow
     settings: GameSettings
     operations: tuple[Operation, ...]
-    turn_passed: bool
-    """The turn is another seat's than before the change."""
+    turn_started_at: datetime
+    """When the game's current turn began (this change's time, if it began a turn)."""
 
 
 DomainEvent = GameEnded | GameChanged
@@ -82,7 +83,7 @@ def timer_planning(planner: TimerPlanner) -> Handler[GameChanged]:
 
     async def plan_timers(uow: UnitOfWork, event: GameChanged) -> None:
         await planner.after_change(
-            uow, event.row, event.settings, event.operations, turn_passed=event.turn_passed
+            uow, event.row, event.settings, event.operations, event.turn_started_at
         )
 
     return plan_timers

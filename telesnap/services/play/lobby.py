@@ -354,9 +354,7 @@ class LobbyService(Service):
             finish_row(row, EndReason.ABANDONED, [])
             self._store.forget(row.id)
             return
-        await self._apply(
-            uow, row, loaded, loaded.game.abandon, actor=None, receipt=None, human=False
-        )
+        await self._apply(uow, row, loaded, loaded.game.abandon, actor=None, receipt=None)
         self._store.forget(row.id)
 
 

@@ -164,8 +164,7 @@ class RaceService(Service):
                 None if game.is_over else game.board_version,
             )
 
-    @staticmethod
-    async def _read_back(uow: UnitOfWork, row: GameRow, race: Race) -> RaceOutcome:
+    async def _read_back(self, uow: UnitOfWork, row: GameRow, race: Race) -> RaceOutcome:
         """The result of a race decided already, from its stored ``RaceResolved`` operation."""
         assert race.decided_seq is not None
         stored = await uow.history.load(row.id, after_seq=race.decided_seq - 1)
@@ -180,7 +179,9 @@ class RaceService(Service):
             RaceEnding.DECIDED_ELSEWHERE,
             resolved.results,
             tuple(user_ids),
-            board_version=row.board_version if untouched else None,
+            board_version=(await self._store.load(uow, row)).game.board_version
+            if untouched
+            else None,
         )
 
     async def callers(self, race_id: int) -> list[RaceCaller]:

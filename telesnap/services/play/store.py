@@ -1,9 +1,12 @@
 """Engine games kept in memory, checked against and written to the database.
 
 A game's engine state is rebuilt from its history the first time it is
-needed and then kept; before every use the cached copy is checked against
-the number of stored operations, so another worker's changes (or a rolled
-back transaction) are never missed. The cache holds the most recently used
+needed and then kept; where other workers share the database, every use
+checks the cached copy against the number of stored operations, so another
+worker's changes are never missed. A move writes its operations and nothing
+else: the game row changes only when the game starts or ends, and the times
+the timers read (when the turn began, the last move of a player) are the
+history's own. The cache holds the most recently used
 games only (:data:`DEFAULT_CAPACITY`); a game it let go is rebuilt from its
 history when it is next played.
 
@@ -18,14 +21,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import inspect
 
 from ...game import (
+    CardFlipped,
     EndReason,
     Game,
+    GameStarted,
     Operation,
     SnapCalled,
+    TurnSkipped,
 )
 from ...storage.games_watch import foreign_writes, keep, let_go
 from ...storage.models import Game as GameRow
@@ -55,6 +62,10 @@ class LoadedGame:
     stored_operations: int
     stored_turn: int
     """Whose turn it was when the game was last stored (to tell when the turn passed)."""
+    turn_started_at: datetime
+    """When the current turn began (the turn timer runs from it, see ``timers``)."""
+    last_action_at: datetime
+    """When a player last moved (a game idle too long is abandoned)."""
     afk_streaks: dict[int, int] = field(default_factory=dict)
     """Absences in a row, by seat (only seats with some)."""
     fastest_calls: dict[int, int] = field(default_factory=dict)
@@ -88,6 +99,15 @@ class LoadedGame:
 def place_of(row: GameRow) -> Place:
     """The chat topic of a stored game."""
     return Place(chat_id=row.chat_id, thread_id=row.thread_id)
+
+
+_NEW_TURNS = (GameStarted, CardFlipped, TurnSkipped)
+"""Operations that always start a turn (even when the same player is on turn again)."""
+
+
+def starts_a_turn(operations: Sequence[Operation], turn_before: int, turn_after: int) -> bool:
+    """Whether the turn after ``operations`` is a new one: a flip, a skip, or another seat's."""
+    return turn_after != turn_before or any(isinstance(op, _NEW_TURNS) for op in operations)
 
 
 DEFAULT_CAPACITY = 1000
@@ -189,7 +209,6 @@ class GameStore:
         if (
             writes != foreign_writes()
             or loaded is None
-            or loaded.stored_operations != row.history_length
             or row.status != GameStatus.RUNNING.value
             or not state.detached
             or state.expired_attributes
@@ -227,15 +246,24 @@ class GameStore:
         """The engine game of a started game row, from the cache or rebuilt from its history."""
         cached = self._games.get(row.id)
         if cached is not None and (
-            not self._shared or cached.stored_operations == row.history_length
+            not self._shared or cached.stored_operations == await uow.history.last_seq(row.id)
         ):
             self._games.touch(row.id)
             return cached
         rows = await uow.history.operations(row.id)
-        game = Game.replay(op.operation for op in rows)
+        game = Game()
         players = await uow.games.list_players(row.id)
         settings = GameSettings.from_values(row.settings)
         loaded = await loaded_game(uow, row, game, players, settings, len(rows))
+        for op in rows:  # the times as a move left them (see save)
+            turn_before = game.turn
+            game.carry_out(op.operation)
+            at = op.recorded_at or loaded.turn_started_at
+            if starts_a_turn((op.operation,), turn_before, game.turn):
+                loaded.turn_started_at = at
+            if op.user_id is not None:
+                loaded.last_action_at = at
+        loaded.stored_turn = game.turn
         loaded.afk_streaks = {
             seat: player.afk_streak for seat, player in enumerate(players) if player.afk_streak
         }
@@ -275,13 +303,12 @@ class GameStore:
         actor: Actor | None,
         receipt: Receipt | None,
         reaction_ms: int | None = None,
-        human: bool = True,
     ) -> None:
-        """Append ``operations`` to the history, bring the game row up to date, emit the events.
+        """Append ``operations`` to the history, note the turn and the activity, emit the events.
 
         :class:`.events.GameEnded` (if the game ended) and then :class:`.events.GameChanged`
-        are handled in ``uow``, before it commits. ``human`` is False for what a timer
-        did: it does not count as activity.
+        are handled in ``uow``, before it commits. Only a player's move (``actor``)
+        counts as activity: not a timer's, nor a race's decision.
         """
         records = [
             OperationRecord(
@@ -295,29 +322,30 @@ class GameStore:
             )
             for op in operations
         ]
+        now = self.planner.now()
         if records:
-            await uow.history.append(row.id, records, after_seq=loaded.stored_operations)
+            await uow.history.append(
+                row.id, records, after_seq=loaded.stored_operations, recorded_at=now
+            )
         for op, record in zip(operations, records, strict=True):
             if isinstance(op, SnapCalled):
                 loaded.note_call(op.seat, correct_call_reaction(op, record.reaction_ms))
         loaded.stored_operations += len(records)
         if loaded.game_id in self._games:
             self._saved_uncommitted.add(loaded.game_id)
-        row.history_length = loaded.stored_operations
         game = loaded.game
-        now = self.planner.now()
-        row.board_version = game.board_version
-        turn_passed = game.turn != loaded.stored_turn
+        if starts_a_turn(operations, loaded.stored_turn, game.turn):
+            loaded.turn_started_at = now
         loaded.stored_turn = game.turn
-        if human:
-            row.last_action_at = now
+        if actor is not None:
+            loaded.last_action_at = now
         if game.outcome is not None:
             finish_row(row, game.outcome.reason, [loaded.user_ids[s] for s in game.outcome.winners])
             row.ended_at = now
             await self.events.emit(uow, GameEnded(row, game.history, loaded.user_ids))
             self.forget(row.id)  # an ended game is never played again
         await self.events.emit(
-            uow, GameChanged(row, loaded.settings, tuple(operations), turn_passed=turn_passed)
+            uow, GameChanged(row, loaded.settings, tuple(operations), loaded.turn_started_at)
         )
 
 
@@ -339,6 +367,8 @@ async def loaded_game(
         settings=settings,
         stored_operations=stored_operations,
         stored_turn=game.turn,
+        turn_started_at=row.started_at or row.created_at,
+        last_action_at=row.started_at or row.created_at,
     )
 
 

@@ -8,11 +8,11 @@ time instead of waiting for it.
 A turn timer runs twice: when it first runs out the player is reminded;
 when it runs out again the bot flips for them (or skips them, as the chat
 chose), and that counts as an absence. After ``afk_limit`` absences in a row
-the player is removed from the game. A turn is identified by
-``games.turn_started_at``, which every move that starts a turn sets with the
-game's row (a flip, a skip, or the player on turn leaving or running out of
-cards; another seat leaving does not); the one timer row of a game is only
-re-armed when it fires. The turn's clock runs from the moment the board that
+the player is removed from the game. A turn is identified by the time it
+began, which the game store notes of every move that starts a turn (a flip,
+a skip, or the player on turn leaving or running out of cards; another seat
+leaving does not) and reads back from the history; the one timer row of a
+game is only re-armed when it fires. The turn's clock runs from the moment the board that
 asks for the turn was shown (its board view), not from the commit: a board the
 pace holds back must not eat into the player's time (see :func:`turn_clock_start`).
 """
@@ -25,13 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from ...game import (
-    CardFlipped,
-    GameEnded,
-    GameStarted,
-    Operation,
-    TurnSkipped,
-)
+from ...game import GameEnded, GameStarted, Operation
 from ...storage.models import Game as GameRow
 from ...storage.models.base import utc_now
 from ...storage.uow import UnitOfWork
@@ -42,8 +36,6 @@ RETRY_WHILE_UNSHOWN = timedelta(seconds=1)
 """How soon a turn timer looks again while the board that asks for the turn is not shown."""
 UNSHOWN_BOARD_GRACE = timedelta(seconds=65)
 """How long a turn's board may be held back (the pace: a minute) before its clock runs anyway."""
-_NEW_TURNS = (GameStarted, CardFlipped, TurnSkipped)
-"""Operations that always start a turn (even when the same player is on turn again)."""
 
 
 LONGEST_LOBBY = timedelta(hours=24)
@@ -141,33 +133,29 @@ class TimerPlanner:
         row: GameRow,
         settings: GameSettings,
         operations: tuple[Operation, ...],
-        *,
-        turn_passed: bool = False,
+        turn_started_at: datetime,
     ) -> None:
         """Re-arm the game's timers after ``operations`` (clear them all once it ended).
 
-        ``turn_passed``: the turn is another seat's than before (say, the player on
-        turn left); a change that leaves the same player on turn keeps their clock.
+        The turn timer is set when the game starts. It is not moved on every move:
+        when it fires for a turn that has moved on, it re-arms itself for the turn
+        that began at ``turn_started_at``.
         """
         if any(isinstance(op, GameEnded) for op in operations):
             await uow.timers.cancel_for_game(row.id)
             return
-        if any(isinstance(op, GameStarted) for op in operations):
-            await uow.timers.cancel_for_game(row.id, TimerKind.LOBBY_EXPIRY.value)
-            await self.add(uow, TimerKind.IDLE, timedelta(minutes=settings.idle_limit_min), row)
-            if settings.time_limit_min is not None:
-                await self.add(
-                    uow, TimerKind.TIME_LIMIT, timedelta(minutes=settings.time_limit_min), row
-                )
-        if not turn_passed and not any(isinstance(op, _NEW_TURNS) for op in operations):
+        if not any(isinstance(op, GameStarted) for op in operations):
             return
-        # The turn timer runs from here. Its timer row is not moved on every move: when
-        # it fires for a turn that has moved on, it re-arms itself from this time.
-        row.turn_started_at = self.now()
-        if settings.turn_timer_s is not None and any(
-            isinstance(op, GameStarted) for op in operations
-        ):
-            await self.arm_turn(uow, row, TimerKind.TURN_REMINDER, settings.turn_timer_s)
+        await uow.timers.cancel_for_game(row.id, TimerKind.LOBBY_EXPIRY.value)
+        await self.add(uow, TimerKind.IDLE, timedelta(minutes=settings.idle_limit_min), row)
+        if settings.time_limit_min is not None:
+            await self.add(
+                uow, TimerKind.TIME_LIMIT, timedelta(minutes=settings.time_limit_min), row
+            )
+        if settings.turn_timer_s is not None:
+            await self.arm_turn(
+                uow, row, TimerKind.TURN_REMINDER, settings.turn_timer_s, turn_started_at
+            )
 
     async def arm_turn(
         self,
@@ -175,17 +163,18 @@ class TimerPlanner:
         row: GameRow,
         kind: TimerKind,
         after_turn_start_s: int,
+        turn_started_at: datetime,
         *,
         since: datetime | None = None,
     ) -> None:
-        """Set the turn timer ``kind`` for the current turn, due that long after it began.
+        """Set the turn timer ``kind`` for the turn that began at ``turn_started_at``.
 
-        ``since``: when the turn's clock started (its board shown); by default
-        when the turn began, and the timer looks again when it fires.
+        It is due that long after ``since``, when the turn's clock started (its
+        board shown); by default after the turn began, and the timer looks again
+        when it fires.
         """
-        started = row.turn_started_at or self.now()
-        due_at = self._note((since or started) + timedelta(seconds=after_turn_start_s))
-        payload = {"turn_started_at": started.isoformat()}
+        due_at = self._note((since or turn_started_at) + timedelta(seconds=after_turn_start_s))
+        payload = {"turn_started_at": turn_started_at.isoformat()}
         await uow.timers.add(kind.value, due_at, row.chat_id, row.thread_id, row.id, payload)
 
 

@@ -201,10 +201,11 @@ class TimerService(Service):
         timer_s = loaded.settings.turn_timer_s
         if timer_s is None:
             return None
-        started = row.turn_started_at
-        if started is None or payload.get("turn_started_at") != started.isoformat():
+        started = loaded.turn_started_at
+        planner = self._store.planner
+        if payload.get("turn_started_at") != started.isoformat():
             # The turn moved on since this timer was set: time the new turn.
-            await self._store.planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, timer_s)
+            await planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, timer_s, started)
             return None
         clock_start = await _turn_clock_start(uow, row, loaded, now)
         if clock_start is None:  # the board that asks for the turn is not shown yet
@@ -212,11 +213,11 @@ class TimerService(Service):
             return None
         after_s = timer_s if kind is TimerKind.TURN_REMINDER else 2 * timer_s
         if now < clock_start + timedelta(seconds=after_s):
-            await self._store.planner.arm_turn(uow, row, kind, after_s, since=clock_start)
+            await planner.arm_turn(uow, row, kind, after_s, started, since=clock_start)
             return None
         if kind is TimerKind.TURN_REMINDER:
-            await self._store.planner.arm_turn(
-                uow, row, TimerKind.TURN_EXPIRY, 2 * timer_s, since=clock_start
+            await planner.arm_turn(
+                uow, row, TimerKind.TURN_EXPIRY, 2 * timer_s, started, since=clock_start
             )
             absent = self._absent(loaded, loaded.game.turn, "reminded")
             reminder = Notice(
@@ -259,15 +260,19 @@ class TimerService(Service):
                     player.leave_reason = LeaveReason.AFK.value
             return removing
 
-        removed, operations = await self._apply(
-            uow, row, loaded, act, actor=None, receipt=None, human=False
-        )
+        removed, operations = await self._apply(uow, row, loaded, act, actor=None, receipt=None)
         action = "skipped" if skipping else "auto_flipped"
         why = NoticeKind.SKIPPED if skipping else NoticeKind.AUTO_FLIPPED
         await note_board(uow, place, row.id, Notice(why, {"name": loaded.names[seat]}))
         if not game.is_over and loaded.settings.turn_timer_s is not None:
             planner = self._store.planner
-            await planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, loaded.settings.turn_timer_s)
+            await planner.arm_turn(
+                uow,
+                row,
+                TimerKind.TURN_REMINDER,
+                loaded.settings.turn_timer_s,
+                loaded.turn_started_at,
+            )
         return TimerOutcome(
             TimerKind.TURN_EXPIRY,
             place,
@@ -279,12 +284,12 @@ class TimerService(Service):
         self, uow: UnitOfWork, place: Place, row: GameRow, loaded: LoadedGame, now: datetime
     ) -> TimerOutcome | None:
         limit = timedelta(minutes=loaded.settings.idle_limit_min)
-        idle_for = now - row.last_action_at
+        idle_for = now - loaded.last_action_at
         if idle_for < limit:
             await self._store.planner.add(uow, TimerKind.IDLE, limit - idle_for, row)
             return None
         _, operations = await self._apply(
-            uow, row, loaded, loaded.game.abandon, actor=None, receipt=None, human=False
+            uow, row, loaded, loaded.game.abandon, actor=None, receipt=None
         )
         await note_board(uow, place, row.id, Notice(NoticeKind.IDLE_ABANDONED))
         self._store.forget(row.id)
@@ -294,7 +299,7 @@ class TimerService(Service):
         self, uow: UnitOfWork, place: Place, row: GameRow, loaded: LoadedGame
     ) -> TimerOutcome:
         _, operations = await self._apply(
-            uow, row, loaded, loaded.game.end_by_limit, actor=None, receipt=None, human=False
+            uow, row, loaded, loaded.game.end_by_limit, actor=None, receipt=None
         )
         await note_board(uow, place, row.id, Notice(NoticeKind.TIME_UP))
         return TimerOutcome(
@@ -321,8 +326,7 @@ async def _turn_clock_start(
     The board that asks for the turn is the version the last turn ended at; a
     turn that passed on without a new board (a skip) runs from its change.
     """
-    started = row.turn_started_at
-    assert started is not None
+    started = loaded.turn_started_at
     game = loaded.game
     version = max(game.turn_ended_at, default=0)
     if version > game.board_version:

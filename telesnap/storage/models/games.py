@@ -67,15 +67,9 @@ class Game(Base):
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     seed: Mapped[int | None] = mapped_column(BigInteger)
     lobby_message_id: Mapped[int | None] = mapped_column(BigInteger)
-    board_version: Mapped[int] = mapped_column(Integer, default=0)
-    history_length: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    """How many operations the history holds (the ``seq`` of the last one)."""
-    turn_started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
-    """When the current turn began (the turn timer runs from it)."""
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
-    last_action_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utc_now)
     end_reason: Mapped[str | None] = mapped_column(String(64))
     winner_ids: Mapped[list[int] | None] = mapped_column(JSON)
 

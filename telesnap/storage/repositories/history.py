@@ -41,6 +41,8 @@ class OperationRecord:
     receipt_stamp_ns: int | None = None
     receipt_host_id: str | None = None
     reaction_ms: int | None = None
+    recorded_at: datetime | None = None
+    """When it was stored (read back; :meth:`HistoryRepository.append` sets it)."""
 
 
 class HistoryRepository:
@@ -50,20 +52,26 @@ class HistoryRepository:
         self._session = session
 
     async def append(
-        self, game_id: int, records: Sequence[OperationRecord], *, after_seq: int | None = None
+        self,
+        game_id: int,
+        records: Sequence[OperationRecord],
+        *,
+        after_seq: int | None = None,
+        recorded_at: datetime | None = None,
     ) -> list[int]:
         """Append ``records`` with the next consecutive ``seq`` numbers; return those numbers.
 
         Takes the game's row lock first, so concurrent appends to one game
         serialise instead of colliding on ``seq``. A caller that already holds
         that lock and knows the last ``seq`` passes it as ``after_seq``.
+        ``recorded_at``: the change's time on the caller's clock (default: now).
         """
         if after_seq is None:
             await self._session.execute(select(Game.id).where(Game.id == game_id).with_for_update())
             after_seq = await self.last_seq(game_id)
         if not records:
             return []
-        recorded_at = utc_now()
+        recorded_at = recorded_at or utc_now()
         seqs = list(range(after_seq + 1, after_seq + 1 + len(records)))
         rows = [
             {
@@ -116,6 +124,7 @@ class HistoryRepository:
                 receipt_stamp_ns=row.receipt_stamp_ns,
                 receipt_host_id=row.receipt_host_id,
                 reaction_ms=row.reaction_ms,
+                recorded_at=row.recorded_at,
             )
             for row in await self.load(game_id, after_seq)
         ]
