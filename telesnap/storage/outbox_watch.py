@@ -8,8 +8,9 @@ order). A unit that changed pending rows any other way (a privacy erasure
 rewriting a name, a chat's rows deleted) counts as a *rewrite*: whoever keeps
 rows in memory must read them again.
 
-Statements issued with the execution option :data:`SETTLING` are left out:
-their caller brings its own copy up to date (settling rows it sent).
+Statements issued with the execution option :data:`KEPT_BY_CALLER` are left
+out: their caller brings its own copy up to date (settling rows it sent, or
+adding a note to a row its unit added, which is handed over as it is at commit).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from sqlalchemy.orm import ORMExecuteState, Session, UOWTransaction
 
 from .models import OutboxMessage
 
-__all__ = ["SETTLING", "OutboxWatch", "note_added"]
+__all__ = ["KEPT_BY_CALLER", "OutboxWatch", "note_added"]
 
-SETTLING = "telesnap_outbox_settling"
-"""Execution option: the statement settles rows its caller sent (and forgot in memory itself)."""
+KEPT_BY_CALLER = "telesnap_outbox_kept_by_caller"
+"""Execution option: the statement changes rows whose copies its caller keeps up to date."""
 _ADDED = "telesnap_outbox_added"
 _REWRITTEN = "telesnap_outbox_rewritten"
 _TABLE_NAME = OutboxMessage.__tablename__
@@ -61,7 +62,7 @@ def note_added(session: Session, row: OutboxMessage) -> None:
 
 @event.listens_for(Session, "do_orm_execute")
 def _bulk_write(state: ORMExecuteState) -> None:
-    if not (state.is_update or state.is_delete) or state.execution_options.get(SETTLING):
+    if not (state.is_update or state.is_delete) or state.execution_options.get(KEPT_BY_CALLER):
         return
     # An ORM statement names an annotated copy of the table: compare by name.
     table: Any = getattr(state.statement, "table", None)

@@ -215,6 +215,10 @@ async def test_why_a_timer_flipped_rides_in_its_boards_row(session_factory: Sess
     assert isinstance(board, BoardEntry)
     assert board.notes == (Notice("auto_flipped", {"name": away.first_name}),)
     assert board.board.operations, "the flip itself"
+    async with session_factory() as session:  # as a restart would read it
+        stored = await session.get(OutboxMessage, board.id)
+    assert stored is not None
+    assert stored.payload["notes"] == [note.to_json() for note in board.notes]
 
 
 async def test_saved_settings_are_announced_from_the_outbox(session_factory: Sessions) -> None:

@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Table, case, delete, literal, select, update
+from sqlalchemy import BigInteger, Table, case, delete, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..models import OutboxMessage, OutboxState
-from ..outbox_watch import SETTLING, note_added
+from ..models import OutboxMessage, OutboxState, utc_now
+from ..outbox_watch import KEPT_BY_CALLER, note_added
 
 __all__ = ["OUTBOX_CHANNEL", "OutboxRepository"]
 
@@ -23,9 +23,13 @@ A trigger sends it for every row inserted (migration ``c7e2f4a81d95``).
 
 _TABLE = cast("Table", OutboxMessage.__table__)
 _C = _TABLE.c
-_SETTLE = update(_TABLE).execution_options(**{SETTLING: True})
-"""Settling rows on the table: the ORM's bulk update machinery costs more than the update,
-and every board sent runs one."""
+# Core statements on the table: the ORM's unit of work and bulk updates cost more than
+# the statements, and every board written and sent runs them.
+_ADD = insert(_TABLE).returning(_C.id)
+_ADDED_COLUMNS = ("chat_id", "thread_id", "kind", "payload", "game_id", "board_version",
+                  "state", "created_at")  # fmt: skip
+_OWN = update(_TABLE).execution_options(**{KEPT_BY_CALLER: True})
+"""An update of rows whose copies the caller keeps (rows it settles, or a note on its own)."""
 
 
 class OutboxRepository:
@@ -55,9 +59,10 @@ class OutboxRepository:
             game_id=game_id,
             board_version=board_version,
             state=OutboxState.PENDING.value,
+            created_at=utc_now(),
         )
-        self._session.add(row)
-        await self._session.flush()
+        values = {column: getattr(row, column) for column in _ADDED_COLUMNS}
+        row.id = (await self._session.execute(_ADD, values)).scalar_one()
         note_added(self._session.sync_session, row)
         if game_id is not None:
             self._added[game_id] = row
@@ -72,8 +77,8 @@ class OutboxRepository:
         if row is None or row.kind != kind:
             return False
         notes = [*row.payload.get("notes", ()), note]
-        row.payload = {**row.payload, "notes": notes}  # a new dict: the change is seen
-        await self._session.flush()
+        row.payload = {**row.payload, "notes": notes}
+        await self._session.execute(_OWN.where(_C.id == row.id).values(payload=row.payload))
         return True
 
     async def pending(self, chat_id: int, after_id: int = 0) -> list[OutboxMessage]:
@@ -128,7 +133,7 @@ class OutboxRepository:
         if not ids:
             return
         await self._session.execute(
-            _SETTLE.where(_C.id.in_(ids), _C.state == OutboxState.PENDING.value).values(
+            _OWN.where(_C.id.in_(ids), _C.state == OutboxState.PENDING.value).values(
                 state=state.value, done_at=at, message_id=message_id, error=error
             )
         )
@@ -147,7 +152,7 @@ class OutboxRepository:
             whens = {literal(row, BigInteger): literal(m, BigInteger) for row, m in shown.items()}
             message_id = case(whens, value=_C.id)
         await self._session.execute(
-            _SETTLE.where(_C.id.in_(shown), _C.state == OutboxState.PENDING.value).values(
+            _OWN.where(_C.id.in_(shown), _C.state == OutboxState.PENDING.value).values(
                 state=OutboxState.SENT.value, done_at=at, message_id=message_id, error=None
             )
         )
@@ -157,7 +162,7 @@ class OutboxRepository:
         result = await self._session.execute(
             delete(OutboxMessage)
             .where(OutboxMessage.state != OutboxState.PENDING.value, OutboxMessage.done_at < before)
-            .execution_options(**{SETTLING: True})  # settled rows: no line holds them
+            .execution_options(**{KEPT_BY_CALLER: True})  # settled rows: no line holds them
         )
         return int(getattr(result, "rowcount", 0) or 0)
 
