@@ -118,7 +118,7 @@ class UnitOfWork:
         self._open = True
         if self.read_only:
             session = self.session
-            _refuse_writes(session.sync_session)
+            session.sync_session.info[_READ_ONLY] = True
             dialect = session.get_bind().dialect.name
             # The options apply to the transaction's connection, so it is taken now.
             await session.connection(execution_options=read_only_options(dialect))
@@ -236,15 +236,21 @@ class GroupCommit:
         return [None] * len(writers)
 
 
-def _refuse_writes(session: Session) -> None:
-    event.listen(session, "before_flush", _refuse_flush)
-    event.listen(session, "do_orm_execute", _refuse_write_statement)
+_READ_ONLY = "telesnap_read_only"
+"""The session info key of a read-only unit's session: any write it asks for is refused.
+
+The listeners are the Session class's, set once: listening on each read-only session
+cost more than the read itself."""
 
 
+@event.listens_for(Session, "before_flush")
 def _refuse_flush(session: Session, *_: Any) -> None:
-    raise ReadOnlyError("a read-only unit of work has changes to write")
+    if session.info.get(_READ_ONLY):
+        raise ReadOnlyError("a read-only unit of work has changes to write")
 
 
+@event.listens_for(Session, "do_orm_execute")
 def _refuse_write_statement(state: ORMExecuteState) -> None:
-    if state.is_insert or state.is_update or state.is_delete:
+    writes = state.is_insert or state.is_update or state.is_delete
+    if writes and state.session.info.get(_READ_ONLY):
         raise ReadOnlyError(f"a read-only unit of work cannot run {state.statement}")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Table, func, insert, select
+from sqlalchemy import Table, bindparam, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ...game import Operation, operation_from_json, operation_to_json
@@ -23,6 +23,8 @@ __all__ = ["HistoryRepository", "OperationRecord"]
 _APPEND = insert(cast("Table", GameOperation.__table__))
 """A Core insert on the table, built once: the ORM's insert machinery costs more than the
 insert itself, and every move runs it."""
+_LAST_SEQ = select(func.max(GameOperation.seq)).where(GameOperation.game_id == bindparam("game_id"))
+"""Built once: with several workers every change asks it."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +96,7 @@ class HistoryRepository:
 
     async def last_seq(self, game_id: int) -> int:
         """Return the ``seq`` of the game's last operation (0 if it has none)."""
-        statement = select(func.max(GameOperation.seq)).where(GameOperation.game_id == game_id)
-        return int(await self._session.scalar(statement) or 0)
+        return int(await self._session.scalar(_LAST_SEQ, {"game_id": game_id}) or 0)
 
     async def load(self, game_id: int, after_seq: int = 0) -> list[GameOperation]:
         """The game's stored rows with ``seq`` > ``after_seq``, in ``seq`` order, as stored.

@@ -6,7 +6,17 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Table, case, delete, insert, literal, select, update
+from sqlalchemy import (
+    BigInteger,
+    Table,
+    bindparam,
+    case,
+    delete,
+    insert,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import OutboxMessage, OutboxState, utc_now
@@ -30,6 +40,25 @@ _ADDED_COLUMNS = ("chat_id", "thread_id", "kind", "payload", "game_id", "board_v
                   "state", "created_at")  # fmt: skip
 _OWN = update(_TABLE).execution_options(**{KEPT_BY_CALLER: True})
 """An update of rows whose copies the caller keeps (rows it settles, or a note on its own)."""
+_PENDING = (
+    select(OutboxMessage)
+    .where(
+        OutboxMessage.state == OutboxState.PENDING.value,
+        OutboxMessage.chat_id == bindparam("chat_id"),
+        OutboxMessage.id > bindparam("after_id"),
+    )
+    .order_by(OutboxMessage.id)
+)
+"""A chat's line, built once: with several workers it is read for every board."""
+_SENT_IN_ONE = _OWN.where(
+    _C.id.in_(bindparam("ids", expanding=True)), _C.state == OutboxState.PENDING.value
+).values(
+    state=OutboxState.SENT.value,
+    done_at=bindparam("at"),
+    message_id=bindparam("message"),
+    error=None,
+)
+"""Rows shown by one message marked sent, built once: every board sent runs it."""
 
 
 class OutboxRepository:
@@ -83,16 +112,8 @@ class OutboxRepository:
 
     async def pending(self, chat_id: int, after_id: int = 0) -> list[OutboxMessage]:
         """The chat's unsent messages with an id above ``after_id``, oldest first."""
-        statement = (
-            select(OutboxMessage)
-            .where(
-                OutboxMessage.state == OutboxState.PENDING.value,
-                OutboxMessage.chat_id == chat_id,
-                OutboxMessage.id > after_id,
-            )
-            .order_by(OutboxMessage.id)
-        )
-        return list(await self._session.scalars(statement))
+        parameters = {"chat_id": chat_id, "after_id": after_id}
+        return list(await self._session.scalars(_PENDING, parameters))
 
     async def sent_of_game(self, game_id: int, kind: str, limit: int) -> list[OutboxMessage]:
         """The game's newest ``limit`` messages of ``kind`` marked sent, oldest first."""
@@ -146,14 +167,17 @@ class OutboxRepository:
         if not shown:
             return
         message_ids = set(shown.values())
-        if len(message_ids) == 1:
-            message_id: Any = next(iter(message_ids))
-        else:
-            whens = {literal(row, BigInteger): literal(m, BigInteger) for row, m in shown.items()}
-            message_id = case(whens, value=_C.id)
+        if len(message_ids) == 1:  # the common case: one message showed them all
+            parameters = {"ids": list(shown), "at": at, "message": next(iter(message_ids))}
+            await self._session.execute(_SENT_IN_ONE, parameters)
+            return
+        whens = {literal(row, BigInteger): literal(m, BigInteger) for row, m in shown.items()}
         await self._session.execute(
             _OWN.where(_C.id.in_(shown), _C.state == OutboxState.PENDING.value).values(
-                state=OutboxState.SENT.value, done_at=at, message_id=message_id, error=None
+                state=OutboxState.SENT.value,
+                done_at=at,
+                message_id=case(whens, value=_C.id),
+                error=None,
             )
         )
 
