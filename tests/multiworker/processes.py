@@ -19,6 +19,7 @@ import asyncio
 import atexit
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -27,7 +28,7 @@ import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import ExitStack, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -54,12 +55,31 @@ NGINX = os.environ.get("TELESNAP_NGINX") or shutil.which("nginx") or "/usr/sbin/
 POSTGRES_URL_VARIABLE = "TELESNAP_TEST_POSTGRES_URL"
 
 
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive ports that are all free now.
+
+    They are taken below the ephemeral range: there, no client socket of a test
+    running alongside takes a worker's port while the worker restarts.
+    """
+    ephemeral = Path("/proc/sys/net/ipv4/ip_local_port_range")
+    lowest = int(ephemeral.read_text().split()[0]) if ephemeral.exists() else 32768
+    chooser = random.Random()
+    for _ in range(50):
+        first = chooser.randrange(10_000, lowest - count)
+        with ExitStack() as stack:
+            try:
+                for port in range(first, first + count):
+                    sock = stack.enter_context(socket.socket())
+                    sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return first
+    raise AssertionError("no consecutive free ports")
+
+
 def free_port() -> int:
-    """A port nobody listens on now (bound to 0, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    """A port nobody listens on now (see :func:`free_ports`)."""
+    return free_ports(1)
 
 
 BOT_PARENT = Path(__file__).resolve().with_name("bot_parent.py")

@@ -6,9 +6,7 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import sys
-from contextlib import ExitStack
 from pathlib import Path
 
 import aiohttp
@@ -29,6 +27,7 @@ from tests.multiworker.processes import (
     _answers,
     _poll,
     deployment,
+    free_ports,
     routed_updates,
     worker_environment,
 )
@@ -84,25 +83,6 @@ async def _enough(log: PlayLog, presses: int) -> bool | None:
     return True if len(log.presses) >= presses else None
 
 
-def consecutive_free_ports(count: int) -> int:
-    """The first of ``count`` consecutive ports that are all free now."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            first = int(probe.getsockname()[1])
-        if first + count > 65535:
-            continue
-        with ExitStack() as stack:
-            try:
-                for port in range(first, first + count):
-                    sock = stack.enter_context(socket.socket())
-                    sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return first
-    raise AssertionError("no consecutive free ports")
-
-
 COLD_START = "cold start: no other worker is alive"
 """What a worker logs when it resumes the games (nobody else was alive)."""
 
@@ -126,7 +106,7 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
             "telesnap",
             "emulator",
             "--port",
-            str(port := consecutive_free_ports(1)),
+            str(port := free_ports(1)),
         ],
         tmp_path / "emulator.log",
         cwd=tmp_path,
@@ -135,7 +115,7 @@ async def test_telesnap_run_workers_keeps_n_workers_running_and_restarts_them_on
     await emulator.start()
     api = f"http://127.0.0.1:{port}"
     await _poll("the emulator", lambda: _answers(f"{api}/bot{TOKEN}/getMe"), emulator)
-    first = consecutive_free_ports(3)
+    first = free_ports(3)
     supervisor = Process(
         "supervisor",
         [
