@@ -6,9 +6,9 @@ checks the cached copy against the number of stored operations, so another
 worker's changes are never missed. A move writes its operations and nothing
 else: the game row changes only when the game starts or ends, and the times
 the timers read (when the turn began, the last move of a player) are the
-history's own. The cache holds the most recently used
-games only (:data:`DEFAULT_CAPACITY`); a game it let go is rebuilt from its
-history when it is next played.
+history's own. The cache holds the most recently used games only
+(:data:`DEFAULT_CAPACITY`); a game it let go is rebuilt from its history
+when it is next played.
 
 A change that fails leaves no trace in the cache: a refused one drops the
 games it touched (a game whose engine state moved past its stored history,

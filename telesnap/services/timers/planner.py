@@ -12,9 +12,10 @@ the player is removed from the game. A turn is identified by the time it
 began, which the game store notes of every move that starts a turn (a flip,
 a skip, or the player on turn leaving or running out of cards; another seat
 leaving does not) and reads back from the history; the one timer row of a
-game is only re-armed when it fires. The turn's clock runs from the moment the board that
-asks for the turn was shown (its board view), not from the commit: a board the
-pace holds back must not eat into the player's time (see :func:`turn_clock_start`).
+game is only re-armed when it fires. The turn's clock runs from the moment
+the board that asks for the turn was shown (its board view), not from the
+commit: a board the pace holds back must not eat into the player's time (see
+:func:`turn_clock_start`).
 """
 
 from __future__ import annotations
