@@ -14,7 +14,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from telesnap.coordination import PostgresCoordination, coordination_for
-from telesnap.storage.database import is_sqlite
+from telesnap.services.outbox.rows import NOTICE
+from telesnap.storage.database import create_engine, is_sqlite, session_factory
+from telesnap.storage.uow import UnitsOfWork
 
 
 async def started(engine: AsyncEngine, check_every_s: float = 1.0) -> PostgresCoordination:
@@ -194,3 +196,32 @@ async def _share_is(coordination: PostgresCoordination, share: float) -> None:
 async def _woken(woken: list[None]) -> None:
     while not woken:  # noqa: ASYNC110 (set by a callback)
         await asyncio.sleep(0.01)
+
+
+async def test_a_worker_is_woken_by_the_outbox_rows_of_others_not_by_its_own(
+    postgres_engine: AsyncEngine, postgres_database_url: str
+) -> None:
+    other = create_engine(postgres_database_url)  # another worker: a pool of its own
+    woken: list[int] = []
+    others_came = asyncio.Event()
+
+    def rows_written(chat_id: int) -> None:
+        woken.append(chat_id)
+        if chat_id == -2:
+            others_came.set()
+
+    coordination = PostgresCoordination(postgres_engine)
+    await coordination.start(lambda: None, rows_written)
+    try:
+        await _write_a_row(postgres_engine, chat_id=-1)  # its own (woken in process)
+        await _write_a_row(other, chat_id=-2)
+        await asyncio.wait_for(others_came.wait(), 10)  # the wake-ups come in commit order
+        assert woken == [-2]
+    finally:
+        await coordination.close()
+        await other.dispose()
+
+
+async def _write_a_row(engine: AsyncEngine, chat_id: int) -> None:
+    async with UnitsOfWork(session_factory(engine))() as uow:
+        await uow.outbox.add(chat_id, 0, NOTICE, {"notice": {"kind": "test", "details": {}}})

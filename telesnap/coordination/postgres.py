@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import Any
 
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..storage.models import InboxUpdate, OutboxSender
@@ -126,12 +127,26 @@ class PostgresCoordination:
         self._exclusive = False
         self._workers = 1
         self._check_every_s = check_every_s
+        self._own_backends: set[int] = set()
+        """The server pids of this worker's connections: the outbox wake-ups they send are its
+        own, and its senders were woken in process already (``OutboxService.on_rows``)."""
+        for name, listener in self._POOL_EVENTS:
+            event.listen(engine.sync_engine, name, getattr(self, listener))
         self._keeper = BackgroundLoop(
             self._check,
             what="checking the coordination connection",
             logger=logger,
             backoff=Backoff(check_every_s, max(check_every_s, 30.0)),
         )
+
+    _POOL_EVENTS = (("connect", "_connected"), ("close", "_disconnected"))
+
+    def _connected(self, connection: Any, _record: Any) -> None:
+        self._own_backends.add(connection.driver_connection.get_server_pid())
+
+    def _disconnected(self, connection: Any, _record: Any) -> None:
+        with suppress(Exception):  # a connection lost with its server has no pid to give
+            self._own_backends.discard(connection.driver_connection.get_server_pid())
 
     @property
     def origin(self) -> str:
@@ -179,7 +194,9 @@ class PostgresCoordination:
         if self._wake is not None and payload != self._origin:
             self._wake()
 
-    def _row_notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
+    def _row_notified(self, _connection: object, pid: int, _channel: str, payload: str) -> None:
+        if pid in self._own_backends:
+            return
         try:
             chat_id = int(payload)
         except ValueError:
@@ -335,6 +352,9 @@ class PostgresCoordination:
     async def close(self) -> None:
         """Release every lock, stop listening, close the connection for good."""
         self._running = False
+        for name, listener in self._POOL_EVENTS:
+            if event.contains(self._engine.sync_engine, name, getattr(self, listener)):
+                event.remove(self._engine.sync_engine, name, getattr(self, listener))
         await self._keeper.stop()
         self._held.clear()
         async with self._lock:

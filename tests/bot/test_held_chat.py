@@ -33,6 +33,7 @@ from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place
 from telesnap.services.views import PlayOutcome
+from telesnap.storage.database import create_engine
 from telesnap.storage.database import session_factory as make_session_factory
 from telesnap.storage.models import OutboxMessage
 from telesnap.storage.uow import UnitsOfWork
@@ -90,9 +91,14 @@ async def worker(engine: AsyncEngine, stack: AsyncExitStack) -> Worker:
 
 
 @pytest.fixture
-async def two_workers(postgres_engine: AsyncEngine) -> AsyncIterator[tuple[Worker, Worker]]:
+async def two_workers(
+    postgres_engine: AsyncEngine, postgres_database_url: str
+) -> AsyncIterator[tuple[Worker, Worker]]:
+    """Two workers, each with its connections (a wake-up tells them apart by its sender)."""
     async with AsyncExitStack() as stack:
-        yield await worker(postgres_engine, stack), await worker(postgres_engine, stack)
+        other = create_engine(postgres_database_url)
+        stack.push_async_callback(other.dispose)
+        yield await worker(postgres_engine, stack), await worker(other, stack)
 
 
 async def started(on: Worker, place: Place) -> PlayOutcome:
