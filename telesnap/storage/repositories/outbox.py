@@ -36,10 +36,19 @@ _C = _TABLE.c
 # Core statements on the table: the ORM's unit of work and bulk updates cost more than
 # the statements, and every board written and sent runs them.
 _ADD = insert(_TABLE).returning(_C.id)
-_ADDED_COLUMNS = ("chat_id", "thread_id", "kind", "payload", "game_id", "board_version",
-                  "state", "created_at")  # fmt: skip
 _OWN = update(_TABLE).execution_options(**{KEPT_BY_CALLER: True})
 """An update of rows whose copies the caller keeps (rows it settles, or a note on its own)."""
+_STILL_PENDING = _OWN.where(
+    _C.id.in_(bindparam("ids", expanding=True)), _C.state == OutboxState.PENDING.value
+)
+"""The rows ``ids`` that are still pending, to settle."""
+_SETTLE = _STILL_PENDING.values(
+    state=bindparam("to"),
+    done_at=bindparam("at"),
+    message_id=bindparam("message"),
+    error=bindparam("why"),
+)
+"""Built once: every board sent runs it."""
 _PENDING = (
     select(OutboxMessage)
     .where(
@@ -50,15 +59,6 @@ _PENDING = (
     .order_by(OutboxMessage.id)
 )
 """A chat's line, built once: with several workers it is read for every board."""
-_SENT_IN_ONE = _OWN.where(
-    _C.id.in_(bindparam("ids", expanding=True)), _C.state == OutboxState.PENDING.value
-).values(
-    state=OutboxState.SENT.value,
-    done_at=bindparam("at"),
-    message_id=bindparam("message"),
-    error=None,
-)
-"""Rows shown by one message marked sent, built once: every board sent runs it."""
 
 
 class OutboxRepository:
@@ -80,18 +80,18 @@ class OutboxRepository:
         board_version: int | None = None,
     ) -> OutboxMessage:
         """Queue a message (sent after the transaction commits, in ``id`` order)."""
-        row = OutboxMessage(
-            chat_id=chat_id,
-            thread_id=thread_id,
-            kind=kind,
-            payload=payload,
-            game_id=game_id,
-            board_version=board_version,
-            state=OutboxState.PENDING.value,
-            created_at=utc_now(),
-        )
-        values = {column: getattr(row, column) for column in _ADDED_COLUMNS}
-        row.id = (await self._session.execute(_ADD, values)).scalar_one()
+        values = {
+            "chat_id": chat_id,
+            "thread_id": thread_id,
+            "kind": kind,
+            "payload": payload,
+            "game_id": game_id,
+            "board_version": board_version,
+            "state": OutboxState.PENDING.value,
+            "created_at": utc_now(),
+        }
+        row_id = (await self._session.execute(_ADD, values)).scalar_one()
+        row = OutboxMessage(id=row_id, **values)  # not in the session: handed over at commit
         note_added(self._session.sync_session, row)
         if game_id is not None:
             self._added[game_id] = row
@@ -153,11 +153,14 @@ class OutboxRepository:
         """Mark pending messages sent (with the message showing them) or failed."""
         if not ids:
             return
-        await self._session.execute(
-            _OWN.where(_C.id.in_(ids), _C.state == OutboxState.PENDING.value).values(
-                state=state.value, done_at=at, message_id=message_id, error=error
-            )
-        )
+        parameters = {
+            "ids": list(ids),
+            "to": state.value,
+            "at": at,
+            "message": message_id,
+            "why": error,
+        }
+        await self._session.execute(_SETTLE, parameters)
 
     async def mark_sent(self, shown: Mapping[int, int | None], at: datetime) -> None:
         """Mark pending messages sent, each with the message showing it, in one statement.
@@ -168,18 +171,16 @@ class OutboxRepository:
             return
         message_ids = set(shown.values())
         if len(message_ids) == 1:  # the common case: one message showed them all
-            parameters = {"ids": list(shown), "at": at, "message": next(iter(message_ids))}
-            await self._session.execute(_SENT_IN_ONE, parameters)
+            await self.settle(list(shown), OutboxState.SENT, at, message_id=message_ids.pop())
             return
         whens = {literal(row, BigInteger): literal(m, BigInteger) for row, m in shown.items()}
-        await self._session.execute(
-            _OWN.where(_C.id.in_(shown), _C.state == OutboxState.PENDING.value).values(
-                state=OutboxState.SENT.value,
-                done_at=at,
-                message_id=case(whens, value=_C.id),
-                error=None,
-            )
+        mark = _STILL_PENDING.values(
+            state=OutboxState.SENT.value,
+            done_at=at,
+            message_id=case(whens, value=_C.id),
+            error=None,
         )
+        await self._session.execute(mark, {"ids": list(shown)})
 
     async def forget_settled(self, before: datetime) -> int:
         """Delete messages sent or failed before ``before``; how many were deleted."""
