@@ -507,6 +507,19 @@ def _read_counts(path: Path) -> dict[str, int]:
     return counts
 
 
+def database_work(per_press: dict[str, float]) -> tuple[str, str]:
+    """The counts per press (statements, commits, rollbacks), then the statements by kind."""
+    counts = {k: v for k, v in per_press.items() if not k.startswith("kind:")}
+    kinds = sorted(
+        ((v, k.removeprefix("kind:")) for k, v in per_press.items() if k.startswith("kind:")),
+        reverse=True,
+    )
+    return (
+        ", ".join(f"{value:.1f} {name}" for name, value in counts.items()),
+        ", ".join(f"{value:.2f} {kind}" for value, kind in kinds if value >= 0.01),
+    )
+
+
 async def drive(
     client: BenchClient,
     run: Run,
@@ -704,8 +717,9 @@ def report(results: list[Result], options: Options) -> bool:
     print("\n" + "\n".join(extra))
     for result in results[2:]:
         if result.database:
-            work = ", ".join(f"{value:.1f} {name}" for name, value in result.database.items())
+            work, kinds = database_work(result.database)
             print(f"{result.label}, per press in the measured window: {work}")
+            print(f"  statements by kind: {kinds}")
     goals: list[tuple[str, bool]] = []
     cpu_per_press = bare_aiohttp.cpu["bot"] / bare_aiohttp.rate
     for result in results[2:]:

@@ -17,6 +17,7 @@ import collections
 import cProfile
 import json
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -29,6 +30,10 @@ from sqlalchemy.engine import Engine
 COUNTS: dict[str, int] = {"statements": 0, "commits": 0, "rollbacks": 0}
 KINDS: collections.Counter[str] = collections.Counter()
 """Each statement's count by its first words (with a profile: <pid>.sql.<signal>.json)."""
+SHORT_KINDS: collections.Counter[str] = collections.Counter()
+"""Each statement's count by its verb and table (``kind:INSERT inbox``), in every snapshot."""
+_TABLE_AFTER = {"SELECT": "FROM", "DELETE": "FROM", "INSERT": "INTO", "UPDATE": "UPDATE"}
+"""The word each verb names its table after."""
 _profile: list[cProfile.Profile] = []
 _signals = 0
 
@@ -36,6 +41,18 @@ _signals = 0
 def _statement(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
     COUNTS["statements"] += 1
     KINDS[" ".join(statement.split())[:90]] += 1
+    SHORT_KINDS[_short_kind(statement)] += 1
+
+
+def _short_kind(statement: str) -> str:
+    """``UPDATE outbox_messages`` for an update of that table; ``BEGIN IMMEDIATE`` as it is."""
+    text = statement.strip()
+    if text.upper().startswith("BEGIN"):
+        return " ".join(text.split()[:2])
+    verb = text.split(None, 1)[0].upper()
+    before = _TABLE_AFTER.get(verb)
+    table = before and re.search(rf"\b{before}\s+\"?(\w+)", text, re.IGNORECASE)
+    return f"{verb} {table.group(1)}" if table else verb
 
 
 def _commit(*_: Any) -> None:
@@ -53,7 +70,8 @@ def _snapshot(_signum: int, _frame: FrameType | None) -> None:
     if folder:
         target = Path(folder) / f"{os.getpid()}.json"
         temporary = target.with_suffix(".tmp")
-        temporary.write_text(json.dumps({**COUNTS, "signal": _signals}))
+        kinds = {f"kind:{kind}": count for kind, count in SHORT_KINDS.items()}
+        temporary.write_text(json.dumps({**COUNTS, **kinds, "signal": _signals}))
         temporary.replace(target)
     profiles = os.environ.get("TELESNAP_BENCH_CPROFILE")
     if not profiles:

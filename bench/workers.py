@@ -220,8 +220,8 @@ def report(bench: ModuleType, results: list[Any], options: Any) -> None:
     print("CPU ms/press: the workers' and nginx's CPU time per press handled")
     print("\nThe workers' statements and commits per press, in the measured window:")
     for result in results:
-        work = ", ".join(f"{value:.1f} {name}" for name, value in result.database.items())
-        print(f"  {result.label}: {work}")
+        work, kinds = bench.database_work(result.database)
+        print(f"  {result.label}: {work}\n    by kind: {kinds}")
     print("\nPostgreSQL per press (whole run, warm-up included; the statistics lag a little):")
     for result in results:
         work = ", ".join(f"{value:.1f} {name}" for name, value in result.postgres.items())

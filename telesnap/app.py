@@ -154,7 +154,7 @@ class BotRunner:
         await upgrade_database(self.settings.database_url)
         self._engine = create_engine(self.settings.database_url, self.settings.pool)
         units = UnitsOfWork(session_factory(self._engine))
-        # The sent marks and the content of handled updates share their commits.
+        # The updates received, the sent marks and the content of handled updates share commits.
         together = GroupCommit(units)
         # One process (SQLite) or several workers (PostgreSQL): decided here, once.
         coordination = self._coordination = coordination_for(self._engine)

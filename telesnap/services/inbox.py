@@ -115,33 +115,34 @@ class InboxService:
     """Store received updates, find the pending ones, mark them handled."""
 
     def __init__(self, units: UnitOfWorkFactory, together: GroupCommit | None = None) -> None:
-        """``together``: the group commit the content of handled updates is dropped in."""
+        """``together``: the group commit updates are stored in, and handled ones emptied in."""
         self._units = units
         self._together = together or GroupCommit(units)
 
     async def store(
         self, updates: Sequence[StoredUpdate], origin: str = "", *, shared: bool = True
     ) -> Intaken:
-        """Store received updates in one transaction; say which were new and what comes first.
+        """Store received updates; say which were new and what comes first.
 
-        A redelivered update (its update_id stored already) is stored once.
-        ``origin``: the storing process's name in the wake-up of other workers.
-        ``shared``: other workers may have stored updates of the same topics (else this
-        process knows every pending update it did not find at start: none is looked for).
+        They commit in the group commit, with the sent marks and the other updates
+        of their moment. A redelivered update (its update_id stored already) is
+        stored once. ``origin``: the storing process's name in the wake-up of other
+        workers. ``shared``: other workers may have stored updates of the same topics
+        (else this process knows every pending update it did not find at start: none
+        is looked for).
         """
         updates = [
             dataclasses.replace(stored, payload=trimmed(stored.payload)) for stored in updates
         ]
-        async with self._units() as uow:
+        found: list[Intaken] = []
+
+        async def write(uow: UnitOfWork) -> None:
             new = frozenset(await uow.updates.store(updates, origin))
             fresh = [stored for stored in updates if stored.update_id in new]
-            rows = await uow.updates.pending_before(fresh) if shared else []
-        if rows is None:
-            return Intaken(new, None)
-        before: dict[Topic, list[int]] = {}
-        for update_id, chat_id, thread_id in rows:
-            before.setdefault(Topic(chat_id, thread_id), []).append(update_id)
-        return Intaken(new, before)
+            found[:] = [_intaken(new, await uow.updates.pending_before(fresh) if shared else [])]
+
+        await self._together.write(write)
+        return found[0]
 
     async def pending_topics(self) -> list[Topic]:
         """The topics with pending updates that are not calls."""
@@ -195,6 +196,16 @@ class InboxService:
         """Whether the update is processed."""
         async with self._units(read_only=True) as uow:
             return await uow.updates.is_processed(update_id)
+
+
+def _intaken(new: frozenset[int], rows: list[tuple[int, int, int]] | None) -> Intaken:
+    """``rows``: the pending updates before the new ones, as (update_id, chat_id, thread_id)."""
+    if rows is None:
+        return Intaken(new, None)
+    before: dict[Topic, list[int]] = {}
+    for update_id, chat_id, thread_id in rows:
+        before.setdefault(Topic(chat_id, thread_id), []).append(update_id)
+    return Intaken(new, before)
 
 
 async def _drop_finished(uow: UnitOfWork) -> None:

@@ -203,17 +203,17 @@ class UnitsOfWork:
 
 
 Writer = Callable[[UnitOfWork], Awaitable[None]]
-"""A small write that needs no commit of its own (it runs with the others waiting)."""
+"""A small write that needs no transaction of its own (it runs with the others waiting)."""
 
 
 class GroupCommit:
     """Small writes share one transaction: those asked for while one runs go in the next.
 
-    The sent marks of the boards and the dropped content of the updates handled
-    are such writes: each waits (one turn of the event loop when nothing runs)
-    and commits with the others of its moment. A writer asked for twice in one
-    batch runs once (it writes everything its owner holds then). If the
-    transaction fails, every caller of that batch gets the error.
+    The updates received, the sent marks of the boards and the dropped content
+    of the updates handled are such writes: each waits (one turn of the event
+    loop when nothing runs) and commits with the others of its moment. A writer
+    asked for twice in one batch runs once (it writes everything its owner holds
+    then). If the transaction fails, every caller of that batch gets the error.
     """
 
     def __init__(self, units: Callable[[], AbstractAsyncContextManager[UnitOfWork]]) -> None:

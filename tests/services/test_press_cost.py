@@ -9,6 +9,7 @@ statements and commits of each step.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 from sqlalchemy import select
@@ -21,7 +22,7 @@ from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
-from telesnap.services.types import Actor, Place, Reason, Refused
+from telesnap.services.types import Actor, Place, Reason, Refused, Topic
 from telesnap.storage.database import is_sqlite
 from telesnap.storage.models import InboxUpdate, OutboxMessage
 from telesnap.storage.uow import GroupCommit, UnitsOfWork
@@ -185,6 +186,27 @@ async def test_a_sent_mark_and_the_content_of_a_handled_press_share_one_commit(
         )
     assert payload is None, "the press's content went"
     assert await boards(outbox) == []
+
+
+async def test_updates_received_while_boards_are_marked_sent_share_their_commit(
+    session_factory: Sessions,
+) -> None:
+    play, _, units = await durable_game(session_factory)
+    together = GroupCommit(units)
+    outbox = OutboxService(units, together=together)
+    inbox = InboxService(units, together)
+    await flip(play, PLACE)
+    shown_boards = shown(await boards(outbox), 70)
+    press = StoredUpdate(7003, PLACE.chat_id, 0, False, {"update_id": 7003}, 1, "host")
+    engine = session_factory.kw["bind"]
+    with commits(engine) as committed:
+        intaken, _ = await asyncio.gather(inbox.store([press]), outbox.sent(shown_boards))
+    assert len(committed) == 1, "the update stored and the boards marked, one transaction"
+    assert intaken.new == {7003}
+    assert await boards(outbox) == []
+    assert await inbox.next_in_topic(Topic(PLACE.chat_id, 0), 5) == [
+        dataclasses.replace(press, payload={"update_id": 7003})
+    ], "stored, pending"
 
 
 async def test_handling_a_press_its_change_marked_takes_no_transaction_of_its_own(
