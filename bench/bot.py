@@ -508,14 +508,20 @@ def _read_counts(path: Path) -> dict[str, int]:
 
 
 def database_work(per_press: dict[str, float]) -> tuple[str, str]:
-    """The counts per press (statements, commits, rollbacks), then the statements by kind."""
-    counts = {k: v for k, v in per_press.items() if not k.startswith("kind:")}
+    """The counts per press (statements, commits, rollbacks, connection held), then by kind."""
+    counts = [
+        f"{value / 1000:.1f} ms holding a connection"
+        if name == "held_us"
+        else f"{value:.1f} {name}"
+        for name, value in per_press.items()
+        if not name.startswith("kind:")
+    ]
     kinds = sorted(
         ((v, k.removeprefix("kind:")) for k, v in per_press.items() if k.startswith("kind:")),
         reverse=True,
     )
     return (
-        ", ".join(f"{value:.1f} {name}" for name, value in counts.items()),
+        ", ".join(counts),
         ", ".join(f"{value:.2f} {kind}" for value, kind in kinds if value >= 0.01),
     )
 

@@ -2,8 +2,9 @@
 
 Run: python bench/counted.py run [telesnap's arguments]  (bench/bot.py starts the bots so)
 
-It counts the SQL statements and the commits of every engine in the process
-(SQLAlchemy's engine events, so SQLite and PostgreSQL alike). On ``SIGUSR1`` it
+It counts the SQL statements (by verb and table too) and the commits of every
+engine in the process (SQLAlchemy's engine events, so SQLite and PostgreSQL
+alike), and how long connections were held out of their pool. On ``SIGUSR1`` it
 writes the counts so far, as JSON, to ``$TELESNAP_BENCH_COUNTS/<pid>.json``; the
 bench signals at the start and at the end of the measured window and reads the
 file. With ``$TELESNAP_BENCH_CPROFILE`` set to a folder, the first ``SIGUSR1``
@@ -20,14 +21,17 @@ import os
 import re
 import signal
 import sys
+import time
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlalchemy.pool import Pool
 
-COUNTS: dict[str, int] = {"statements": 0, "commits": 0, "rollbacks": 0}
+COUNTS: dict[str, int] = {"statements": 0, "commits": 0, "rollbacks": 0, "held_us": 0}
+"""The statements, commits and rollbacks, and the µs connections were held out of the pool."""
 KINDS: collections.Counter[str] = collections.Counter()
 """Each statement's count by its first words (with a profile: <pid>.sql.<signal>.json)."""
 SHORT_KINDS: collections.Counter[str] = collections.Counter()
@@ -53,6 +57,21 @@ def _short_kind(statement: str) -> str:
     before = _TABLE_AFTER.get(verb)
     table = before and re.search(rf"\b{before}\s+\"?(\w+)", text, re.IGNORECASE)
     return f"{verb} {table.group(1)}" if table else verb
+
+
+_checked_out: dict[int, float] = {}
+"""When each pooled connection now taken was taken (perf_counter), by its record's id."""
+
+
+def _checkout(_dbapi: Any, record: Any, _proxy: Any) -> None:
+    _checked_out[id(record)] = time.perf_counter()
+
+
+def _checkin(_dbapi: Any, record: Any) -> None:
+    """Add the time the connection was held: SQLite's one connection is the bot's bottleneck."""
+    began = _checked_out.pop(id(record), None)
+    if began is not None:
+        COUNTS["held_us"] += int((time.perf_counter() - began) * 1e6)
 
 
 def _commit(*_: Any) -> None:
@@ -92,6 +111,8 @@ def main() -> int:
     event.listen(Engine, "before_cursor_execute", _statement)
     event.listen(Engine, "commit", _commit)
     event.listen(Engine, "rollback", _rollback)
+    event.listen(Pool, "checkout", _checkout)
+    event.listen(Pool, "checkin", _checkin)
     signal.signal(signal.SIGUSR1, _snapshot)
     from telesnap.cli import main as telesnap_main
 

@@ -60,6 +60,8 @@ class FakeBotApi:
     """While set to an unset event, every call waits for it (a slow Bot API)."""
     recorded: asyncio.Event = field(default_factory=asyncio.Event)
     """Set each time a call is recorded (a test clears it and waits for the next)."""
+    waiting: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a call waits for ``held``."""
 
     def _record(self, call: Call) -> None:
         self.calls.append(call)
@@ -67,6 +69,7 @@ class FakeBotApi:
 
     async def _fail(self, method: str) -> None:
         if self.held is not None:
+            self.waiting.set()
             await self.held.wait()
         for index, (failing, error) in enumerate(self.errors):
             if failing == method:

@@ -49,8 +49,10 @@ async def test_boards_committed_while_the_sender_is_busy_go_out_in_one_message(
 ) -> None:
     table = await wired.started()
     await wired.settle()
-    wired.bot.held = asyncio.Event()  # the first flip's board is on its way meanwhile
-    for _ in range(4):
+    wired.bot.held = asyncio.Event()
+    table = await wired.flip(table)
+    await wired.bot.waiting.wait()  # the first flip's board is on its way meanwhile
+    for _ in range(3):
         table = await wired.flip(table)
     wired.bot.held.set()
     await wired.settle()
