@@ -29,7 +29,7 @@ from telesnap.storage.uow import GroupCommit, UnitsOfWork
 
 from .sql_log import commits, kinds, statements
 from .test_outbox_rows import boards, durable_game, shown
-from .test_play_flow import ANN, BOB, PLACE, receipt
+from .test_play_flow import ANN, BOB, CID, PLACE, receipt
 
 Sessions = async_sessionmaker[AsyncSession]
 
@@ -125,6 +125,25 @@ async def test_one_process_flips_on_the_game_row_its_last_change_left_without_re
     else:
         assert not read, "one process: the row is the one its last change wrote"
         assert len(seen) == 4, "BEGIN, the processed mark, history, the board: no game row"
+
+
+async def test_the_players_names_are_read_in_one_statement(session_factory: Sessions) -> None:
+    """A lobby shown after a join, and a game rebuilt from its history (a restart, another
+    worker's change), read every seat's name at once, not one statement per player."""
+    units = UnitsOfWork(session_factory)
+    engine = session_factory.kw["bind"]
+    lobby = LobbyService(units, GameStore(), shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    with statements(engine) as seen:
+        await lobby.join(PLACE, CID, receipt())
+    assert kinds(seen).count("SELECT users") <= 1, "the lobby's names"
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    restarted = PlayService(units, GameStore())  # nothing cached: the game is rebuilt
+    with statements(engine) as seen:
+        await flip(restarted, PLACE)
+    assert kinds(seen).count("SELECT users") == 1, "three seats, one read"
+    assert (await restarted.table(PLACE)).table.players[2].name == "Cid"
 
 
 async def test_a_game_row_written_elsewhere_is_read_again_before_the_next_flip(

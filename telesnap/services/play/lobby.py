@@ -31,7 +31,7 @@ from ..types import Actor, Place, Reason, Receipt, Refused, display_name
 from ..views import LobbyView, OpenOutcome, PlayOutcome, StartOutcome
 from .base import Service
 from .managers import AdminCheck, ManagerCheck
-from .store import GameStore, finish_row, loaded_game, name_of
+from .store import GameStore, finish_row, loaded_game, names_of
 
 logger = logging.getLogger(__name__)
 
@@ -360,10 +360,8 @@ class LobbyService(Service):
 
 async def lobby_view(uow: UnitOfWork, row: GameRow, planner: TimerPlanner) -> LobbyView:
     """The lobby of a stored game: its players' names in join order, when it closes."""
-    seated = [
-        (player.user_id, await name_of(uow, player.user_id))
-        for player in await uow.games.list_players(row.id)
-    ]
+    user_ids = [player.user_id for player in await uow.games.list_players(row.id)]
+    seated = list(zip(user_ids, await names_of(uow, user_ids), strict=True))
     closes_at = None
     if row.status == GameStatus.LOBBY.value:
         closes_at = await planner.lobby_closes_at(uow, row)

@@ -363,7 +363,7 @@ async def loaded_game(
         place=place_of(row),
         game=game,
         user_ids=[player.user_id for player in players],
-        names=[await name_of(uow, player.user_id) for player in players],
+        names=await names_of(uow, [player.user_id for player in players]),
         settings=settings,
         stored_operations=stored_operations,
         stored_turn=game.turn,
@@ -380,7 +380,10 @@ def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:
     row.winner_ids = winner_ids
 
 
-async def name_of(uow: UnitOfWork, user_id: int) -> str:
-    """A stored user's display name ("?" for a user the bot never saw)."""
-    user = await uow.users.get(user_id)
-    return display_name(user.first_name, user.last_name) if user else UNKNOWN_NAME
+async def names_of(uow: UnitOfWork, user_ids: Sequence[int]) -> list[str]:
+    """Stored users' display names, in the order given ("?" for a user the bot never saw)."""
+    users = await uow.users.get_many(user_ids)
+    return [
+        display_name(user.first_name, user.last_name) if user else UNKNOWN_NAME
+        for user in map(users.get, user_ids)
+    ]

@@ -199,14 +199,14 @@ class StatsService:
                 games.append(_exported_game(result, row, names[result.game_id], players))
             totals = await uow.stats.all_player_stats(chat_id)
             everywhere = {s.user_id: s for s in await uow.stats.all_player_stats(ALL_CHATS)}
-            users = {stats.user_id: await uow.users.get(stats.user_id) for stats in totals}
+            users = await uow.users.get_many([stats.user_id for stats in totals])
         return {
             "chat_id": chat_id,
             "games": games,
             "players": [
                 {
                     "user_id": stats.user_id,
-                    "name": _name_of(users[stats.user_id], UNKNOWN_NAME),
+                    "name": _name_of(users.get(stats.user_id), UNKNOWN_NAME),
                     "chat": stats.figures(),
                     "all_chats": _figures_or_none(everywhere.get(stats.user_id)),
                 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import select
@@ -49,6 +50,13 @@ class UserRepository:
     async def get(self, user_id: int) -> User | None:
         """Return the user, or None if the bot never saw them."""
         return await self._session.get(User, user_id)
+
+    async def get_many(self, user_ids: Collection[int]) -> dict[int, User]:
+        """The users the bot saw among ``user_ids``, by id, in one query."""
+        if not user_ids:
+            return {}
+        users = await self._session.scalars(select(User).where(User.id.in_(set(user_ids))))
+        return {user.id: user for user in users}
 
 
 class ChatRepository:
