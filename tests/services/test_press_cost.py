@@ -9,7 +9,6 @@ statements and commits of each step.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 
 import pytest
 from sqlalchemy import select
@@ -182,7 +181,7 @@ async def test_a_refused_press_leaves_the_next_flip_on_the_stored_game(
     assert replayed.board_version == (await play.table(PLACE)).table.board_version
 
 
-async def test_a_sent_mark_and_the_content_of_a_handled_press_share_one_commit(
+async def test_updates_received_a_sent_mark_and_a_handled_press_share_one_commit(
     session_factory: Sessions,
 ) -> None:
     play, _, units = await durable_game(session_factory)
@@ -195,37 +194,23 @@ async def test_a_sent_mark_and_the_content_of_a_handled_press_share_one_commit(
     assert turn is not None
     await play.flip(PLACE, Actor(turn.user_id, turn.name), receipt(update_id=7001))
     (start, flipped) = await boards(outbox)
+    following = StoredUpdate(7003, PLACE.chat_id, 0, False, {"update_id": 7003}, 2, "host")
     engine = session_factory.kw["bind"]
     with commits(engine) as committed:
-        await asyncio.gather(outbox.sent(shown([start, flipped], 60)), inbox.handled(7001))
-    assert len(committed) == 1, "the mark and the dropped content, one transaction"
+        intaken, *_ = await asyncio.gather(
+            inbox.store([following]),
+            outbox.sent(shown([start, flipped], 60)),
+            inbox.handled(7001),
+        )
+    assert len(committed) == 1, "the update stored, the mark and the dropped content"
     async with session_factory() as session:
         payload = await session.scalar(
             select(InboxUpdate.payload).where(InboxUpdate.update_id == 7001)
         )
     assert payload is None, "the press's content went"
     assert await boards(outbox) == []
-
-
-async def test_updates_received_while_boards_are_marked_sent_share_their_commit(
-    session_factory: Sessions,
-) -> None:
-    play, _, units = await durable_game(session_factory)
-    together = GroupCommit(units)
-    outbox = OutboxService(units, together=together)
-    inbox = InboxService(units, together)
-    await flip(play, PLACE)
-    shown_boards = shown(await boards(outbox), 70)
-    press = StoredUpdate(7003, PLACE.chat_id, 0, False, {"update_id": 7003}, 1, "host")
-    engine = session_factory.kw["bind"]
-    with commits(engine) as committed:
-        intaken, _ = await asyncio.gather(inbox.store([press]), outbox.sent(shown_boards))
-    assert len(committed) == 1, "the update stored and the boards marked, one transaction"
     assert intaken.new == {7003}
-    assert await boards(outbox) == []
-    assert await inbox.next_in_topic(Topic(PLACE.chat_id, 0), 5) == [
-        dataclasses.replace(press, payload={"update_id": 7003})
-    ], "stored, pending"
+    assert await inbox.next_in_topic(Topic(PLACE.chat_id, 0), 5) == [following], "stored"
 
 
 async def test_handling_a_press_its_change_marked_takes_no_transaction_of_its_own(
