@@ -213,27 +213,50 @@ class GroupCommit:
     of the updates handled are such writes: each waits (one turn of the event
     loop when nothing runs) and commits with the others of its moment. A writer
     asked for twice in one batch runs once (it writes everything its owner holds
-    then). If the transaction fails, every caller of that batch gets the error.
+    then). If the shared transaction fails, each of its writers is run once more
+    in a transaction of its own, so that one that fails (a mark of a game erased
+    meanwhile, say) fails only its own callers, not the updates being stored
+    beside it; a writer must therefore write again what a transaction that
+    rolled back took.
     """
 
     def __init__(self, units: Callable[[], AbstractAsyncContextManager[UnitOfWork]]) -> None:
         self._units = units
-        self._batched: Batched[Writer, None] = Batched(self._run)
+        self._batched: Batched[Writer, Exception | None] = Batched(self._run)
 
     async def write(self, writer: Writer) -> None:
         """Run ``writer`` in the next shared transaction; return once it has committed."""
-        await self._batched.add(writer)
+        failure = await self._batched.add(writer)
+        if failure is not None:
+            raise failure
 
     @property
     def batches(self) -> int:
-        """How many transactions it has run."""
+        """How many shared transactions it has run."""
         return self._batched.batches
 
-    async def _run(self, writers: Sequence[Writer]) -> list[None]:
-        async with self._units() as uow:
-            for writer in dict.fromkeys(writers):
-                await writer(uow)
+    async def _run(self, writers: Sequence[Writer]) -> list[Exception | None]:
+        distinct = list(dict.fromkeys(writers))
+        try:
+            await self._in_one_transaction(distinct)
+        except Exception as failure:
+            if len(distinct) == 1:
+                return [failure] * len(writers)
+            outcomes = {writer: await self._alone(writer) for writer in distinct}
+            return [outcomes[writer] for writer in writers]
         return [None] * len(writers)
+
+    async def _in_one_transaction(self, writers: Sequence[Writer]) -> None:
+        async with self._units() as uow:
+            for writer in writers:
+                await writer(uow)
+
+    async def _alone(self, writer: Writer) -> Exception | None:
+        try:
+            await self._in_one_transaction([writer])
+        except Exception as failure:
+            return failure
+        return None
 
 
 _READ_ONLY = "telesnap_read_only"

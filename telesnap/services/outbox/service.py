@@ -246,9 +246,13 @@ class OutboxService:
             )
 
     async def _write_marks(self, uow: UnitOfWork) -> None:
-        """Write every mark waiting: the rows sent, the boards' views, the lobbies' messages."""
-        marks, self._to_mark = self._to_mark, []
-        self._marking += marks
+        """Write every mark waiting: the rows sent, the boards' views, the lobbies' messages.
+
+        The marks an earlier attempt took, if it did not commit, are written again.
+        """
+        self._marking += self._to_mark
+        self._to_mark = []
+        marks = list(self._marking)
         uow.after_commit(self._marking.clear)
         await uow.outbox.mark_sent(
             {entry_id: mark.message_id for mark in marks for entry_id in mark.entry_ids},
