@@ -1,20 +1,27 @@
-"""The group commit: a writer that fails fails its own callers, not the others of its batch."""
+"""Marks that fail: a writer that fails fails its own callers, and a mark that cannot be
+stored does not stop the marks after it."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
-from sqlalchemy import text
+import pytest
+from sqlalchemy import delete, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.services.inbox import InboxService, StoredUpdate
-from telesnap.services.outbox.service import OutboxService
+from telesnap.services.outbox.service import OutboxService, Shown
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.store import GameStore
 from telesnap.services.types import Topic
+from telesnap.storage.models import Game as GameRow
+from telesnap.storage.models import OutboxMessage
 from telesnap.storage.uow import GroupCommit, UnitOfWork
 
 from .test_outbox_rows import boards, durable_game, shown
-from .test_play_flow import PLACE
+from .test_play_flow import ANN, PLACE, receipt
 from .test_press_cost import flip
 
 Sessions = async_sessionmaker[AsyncSession]
@@ -46,3 +53,27 @@ async def test_updates_and_marks_commit_beside_a_writer_that_fails(
     assert intaken.new == {7101}
     assert await inbox.next_in_topic(Topic(PLACE.chat_id, 0), 5) == [update], "stored"
     assert await boards(outbox) == [], "the boards marked sent, by the attempt of their own"
+
+
+async def test_a_board_whose_game_was_erased_on_its_way_does_not_stop_the_marks_after_it(
+    session_factory: Sessions, caplog: pytest.LogCaptureFixture
+) -> None:
+    play, outbox, units = await durable_game(session_factory)
+    elsewhere = replace(PLACE, chat_id=PLACE.chat_id - 1)
+    await LobbyService(units, GameStore(), shuffle_seed=3).open(elsewhere, ANN, receipt())
+    await flip(play, PLACE)
+    on_its_way = await boards(outbox)
+    game_id = on_its_way[0].board.table.game_id
+    async with session_factory() as session:  # erased meanwhile, with its chat
+        await session.execute(delete(GameRow).where(GameRow.id == game_id))
+        await session.commit()
+    await outbox.sent(shown(on_its_way, 90))  # its view has no game to go with: not stored
+    rows = [e.id for e in (await outbox.line(elsewhere.chat_id)).entries]
+    caplog.clear()
+    await outbox.sent(Shown(elsewhere.chat_id, tuple(rows), 91))
+    assert not [r for r in caplog.records if "could not mark" in r.getMessage()]
+    async with session_factory() as session:
+        states = await session.scalars(
+            select(OutboxMessage.state).where(OutboxMessage.id.in_(rows))
+        )
+        assert set(states) == {"sent"}, "the other chat's lobby is marked sent"

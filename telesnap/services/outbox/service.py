@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from ...storage.models import OutboxMessage, OutboxState
@@ -244,6 +244,31 @@ class OutboxService:
                 list(shown.entry_ids),
                 shown.message_id,
             )
+            await self._unview_erased_games()
+
+    async def _unview_erased_games(self) -> None:
+        """Let the marks waiting keep no view of a board whose game is gone.
+
+        A chat erased while its board was on its way leaves a view that can never be
+        stored (its game is gone): kept, it would fail every mark after it.
+        """
+        games = {mark.board.game_id for mark in self._to_mark if mark.board is not None}
+        if not games:
+            return
+        try:
+            async with self._units(read_only=True) as uow:
+                gone = games - await uow.games.existing(games)
+        except Exception:
+            logger.exception("could not check the games of the marks waiting; kept as they are")
+            return
+        if gone:
+            logger.warning("boards of erased games %s: marked sent without their views", gone)
+            self._to_mark = [
+                replace(mark, board=None)
+                if mark.board is not None and mark.board.game_id in gone
+                else mark
+                for mark in self._to_mark
+            ]
 
     async def _write_marks(self, uow: UnitOfWork) -> None:
         """Write every mark waiting: the rows sent, the boards' views, the lobbies' messages.
