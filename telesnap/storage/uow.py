@@ -237,23 +237,19 @@ class GroupCommit:
 
     async def _run(self, writers: Sequence[Writer]) -> list[Exception | None]:
         distinct = list(dict.fromkeys(writers))
-        try:
-            await self._in_one_transaction(distinct)
-        except Exception as failure:
-            if len(distinct) == 1:
-                return [failure] * len(writers)
-            outcomes = {writer: await self._alone(writer) for writer in distinct}
-            return [outcomes[writer] for writer in writers]
-        return [None] * len(writers)
+        failure = await self._attempt(distinct)
+        if failure is None or len(distinct) == 1:
+            outcomes = dict.fromkeys(distinct, failure)
+        else:  # each once more alone: the failure is one writer's, or a passing one
+            outcomes = {writer: await self._attempt([writer]) for writer in distinct}
+        return [outcomes[writer] for writer in writers]
 
-    async def _in_one_transaction(self, writers: Sequence[Writer]) -> None:
-        async with self._units() as uow:
-            for writer in writers:
-                await writer(uow)
-
-    async def _alone(self, writer: Writer) -> Exception | None:
+    async def _attempt(self, writers: Sequence[Writer]) -> Exception | None:
+        """Run ``writers`` in one transaction; its failure, if it did not commit."""
         try:
-            await self._in_one_transaction([writer])
+            async with self._units() as uow:
+                for writer in writers:
+                    await writer(uow)
         except Exception as failure:
             return failure
         return None

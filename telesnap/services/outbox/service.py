@@ -277,8 +277,8 @@ class OutboxService:
         """
         self._marking += self._to_mark
         self._to_mark = []
-        marks = list(self._marking)
-        uow.after_commit(self._marking.clear)
+        marks = self._marking
+        uow.after_commit(marks.clear)
         await uow.outbox.mark_sent(
             {entry_id: mark.message_id for mark in marks for entry_id in mark.entry_ids},
             self._clock(),
