@@ -22,7 +22,7 @@ from telesnap.storage.uow import UnitsOfWork
 async def started(engine: AsyncEngine, check_every_s: float = 1.0) -> PostgresCoordination:
     """A worker's coordination on ``engine``, joined."""
     coordination = PostgresCoordination(engine, check_every_s=check_every_s)
-    await coordination.start(lambda: None)
+    await coordination.start(lambda stored: None)
     await coordination.joined()
     return coordination
 
@@ -30,7 +30,7 @@ async def started(engine: AsyncEngine, check_every_s: float = 1.0) -> PostgresCo
 async def test_one_taker_for_each_topic_call_chat_and_pledge(engine: AsyncEngine) -> None:
     coordination = coordination_for(engine)
     assert isinstance(coordination, PostgresCoordination) != is_sqlite(engine), "by the database"
-    await coordination.start(lambda: None)
+    await coordination.start(lambda stored: None)
     try:
         assert await coordination.try_topic((-5, 0))
         assert not await coordination.try_topic((-5, 0)), "taken already"
@@ -54,18 +54,18 @@ async def test_a_start_is_cold_only_while_no_other_worker_is_alive(
     postgres_engine: AsyncEngine,
 ) -> None:
     first = PostgresCoordination(postgres_engine)
-    assert await first.start(lambda: None) is True, "nobody else on the database"
+    assert await first.start(lambda stored: None) is True, "nobody else on the database"
     await first.joined()
     second = PostgresCoordination(postgres_engine)
-    assert await second.start(lambda: None) is False, "the first is alive"
+    assert await second.start(lambda stored: None) is False, "the first is alive"
     await second.joined()
     await first.close()
     third = PostgresCoordination(postgres_engine)
-    assert await third.start(lambda: None) is False, "the second is still alive"
+    assert await third.start(lambda stored: None) is False, "the second is still alive"
     await third.close()
     await second.close()
     last = PostgresCoordination(postgres_engine)
-    assert await last.start(lambda: None) is True, "everyone left"
+    assert await last.start(lambda stored: None) is True, "everyone left"
     await last.close()
 
 
@@ -73,8 +73,8 @@ async def test_of_two_starting_at_once_one_is_cold_and_the_other_waits_for_its_r
     postgres_engine: AsyncEngine,
 ) -> None:
     cold, warm = PostgresCoordination(postgres_engine), PostgresCoordination(postgres_engine)
-    assert await cold.start(lambda: None) is True
-    joining = asyncio.create_task(warm.start(lambda: None))
+    assert await cold.start(lambda stored: None) is True
+    joining = asyncio.create_task(warm.start(lambda stored: None))
     await asyncio.wait_for(_someone_waits_for_an_advisory_lock(postgres_engine), timeout=10)
     assert not joining.done(), "a warm start waits while a cold start resumes"
     await cold.joined()
@@ -120,7 +120,7 @@ async def test_a_dropped_connection_is_opened_again_with_what_it_held(
 ) -> None:
     woken: list[None] = []
     a = PostgresCoordination(postgres_engine, check_every_s=0.05)
-    await a.start(lambda: woken.append(None))
+    await a.start(lambda stored: woken.append(stored))
     await a.joined()
     b = await started(postgres_engine)
     try:
@@ -143,7 +143,7 @@ async def test_a_lease_another_worker_took_while_the_connection_was_lost_is_not_
     postgres_engine: AsyncEngine,
 ) -> None:
     a = PostgresCoordination(postgres_engine, check_every_s=60.0)
-    await a.start(lambda: None)
+    await a.start(lambda stored: None)
     await a.joined()
     b = await started(postgres_engine)
     try:

@@ -9,8 +9,8 @@ for its life (:class:`~.postgres.PostgresCoordination`), so a worker killed with
 What is coordinated:
 
 - **claims**: a topic's line of updates, and each Snap call, is run by one worker;
-- **wake-ups**: storing updates wakes the other workers (NOTIFY on the insert), and
-  a committed outbox row wakes the worker that holds its chat;
+- **wake-ups**: storing an update wakes the other workers (NOTIFY on the insert,
+  naming the update), and a committed outbox row wakes the worker that holds its chat;
 - **chat leases**: one worker at a time sends a chat's outbox rows;
 - **pledges**: the worker that owes a press its answer (its race's caller) holds it;
 - **liveness**: a *cold start* (no other worker alive) resumes the games; a warm
@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ..storage.database import is_sqlite
+from ..storage.repositories import StoredElsewhere
 from .local import LocalCoordination
 from .postgres import PostgresCoordination
 
@@ -51,12 +52,15 @@ class Coordination(Protocol):
         ...
 
     async def start(
-        self, wake: Callable[[], None], rows_written: Callable[[int], None] = lambda chat: None
+        self,
+        wake: Callable[[StoredElsewhere | None], None],
+        rows_written: Callable[[int], None] = lambda chat: None,
     ) -> bool:
         """Join the workers and listen for wake-ups; True: a cold start (nobody else alive).
 
         A cold start holds the others back (they wait in their own ``start``)
-        until :meth:`joined`. ``wake`` is called when another worker stored updates,
+        until :meth:`joined`. ``wake`` is called for each update another worker
+        stored, or with None when wake-ups may have been missed (look at the inbox);
         ``rows_written(chat_id)`` when a worker committed outbox rows for a chat.
         """
         ...

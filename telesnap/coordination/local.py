@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..storage.repositories import StoredElsewhere
+
 
 class LocalCoordination:
     """The coordination of the one process a SQLite database has."""
@@ -23,7 +25,9 @@ class LocalCoordination:
         return ""
 
     async def start(
-        self, wake: Callable[[], None], rows_written: Callable[[int], None] = lambda chat: None
+        self,
+        wake: Callable[[StoredElsewhere | None], None],
+        rows_written: Callable[[int], None] = lambda chat: None,
     ) -> bool:
         """Nobody else runs on this database: a cold start (its stores and commits wake it)."""
         return True

@@ -42,7 +42,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..storage.models import InboxUpdate, OutboxSender
-from ..storage.repositories import INBOX_CHANNEL, OUTBOX_CHANNEL
+from ..storage.repositories import INBOX_CHANNEL, OUTBOX_CHANNEL, StoredElsewhere
 from ..support.loops import BackgroundLoop
 from ..support.retry import Backoff
 
@@ -118,7 +118,7 @@ class PostgresCoordination:
         self._lock = asyncio.Lock()
         """One connection: one query at a time."""
         self._recovering = asyncio.Lock()
-        self._wake: Callable[[], None] | None = None
+        self._wake: Callable[[StoredElsewhere | None], None] | None = None
         self._rows_written: Callable[[int], None] = lambda chat: None
         self._running = False
         """Between :meth:`start` and :meth:`close`: a lost connection is opened again."""
@@ -154,7 +154,9 @@ class PostgresCoordination:
         return self._origin
 
     async def start(
-        self, wake: Callable[[], None], rows_written: Callable[[int], None] = lambda chat: None
+        self,
+        wake: Callable[[StoredElsewhere | None], None],
+        rows_written: Callable[[int], None] = lambda chat: None,
     ) -> bool:
         """Open the connection, LISTEN, join the live workers; True: a cold start (see module)."""
         self._wake = wake
@@ -190,9 +192,14 @@ class PostgresCoordination:
         return self._driver
 
     def _notified(self, _connection: object, _pid: int, _channel: str, payload: str) -> None:
-        # Our own stores were handed to our dispatcher directly: no sweep for them.
-        if self._wake is not None and payload != self._origin:
-            self._wake()
+        if self._wake is None:
+            return
+        stored = StoredElsewhere.parse(payload)
+        if stored is None:
+            logger.warning("an inbox wake-up naming no update: %r; looking at the inbox", payload)
+            self._wake(None)
+        elif stored.origin != self._origin:  # ours went to our dispatcher directly
+            self._wake(stored)
 
     def _row_notified(self, _connection: object, pid: int, _channel: str, payload: str) -> None:
         if pid in self._own_backends:
@@ -338,7 +345,7 @@ class PostgresCoordination:
                 )
             logger.info("the coordination connection is back")
             if self._wake is not None:
-                self._wake()  # wake-ups sent while it was away were missed: look now
+                self._wake(None)  # wake-ups sent while it was away were missed: look now
 
     async def _drop(self) -> None:
         """Let the connection go without giving its locks back (it is lost, or closing)."""

@@ -21,12 +21,12 @@ from datetime import datetime
 from typing import Any
 
 from ..storage.models import NO_CHAT
-from ..storage.repositories import StoredUpdate
+from ..storage.repositories import StoredElsewhere, StoredUpdate
 from ..storage.uow import GroupCommit, UnitOfWork
 from .ports import UnitOfWorkFactory
 from .types import Topic
 
-__all__ = ["NO_CHAT", "InboxService", "Intaken", "StoredUpdate", "trimmed"]
+__all__ = ["NO_CHAT", "InboxService", "Intaken", "StoredElsewhere", "StoredUpdate", "trimmed"]
 
 # What of an update the bot reads: everything else (other people's replied-to texts,
 # private chats' names, link previews...) is left out before it is stored.

@@ -67,7 +67,6 @@ class Worker:
         *,
         slots: int = 256,
         sweep_s: float = 3600.0,
-        quiet_s: float = 0.0,
     ) -> None:
         self.application = FakeApplication(handle)
         self.book = ReceiptBook(SIGNER, "test-host")
@@ -81,7 +80,6 @@ class Worker:
             self.coordination,
             max_concurrent_updates=slots,
             sweep_s=sweep_s,
-            quiet_s=quiet_s,
         )
         self.intake = Intake(self.book, self.inbox, self.dispatcher)
 

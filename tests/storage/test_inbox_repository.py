@@ -10,7 +10,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from telesnap.storage.models import utc_now
-from telesnap.storage.repositories import INBOX_CHANNEL, StoredUpdate
+from telesnap.storage.repositories import INBOX_CHANNEL, StoredElsewhere, StoredUpdate
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 Factory = async_sessionmaker[AsyncSession]
@@ -97,7 +97,7 @@ async def test_an_update_its_committed_change_marked_is_not_marked_again(
         assert await uow.updates.is_processed(2)
 
 
-async def test_storing_updates_wakes_the_other_workers_once_in_the_insert_itself(
+async def test_storing_updates_wakes_the_other_workers_naming_each_in_the_insert_itself(
     engine: AsyncEngine, session_factory: Factory
 ) -> None:
     if engine.dialect.name != "postgresql":
@@ -124,7 +124,12 @@ async def test_storing_updates_wakes_the_other_workers_once_in_the_insert_itself
             event.remove(engine.sync_engine, "before_cursor_execute", record)
         await driver.execute("SELECT 1")  # the notifications sent so far have arrived
     assert seen == ["INSERT", "INSERT"], "the wake-up rides in the insert: no statement of its own"
-    assert heard == ["worker-a"], "one wake-up for the batch; none for what rolled back"
+    wake_ups = [StoredElsewhere.parse(payload) for payload in heard]
+    assert [(w.origin, w.update_id) for w in wake_ups if w is not None] == [
+        ("worker-a", 1),
+        ("worker-a", 2),
+    ], "one wake-up for each update stored; none for what rolled back"
+    assert wake_ups[0] == StoredElsewhere("worker-a", 1, -5, 0, False, 10**18)
 
 
 def press(update_id: int, *, is_call: bool = False) -> StoredUpdate:

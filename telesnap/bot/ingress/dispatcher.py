@@ -5,8 +5,9 @@ lets the transport acknowledge them; it hands what it stored straight to this
 process's :class:`InboxDispatcher`, which handles it without reading it back
 when the store found every pending update before it in its topic already in
 this process's line (else the line reads the inbox, the truth). On PostgreSQL
-the NOTIFY of the store wakes every other worker; the storing worker ignores
-its own. After a claim, the rows in hand are checked to be still pending in one
+the NOTIFY of the store wakes every other worker with the update's topic (or, for
+a call, the call), which it takes as if it had found it in the inbox; the storing
+worker ignores its own. After a claim, the rows in hand are checked to be still pending in one
 query on the coordination connection (another worker, woken by the store, may have
 taken one first). The dispatcher runs each update through
 python-telegram-bot's own dispatch (``Application.process_update``: the
@@ -21,16 +22,15 @@ handlers and filters), under one of a fixed number of slots:
 Every change itself runs under the topic's lock in the services (``GameStore.lock``):
 that lock is the one per topic; the line here only orders whole updates.
 A pending update whose worker died is found again by the sweep every
-:data:`SWEEP_S` (its claim went with the worker's connection) or at start.
-Another worker's NOTIFY asks for a sweep: the first of a burst sweeps at once,
-the rest wait together for :data:`QUIET_S` after it and make one more.
+:data:`SWEEP_S` (its claim went with the worker's connection) or at start, and
+so is one whose wake-up was missed (the coordination connection was lost: the
+sweep runs at once when it is back).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import time
 from collections.abc import Sequence
 from contextlib import suppress
@@ -40,7 +40,7 @@ from telegram import Update
 from telegram.ext import Application
 
 from ...coordination import Coordination
-from ...services.inbox import InboxService, Intaken, StoredUpdate
+from ...services.inbox import InboxService, Intaken, StoredElsewhere, StoredUpdate
 from ...services.types import Receipt, Topic
 from ...support.bounded import BoundedDict
 from ..render.toasts import last_try_ns
@@ -50,8 +50,8 @@ logger = logging.getLogger(__name__)
 
 SWEEP_S = 2.0
 """How often pending updates are looked for without a wake-up (a dead worker's, a failed mark)."""
-QUIET_S = 0.05
-"""The least time between two sweeps that wake-ups ask for (a burst of NOTIFYs makes two)."""
+LEFT_TO_STORER_S = 0.05
+"""How long an update another worker stored is left to it before this one checks it was taken."""
 TOPIC_BATCH = 20
 """How many of a topic's pending updates are read at a time."""
 DONE_KEPT = 1024
@@ -74,7 +74,6 @@ class InboxDispatcher:
         *,
         max_concurrent_updates: int = 256,
         sweep_s: float = SWEEP_S,
-        quiet_s: float = QUIET_S,
     ) -> None:
         if max_concurrent_updates < 1:
             raise ValueError("max_concurrent_updates must be a positive integer")
@@ -82,12 +81,9 @@ class InboxDispatcher:
         self._book = book
         self._inbox = inbox
         self._coordination = coordination
-        self._slot_count = max_concurrent_updates
         self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._sweep_s = sweep_s
-        self._quiet_s = quiet_s
         self._wake = asyncio.Event()
-        self._stopping = asyncio.Event()
         self._topics: dict[Topic, asyncio.Task[None]] = {}
         self._hand: dict[Topic, dict[int, StoredUpdate]] = {}
         """Updates stored here, in their topic's order: handled without reading them back."""
@@ -101,16 +97,10 @@ class InboxDispatcher:
         """The updates this process handled and marked lately (a store may still see them)."""
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._loop_task: asyncio.Task[None] | None = None
+        self._stored_elsewhere: dict[int, Topic] = {}
+        """Updates other workers stored, of topics with no line here: checked once taken."""
+        self._check_elsewhere: asyncio.Task[None] | None = None
         self._draining = False
-        self.handled = 0
-        """How many updates this dispatcher has run through the handlers."""
-        self.sweeps = 0
-        """How many times this dispatcher has looked for pending updates in the inbox (done)."""
-
-    @property
-    def slot_count(self) -> int:
-        """How many updates are handled at once, at most."""
-        return self._slot_count
 
     @property
     def origin(self) -> str:
@@ -126,7 +116,7 @@ class InboxDispatcher:
         stored from now on is never handled before one left pending before it.
         """
         for call in await self._inbox.pending_calls():
-            self._take_call(call, in_hand=False)
+            self._take_call(call)
         await asyncio.gather(*self._calls.values(), return_exceptions=True)
         for topic in await self._inbox.pending_topics():
             self._unread.add(topic)
@@ -138,9 +128,41 @@ class InboxDispatcher:
         """Whether other workers may store and take updates too (see ``Coordination``)."""
         return self._coordination.shared
 
-    def wake(self) -> None:
-        """Look for pending updates now (another worker stored some)."""
-        self._wake.set()
+    def wake(self, stored: StoredElsewhere | None = None) -> None:
+        """Take an update another worker stored; None: look for pending updates now.
+
+        A topic's line running here reads it. Else the worker that stored it takes
+        it (it has it in hand); it is taken here only if still pending a moment
+        later: its line was held here when that worker tried, or it died.
+        """
+        if stored is None:
+            self._wake.set()
+            return
+        if stored.is_call:
+            self._take_call(stored)
+            return
+        topic = Topic(stored.chat_id, stored.thread_id)
+        if topic in self._topics:
+            self._unread.add(topic)
+            return
+        self._stored_elsewhere[stored.update_id] = topic
+        if self._check_elsewhere is None and not self._draining:
+            self._check_elsewhere = asyncio.create_task(self._take_what_is_left_here())
+
+    async def _take_what_is_left_here(self) -> None:
+        while self._stored_elsewhere and not self._draining:
+            await asyncio.sleep(LEFT_TO_STORER_S)
+            stored, self._stored_elsewhere = self._stored_elsewhere, {}
+            try:
+                pending = await self._coordination.unprocessed(list(stored))
+            except Exception:
+                logger.exception("could not check %d updates stored elsewhere", len(stored))
+                self._wake.set()  # the sweep finds what is left
+                continue
+            for topic in {stored[update_id] for update_id in pending}:
+                self._unread.add(topic)
+                self._take_topic(topic)
+        self._check_elsewhere = None
 
     def offer(self, stored: Sequence[StoredUpdate], intaken: Intaken) -> None:
         """Take updates this process has just stored (the quick path, without reading them back).
@@ -152,7 +174,7 @@ class InboxDispatcher:
         for update in stored:
             new = update.update_id in intaken.new
             if update.is_call:
-                self._take_call(update, in_hand=new)
+                self._take_call(update, in_hand=update if new else None)
                 continue
             topic = Topic(update.chat_id, update.thread_id)
             if self._draining:
@@ -173,51 +195,36 @@ class InboxDispatcher:
             self._take_topic(topic)
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        woken_at = -math.inf
-        woken = await self._wait_for_a_wake()  # start() has just looked
-        while not self._draining:
-            if woken:
-                # A burst of wake-ups makes two sweeps: one at once (the leading edge), one
-                # when the quiet interval is over for all that came meanwhile (the trailing).
-                if (rest := woken_at + self._quiet_s - loop.time()) > 0:
-                    with suppress(TimeoutError):
-                        async with asyncio.timeout(rest):
-                            await self._stopping.wait()
-                    if self._draining:
-                        return
-                woken_at = loop.time()
+        while True:
+            with suppress(TimeoutError):  # start() has just looked
+                async with asyncio.timeout(self._sweep_s):
+                    await self._wake.wait()
+            if self._draining:
+                return
             self._wake.clear()
             try:
                 for call in await self._inbox.pending_calls():
-                    self._take_call(call, in_hand=False)
+                    self._take_call(call)
                 for topic in await self._inbox.pending_topics():
                     self._unread.add(topic)
                     self._take_topic(topic)
             except Exception:
                 logger.exception("could not look for pending updates; looking again soon")
-            self.sweeps += 1
-            woken = await self._wait_for_a_wake()
-
-    async def _wait_for_a_wake(self) -> bool:
-        """Wait until woken (True) or until the next timed sweep is due (False)."""
-        with suppress(TimeoutError):
-            async with asyncio.timeout(self._sweep_s):
-                await self._wake.wait()
-                return True
-        return False
 
     def _take_topic(self, topic: Topic) -> None:
         if self._draining or topic in self._topics:
             return  # a running line looks at its hand and the unread mark before it ends
         self._topics[topic] = asyncio.create_task(self._run_topic(topic))
 
-    def _take_call(self, call: StoredUpdate, *, in_hand: bool) -> None:
+    def _take_call(
+        self, call: StoredUpdate | StoredElsewhere, in_hand: StoredUpdate | None = None
+    ) -> None:
+        """Run a call on its own claim; ``in_hand``: stored here now (not read back)."""
         if self._draining or call.update_id in self._calls:
             return
         # Its topic's races wait for it (it may have been stamped by another worker).
         self._book.expect_call(call.update_id, Topic(call.chat_id, call.thread_id), call.stamp_ns)
-        task = self._run_call(call.update_id, call if in_hand else None)
+        task = self._run_call(call.update_id, in_hand)
         self._calls[call.update_id] = asyncio.create_task(task)
 
     def _waiting(self, topic: Topic) -> bool:
@@ -367,7 +374,6 @@ class InboxDispatcher:
             if stored.is_call:  # its races still wait for it
                 self._book.expect_call(stored.update_id, topic, stored.stamp_ns)
             await asyncio.sleep(wait)
-        self.handled += 1
         await self._mark_handled(stored)
 
     async def _mark_handled(self, stored: StoredUpdate) -> None:
@@ -390,10 +396,12 @@ class InboxDispatcher:
         """Take nothing more; finish the updates in hand; release every claim."""
         self._draining = True
         self._wake.set()
-        self._stopping.set()
         # Calls stored but not started here are handled by another worker (or after a
         # restart): no race waits for them here.
         self._book.release_all()
+        if self._check_elsewhere is not None:
+            self._check_elsewhere.cancel()
+            await asyncio.gather(self._check_elsewhere, return_exceptions=True)
         if self._loop_task is not None:
             await asyncio.gather(self._loop_task, return_exceptions=True)
         while running := [*self._topics.values(), *self._calls.values()]:

@@ -6,7 +6,13 @@ from .board_views import BoardViewRepository, ShownBoard
 from .bookkeeping import TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
-from .inbox import INBOX_CHANNEL, CommittedMarks, InboxRepository, StoredUpdate
+from .inbox import (
+    INBOX_CHANNEL,
+    CommittedMarks,
+    InboxRepository,
+    StoredElsewhere,
+    StoredUpdate,
+)
 from .outbox import OUTBOX_CHANNEL, OutboxRepository
 from .races import RaceRepository
 from .stats import Ranking, StatsRepository
@@ -28,6 +34,7 @@ __all__ = [
     "Ranking",
     "ShownBoard",
     "StatsRepository",
+    "StoredElsewhere",
     "StoredUpdate",
     "TimerRepository",
     "UserRepository",

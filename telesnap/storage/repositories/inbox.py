@@ -10,6 +10,8 @@ from typing import Any, cast
 from sqlalchemy import (
     BindParameter,
     CursorResult,
+    Integer,
+    String,
     Table,
     bindparam,
     delete,
@@ -26,7 +28,7 @@ from ..models import NO_CHAT, InboxUpdate, utc_now
 from ._dialect import per_dialect
 from .committed_marks import CommittedMarks
 
-__all__ = ["INBOX_CHANNEL", "CommittedMarks", "InboxRepository", "StoredUpdate"]
+__all__ = ["INBOX_CHANNEL", "CommittedMarks", "InboxRepository", "StoredElsewhere", "StoredUpdate"]
 
 INBOX_CHANNEL = "telesnap_inbox"
 """The PostgreSQL NOTIFY channel that wakes the workers when updates are stored."""
@@ -43,6 +45,41 @@ class StoredUpdate:
     payload: dict[str, Any]
     stamp_ns: int
     host_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredElsewhere:
+    """What the wake-up of a store tells the other workers: enough to take the update.
+
+    Its content stays in the inbox, read by whoever claims it. The payload is
+    the fields, space-separated (``origin`` never holds a space), written by the
+    insert itself (:data:`_STORE_AND_NOTIFY`).
+
+    >>> StoredElsewhere.parse("w1 7 -100 0 1 123")
+    StoredElsewhere(origin='w1', update_id=7, chat_id=-100, thread_id=0, is_call=True, stamp_ns=123)
+    >>> StoredElsewhere.parse("w1") is None
+    True
+    """
+
+    origin: str
+    update_id: int
+    chat_id: int
+    thread_id: int
+    is_call: bool
+    stamp_ns: int
+
+    @staticmethod
+    def parse(payload: str) -> StoredElsewhere | None:
+        """The wake-up a payload says; None if it says none (then look at the inbox)."""
+        fields = payload.split(" ")
+        if len(fields) != 6:
+            return None
+        origin, *numbers = fields
+        try:
+            update_id, chat_id, thread_id, is_call, stamp_ns = map(int, numbers)
+        except ValueError:
+            return None
+        return StoredElsewhere(origin, update_id, chat_id, thread_id, bool(is_call), stamp_ns)
 
 
 # Core statements on the table: the ORM's bulk machinery costs more than the query here,
@@ -63,12 +100,26 @@ def _store(insert: Callable[[Any], Any]) -> Any:
 _STORE_AND_NOTIFY = (
     postgresql.insert(_INBOX)
     .on_conflict_do_nothing(index_elements=[_C.update_id])
-    .returning(_C.update_id, func.pg_notify(INBOX_CHANNEL, bindparam("origin")))
+    .returning(
+        _C.update_id,
+        func.pg_notify(
+            INBOX_CHANNEL,
+            func.concat_ws(
+                " ",
+                bindparam("origin", type_=String),
+                _C.update_id,
+                _C.chat_id,
+                _C.thread_id,
+                _C.is_call.cast(Integer),
+                _C.stamp_ns,
+            ),
+        ),
+    )
 )
 """PostgreSQL: :func:`_store` that also wakes the other workers for each new update.
 
-NOTIFY is delivered on commit (not at all on a rollback), and the notifications of
-one transaction with the same channel and payload go out as one.
+NOTIFY is delivered on commit (not at all on a rollback); each says which update
+was stored (:class:`StoredElsewhere`), so a woken worker need not look for it.
 """
 
 
@@ -154,8 +205,8 @@ class InboxRepository:
         """Store received updates (one already stored is left as it is); return the new ones' ids.
 
         On PostgreSQL the other workers are woken when the transaction commits;
-        ``origin`` names the storing process in the NOTIFY, so that it can ignore
-        its own (it takes what it stored without being woken).
+        ``origin`` names the storing process in the NOTIFY (:class:`StoredElsewhere`),
+        so that it can ignore its own (it takes what it stored without being woken).
         """
         if not updates:
             return []
