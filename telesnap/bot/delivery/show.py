@@ -28,7 +28,6 @@ from datetime import UTC, datetime
 from typing import cast
 
 from telegram import Bot, InlineKeyboardMarkup
-from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
 from ...services.outbox.rows import BoardEntry, Entry, LobbyEntry, NoticeEntry
@@ -38,7 +37,8 @@ from ..render.callbacks import CallbackSigner
 from ..render.digest import BoardEvent, board_lines, fits_together
 from ..render.i18n import directed
 from ..render.notices import render_notice
-from .direct import QuickSender
+from .direct import EditPost, QuickSender, TextPost
+from .failures import is_unchanged
 from .live import LIVE, RecentLines, edit_in_place, entry_events, with_earlier
 
 logger = logging.getLogger(__name__)
@@ -165,18 +165,11 @@ class HeadShow:
     ) -> bool:
         """Edit the game's lobby message (an identical edit counts); False: it is gone."""
         try:
-            await self.bot.edit_message_text(
-                text,
-                chat_id=entry.chat_id,
-                message_id=message_id,
-                parse_mode=ParseMode.HTML,
-                reply_markup=keyboard,
-            )
+            await EditPost(entry.chat_id, message_id, text, keyboard).send(self.bot)
         except BadRequest as error:
-            reason = str(error).lower()
-            if "not modified" in reason:
+            if is_unchanged(error):
                 return True
-            if "not found" not in reason:
+            if "not found" not in str(error).lower():
                 raise
             logger.warning(
                 "chat %s: lobby message %s of game %s is gone; posting it again",
@@ -202,13 +195,5 @@ class HeadShow:
         keyboard: InlineKeyboardMarkup | None,
         reply_to: int | None,
     ) -> int:
-        message = await self.bot.send_message(
-            chat_id,
-            text,
-            parse_mode=ParseMode.HTML,
-            reply_markup=keyboard,
-            message_thread_id=thread_id or None,
-            reply_to_message_id=reply_to,
-            allow_sending_without_reply=True,
-        )
+        message = await TextPost(chat_id, thread_id, text, keyboard, reply_to).send(self.bot)
         return message.message_id
