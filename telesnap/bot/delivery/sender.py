@@ -315,10 +315,9 @@ class Senders:
         still idle, see :meth:`release_idle`): a game's next row comes soon, and a
         row another worker commits meanwhile wakes this one (:meth:`rows_written`).
         """
-        if self._coordination.shared:
-            return False
-        chat.leased = False
-        await self._coordination.release_chat(chat.chat_id)
+        if not self._coordination.shared:
+            chat.leased = False
+            await self._coordination.release_chat(chat.chat_id)
         return False
 
     async def release_idle(self) -> None:

@@ -100,8 +100,9 @@ class HeadShow:
             return Showing(await self._lobby(newest, [entry.id for entry in head], tr))
         assert isinstance(first, NoticeEntry)
         text = directed(render_notice(first.notice, tr), tr)
-        message_id = await self._post(first.chat_id, first.thread_id, text, None, first.reply_to)
-        return Showing(Shown(first.chat_id, (first.id,), message_id))
+        notice = TextPost(first.chat_id, first.thread_id, text, reply_to=first.reply_to)
+        message = await notice.send(self.bot)
+        return Showing(Shown(first.chat_id, (first.id,), message.message_id))
 
     async def _boards(
         self, run: Sequence[BoardEntry], before: ShownBoard | None, tr: gettext.NullTranslations
@@ -157,7 +158,8 @@ class HeadShow:
         if message_id is not None and not await self._edit_lobby(entry, message_id, text, keyboard):
             message_id = None
         if message_id is None:
-            message_id = await self._post(entry.chat_id, entry.thread_id, text, keyboard, None)
+            lobby = TextPost(entry.chat_id, entry.thread_id, text, keyboard)
+            message_id = (await lobby.send(self.bot)).message_id
         return Shown(entry.chat_id, tuple(ids), message_id, lobby_of=entry.game_id)
 
     async def _edit_lobby(
@@ -186,14 +188,3 @@ class HeadShow:
         return await cast(QuickSender, self.bot).send_message_returning_id(
             chat_id, text, reply_markup=keyboard, message_thread_id=thread_id or None
         )
-
-    async def _post(
-        self,
-        chat_id: int,
-        thread_id: int,
-        text: str,
-        keyboard: InlineKeyboardMarkup | None,
-        reply_to: int | None,
-    ) -> int:
-        message = await TextPost(chat_id, thread_id, text, keyboard, reply_to).send(self.bot)
-        return message.message_id
