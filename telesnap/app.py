@@ -111,8 +111,10 @@ class BotRunner:
         if not settings.token:
             raise ValueError("TELESNAP_TOKEN is required to run the bot")
         self.settings = settings
-        self._limits = limits or FloodLimits(enabled=settings.flood_control)
-        self._shuffle_seed = shuffle_seed if shuffle_seed is not None else settings.shuffle_seed
+        self.limits = limits or FloodLimits(enabled=settings.flood_control)
+        """The flood limits the outbox keeps to."""
+        self.shuffle_seed = shuffle_seed if shuffle_seed is not None else settings.shuffle_seed
+        """The seed every game's shuffle is pinned to (None: a fresh one per game)."""
         self._webhook = webhook
         self._poll_interval = poll_interval
         self._clock = clock
@@ -123,7 +125,8 @@ class BotRunner:
         self.senders: Senders | None = None
         self.lookout: Lookout | None = None
         self.race_sweeper: RaceSweeper | None = None
-        self._engine: AsyncEngine | None = None
+        self.engine: AsyncEngine | None = None
+        """The database engine while the bot runs (tests inject database faults on it)."""
         self._coordination: LocalCoordination | PostgresCoordination | None = None
         self.cold_start: bool | None = None
         """Whether this start found no other worker alive (None: not started yet)."""
@@ -132,32 +135,17 @@ class BotRunner:
         self.webhook_server: WebhookServer | None = None
         self.dispatcher: InboxDispatcher | None = None
 
-    @property
-    def shuffle_seed(self) -> int | None:
-        """The seed every game's shuffle is pinned to (None: a fresh one per game)."""
-        return self._shuffle_seed
-
-    @property
-    def limits(self) -> FloodLimits:
-        """The flood limits the outbox keeps to."""
-        return self._limits
-
-    @property
-    def engine(self) -> AsyncEngine | None:
-        """The database engine while the bot runs (tests inject database faults on it)."""
-        return self._engine
-
     async def start(self) -> None:
         """Migrate the database, connect, resume the running games and start listening."""
         token = self.settings.token
         assert token is not None
         await upgrade_database(self.settings.database_url)
-        self._engine = create_engine(self.settings.database_url, self.settings.pool)
-        units = UnitsOfWork(session_factory(self._engine))
+        engine = self.engine = create_engine(self.settings.database_url, self.settings.pool)
+        units = UnitsOfWork(session_factory(engine))
         # The updates received, the sent marks and the content of handled updates share commits.
         together = GroupCommit(units)
         # One process (SQLite) or several workers (PostgreSQL): decided here, once.
-        coordination = self._coordination = coordination_for(self._engine)
+        coordination = self._coordination = coordination_for(engine)
         planner = TimerPlanner(self._clock) if self._clock else TimerPlanner()
         store = GameStore(planner, shared=coordination.shared)
         record_boards(store)
@@ -176,7 +164,7 @@ class BotRunner:
         dispatcher = self.dispatcher = InboxDispatcher(application, book, inbox, coordination)
         languages = ChatLanguages(units)
         chat_settings = SettingsService(units, store, languages)
-        lobby = LobbyService(units, store, shuffle_seed=self._shuffle_seed, languages=languages)
+        lobby = LobbyService(units, store, shuffle_seed=self.shuffle_seed, languages=languages)
         show = HeadShow(
             application.bot, outbox, signer, RecentLines(outbox.boards_shown), planner.now
         )
@@ -185,7 +173,7 @@ class BotRunner:
             application.bot,
             outbox,
             coordination,
-            Pacer(self._limits, coordination),
+            Pacer(self.limits, coordination),
             languages,
             show,
             # A 403 from any send means the bot was removed: the chat's games end.
@@ -220,7 +208,7 @@ class BotRunner:
         probe = coordination.ping if coordination.shared else None
         install_readiness(
             application,
-            Readiness(partial(database_answers, self._engine), application.bot.get_me, probe),
+            Readiness(partial(database_answers, engine), application.bot.get_me, probe),
         )
         install_stats_service(application, StatsService(units))
         install_privacy_service(application, PrivacyService(units))
@@ -332,8 +320,8 @@ class BotRunner:
                 await application.bot.close_transports()
         if self._coordination is not None:
             await self._coordination.close()  # the others see this worker gone
-        if self._engine is not None:
-            await self._engine.dispose()
+        if self.engine is not None:
+            await self.engine.dispose()
 
     async def run_until_stopped(self) -> None:
         """Run until SIGINT or SIGTERM (also while still starting, e.g. waiting for the API)."""

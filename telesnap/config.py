@@ -97,8 +97,6 @@ class Settings:
         shown["webhook_secret"] = "***" if self.webhook_secret else None
         return f"Settings({', '.join(f'{name}={value!r}' for name, value in shown.items())})"
 
-    __str__ = __repr__
-
 
 def normalize_database_url(url: str, variable: str = DATABASE_URL_VARIABLE) -> str:
     """Return ``url`` with its scheme mapped to the async driver telesnap uses."""

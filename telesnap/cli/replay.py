@@ -152,14 +152,10 @@ def write_private(path: Path, text: str) -> None:
 
 def export_command(args: argparse.Namespace) -> int:
     """Print (or write) a chat's games and figures as JSON."""
-    try:
-        url, source = _database_url(args)
-        _check_file(url, source)
-        empty: dict[str, Any] = {"games": [], "players": []}
-        data = asyncio.run(_export(url, args.chat)) if fits_bigint(args.chat) else empty
-    except ConfigError as error:
-        print(f"telesnap: {error}", file=sys.stderr)
-        return 2
+    url, source = _database_url(args)
+    _check_file(url, source)
+    empty: dict[str, Any] = {"games": [], "players": []}
+    data = asyncio.run(_export(url, args.chat)) if fits_bigint(args.chat) else empty
     if not data["games"] and not data["players"]:
         print(
             f"telesnap: chat {args.chat} has no ended games in {describe_database(url)}"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 from pathlib import Path
 
 from ..app import BotRunner, Webhook
@@ -28,11 +27,6 @@ from .workers import Supervisor, worker_specs
 __all__ = ["check_workers", "run_command", "upgrade_command", "webhook_from"]
 
 logger = logging.getLogger("telesnap.config")
-
-
-def _fail(message: str) -> int:
-    print(f"telesnap: {message}", file=sys.stderr)
-    return 2
 
 
 def _configure_logging(settings: Settings) -> None:
@@ -90,37 +84,25 @@ def check_workers(settings: Settings, webhook: Webhook | None, workers: int) -> 
 
 def run_command(args: argparse.Namespace) -> int:
     """``telesnap run``: run the bot until interrupted."""
-    try:
-        settings = load_settings()
-        webhook = webhook_from(args, settings)
-    except ConfigError as error:
-        return _fail(str(error))
+    settings = load_settings()
+    webhook = webhook_from(args, settings)
     _configure_logging(settings)
     for warning in settings.warnings:
         logger.warning("%s", warning)
     if args.workers is not None:
-        try:
-            check_workers(settings, webhook, args.workers)
-        except ConfigError as error:
-            return _fail(str(error))
+        check_workers(settings, webhook, args.workers)
         assert webhook is not None
         asyncio.run(upgrade_database(settings.database_url))  # once, before the workers start
         specs = worker_specs(webhook, args.workers, resume=not args.no_resume)
         return 0 if asyncio.run(Supervisor(specs).run()) else 1
     runner = BotRunner(settings, webhook=webhook, resume=not args.no_resume)
-    try:
-        asyncio.run(runner.run_until_stopped())
-    except ConfigError as error:
-        return _fail(str(error))
+    asyncio.run(runner.run_until_stopped())
     return 0
 
 
 def upgrade_command(args: argparse.Namespace) -> int:
     """``telesnap db upgrade``: apply every migration."""
-    try:
-        settings = load_settings(require_token=False)
-    except ConfigError as error:
-        return _fail(str(error))
+    settings = load_settings(require_token=False)
     asyncio.run(upgrade_database(settings.database_url))
     print(f"telesnap: the database is up to date ({settings.database_url.split('://')[0]})")
     return 0

@@ -33,7 +33,8 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
 
 import aiohttp
 
@@ -110,11 +111,7 @@ def worker_specs(webhook: Webhook, workers: int, *, resume: bool) -> list[Worker
     [(8443, True), (8444, True), (8445, True)]
     """
     return [
-        WorkerSpec(
-            number,
-            Webhook(webhook.url, webhook.host, webhook.port + number, webhook.secret),
-            resume,
-        )
+        WorkerSpec(number, replace(webhook, port=webhook.port + number), resume)
         for number in range(workers)
     ]
 
@@ -196,11 +193,9 @@ class Supervisor:
                 ran_s,
                 delay_s,
             )
-            try:
+            with suppress(TimeoutError):
                 async with asyncio.timeout(delay_s):
                     await self._stopping.wait()
-            except TimeoutError:
-                pass
 
     async def _start(self, worker: _Worker) -> None:
         worker.restarting = False

@@ -20,7 +20,7 @@ from telegram.error import BadRequest, RetryAfter, TelegramError
 from ...support.retry import Backoff
 from ..render.notices import UnknownNoticeError
 
-__all__ = ["OWN_FAULT_ATTEMPTS", "SendFailures", "is_refused_for_good"]
+__all__ = ["OWN_FAULT_ATTEMPTS", "SendFailures", "is_refused_for_good", "is_unchanged"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +33,11 @@ _SEND_RETRY_S = (1.0, 30.0)
 def is_refused_for_good(error: Exception) -> bool:
     """Whether sending again cannot help: Telegram refused the message, or it cannot be drawn."""
     return isinstance(error, BadRequest | UnknownNoticeError)
+
+
+def is_unchanged(error: BadRequest) -> bool:
+    """Whether Telegram refused an edit only because it changes nothing: it counts as done."""
+    return "not modified" in str(error).lower()
 
 
 @dataclass(eq=False)

@@ -26,13 +26,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from telegram import Bot, InlineKeyboardMarkup
-from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
 from ...services.outbox.rows import BoardEntry
 from ...support.bounded import BoundedDict
 from ..render.digest import BoardEvent, board_events, board_lines
 from ..render.notices import UnknownNoticeError, render_notice
+from .direct import EditPost
+from .failures import is_unchanged
 
 logger = logging.getLogger(__name__)
 
@@ -130,15 +131,9 @@ async def edit_in_place(
     An edit that changes nothing (the same table shown again) counts as shown.
     """
     try:
-        await bot.edit_message_text(
-            text,
-            chat_id=chat_id,
-            message_id=message_id,
-            parse_mode=ParseMode.HTML,
-            reply_markup=keyboard,
-        )
+        await EditPost(chat_id, message_id, text, keyboard).send(bot)
     except BadRequest as error:
-        if "not modified" in str(error).lower():
+        if is_unchanged(error):
             return message_id
         logger.warning(
             "chat %s: live board %s cannot be edited (%s); posting a new one",

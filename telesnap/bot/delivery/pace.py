@@ -161,19 +161,14 @@ class Pace:
 
     def is_full(self) -> bool:
         """Whether the whole burst is available (forgetting the pace loses nothing)."""
-        return self.until_full() == 0.0
+        self._refill()
+        return self._burst - self._tokens <= 1e-9
 
     def delay(self) -> float:
         """Seconds until a token is free (0 if one is free now)."""
         self._refill()
         # A hair of tolerance: refilling by exactly the delay must free the token.
         missing = 1.0 - self._tokens
-        return 0.0 if missing <= 1e-9 else missing * self._interval_s
-
-    def until_full(self) -> float:
-        """Seconds until the whole burst is available again (0 if it is now)."""
-        self._refill()
-        missing = self._burst - self._tokens
         return 0.0 if missing <= 1e-9 else missing * self._interval_s
 
     def take(self) -> None:
@@ -313,16 +308,27 @@ class Pacer:
             delay = max(reserve_step(limit, now, chat), bot_window.delay())
             if delay > 0:
                 return delay
-            if not self._shared:
-                self._chats[chat_id] = chat
-            elif not await self._coordination.swap_pace(chat_id, seen, chat):
-                self._chats[chat_id] = seen = await self._coordination.load_pace(chat_id)
+            if not await self._replace(chat_id, seen, chat):
+                seen = self._chats[chat_id]
                 continue  # another worker sent to the chat meanwhile: count it
             bot_window.begin()
             self._bot["window"] = bot_window.state()
             self._begun.setdefault(chat_id, deque()).append(now)
             return 0.0
         return 0.05
+
+    async def _replace(self, chat_id: int, seen: State, chat: State) -> bool:
+        """Make ``chat`` the chat's state, unless another worker changed it since ``seen``.
+
+        False: it did, and the chat's state is read again (so the step counts its send).
+        """
+        if not self._shared:
+            self._chats[chat_id] = chat
+            return True
+        if await self._coordination.swap_pace(chat_id, seen, chat):
+            return True
+        self._chats[chat_id] = await self._coordination.load_pace(chat_id)
+        return False
 
     def _bot_window(self, count: int, now: float) -> RollingWindow:
         """The bot-wide window (the share of it this process keeps to), at ``now``."""
@@ -356,9 +362,7 @@ class Pacer:
             del self._begun[chat_id]
         limit = self.limits.of_chat(chat_id)
         now = self._clock()
-        bot_window = RollingWindow(
-            1, self.limits.bot_window_s, lambda: now, self._bot.get("window")
-        )
+        bot_window = self._bot_window(1, now)
         bot_window.end(begun)
         self._bot["window"] = bot_window.state()
         try:
@@ -366,21 +370,12 @@ class Pacer:
                 seen = self._chats.setdefault(chat_id, {})
                 chat = copy.deepcopy(seen)
                 finish_step(limit, now, chat, begun)
-                if not self._shared:
-                    self._chats[chat_id] = chat
+                if await self._replace(chat_id, seen, chat):
                     return
-                if await self._coordination.swap_pace(chat_id, seen, chat):
-                    return
-                self._chats[chat_id] = await self._coordination.load_pace(chat_id)
             logger.warning("chat %s: could not count a send's end; its slot stays taken", chat_id)
         except Exception:
             # The slot stays taken until it is stale: the windows only err on the safe side.
             logger.exception("chat %s: ending a send in the flood-limit windows failed", chat_id)
-
-    @property
-    def kept_chats(self) -> int:
-        """How many chats' windows this process keeps now."""
-        return len(self._chats)
 
     def _forget_quiet_chats(self, now: float) -> None:
         """Drop the windows that count nothing any more, at most once per group window.

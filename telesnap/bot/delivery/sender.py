@@ -43,7 +43,7 @@ from ...services.outbox.service import OutboxService
 from ...support.bounded import BoundedDict
 from ..render.i18n import translator
 from .direct import KeyboardRemovalPost, Post
-from .failures import SendFailures, is_refused_for_good
+from .failures import SendFailures, is_refused_for_good, is_unchanged
 from .pace import Pacer
 from .show import HeadNotShownError, HeadShow
 
@@ -274,7 +274,7 @@ class Senders:
             finally:
                 await self._pacer.sent(chat.chat_id)
         except BadRequest as error:
-            if "not modified" not in str(error).lower():
+            if not is_unchanged(error):
                 logger.error("chat %s: Telegram refused %s: %s", chat.chat_id, _name(post), error)
             return
         except Exception as error:
@@ -315,10 +315,9 @@ class Senders:
         still idle, see :meth:`release_idle`): a game's next row comes soon, and a
         row another worker commits meanwhile wakes this one (:meth:`rows_written`).
         """
-        if self._coordination.shared:
-            return False
-        chat.leased = False
-        await self._coordination.release_chat(chat.chat_id)
+        if not self._coordination.shared:
+            chat.leased = False
+            await self._coordination.release_chat(chat.chat_id)
         return False
 
     async def release_idle(self) -> None:

@@ -28,7 +28,6 @@ from datetime import UTC, datetime
 from typing import cast
 
 from telegram import Bot, InlineKeyboardMarkup
-from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
 from ...services.outbox.rows import BoardEntry, Entry, LobbyEntry, NoticeEntry
@@ -38,7 +37,8 @@ from ..render.callbacks import CallbackSigner
 from ..render.digest import BoardEvent, board_lines, fits_together
 from ..render.i18n import directed
 from ..render.notices import render_notice
-from .direct import QuickSender
+from .direct import EditPost, QuickSender, TextPost
+from .failures import is_unchanged
 from .live import LIVE, RecentLines, edit_in_place, entry_events, with_earlier
 
 logger = logging.getLogger(__name__)
@@ -100,8 +100,9 @@ class HeadShow:
             return Showing(await self._lobby(newest, [entry.id for entry in head], tr))
         assert isinstance(first, NoticeEntry)
         text = directed(render_notice(first.notice, tr), tr)
-        message_id = await self._post(first.chat_id, first.thread_id, text, None, first.reply_to)
-        return Showing(Shown(first.chat_id, (first.id,), message_id))
+        notice = TextPost(first.chat_id, first.thread_id, text, reply_to=first.reply_to)
+        message = await notice.send(self.bot)
+        return Showing(Shown(first.chat_id, (first.id,), message.message_id))
 
     async def _boards(
         self, run: Sequence[BoardEntry], before: ShownBoard | None, tr: gettext.NullTranslations
@@ -157,7 +158,8 @@ class HeadShow:
         if message_id is not None and not await self._edit_lobby(entry, message_id, text, keyboard):
             message_id = None
         if message_id is None:
-            message_id = await self._post(entry.chat_id, entry.thread_id, text, keyboard, None)
+            lobby = TextPost(entry.chat_id, entry.thread_id, text, keyboard)
+            message_id = (await lobby.send(self.bot)).message_id
         return Shown(entry.chat_id, tuple(ids), message_id, lobby_of=entry.game_id)
 
     async def _edit_lobby(
@@ -165,18 +167,11 @@ class HeadShow:
     ) -> bool:
         """Edit the game's lobby message (an identical edit counts); False: it is gone."""
         try:
-            await self.bot.edit_message_text(
-                text,
-                chat_id=entry.chat_id,
-                message_id=message_id,
-                parse_mode=ParseMode.HTML,
-                reply_markup=keyboard,
-            )
+            await EditPost(entry.chat_id, message_id, text, keyboard).send(self.bot)
         except BadRequest as error:
-            reason = str(error).lower()
-            if "not modified" in reason:
+            if is_unchanged(error):
                 return True
-            if "not found" not in reason:
+            if "not found" not in str(error).lower():
                 raise
             logger.warning(
                 "chat %s: lobby message %s of game %s is gone; posting it again",
@@ -193,22 +188,3 @@ class HeadShow:
         return await cast(QuickSender, self.bot).send_message_returning_id(
             chat_id, text, reply_markup=keyboard, message_thread_id=thread_id or None
         )
-
-    async def _post(
-        self,
-        chat_id: int,
-        thread_id: int,
-        text: str,
-        keyboard: InlineKeyboardMarkup | None,
-        reply_to: int | None,
-    ) -> int:
-        message = await self.bot.send_message(
-            chat_id,
-            text,
-            parse_mode=ParseMode.HTML,
-            reply_markup=keyboard,
-            message_thread_id=thread_id or None,
-            reply_to_message_id=reply_to,
-            allow_sending_without_reply=True,
-        )
-        return message.message_id

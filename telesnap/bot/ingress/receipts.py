@@ -118,10 +118,9 @@ class ReceiptBook:
     def take_retry(self, update_id: int) -> bool:
         """Whether the attempt just run asked to be retried (forgotten once asked)."""
         self._attempts.pop(update_id, None)
-        if update_id not in self._to_retry:
-            return False
+        asked = update_id in self._to_retry
         self._to_retry.discard(update_id)
-        return True
+        return asked
 
     def stamp(self, updates: Iterable[Update]) -> list[Arrival]:
         """Stamp a batch of updates that has just entered the bot; return their arrivals."""
