@@ -1,11 +1,11 @@
 """The game of Snap: actions that check, decide and record what happens.
 
-Each action comes in three: ``verify_*`` raises a
-:class:`~telesnap.game.errors.SnapError` saying why the action is not
-allowed, ``can_*`` answers yes or no, and the action itself verifies, then
-records one or more operations (see :mod:`telesnap.game.operations`) and
-returns the main one. The history holds every operation; :meth:`Game.replay`
-rebuilds an identical game from it.
+Each action has a ``verify_*`` that raises a
+:class:`~telesnap.game.errors.SnapError` saying why the action is not allowed
+(and a ``can_*`` that answers yes or no, where a caller asks before acting);
+the action itself verifies, then records one or more operations (see
+:mod:`telesnap.game.operations`) and returns the main one. The history holds
+every operation; :meth:`Game.replay` rebuilds an identical game from it.
 
 >>> from .cards import parse_cards
 >>> game = Game()
@@ -103,10 +103,6 @@ class Game(Board):
         if len(deck) < player_count:
             raise SetupError("The deck must hold at least one card per player.")
 
-    def can_deal(self, player_count: int, dealer: int, deck: Sequence[Card]) -> bool:
-        """Whether :meth:`deal` would succeed."""
-        return _allowed(lambda: self.verify_deal(player_count, dealer, deck))
-
     def deal(
         self,
         player_count: int,
@@ -156,10 +152,6 @@ class Game(Board):
         ):
             raise RepeatedPressError("You have flipped since that board was shown.")
 
-    def can_flip(self, seat: int, seen_version: int | None = None) -> bool:
-        """Whether :meth:`flip` would succeed."""
-        return _allowed(lambda: self.verify_flip(seat, seen_version))
-
     def flip(self, seat: int, seen_version: int | None = None) -> CardFlipped:
         """Flip the top face-down card (turning the face-up pile over first if needed)."""
         self.verify_flip(seat, seen_version)
@@ -170,17 +162,12 @@ class Game(Board):
         self.carry_out(op)
         return op
 
-    def verify_skip(self, seat: int) -> None:
-        """Raise unless ``seat``'s turn can be skipped now (it must be their turn)."""
-        self.verify_flip(seat)
-
-    def can_skip(self, seat: int) -> bool:
-        """Whether :meth:`skip` would succeed."""
-        return _allowed(lambda: self.verify_skip(seat))
-
     def skip(self, seat: int) -> TurnSkipped:
-        """Pass ``seat``'s turn to the next player without a flip (an absent player)."""
-        self.verify_skip(seat)
+        """Pass ``seat``'s turn to the next player without a flip (an absent player).
+
+        Only a turn that could be flipped can be skipped.
+        """
+        self.verify_flip(seat)
         op = TurnSkipped(seat)
         self.carry_out(op)
         return op

@@ -71,8 +71,7 @@ class SettingsService(Service):
     async def show(self, place: Place) -> GameSettings:
         """The settings the next game in the topic will play by (a read-only transaction)."""
         async with self._units(read_only=True) as uow:
-            values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
-            return GameSettings.from_values(values)
+            return await topic_settings(uow, place)
 
     async def change(
         self,
@@ -103,8 +102,7 @@ class SettingsService(Service):
             stored = await uow.settings.values_to_change(place.chat_id, 0)
             stored[field] = stored_value
             await uow.settings.save_values(place.chat_id, 0, stored)
-            values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
-            settings = GameSettings.from_values(values)
+            settings = await topic_settings(uow, place)
             if place.chat_id < 0 or settings.language is not None:
                 self.languages.chosen(uow, place.chat_id, settings.language)
             if announce_to is not None:
@@ -129,8 +127,14 @@ async def adopt_language(uow: UnitOfWork, place: Place, language: str | None) ->
 
 async def chat_language(uow: UnitOfWork, place: Place) -> str | None:
     """The language the chat's messages are written in, as its settings say (None: the default)."""
-    values = await uow.settings.get_effective_values(place.chat_id, place.thread_id)
-    return GameSettings.from_values(values).language
+    return (await topic_settings(uow, place)).language
+
+
+async def topic_settings(uow: UnitOfWork, place: Place) -> GameSettings:
+    """The settings the topic's next game plays by (a forum topic plays by its chat's)."""
+    return GameSettings.from_values(
+        await uow.settings.get_effective_values(place.chat_id, place.thread_id)
+    )
 
 
 async def written_in(uow: UnitOfWork, chat_id: int, thread_id: int = WHOLE_CHAT) -> str | None:

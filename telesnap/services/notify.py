@@ -73,11 +73,6 @@ class NotifyService:
                 logger.info("user %s opened a private chat with the bot", user_id)
             return tuple(await uow.alerts.chats_of(user_id))
 
-    async def subscribed_chats(self, user_id: int) -> tuple[str | None, ...]:
-        """The titles of the chats whose lobbies the person hears of."""
-        async with self._units(read_only=True) as uow:
-            return tuple(await uow.alerts.chats_of(user_id))
-
     async def private_chat_closed(self, user_id: int) -> int:
         """The person blocked the bot: nothing more is sent to them; how many alerts went."""
         async with self._units() as uow:

@@ -29,11 +29,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from alembic import command, context
-from alembic.autogenerate import compare_metadata
 from alembic.autogenerate.api import AutogenContext
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
@@ -46,12 +44,9 @@ __all__ = [
     "MigrationBlockedError",
     "alembic_config",
     "current_revision",
-    "head_revision",
     "run_environment",
-    "schema_differences",
     "script_location",
     "upgrade_database",
-    "upgrade_database_sync",
 ]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -133,16 +128,6 @@ def _sqlstate(error: DBAPIError) -> str | None:
     return str(code) if code is not None else None
 
 
-def upgrade_database_sync(url: str, revision: str = "head") -> None:
-    """Run :func:`upgrade_database` from synchronous code (no event loop may be running)."""
-    asyncio.run(upgrade_database(url, revision))
-
-
-def head_revision() -> str | None:
-    """Return the newest revision of the migration scripts."""
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
-
-
 async def current_revision(url: str) -> str | None:
     """Return the revision the database at ``url`` is at (None if never migrated)."""
     engine = create_engine(url)
@@ -151,16 +136,6 @@ async def current_revision(url: str) -> str | None:
             return await connection.run_sync(
                 lambda sync: MigrationContext.configure(sync).get_current_revision()
             )
-    finally:
-        await engine.dispose()
-
-
-async def schema_differences(url: str) -> list[Any]:
-    """Return how the database at ``url`` differs from the models ([] when they agree)."""
-    engine = create_engine(url)
-    try:
-        async with engine.connect() as connection:
-            return await connection.run_sync(_compare_with_models)
     finally:
         await engine.dispose()
 
@@ -210,13 +185,6 @@ def _render_item(kind: str, item: Any, autogen_context: AutogenContext) -> str |
     if kind == "type" and isinstance(item, UtcDateTime):
         return "sa.DateTime(timezone=True)"
     return False
-
-
-def _compare_with_models(connection: Connection) -> list[Any]:
-    migration_context = MigrationContext.configure(
-        connection, opts=_migration_options(connection.dialect.name)
-    )
-    return list(compare_metadata(migration_context, Base.metadata))
 
 
 def _configured_url(config: Config) -> str:

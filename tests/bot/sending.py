@@ -21,7 +21,6 @@ from telesnap.services.chat_settings import ChatLanguages, SettingsService
 from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place
@@ -29,6 +28,7 @@ from telesnap.services.views import PlayOutcome
 from telesnap.storage.models import OutboxMessage
 from telesnap.storage.uow import UnitsOfWork
 
+from ..admin import known_admin
 from ..services.test_play_flow import ANN, BOB, PLACE, receipt
 
 Sessions = async_sessionmaker[AsyncSession]

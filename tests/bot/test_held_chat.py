@@ -28,7 +28,6 @@ from telesnap.services.chat_settings import ChatLanguages
 from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place
@@ -38,6 +37,7 @@ from telesnap.storage.database import session_factory as make_session_factory
 from telesnap.storage.models import OutboxMessage
 from telesnap.storage.uow import UnitsOfWork
 
+from ..admin import known_admin
 from ..services.test_play_flow import ANN, BOB, receipt
 from .sending import GUARD_S, FakeBotApi
 

@@ -29,11 +29,11 @@ from telesnap.services.chat_settings import ChatLanguages, SettingsService
 from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.service import OutboxService
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place, Receipt
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
+from ..admin import known_admin
 from .runtimes import ChatBot, NoRows, wired_runtime
 
 PLACE = Place(chat_id=-5, chat_type="group", title="Snap club")

@@ -11,6 +11,7 @@ from telesnap.game import (
     MAX_PLAYERS,
     MIN_PLAYERS,
     Game,
+    NotYourTurnError,
     SetupError,
     parse_cards,
     shuffled_deck,
@@ -64,8 +65,10 @@ def test_r3_the_player_left_of_the_dealer_flips_first(
     game = Game()
     game.deal(players, dealer=dealer, deck=standard_deck())
     assert game.turn == first
-    assert game.can_flip(first)
-    assert [seat for seat in range(players) if game.can_flip(seat)] == [first]
+    for seat in set(range(players)) - {first}:
+        with pytest.raises(NotYourTurnError):
+            game.flip(seat)
+    assert game.flip(first).seat == first
 
 
 def test_r3_play_goes_clockwise_to_the_next_seat() -> None:
@@ -80,7 +83,6 @@ def test_r3_play_goes_clockwise_to_the_next_seat() -> None:
 @pytest.mark.parametrize("players", [0, 1, MAX_PLAYERS + 1])
 def test_r1_two_to_twelve_players(players: int) -> None:
     game = Game()
-    assert not game.can_deal(players, 0, standard_deck())
     with pytest.raises(SetupError, match="Snap needs 2 to 12 players"):
         game.deal(players, dealer=0, deck=standard_deck())
 

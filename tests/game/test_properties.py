@@ -141,7 +141,6 @@ def test_r18_a_player_who_is_out_or_has_left_can_do_nothing(
         if player.is_active:
             continue
         error = GameOverError if game.is_over else expected[player.status]
-        assert not game.can_flip(seat)
         assert not game.can_call(seat, game.board_version, CallKind.SNAP)
         assert not game.can_remove(seat)
         with pytest.raises(error):

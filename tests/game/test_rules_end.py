@@ -11,6 +11,7 @@ from telesnap.game import (
     GameOverError,
     Outcome,
     PlayerOut,
+    SetupError,
     parse_cards,
 )
 
@@ -142,5 +143,5 @@ def test_r24_nothing_can_be_done_once_the_game_is_over() -> None:
     for action in actions:
         with pytest.raises(GameOverError, match="The game is over"):
             action()
-    assert not game.can_flip(game.turn)
-    assert not game.can_deal(2, 0, parse_cards("A♠ 2♠"))
+    with pytest.raises(SetupError, match="already been dealt"):
+        game.deal(2, dealer=0, deck=parse_cards("A♠ 2♠"))

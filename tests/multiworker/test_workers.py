@@ -11,7 +11,7 @@ from pathlib import Path
 
 import aiohttp
 
-from telesnap.storage.migrate import current_revision, head_revision
+from telesnap.storage.migrate import current_revision
 from tests.multiworker.play import (
     PlayLog,
     exactly_once_problems,
@@ -31,6 +31,7 @@ from tests.multiworker.processes import (
     routed_updates,
     worker_environment,
 )
+from tests.storage.migration_checks import head_revision
 
 
 async def get_json(url: str) -> tuple[int, dict[str, object]]:

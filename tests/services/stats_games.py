@@ -18,7 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.game import CallKind, LeaveReason
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.races import RaceService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
@@ -26,6 +25,7 @@ from telesnap.services.types import Actor, Place, Receipt, Refused
 from telesnap.services.views import TableView
 from telesnap.storage.uow import UnitsOfWork
 
+from ..admin import known_admin
 from .boards_sent import board_sent
 from .race_helpers import decide_open_race
 

@@ -9,12 +9,12 @@ from telesnap.game import EndReason
 from telesnap.game import GameEnded as EngineGameEnded
 from telesnap.services.play.events import GameChanged, GameEnded, default_events
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.timers.planner import TimerPlanner
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
+from ..admin import known_admin
 from .test_play_flow import ANN, BOB, CID, PLACE, receipt
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.services.play.managers import known_admin
-
+from ..admin import known_admin
 from .sql_log import statements
 from .test_timers import ANN, PLACE, Clock, receipt, start, world_with
 

@@ -14,7 +14,6 @@ from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.rows import BoardEntry, LobbyEntry, Notice, NoticeEntry
 from telesnap.services.outbox.service import OutboxService, Shown
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.timers.planner import TimerKind, TimerPlanner
@@ -23,6 +22,7 @@ from telesnap.services.types import Reason, Refused
 from telesnap.storage.models import OutboxMessage, Timer
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
+from ..admin import known_admin
 from .test_timers import (
     ANN,
     BOB,

@@ -11,7 +11,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.game import CallKind, CallVerdict, EndReason, Game, operation_from_json
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.races import RaceService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
@@ -19,6 +18,7 @@ from telesnap.services.types import Actor, Place, Reason, Receipt, Refused
 from telesnap.services.views import RaceEnding
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
+from ..admin import known_admin
 from .race_helpers import decide_open_race
 
 PLACE = Place(chat_id=-100, chat_type="group", title="Snap club")

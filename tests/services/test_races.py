@@ -10,7 +10,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, EndReason
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.races import RaceService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
@@ -18,6 +17,7 @@ from telesnap.services.views import RaceEnding
 from telesnap.storage.models import Race, RaceState
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
+from ..admin import known_admin
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt, started_game
 from .test_timers import PLACE as TIMER_PLACE
 from .test_timers import Clock, start, turn_actor, world_with

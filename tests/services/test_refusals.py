@@ -12,7 +12,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telesnap.game import CallKind, CallVerdict, SnapError
 from telesnap.services.play.base import Service, refusal_for
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Receipt, Refused
@@ -20,6 +19,7 @@ from telesnap.services.views import PlayerView, TableView
 from telesnap.storage.models import GameOperation
 from telesnap.storage.uow import UnitsOfWork
 
+from ..admin import known_admin
 from .boards_sent import board_sent
 
 PLACE = Place(chat_id=-300, chat_type="group", title="Snap club")

@@ -9,9 +9,10 @@ from typing import Any, Self
 import pytest
 
 from telesnap.services.chat_settings import SettingsService, adopt_language
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Place, Reason, Refused
+
+from ..admin import known_admin
 
 PLACE = Place(chat_id=-7, chat_type="supergroup", title="Forum", thread_id=5, is_forum=True)
 ADA = Actor(1, "Ada")

@@ -6,11 +6,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.game import CallKind, CallVerdict, EndReason, LeaveReason, SeatStatus
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.races import RaceService
 from telesnap.services.play.store import GameStore
 from telesnap.storage.uow import UnitsOfWork
 
+from ..admin import known_admin
 from .boards_sent import board_sent
 from .test_play_flow import ANN, BOB, CID, PLACE, flip_until_match, receipt, started_game
 

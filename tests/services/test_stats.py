@@ -27,7 +27,6 @@ from sqlalchemy import select
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.services.play.managers import known_admin
 from telesnap.services.stats.audit import (
     check_game,
     parse_document,
@@ -44,6 +43,7 @@ from telesnap.storage.migrate import alembic_config, upgrade_database
 from telesnap.storage.models import Game, GameOperation, GamePlayer, GameResult
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
+from ..admin import known_admin
 from ..storage.test_migrations import table_names
 from .stats_games import CHATS, PLAYERS, Driver
 

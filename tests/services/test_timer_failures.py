@@ -9,12 +9,12 @@ from sqlalchemy import event, select, update
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from telesnap.services.play.managers import known_admin
 from telesnap.services.timers.planner import TimerKind
 from telesnap.services.timers.service import MAX_TIMER_FAILURES, retry_delay
 from telesnap.services.types import Actor, Place
 from telesnap.storage.models import GameOperation, Timer
 
+from ..admin import known_admin
 from .test_timers import ANN, BOB, Clock, World, receipt
 
 BROKEN = Place(chat_id=-301, chat_type="group", title="Broken club")

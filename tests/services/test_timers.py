@@ -15,7 +15,6 @@ from telesnap.game import EndReason, LeaveReason, PlayerLeft, TurnSkipped
 from telesnap.services.chat_settings import SettingsService
 from telesnap.services.play.events import GameChanged
 from telesnap.services.play.lobby import LobbyService
-from telesnap.services.play.managers import known_admin
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.timers.planner import TimerKind, TimerPlanner
@@ -23,6 +22,8 @@ from telesnap.services.timers.service import TimerService
 from telesnap.services.types import Actor, Place, Receipt
 from telesnap.storage.repositories import ShownBoard
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
+
+from ..admin import known_admin
 
 PLACE = Place(chat_id=-200, chat_type="group", title="Slow club")
 ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")

@@ -13,16 +13,17 @@ from telesnap.storage.database import create_engine
 from telesnap.storage.migrate import (
     MigrationBlockedError,
     current_revision,
-    head_revision,
-    schema_differences,
     upgrade_database,
 )
+
+from .migration_checks import check_models_agree, head_revision
 
 WORKERS = 3
 BEFORE_ROW_IDS = "e5b2c7d4a913"
 """The revision before the one that widens the ids of ``games`` (which takes its lock)."""
 UPGRADE = (
-    "import sys; from telesnap.storage.migrate import upgrade_database_sync as up; up(sys.argv[1])"
+    "import asyncio, sys; from telesnap.storage.migrate import upgrade_database as up; "
+    "asyncio.run(up(sys.argv[1]))"
 )
 
 
@@ -44,7 +45,7 @@ async def test_workers_upgrading_an_empty_database_at_once_all_succeed(database_
     for returncode, output in results:
         assert returncode == 0, output
     assert await current_revision(database_url) == head_revision()
-    assert await schema_differences(database_url) == []
+    await check_models_agree(database_url)
 
 
 async def test_upgrades_at_once_in_one_process_all_succeed(database_url: str) -> None:

@@ -16,13 +16,12 @@ from telesnap.storage import migrate
 from telesnap.storage.database import create_engine
 from telesnap.storage.migrate import (
     current_revision,
-    head_revision,
-    schema_differences,
     script_location,
     upgrade_database,
-    upgrade_database_sync,
 )
 from telesnap.storage.models import Base
+
+from .migration_checks import check_models_agree, head_revision
 
 ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = ROOT / "migrations"
@@ -46,7 +45,7 @@ async def test_upgrade_creates_every_table_at_head(database_url: str) -> None:
 
 
 async def test_models_and_migrations_agree(migrated_database_url: str) -> None:
-    assert await schema_differences(migrated_database_url) == []
+    await check_models_agree(migrated_database_url)
 
 
 async def test_upgrading_twice_changes_nothing(migrated_database_url: str) -> None:
@@ -54,8 +53,8 @@ async def test_upgrading_twice_changes_nothing(migrated_database_url: str) -> No
     assert await current_revision(migrated_database_url) == head_revision()
 
 
-def test_the_synchronous_upgrade(tmp_path: Path) -> None:
-    upgrade_database_sync(f"sqlite:///{tmp_path / 'sync.db'}")
+async def test_a_plain_sqlite_url_is_upgraded(tmp_path: Path) -> None:
+    await upgrade_database(f"sqlite:///{tmp_path / 'sync.db'}")
     assert (tmp_path / "sync.db").is_file()
 
 

@@ -21,11 +21,10 @@ from ...storage.errors import ActiveGameExistsError
 from ...storage.models import Game as GameRow
 from ...storage.models import GameStatus
 from ...storage.uow import UnitOfWork
-from ..chat_settings import ChatLanguages, adopt_language
+from ..chat_settings import ChatLanguages, adopt_language, topic_settings
 from ..notify import alert_subscribers
 from ..outbox.rows import Notice, NoticeKind, note_board, record_lobby, record_notice
 from ..ports import UnitOfWorkFactory
-from ..settings import GameSettings
 from ..timers.planner import LobbyTooLongError, TimerPlanner
 from ..types import Actor, Place, Reason, Receipt, Refused, display_name
 from ..views import LobbyView, OpenOutcome, PlayOutcome, StartOutcome
@@ -82,9 +81,7 @@ class LobbyService(Service):
                 running = active is not None and active.status == GameStatus.RUNNING.value
                 raise Refused(Reason.GAME_EXISTS, {"running": running}) from None
             await uow.games.add_player(row.id, actor.user_id)
-            settings = GameSettings.from_values(
-                await uow.settings.get_effective_values(place.chat_id, place.thread_id)
-            )
+            settings = await topic_settings(uow, place)
             await self._store.planner.lobby_opened(uow, row, settings)
             chat_language = await adopt_language(uow, place, language)
             self._languages.chosen(uow, place.chat_id, chat_language)
@@ -195,9 +192,7 @@ class LobbyService(Service):
             players = await uow.games.list_players(row.id)
             if len(players) < MIN_PLAYERS:
                 raise Refused(Reason.TOO_FEW_PLAYERS, {"min": MIN_PLAYERS})
-            settings = GameSettings.from_values(
-                await uow.settings.get_effective_values(place.chat_id, place.thread_id)
-            )
+            settings = await topic_settings(uow, place)
             seed = self.shuffle_seed if self.shuffle_seed is not None else secrets.randbits(62)
             rng = random.Random(seed)
             dealer = rng.randrange(len(players))
@@ -213,9 +208,8 @@ class LobbyService(Service):
             row.seed = seed
             row.settings = settings.to_values()
             row.started_at = self._store.planner.now()
-            lobby = await shown_lobby(
-                uow, place, row, self._store.planner
-            )  # the closed lobby goes before the table
+            # The closed lobby goes before the table.
+            lobby = await shown_lobby(uow, place, row, self._store.planner)
             loaded = await loaded_game(uow, row, game, players, settings, 0)
             await self._store.save(
                 uow, row, loaded, tuple(game.history), actor=actor, receipt=receipt
@@ -238,9 +232,8 @@ class LobbyService(Service):
             row.ended_at = self._store.planner.now()
             if row.status == GameStatus.LOBBY.value:
                 row.status = GameStatus.CANCELLED.value
-                await shown_lobby(
-                    uow, place, row, self._store.planner
-                )  # its message closes: no more joins
+                # Its message closes: no more joins.
+                await shown_lobby(uow, place, row, self._store.planner)
                 await record_notice(uow, place, Notice(NoticeKind.CALLED_OFF), game_id=row.id)
                 return None
             loaded = await self._store.load(uow, row)

@@ -15,20 +15,6 @@ AdminCheck = Callable[[], Awaitable[bool]]
 """Answers whether the acting user is one of the chat's admins (the bot asks Telegram)."""
 
 
-def known_admin(answer: bool) -> AdminCheck:
-    """An admin check whose answer is known already (a tool acting as the operator, a test).
-
-    >>> import asyncio
-    >>> asyncio.run(known_admin(True)())
-    True
-    """
-
-    async def check() -> bool:
-        return answer
-
-    return check
-
-
 class ManagerCheck:
     """Whether one actor may manage a game: the creator may; anyone else if an admin.
 
@@ -40,11 +26,6 @@ class ManagerCheck:
         self._actor_id = actor_id
         self._is_admin = is_admin
         self._answer: bool | None = None
-
-    @property
-    def asked(self) -> bool:
-        """Whether the admin check has been awaited."""
-        return self._answer is not None
 
     async def may_manage(self, creator_id: int) -> bool:
         """Whether the actor may manage a game whose creator is ``creator_id``."""

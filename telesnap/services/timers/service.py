@@ -107,9 +107,7 @@ class TimerService(Service):
         outcomes = []
         for timer in due:
             try:
-                outcome = await self._fire(
-                    timer.timer_id, timer.kind, timer.place, timer.game_id, timer.payload, now
-                )
+                outcome = await self._fire(timer, now)
             except Exception as error:
                 if not await self._failed(timer, error, now):
                     break  # the database is down: the rest wait for the next round
@@ -159,32 +157,18 @@ class TimerService(Service):
             )
         return True
 
-    async def _fire(
-        self,
-        timer_id: int,
-        kind: TimerKind,
-        place: Place,
-        game_id: int | None,
-        payload: dict[str, str],
-        now: datetime,
-    ) -> TimerOutcome | None:
-        async with self._change(place, None) as uow:
-            return await self._fire_in(uow, timer_id, kind, place, game_id, payload, now)
+    async def _fire(self, timer: _DueTimer, now: datetime) -> TimerOutcome | None:
+        async with self._change(timer.place, None) as uow:
+            return await self._fire_in(uow, timer, now)
 
     async def _fire_in(
-        self,
-        uow: UnitOfWork,
-        timer_id: int,
-        kind: TimerKind,
-        place: Place,
-        game_id: int | None,
-        payload: dict[str, str],
-        now: datetime,
+        self, uow: UnitOfWork, timer: _DueTimer, now: datetime
     ) -> TimerOutcome | None:
+        kind, place, payload = timer.kind, timer.place, timer.payload
         # The game's row first, then the timer's: the order every change of a game takes
         # (/endgame locks the game, then deletes its timers), so two workers never deadlock.
-        row = await uow.games.get(game_id) if game_id is not None else None
-        if not await uow.timers.mark_fired(timer_id, now) or row is None:
+        row = await uow.games.get(timer.game_id) if timer.game_id is not None else None
+        if not await uow.timers.mark_fired(timer.timer_id, now) or row is None:
             return None
         if kind is TimerKind.LOBBY_EXPIRY:
             return await self._expire_lobby(uow, place, row, now)
