@@ -21,7 +21,7 @@ from PIL import Image
 from telegram import Bot
 
 from telesnap.bot.delivery.direct import PhotoEditPost, UploadPost
-from telesnap.bot.handlers.leaderboards import send_leaderboard
+from telesnap.bot.handlers.stats import send_leaderboard
 from telesnap.bot.render import chart_fonts, charts
 from telesnap.bot.render.chart_fonts import chart_text, drawable, families_for
 from telesnap.bot.render.charts import (

@@ -8,12 +8,12 @@ that joins a race). What buttons share with commands is in :mod:`.actions`.
 from __future__ import annotations
 
 import gettext
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from telegram import CallbackQuery, Message, Update
-from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
+from telegram.ext import BaseHandler, CallbackQueryHandler
 
 from ...game import CallKind, CallVerdict
 from ...services.types import Actor, Place, Reason, Receipt, Refused
@@ -23,11 +23,8 @@ from ..render.texts import refusal_text, verdict_toast, wrong_call_toast
 from ..render.toasts import answer_toast
 from . import actions
 from .context import actor_of, place_of_update
-from .runtime import Runtime, runtime_of
+from .runtime import Context, Runtime, UpdateHandler, finishing, runtime_of
 from .settings import settings_button
-
-Context = ContextTypes.DEFAULT_TYPE
-UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 
 
 async def answer_press(query: CallbackQuery, text: str) -> None:
@@ -59,6 +56,7 @@ ButtonBody = Callable[[ButtonRequest], Awaitable[str | None]]
 def _handler(body: ButtonBody) -> UpdateHandler:
     """The update handler of one action: check the press, run ``body``, answer with a toast."""
 
+    @finishing
     async def handle(update: Update, context: Context) -> None:
         runtime = runtime_of(context)
         query = update.callback_query
@@ -84,8 +82,6 @@ def _handler(body: ButtonBody) -> UpdateHandler:
                 if update.effective_chat:
                     runtime.gate.refused(update.effective_chat.id, actor.user_id, refused.reason)
                 await answer_press(query, refusal_text(refused, tr))
-        finally:
-            runtime.book.finished(update)
 
     handle.__name__ = handle.__qualname__ = f"on_{body.__name__.strip('_')}_button"
     return handle
@@ -171,15 +167,13 @@ def button_handlers() -> list[BaseHandler[Update, Any, None]]:
     ]
 
 
+@finishing
 async def on_unknown_button(update: Update, context: Context) -> None:
     """A press whose data is not one of ours (forged, or from an older bot)."""
     query = update.callback_query
-    runtime = runtime_of(context)
-    try:
-        if query is not None:
-            if update.effective_chat is not None:
-                runtime.gate.refused(update.effective_chat.id, query.from_user.id)
-            tr = translator(language_of(query.from_user.language_code))
-            await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr))
-    finally:
-        runtime.book.finished(update)
+    if query is not None:
+        runtime = runtime_of(context)
+        if update.effective_chat is not None:
+            runtime.gate.refused(update.effective_chat.id, query.from_user.id)
+        tr = translator(language_of(query.from_user.language_code))
+        await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr))

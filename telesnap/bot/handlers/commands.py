@@ -10,13 +10,13 @@ What commands share with buttons is in :mod:`.actions`.
 from __future__ import annotations
 
 import gettext
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from telegram import Message, Update
-from telegram.ext import BaseHandler, CommandHandler, ContextTypes, filters
+from telegram.ext import BaseHandler, CommandHandler, filters
 
 from ...game import CallKind, CallVerdict
 from ...services.types import Actor, Place, Reason, Receipt, Refused
@@ -27,11 +27,8 @@ from ..render.texts import help_text, refusal_text, rules_text, verdict_toast
 from . import actions
 from .context import actor_of, admin_check, command_arguments, place_of_update, replied_to
 from .notify import lobby_link, notify_command, private_start_line
-from .runtime import Runtime, runtime_of
+from .runtime import Context, Runtime, UpdateHandler, finishing, runtime_of
 from .settings import settings_command
-
-Context = ContextTypes.DEFAULT_TYPE
-UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +56,7 @@ CommandBody = Callable[[CommandRequest], Awaitable[None]]
 def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> UpdateHandler:
     """The update handler of one command: read the request, run ``body``, answer a refusal."""
 
+    @finishing
     async def handle(update: Update, context: Context) -> None:
         runtime = runtime_of(context)
         message = update.effective_message
@@ -93,8 +91,6 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
             runtime.gate.refused(place.chat_id, user.id, refused.reason)
             if runtime.gate.may_reply(place.chat_id, user.id):
                 runtime.say(place, refusal_text(refused, tr), message.message_id)
-        finally:
-            runtime.book.finished(update)
 
     handle.__name__ = handle.__qualname__ = f"on_{command}"
     return handle
@@ -283,32 +279,30 @@ def command_handlers() -> list[BaseHandler[Update, Any, None]]:
     ]
 
 
+@finishing
 async def on_unknown_command(update: Update, context: Context) -> None:
     """A command we do not have (addressed to us, or to nobody in particular)."""
-    runtime = runtime_of(context)
     message = update.effective_message
-    try:
-        if message is None or message.text is None:
-            return
-        target = message.text.split()[0].partition("@")[2]
-        if target and target.lower() != (context.bot.username or "").lower():
-            return
-        place = place_of_update(update)
-        user = update.effective_user
-        if place is None or user is None:
-            return
-        runtime.gate.refused(place.chat_id, user.id)
-        tr = translator(language_of(user.language_code))
-        if runtime.gate.may_reply(place.chat_id, user.id):
-            runtime.say(
-                place,
-                tr.gettext("I don't know {command}. /help lists what I can do.").format(
-                    command=name(command_word(message.text))
-                ),
-                message.message_id,
-            )
-    finally:
-        runtime.book.finished(update)
+    if message is None or message.text is None:
+        return
+    target = message.text.split()[0].partition("@")[2]
+    if target and target.lower() != (context.bot.username or "").lower():
+        return
+    place = place_of_update(update)
+    user = update.effective_user
+    if place is None or user is None:
+        return
+    runtime = runtime_of(context)
+    runtime.gate.refused(place.chat_id, user.id)
+    tr = translator(language_of(user.language_code))
+    if runtime.gate.may_reply(place.chat_id, user.id):
+        runtime.say(
+            place,
+            tr.gettext("I don't know {command}. /help lists what I can do.").format(
+                command=name(command_word(message.text))
+            ),
+            message.message_id,
+        )
 
 
 COMMAND_WORD_LIMIT = 33

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import gettext
 import logging
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from telegram import Bot, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardMarkup, Update
 from telegram.ext import Application, ContextTypes
 
-from ...services.chat_settings import ChatLanguages, SettingsService
+from ...services.chat_settings import SettingsService
 from ...services.notify import NotifyService
 from ...services.play.lobby import LobbyService
 from ...services.play.races import RaceService
@@ -28,6 +30,9 @@ from ..render.i18n import directed, language_of, translator
 logger = logging.getLogger(__name__)
 
 RUNTIME_KEY = "telesnap"
+
+Context = ContextTypes.DEFAULT_TYPE
+UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 
 
 @dataclass(eq=False)
@@ -53,20 +58,15 @@ class Runtime:
     jobs: TaskSet = field(default_factory=TaskSet)
     """Background jobs (ending a removed chat's games, say)."""
 
-    @property
-    def languages(self) -> ChatLanguages:
-        """The language each chat is written in."""
-        return self.settings.languages
-
     # -- what the handlers say directly ---------------------------------------------------
 
     async def language(self, place: Place) -> str:
         """The language the chat's messages are written in (read once, then kept)."""
-        return language_of(await self.languages.of(place.chat_id))
+        return language_of(await self.settings.languages.of(place.chat_id))
 
     def translations(self, place: Place) -> gettext.NullTranslations:
         """The chat's translations, as last read (the default language before that)."""
-        return translator(language_of(self.languages.known(place.chat_id)[1]))
+        return translator(language_of(self.settings.languages.known(place.chat_id)[1]))
 
     def say(
         self,
@@ -128,10 +128,6 @@ class Runtime:
         if chat_id > 0 and self.notify is not None:
             self.jobs.spawn(self.notify.private_chat_opened(chat_id))
 
-    def is_removed_from(self, chat_id: int) -> bool:
-        """Whether the bot was removed from the chat (nothing is sent there)."""
-        return self.senders.is_closed(chat_id)
-
     async def _end_games_in(self, chat_id: int) -> None:
         try:
             ended = await self.lobby.end_in_removed_chat(chat_id)
@@ -162,7 +158,7 @@ class Runtime:
         await self.jobs.close()
 
 
-def runtime_of(context: ContextTypes.DEFAULT_TYPE) -> Runtime:
+def runtime_of(context: Context) -> Runtime:
     """The runtime stored in the application."""
     runtime = context.bot_data[RUNTIME_KEY]
     assert isinstance(runtime, Runtime)
@@ -172,3 +168,20 @@ def runtime_of(context: ContextTypes.DEFAULT_TYPE) -> Runtime:
 def install(application: Application[Any, Any, Any, Any, Any, Any], runtime: Runtime) -> None:
     """Store the runtime in the application."""
     application.bot_data[RUNTIME_KEY] = runtime
+
+
+def finishing(handler: UpdateHandler) -> UpdateHandler:
+    """``handler``, with its update's receipt dropped as soon as it ends, whatever it did.
+
+    A Snap call it registered then stops holding its race at once, not only after the
+    error handler and the last handler group (``forget_receipt``).
+    """
+
+    @functools.wraps(handler)
+    async def handle(update: Update, context: Context) -> None:
+        try:
+            await handler(update, context)
+        finally:
+            runtime_of(context).book.finished(update)
+
+    return handle

@@ -3,6 +3,12 @@
 :func:`register_stats_handlers` adds them to the Application; call it before
 the game's generic handlers (whose catch-all would refuse the stats buttons).
 Everything is sent through the runtime's outbox, so flood limits hold.
+
+A leaderboard that lists at least :data:`~.render.stats.PICTURE_MIN_ENTRIES`
+players is sent as a picture (drawn in a worker thread) whose caption is the
+text and whose buttons switch the ranking; a press on such a message replaces
+its picture and caption. Shorter leaderboards, and text too long for a caption,
+stay plain messages.
 """
 
 from __future__ import annotations
@@ -17,12 +23,12 @@ from html.parser import HTMLParser
 from typing import Any
 
 from telegram import InlineKeyboardMarkup, Message, Update
-from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler
 
 from ...services.stats.service import StatsService
-from ...services.stats.views import GameLine
+from ...services.stats.views import GameLine, LeaderboardView
 from ...services.types import Place, Refused
-from ..delivery.direct import UploadPost
+from ..delivery.direct import PhotoEditPost, UploadPost
 from ..render.callbacks import carries_button
 from ..render.i18n import directed, language_of, translator
 from ..render.stats import (
@@ -30,28 +36,22 @@ from ..render.stats import (
     StatsButtonSigner,
     history_keyboard,
     leaderboard_keyboard,
+    leaderboard_rows,
+    leaderboard_title,
     render_game_line,
     render_history,
     render_leaderboard,
     render_player_stats,
+    wants_picture,
 )
-from .context import command_arguments, place_of_update, replied_to
-from .leaderboards import edit_leaderboard_picture, send_leaderboard
-from .runtime import Runtime, runtime_of
+from .context import command_arguments, command_name, place_of_update, replied_to
+from .runtime import Context, Runtime, finishing, runtime_of
 
-__all__ = [
-    "STATS_KEY",
-    "StatsBot",
-    "install_stats_service",
-    "register_stats_handlers",
-    "replay_caption",
-    "within_length",
-]
-
-Context = ContextTypes.DEFAULT_TYPE
 STATS_KEY = "telesnap.stats"
 STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
 MAX_CAPTION = 1024
+"""Telegram's limit on a caption, in characters of visible text."""
+LEADERBOARD_FILE_NAME = "leaderboard.png"
 
 
 @dataclass(eq=False)
@@ -90,49 +90,36 @@ def _stats_bot(context: Context) -> StatsBot:
     return stats_bot
 
 
+@finishing
 async def on_stats_command(update: Update, context: Context) -> None:
     """/stats, /leaderboard, /history or /replay."""
+    message = update.effective_message
+    place = place_of_update(update)
+    if message is None or message.text is None or place is None:
+        return
     runtime = runtime_of(context)
-    try:
-        message = update.effective_message
-        place = place_of_update(update)
-        if message is None or message.text is None or place is None:
-            return
-        command = message.text.split()[0][1:].split("@")[0].lower()
-        tr = translator(await runtime.language(place))
-        stats_bot = _stats_bot(context)
-        if place.chat_type == "private" and command in ("leaderboard", "history"):
-            # No game is played here, and a leaderboard of other people is not shown here.
-            text = tr.gettext(
-                "🏆 Leaderboards and game history are kept per group: send /{command} in a"
-                " group where you play. Here /stats shows your own figures."
-            ).format(command=command)
-            _say(runtime, place, text, message)
-        elif command == "stats":
-            await _send_stats(runtime, stats_bot, message, place, tr)
-        elif command == "leaderboard":
-            view = await stats_bot.service.leaderboard(place.chat_id)
-            signer = stats_bot.signer.in_chat(place.chat_id)
-            await send_leaderboard(runtime, place, view, signer, tr, message.message_id)
-        elif command == "history":
-            page = await stats_bot.service.history(place.chat_id)
-            text = render_history(page, tr)
-            keyboard = history_keyboard(page, stats_bot.signer.in_chat(place.chat_id), tr)
-            _say(runtime, place, text, message, keyboard)
-        else:
-            await _send_replay(runtime, stats_bot, message, place, tr)
-    finally:
-        runtime.book.finished(update)
-
-
-def _say(
-    runtime: Runtime,
-    place: Place,
-    text: str,
-    message: Message,
-    keyboard: InlineKeyboardMarkup | None = None,
-) -> None:
-    runtime.say(place, text, message.message_id, keyboard)
+    command = command_name(message)
+    tr = translator(await runtime.language(place))
+    stats_bot = _stats_bot(context)
+    if place.chat_type == "private" and command in ("leaderboard", "history"):
+        # No game is played here, and a leaderboard of other people is not shown here.
+        text = tr.gettext(
+            "🏆 Leaderboards and game history are kept per group: send /{command} in a"
+            " group where you play. Here /stats shows your own figures."
+        ).format(command=command)
+        runtime.say(place, text, message.message_id)
+    elif command == "stats":
+        await _send_stats(runtime, stats_bot, message, place, tr)
+    elif command == "leaderboard":
+        view = await stats_bot.service.leaderboard(place.chat_id)
+        signer = stats_bot.signer.in_chat(place.chat_id)
+        await send_leaderboard(runtime, place, view, signer, tr, message.message_id)
+    elif command == "history":
+        page = await stats_bot.service.history(place.chat_id)
+        keyboard = history_keyboard(page, stats_bot.signer.in_chat(place.chat_id), tr)
+        runtime.say(place, render_history(page, tr), message.message_id, keyboard)
+    else:
+        await _send_replay(runtime, stats_bot, message, place, tr)
 
 
 async def _send_stats(
@@ -152,9 +139,9 @@ async def _send_stats(
     view = await stats_bot.service.player(place.chat_id, target.id, target.full_name)
     text = render_player_stats(view, tr)
     if not view.can_plot:
-        _say(runtime, place, text, message)
+        runtime.say(place, text, message.message_id)
         return
-    from ..render.charts import stats_chart  # on the first picture: see leaderboards._picture
+    from ..render.charts import stats_chart  # on the first picture: see _leaderboard_picture
 
     chart = await asyncio.to_thread(
         partial(
@@ -170,7 +157,7 @@ async def _send_stats(
     caption = text
     if len(text) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
-        _say(runtime, place, text, message)
+        runtime.say(place, text, message.message_id)
     runtime.send(
         UploadPost(
             "photo",
@@ -194,22 +181,19 @@ async def _send_replay(
     """/replay ID sends the game as a film; /replay ID file sends its move-by-move file."""
     words = command_arguments(message)
     as_file = len(words) == 2 and words[1].lower() == REPLAY_FILE_OPTION
-    if not 1 <= len(words) <= 2 or (len(words) == 2 and not as_file):
-        _say(runtime, place, _replay_usage(tr), message)
-        return
-    if not words[0].lstrip("#").isdecimal():
-        _say(runtime, place, _replay_usage(tr), message)
+    if (
+        not 1 <= len(words) <= 2
+        or (len(words) == 2 and not as_file)
+        or not words[0].lstrip("#").isdecimal()
+    ):
+        runtime.say(place, _replay_usage(tr), message.message_id)
         return
     game_id = int(words[0].lstrip("#"))
     try:
         document = await stats_bot.service.replay(place.chat_id, game_id)
     except Refused:
-        _say(
-            runtime,
-            place,
-            tr.gettext("No game #{id} has ended in this chat.").format(id=game_id),
-            message,
-        )
+        text = tr.gettext("No game #{id} has ended in this chat.").format(id=game_id)
+        runtime.say(place, text, message.message_id)
         return
     film = b""
     if not as_file:
@@ -281,7 +265,7 @@ def within_length(markup: str, limit: int) -> str:
     >>> within_length("<b>short</b>", 100)
     '<b>short</b>'
     """
-    if _utf16_length(html.unescape(re.sub(r"<[^>]+>", "", markup))) <= limit:
+    if _utf16_length(_visible(markup)) <= limit:
         return markup
     cutter = _Cutter(limit)
     cutter.feed(markup)
@@ -334,12 +318,12 @@ class _Cutter(HTMLParser):
 
 def _shows(message: Message, text: str, keyboard: InlineKeyboardMarkup | None) -> bool:
     """Whether the message already shows ``text`` and ``keyboard`` (an edit would fail)."""
-    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
     current = message.reply_markup.to_dict() if message.reply_markup else None
     wanted = keyboard.to_dict() if keyboard else None
-    return message.text == plain and current == wanted
+    return message.text == _visible(text) and current == wanted
 
 
+@finishing
 async def on_stats_button(update: Update, context: Context) -> None:
     """A press on a leaderboard or history button: edit that message to the new page.
 
@@ -347,41 +331,107 @@ async def on_stats_button(update: Update, context: Context) -> None:
     a modified client can send a leaderboard's data for a board or a lobby, which must
     stay what it is.
     """
-    runtime = runtime_of(context)
     query = update.callback_query
-    try:
-        if query is None:
+    if query is None:
+        return
+    runtime = runtime_of(context)
+    stats_bot = _stats_bot(context)
+    toast_tr = translator(language_of(query.from_user.language_code))
+    place = place_of_update(update)
+    message = query.message
+    if place is None or not isinstance(message, Message):
+        await query.answer(toast_tr.gettext("This button is not valid."))
+        return
+    signer = stats_bot.signer.in_chat(place.chat_id)
+    button = signer.decode(query.data)
+    if button is None or not carries_button(message.reply_markup, query.data):
+        await query.answer(toast_tr.gettext("This button is not valid."))
+        return
+    tr = translator(await runtime.language(place))
+    board = button.ranking()
+    if board is not None:
+        ranking, is_global = board
+        view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
+        if message.photo:  # a leaderboard sent as a picture: a new picture and caption
+            await query.answer()
+            await edit_leaderboard_picture(runtime, place, message, view, signer, tr)
             return
-        stats_bot = _stats_bot(context)
-        toast_tr = translator(language_of(query.from_user.language_code))
-        place = place_of_update(update)
-        message = query.message
-        if place is None or not isinstance(message, Message):
-            await query.answer(toast_tr.gettext("This button is not valid."))
-            return
-        signer = stats_bot.signer.in_chat(place.chat_id)
-        button = signer.decode(query.data)
-        if button is None or not carries_button(message.reply_markup, query.data):
-            await query.answer(toast_tr.gettext("This button is not valid."))
-            return
-        tr = translator(await runtime.language(place))
-        board = button.ranking()
-        if board is not None:
-            ranking, is_global = board
-            view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
-            if message.photo:  # a leaderboard sent as a picture: a new picture and caption
-                await query.answer()
-                await edit_leaderboard_picture(runtime, place, message, view, signer, tr)
-                return
-            text = render_leaderboard(view, tr)
-            keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, signer, tr)
-        else:
-            page = await stats_bot.service.history(place.chat_id, button.page)
-            text = render_history(page, tr)
-            keyboard = history_keyboard(page, signer, tr)
-        await query.answer()
-        text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
-        if not _shows(message, text, keyboard):
-            runtime.edit(place, message.message_id, text, keyboard)
-    finally:
-        runtime.book.finished(update)
+        text = render_leaderboard(view, tr)
+        keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, signer, tr)
+    else:
+        page = await stats_bot.service.history(place.chat_id, button.page)
+        text = render_history(page, tr)
+        keyboard = history_keyboard(page, signer, tr)
+    await query.answer()
+    text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
+    if not _shows(message, text, keyboard):
+        runtime.edit(place, message.message_id, text, keyboard)
+
+
+def _visible(markup: str) -> str:
+    """The text of HTML as a message shows it: no tags, character references resolved."""
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+async def _leaderboard_picture(view: LeaderboardView, tr: gettext.NullTranslations) -> bytes:
+    # matplotlib takes about half a second to import: a worker starts without it (a
+    # restart is that much quicker) and loads it when it draws its first picture.
+    from ..render.charts import leaderboard_picture
+
+    rows = leaderboard_rows(view, tr)
+    return await asyncio.to_thread(leaderboard_picture, leaderboard_title(view, tr), rows, tr)
+
+
+async def send_leaderboard(
+    runtime: Runtime,
+    place: Place,
+    view: LeaderboardView,
+    signer: StatsButtonSigner,
+    tr: gettext.NullTranslations,
+    reply_to: int,
+) -> None:
+    """Send ``view`` in the topic, as a picture when it lists enough players."""
+    text = render_leaderboard(view, tr)
+    keyboard = leaderboard_keyboard(view, signer, tr)
+    if not wants_picture(view) or len(_visible(text)) > MAX_CAPTION:
+        runtime.say(place, text, reply_to, keyboard)
+        return
+    picture = await _leaderboard_picture(view, tr)
+    caption = directed(text, tr)
+    post = UploadPost(
+        "photo",
+        place.chat_id,
+        place.thread_id,
+        picture,
+        LEADERBOARD_FILE_NAME,
+        caption,
+        keyboard,
+        reply_to=reply_to,
+    )
+    runtime.send(post)
+
+
+async def edit_leaderboard_picture(
+    runtime: Runtime,
+    place: Place,
+    message: Message,
+    view: LeaderboardView,
+    signer: StatsButtonSigner,
+    tr: gettext.NullTranslations,
+) -> None:
+    """Show ``view`` in ``message``, a leaderboard sent as a picture: new picture and caption.
+
+    A caption too long for Telegram loses rows from its end (the picture shows every row).
+    """
+    text = directed(render_leaderboard(view, tr), tr)
+    lines = text.split("\n")
+    while len(lines) > 1 and len(_visible("\n".join(lines))) > MAX_CAPTION:
+        lines.pop(-2)
+    picture = await _leaderboard_picture(view, tr)
+    keyboard = leaderboard_keyboard(view, signer, tr)
+    caption = "\n".join(lines)
+    runtime.send(
+        PhotoEditPost(
+            place.chat_id, message.message_id, picture, LEADERBOARD_FILE_NAME, caption, keyboard
+        )
+    )
