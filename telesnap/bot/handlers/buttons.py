@@ -16,14 +16,14 @@ from telegram import CallbackQuery, Message, Update
 from telegram.ext import BaseHandler, CallbackQueryHandler
 
 from ...game import CallKind, CallVerdict
-from ...services.types import Actor, Place, Reason, Receipt, Refused
+from ...services.types import Reason, Refused
 from ..render.callbacks import Action, ButtonPress, pattern_for
 from ..render.i18n import language_of, translator
 from ..render.texts import refusal_text, verdict_toast, wrong_call_toast
 from ..render.toasts import answer_toast
 from . import actions
 from .context import actor_of, place_of_update
-from .runtime import Context, Runtime, UpdateHandler, finishing, runtime_of
+from .runtime import Context, UpdateHandler, finishing, runtime_of
 from .settings import settings_button
 
 
@@ -33,16 +33,11 @@ async def answer_press(query: CallbackQuery, text: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ButtonRequest:
+class ButtonRequest(actions.Request):
     """An authentic press on one of our messages: what, who, where and when."""
 
-    runtime: Runtime
     query_id: str
-    message: Message
     press: ButtonPress
-    place: Place
-    actor: Actor
-    receipt: Receipt
 
     def translations(self) -> gettext.NullTranslations:
         """The translations of the presser's language (a toast is seen by them alone)."""
@@ -72,7 +67,7 @@ def _handler(body: ButtonBody) -> UpdateHandler:
             if press is None or place is None or not isinstance(message, Message):
                 raise Refused(Reason.BAD_BUTTON)
             await runtime.language(place)
-            request = ButtonRequest(runtime, query.id, message, press, place, actor, receipt)
+            request = ButtonRequest(runtime, message, place, actor, receipt, query.id, press)
             toast = await body(request)
             if toast is not None:
                 await answer_press(query, toast)
@@ -88,27 +83,22 @@ def _handler(body: ButtonBody) -> UpdateHandler:
 
 
 async def _join(request: ButtonRequest) -> str:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    await actions.join(runtime, place, actor, receipt, request.press.game_id)
+    await actions.join(request, request.press.game_id)
     return request.translations().gettext("You joined the game.")
 
 
 async def _leave(request: ButtonRequest) -> str:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    await actions.leave(runtime, place, actor, receipt, request.press.game_id)
+    await actions.leave(request, request.press.game_id)
     return request.translations().gettext("You left the game.")
 
 
 async def _start(request: ButtonRequest) -> str:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    await actions.start(runtime, place, actor, receipt, request.press.game_id)
+    await actions.start(request, request.press.game_id)
     return request.translations().gettext("The cards are dealt!")
 
 
 async def _flip(request: ButtonRequest) -> str:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    press = request.press
-    await actions.flip(runtime, place, actor, receipt, press.version, press.game_id)
+    await actions.flip(request, request.press.version, request.press.game_id)
     return ""
 
 
@@ -116,14 +106,7 @@ def _caller(kind: CallKind) -> ButtonBody:
     async def call(request: ButtonRequest) -> str | None:
         press = request.press
         called = await actions.call(
-            request.runtime,
-            request.place,
-            request.actor,
-            kind,
-            request.receipt,
-            version=press.version,
-            game_id=press.game_id,
-            query_id=request.query_id,
+            request, kind, version=press.version, game_id=press.game_id, query_id=request.query_id
         )
         tr = request.translations()
         if called.verdict is CallVerdict.PENDING:
@@ -138,14 +121,7 @@ def _caller(kind: CallKind) -> ButtonBody:
 
 
 async def _settings(request: ButtonRequest) -> str:
-    return await settings_button(
-        request.runtime,
-        request.press,
-        request.place,
-        request.actor,
-        request.message,
-        request.receipt,
-    )
+    return await settings_button(request, request.press)
 
 
 _BODIES: dict[Action, ButtonBody] = {

@@ -19,27 +19,21 @@ from telegram import Message, Update
 from telegram.ext import BaseHandler, CommandHandler, filters
 
 from ...game import CallKind, CallVerdict
-from ...services.types import Actor, Place, Reason, Receipt, Refused
+from ...services.types import Place, Reason, Refused
 from ..render.boards import clock_time, name
 from ..render.i18n import language_of, translator
 from ..render.names import shorten
 from ..render.texts import help_text, refusal_text, rules_text, verdict_toast
 from . import actions
-from .context import actor_of, admin_check, command_arguments, place_of_update, replied_to
+from .context import actor_of, command_arguments, place_of_update, replied_to
 from .notify import lobby_link, notify_command, private_start_line
-from .runtime import Context, Runtime, UpdateHandler, finishing, runtime_of
+from .runtime import Context, UpdateHandler, finishing, runtime_of
 from .settings import settings_command
 
 
 @dataclass(frozen=True, slots=True)
-class CommandRequest:
+class CommandRequest(actions.Request):
     """A command of ours, read from its update: what, who, where and when."""
-
-    runtime: Runtime
-    message: Message
-    place: Place
-    actor: Actor
-    receipt: Receipt
 
     def translations(self) -> gettext.NullTranslations:
         """The translations of the chat's language."""
@@ -117,7 +111,7 @@ async def _start(request: CommandRequest) -> None:
     """What the bot does; in the private chat, the bot may write there from now on."""
     text = help_text(request.translations())
     if request.place.is_private:
-        alerts = await private_start_line(request.runtime, request.place, request.actor)
+        alerts = await private_start_line(request)
         if alerts is not None:
             text = f"{alerts}\n\n{text}"
     if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
@@ -136,10 +130,6 @@ async def _newgame(request: CommandRequest) -> None:
     await runtime.lobby.open(
         place, actor, request.receipt, language=language, link=lobby_link(request.message)
     )
-
-
-async def _notify(request: CommandRequest) -> None:
-    await notify_command(request.runtime, request.message, request.place, request.actor)
 
 
 DEFAULT_EXTENSION_MIN = 10
@@ -167,7 +157,7 @@ async def _extend(request: CommandRequest) -> None:
         place,
         actor,
         timedelta(minutes=minutes),
-        is_admin=admin_check(runtime.bot, place, actor),
+        is_admin=request.is_admin(),
         receipt=request.receipt,
     )
     request.reply(
@@ -191,26 +181,13 @@ def extension_minutes(words: list[str]) -> int | None:
     return minutes if 1 <= minutes <= LONGEST_EXTENSION_MIN else None
 
 
-async def _join(request: CommandRequest) -> None:
-    await actions.join(request.runtime, request.place, request.actor, request.receipt)
-
-
-async def _leave(request: CommandRequest) -> None:
-    await actions.leave(request.runtime, request.place, request.actor, request.receipt)
-
-
-async def _startgame(request: CommandRequest) -> None:
-    await actions.start(request.runtime, request.place, request.actor, request.receipt)
-
-
 async def _endgame(request: CommandRequest) -> None:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    is_admin = admin_check(runtime.bot, place, actor)
-    await runtime.lobby.end(place, actor, is_admin=is_admin, receipt=receipt)
+    await request.runtime.lobby.end(
+        request.place, request.actor, is_admin=request.is_admin(), receipt=request.receipt
+    )
 
 
 async def _kick(request: CommandRequest) -> None:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
     reply_to = replied_to(request.message)
     target = reply_to.from_user if reply_to else None
     if target is None or target.is_bot:
@@ -220,25 +197,22 @@ async def _kick(request: CommandRequest) -> None:
             )
         )
         return
-    is_admin = admin_check(runtime.bot, place, actor)
-    await runtime.lobby.kick(place, actor, target.id, is_admin=is_admin, receipt=receipt)
-
-
-async def _settings(request: CommandRequest) -> None:
-    await settings_command(
-        request.runtime, request.message, request.place, request.actor, request.receipt
+    await request.runtime.lobby.kick(
+        request.place,
+        request.actor,
+        target.id,
+        is_admin=request.is_admin(),
+        receipt=request.receipt,
     )
 
 
 async def _flip(request: CommandRequest) -> None:
-    await actions.flip(request.runtime, request.place, request.actor, request.receipt)
+    await actions.flip(request)
 
 
 def _caller(kind: CallKind) -> CommandBody:
     async def call(request: CommandRequest) -> None:
-        outcome = await actions.call(
-            request.runtime, request.place, request.actor, kind, request.receipt
-        )
+        outcome = await actions.call(request, kind)
         if outcome.verdict in (CallVerdict.TOO_LATE, CallVerdict.TOO_SLOW):
             request.reply(verdict_toast(outcome.verdict, outcome.behind_ms, request.translations()))
 
@@ -251,17 +225,17 @@ _BODIES: dict[str, tuple[CommandBody, bool]] = {
     "help": (_help, True),
     "rules": (_rules, True),
     "newgame": (_newgame, False),
-    "join": (_join, False),
-    "leave": (_leave, False),
-    "startgame": (_startgame, False),
+    "join": (actions.join, False),
+    "leave": (actions.leave, False),
+    "startgame": (actions.start, False),
     "endgame": (_endgame, False),
     "kick": (_kick, True),
     "extend": (_extend, True),
-    "notify": (_notify, True),
+    "notify": (notify_command, True),
     "flip": (_flip, False),
     "snap": (_caller(CallKind.SNAP), False),
     "snappot": (_caller(CallKind.SNAP_POT), False),
-    "settings": (_settings, True),
+    "settings": (settings_command, True),
 }
 COMMANDS = tuple(_BODIES)
 """The game's commands, in the order the menu lists them."""

@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
 
 from ...services.notify import AlertState, NotifyService
-from ...services.types import Actor, Place
+from ...services.types import Place
 from ..render.boards import name
 from ..render.i18n import isolate
 from ..render.names import shorten
+from .actions import Request
 from .context import command_arguments
 from .runtime import Runtime
 
@@ -44,10 +45,11 @@ def lobby_link(message: Message) -> str | None:
     return f"{link}?thread={thread}" if thread else link
 
 
-async def notify_command(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
+async def notify_command(request: Request) -> None:
     """``/notify`` (or ``/notify on``), ``/notify off``: the sender's alerts for this chat."""
+    runtime, message, place, actor = request.runtime, request.message, request.place, request.actor
     notify = _service(runtime)
-    tr = _translations(runtime, place)
+    tr = runtime.translations(place)
     words = [word.lower() for word in command_arguments(message)]
     if place.is_private:
         chats = await notify.private_chat_opened(actor.user_id)
@@ -122,20 +124,17 @@ def private_alerts_text(chats: Sequence[str | None], tr: gettext.NullTranslation
     ).format(chats=listed)
 
 
-async def private_start_line(runtime: Runtime, place: Place, actor: Actor) -> str | None:
+async def private_start_line(request: Request) -> str | None:
     """``/start`` in the private chat: the bot may write here now; what it will write about."""
-    chats = await _service(runtime).private_chat_opened(actor.user_id)
-    runtime.senders.open_chat(place.chat_id)
+    runtime = request.runtime
+    chats = await _service(runtime).private_chat_opened(request.actor.user_id)
+    runtime.senders.open_chat(request.place.chat_id)
     if not chats:
         return None
-    return private_alerts_text(chats, _translations(runtime, place))
+    return private_alerts_text(chats, runtime.translations(request.place))
 
 
 def _service(runtime: Runtime) -> NotifyService:
     if runtime.notify is None:
         raise RuntimeError("the bot was built without its lobby alerts")
     return runtime.notify
-
-
-def _translations(runtime: Runtime, place: Place) -> gettext.NullTranslations:
-    return runtime.translations(place)
