@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import gettext
 import html
-import re
 from dataclasses import dataclass
 from functools import partial
 from html.parser import HTMLParser
@@ -29,6 +28,7 @@ from ...services.stats.service import StatsService
 from ...services.stats.views import GameLine, LeaderboardView
 from ...services.types import Place, Refused
 from ..delivery.direct import PhotoEditPost, UploadPost
+from ..render.boards import plain_text
 from ..render.callbacks import carries_button
 from ..render.i18n import directed, language_of, translator
 from ..render.stats import (
@@ -265,7 +265,7 @@ def within_length(markup: str, limit: int) -> str:
     >>> within_length("<b>short</b>", 100)
     '<b>short</b>'
     """
-    if _utf16_length(_visible(markup)) <= limit:
+    if _utf16_length(plain_text(markup)) <= limit:
         return markup
     cutter = _Cutter(limit)
     cutter.feed(markup)
@@ -320,7 +320,7 @@ def _shows(message: Message, text: str, keyboard: InlineKeyboardMarkup | None) -
     """Whether the message already shows ``text`` and ``keyboard`` (an edit would fail)."""
     current = message.reply_markup.to_dict() if message.reply_markup else None
     wanted = keyboard.to_dict() if keyboard else None
-    return message.text == _visible(text) and current == wanted
+    return message.text == plain_text(text) and current == wanted
 
 
 @finishing
@@ -368,11 +368,6 @@ async def on_stats_button(update: Update, context: Context) -> None:
         runtime.edit(place, message.message_id, text, keyboard)
 
 
-def _visible(markup: str) -> str:
-    """The text of HTML as a message shows it: no tags, character references resolved."""
-    return html.unescape(re.sub(r"<[^>]+>", "", markup))
-
-
 async def _leaderboard_picture(view: LeaderboardView, tr: gettext.NullTranslations) -> bytes:
     # matplotlib takes about half a second to import: a worker starts without it (a
     # restart is that much quicker) and loads it when it draws its first picture.
@@ -393,7 +388,7 @@ async def send_leaderboard(
     """Send ``view`` in the topic, as a picture when it lists enough players."""
     text = render_leaderboard(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)
-    if not wants_picture(view) or len(_visible(text)) > MAX_CAPTION:
+    if not wants_picture(view) or len(plain_text(text)) > MAX_CAPTION:
         runtime.say(place, text, reply_to, keyboard)
         return
     picture = await _leaderboard_picture(view, tr)
@@ -425,7 +420,7 @@ async def edit_leaderboard_picture(
     """
     text = directed(render_leaderboard(view, tr), tr)
     lines = text.split("\n")
-    while len(lines) > 1 and len(_visible("\n".join(lines))) > MAX_CAPTION:
+    while len(lines) > 1 and len(plain_text("\n".join(lines))) > MAX_CAPTION:
         lines.pop(-2)
     picture = await _leaderboard_picture(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)

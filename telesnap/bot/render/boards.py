@@ -18,9 +18,10 @@ FSI ... PDI, see :func:`~.i18n.isolate`), and in a right-to-left language
 from __future__ import annotations
 
 import gettext
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from html import escape
+from html import escape, unescape
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
@@ -59,6 +60,15 @@ TURN_LINE_NAME_LIMIT = 12
 def name(text: str) -> str:
     """A user-supplied name, escaped for HTML."""
     return escape(text, quote=False)
+
+
+def plain_text(markup: str) -> str:
+    """HTML as a message shows it: no tags, character references resolved.
+
+    >>> plain_text("<b>Ann &amp; Bob</b>")
+    'Ann & Bob'
+    """
+    return unescape(re.sub(r"<[^>]+>", "", markup))
 
 
 def _person(text: str, tr: gettext.NullTranslations) -> str:

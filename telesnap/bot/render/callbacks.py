@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 from telegram import InlineKeyboardMarkup
 
-MAX_CALLBACK_BYTES = 64
 _PATTERN = re.compile(r"([a-z]):(\d{1,12}):(\d{1,9}):([A-Za-z0-9_-]{11})")
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import gettext
-import html
 import io
 import re
 from collections.abc import Iterator, Sequence
@@ -35,7 +34,7 @@ from PIL import Image, ImageDraw, ImageFont
 from ...game import Card, CardFlipped, Game, Operation, SeatStatus
 from ...game.apply import apply_operation
 from ...services.views import TableView
-from .boards import describe
+from .boards import describe, plain_text
 from .i18n import is_rtl
 from .names import shorten
 
@@ -97,7 +96,7 @@ def film_frames(
         if line is None:
             continue
         pause = _FLIP_MS if isinstance(op, CardFlipped) else _EVENT_MS
-        frames.append(Frame(table, _plain(line), pause))
+        frames.append(Frame(table, plain_text(line), pause))
     if not frames:
         return frames
     total = sum(frame.milliseconds for frame in frames)
@@ -154,10 +153,6 @@ def _palette() -> Image.Image:
     sample = Image.new("RGB", (len(swatches), 1))
     sample.putdata(swatches)
     return sample.quantize(colors=64, method=Image.Quantize.FASTOCTREE)
-
-
-def _plain(line: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", line))
 
 
 class _Painter:
