@@ -22,7 +22,7 @@ from ..render.i18n import language_of, translator
 from ..render.texts import refusal_text, verdict_toast, wrong_call_toast
 from ..render.toasts import answer_toast
 from . import actions
-from .context import actor_of, place_of_update
+from .context import actor_of, place_of_message
 from .runtime import Context, UpdateHandler, finishing, runtime_of
 from .settings import settings_button
 
@@ -61,11 +61,11 @@ def _handler(body: ButtonBody) -> UpdateHandler:
         receipt, press = arrival.receipt, arrival.press
         actor = actor_of(query.from_user)
         tr = translator(language_of(query.from_user.language_code))
-        place = place_of_update(update)
         try:
             message = query.message
-            if press is None or place is None or not isinstance(message, Message):
+            if press is None or not isinstance(message, Message):
                 raise Refused(Reason.BAD_BUTTON)
+            place = place_of_message(message)
             await runtime.language(place)
             request = ButtonRequest(runtime, message, place, actor, receipt, query.id, press)
             toast = await body(request)

@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from telegram import Message, Update
+from telegram import Update
 from telegram.ext import BaseHandler, CommandHandler, filters
 
 from ...game import CallKind, CallVerdict
-from ...services.types import Place, Reason, Refused
+from ...services.types import Reason, Refused
 from ..render.boards import clock_time, name
 from ..render.i18n import language_of, translator
 from ..render.names import shorten
 from ..render.texts import help_text, refusal_text, rules_text, verdict_toast
 from . import actions
-from .context import actor_of, command_arguments, place_of_update, replied_to
+from .context import actor_of, command_arguments, place_of_message, replied_to
 from .notify import lobby_link, notify_command, private_start_line
 from .runtime import Context, UpdateHandler, finishing, runtime_of
 from .settings import settings_command
@@ -57,30 +57,29 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
         user = update.effective_user
         if message is None or user is None or message.text is None:
             return
-        place = place_of_update(update)
+        place = place_of_message(message)
         receipt = runtime.book.arrival_for(update).receipt
         tr = translator(language_of(user.language_code))
         try:
             if message.sender_chat is not None:
                 # Sent as the group (an anonymous admin) or as a channel: Telegram shows
                 # one shared stand-in user for all of them, so it is nobody's seat.
-                runtime.say(place or _private(message), posted_as_chat_text(tr), message.message_id)
+                runtime.say(place, posted_as_chat_text(tr), message.message_id)
                 return
             if not takes_arguments and command_arguments(message):
                 runtime.gate.refused(message.chat.id, user.id)
                 if not runtime.gate.may_reply(message.chat.id, user.id):
                     return
                 runtime.say(
-                    place or _private(message),
+                    place,
                     tr.gettext("/{command} takes no arguments.").format(command=command),
                     message.message_id,
                 )
                 return
-            assert place is not None
             await runtime.language(place)
             await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
-            if refused.reason is Reason.DUPLICATE_UPDATE or place is None:
+            if refused.reason is Reason.DUPLICATE_UPDATE:
                 return
             runtime.gate.refused(place.chat_id, user.id, refused.reason)
             if runtime.gate.may_reply(place.chat_id, user.id):
@@ -96,10 +95,6 @@ def posted_as_chat_text(tr: gettext.NullTranslations) -> str:
         "Post as yourself to play: a message sent on behalf of a group or a channel "
         "cannot take part in a game."
     )
-
-
-def _private(message: Message) -> Place:
-    return Place(message.chat.id, 0, message.chat.type)
 
 
 async def _help(request: CommandRequest) -> None:
@@ -262,10 +257,10 @@ async def on_unknown_command(update: Update, context: Context) -> None:
     target = message.text.split()[0].partition("@")[2]
     if target and target.lower() != (context.bot.username or "").lower():
         return
-    place = place_of_update(update)
     user = update.effective_user
-    if place is None or user is None:
+    if user is None:
         return
+    place = place_of_message(message)
     runtime = runtime_of(context)
     runtime.gate.refused(place.chat_id, user.id)
     tr = translator(language_of(user.language_code))

@@ -62,17 +62,10 @@ class StatsBot:
     signer: StatsButtonSigner
 
 
-def register_stats_handlers(
-    application: Application[Any, Any, Any, Any, Any, Any], stats: StatsService | None = None
-) -> None:
-    """Add the stats commands and buttons to ``application`` (before the generic handlers).
-
-    The service can be given here or later with :func:`install_stats_service`.
-    """
+def register_stats_handlers(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Add the stats commands and buttons (before the generic handlers)."""
     application.add_handler(CommandHandler(list(STATS_COMMANDS), on_stats_command))
     application.add_handler(CallbackQueryHandler(on_stats_button, pattern=STATS_CALLBACK_PATTERN))
-    if stats is not None:
-        install_stats_service(application, stats)
 
 
 def install_stats_service(
