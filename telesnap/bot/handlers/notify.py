@@ -77,7 +77,7 @@ async def notify_command(request: Request) -> None:
 
 def alert_text(state: AlertState, place: Place, tr: gettext.NullTranslations) -> str:
     """Where the sender stands with the chat's alerts, after ``/notify`` or ``/notify off``."""
-    chat = isolate(f"<b>{name(shorten(place.title or '?', 64))}</b>", tr)
+    chat = _chat_title(place.title, tr)
     if not state.subscribed:
         if not state.changed:
             return tr.gettext("🔕 You were not on the list for {chat}: nothing changes.").format(
@@ -118,7 +118,7 @@ def private_alerts_text(chats: Sequence[str | None], tr: gettext.NullTranslation
             "Send /notify in a group where you play, and I will write to you here when a "
             "game opens there."
         )
-    listed = ", ".join(isolate(f"<b>{name(shorten(title or '?', 64))}</b>", tr) for title in chats)
+    listed = ", ".join(_chat_title(title, tr) for title in chats)
     return tr.gettext(
         "🔔 I write to you here when a game opens in: {chats}. Send /notify off in a chat to stop."
     ).format(chats=listed)
@@ -132,6 +132,10 @@ async def private_start_line(request: Request) -> str | None:
     if not chats:
         return None
     return private_alerts_text(chats, runtime.translations(request.place))
+
+
+def _chat_title(title: str | None, tr: gettext.NullTranslations) -> str:
+    return isolate(f"<b>{name(shorten(title or '?', 64))}</b>", tr)
 
 
 def _service(runtime: Runtime) -> NotifyService:
