@@ -17,7 +17,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
 
 from ...services.privacy import ChatErasure, PersonErasure, PrivacyService
-from ..render.callbacks import carries_button, is_signed, key_for, tag
+from ..render.callbacks import Signer, carries_button
 from ..render.i18n import language_of, translator
 from .context import command_name, is_chat_admin, place_of_update
 from .runtime import finishing, runtime_of
@@ -38,28 +38,21 @@ PRIVACY_CALLBACK_PATTERN = r"^P[uc]:-?\d{1,20}:[A-Za-z0-9_-]{11}$"
 _PATTERN = re.compile(PRIVACY_CALLBACK_PATTERN)
 
 
-class PrivacyButtonSigner:
+class PrivacyButtonSigner(Signer):
     """Signs a confirmation button with what it erases: ``P<kind>:<id>:<tag>``."""
 
-    def __init__(self, secret: bytes) -> None:
-        self._secret = secret
-
-    @classmethod
-    def for_token(cls, token: str) -> PrivacyButtonSigner:
-        """A signer whose key is derived from the bot token."""
-        return cls(key_for(token, b"telesnap-privacy-callback"))
+    PURPOSE = b"telesnap-privacy-callback"
 
     def encode(self, kind: str, target: int) -> str:
         """The callback data of the button that erases ``target`` (a user or a chat)."""
-        body = f"P{kind}:{target}"
-        return f"{body}:{tag(self._secret, body)}"
+        return self.signed(f"P{kind}:{target}")
 
     def decode(self, data: str | None) -> tuple[str, int] | None:
         """(kind, target) of an authentic button, or None."""
         if data is None or _PATTERN.fullmatch(data) is None:
             return None
-        body, _, given = data.rpartition(":")
-        if not is_signed(self._secret, body, given):
+        body = self.authentic_body(data)
+        if body is None:
             return None
         kind, target = body.split(":")
         return kind[1], int(target)
