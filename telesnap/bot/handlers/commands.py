@@ -23,7 +23,8 @@ from ...services.types import Reason, Refused
 from ..render.boards import clock_time, name
 from ..render.i18n import language_of, translator
 from ..render.names import shorten
-from ..render.texts import help_text, refusal_text, rules_text, verdict_toast
+from ..render.rules_text import full_rules
+from ..render.texts import help_text, refusal_text, verdict_toast
 from . import actions
 from .context import actor_of, command_arguments, place_of_message, replied_to
 from .notify import lobby_link, notify_command, private_start_line
@@ -115,7 +116,7 @@ async def _start(request: CommandRequest) -> None:
 
 async def _rules(request: CommandRequest) -> None:
     if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
-        request.runtime.say(request.place, rules_text(request.translations()))
+        request.runtime.say(request.place, full_rules(request.translations()))
 
 
 async def _newgame(request: CommandRequest) -> None:
