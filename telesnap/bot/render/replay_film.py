@@ -20,6 +20,7 @@ import functools
 import gettext
 import io
 import re
+import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,7 +190,9 @@ class _Painter:
             _write(draw, (26, pot_top + 8), pot, 16, _GOLD, self._rtl)
         band = self._height - _BOTTOM
         draw.rectangle((0, band, WIDTH, self._height), fill=_DARK)
-        for number, text in enumerate(_wrapped(frame.event, 56)[:2]):
+        words = " ".join(frame.event.split())
+        lines = textwrap.wrap(words, 56, break_long_words=False, break_on_hyphens=False)
+        for number, text in enumerate(lines[:2]):
             _write(draw, (14, band + 10 + number * 28), text, 17, _TEXT, self._rtl)
         return picture
 
@@ -202,18 +205,6 @@ def _card(draw: ImageDraw.ImageDraw, at: tuple[int, int], card: Card | None) -> 
     draw.rounded_rectangle((x, y, x + 40, y + 30), radius=4, fill=_CARD)
     colour = _RED if card.suit.is_red else _BLACK
     _write(draw, (x + 4, y + 5), str(card), 16, colour, False)
-
-
-def _wrapped(text: str, width: int) -> list[str]:
-    lines: list[str] = []
-    current = ""
-    for word in text.split():
-        if current and len(current) + 1 + len(word) > width:
-            lines.append(current)
-            current = word
-        else:
-            current = f"{current} {word}" if current else word
-    return [*lines, current] if current else lines
 
 
 def _write(
