@@ -7,7 +7,7 @@ import gettext
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from telegram import Bot, InlineKeyboardMarkup, Update
 from telegram.ext import Application, ContextTypes
@@ -19,7 +19,7 @@ from ...services.play.races import RaceService
 from ...services.play.service import PlayService
 from ...services.types import Place
 from ...support.tasks import TaskSet
-from ..delivery.direct import EditPost, Post, TextPost
+from ..delivery.direct import EditPost, Post, TextPost, UploadPost
 from ..delivery.sender import Senders
 from ..ingress.gate import IntakeGate
 from ..ingress.receipts import ReceiptBook
@@ -89,6 +89,22 @@ class Runtime:
         """Give a message new text (set right to left in a right-to-left language)."""
         text = directed(text, self.translations(place))
         self.send(EditPost(place.chat_id, message_id, text, reply_markup))
+
+    def upload(
+        self,
+        place: Place,
+        kind: Literal["photo", "animation", "document"],
+        data: bytes,
+        file_name: str,
+        caption: str,
+        reply_to: int,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
+        """Post a file in the topic, with ``caption`` as it is given."""
+        post = UploadPost(
+            kind, place.chat_id, place.thread_id, data, file_name, caption, reply_markup, reply_to
+        )
+        self.send(post)
 
     def send(self, post: Post) -> None:
         """Post directly, in the chat's pace (nothing goes to a chat that removed the bot)."""

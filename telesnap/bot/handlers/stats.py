@@ -27,7 +27,7 @@ from telegram.ext import Application, CallbackQueryHandler, CommandHandler
 from ...services.stats.service import StatsService
 from ...services.stats.views import GameLine, LeaderboardView
 from ...services.types import Place, Refused
-from ..delivery.direct import PhotoEditPost, UploadPost
+from ..delivery.direct import PhotoEditPost
 from ..render.boards import plain_text
 from ..render.callbacks import carries_button
 from ..render.i18n import directed, language_of, translator
@@ -151,17 +151,7 @@ async def _send_stats(
     if len(text) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
         runtime.say(place, text, message.message_id)
-    runtime.send(
-        UploadPost(
-            "photo",
-            place.chat_id,
-            place.thread_id,
-            chart,
-            f"stats-{target.id}.png",
-            caption,
-            reply_to=message.message_id,
-        ),
-    )
+    runtime.upload(place, "photo", chart, f"stats-{target.id}.png", caption, message.message_id)
 
 
 async def _send_replay(
@@ -204,26 +194,11 @@ async def _send_replay(
             ),
             MAX_CAPTION,
         )
-        post = UploadPost(
-            "animation",
-            place.chat_id,
-            place.thread_id,
-            film,
-            f"snap-game-{game_id}.gif",
-            caption,
-            reply_to=message.message_id,
-        )
+        file_name = f"snap-game-{game_id}.gif"
+        runtime.upload(place, "animation", film, file_name, caption, message.message_id)
     else:
-        post = UploadPost(
-            "document",
-            place.chat_id,
-            place.thread_id,
-            document.text.encode(),
-            document.file_name,
-            replay_caption(document.game, tr),
-            reply_to=message.message_id,
-        )
-    runtime.send(post)
+        data, caption = document.text.encode(), replay_caption(document.game, tr)
+        runtime.upload(place, "document", data, document.file_name, caption, message.message_id)
 
 
 REPLAY_FILE_OPTION = "file"
@@ -386,17 +361,7 @@ async def send_leaderboard(
         return
     picture = await _leaderboard_picture(view, tr)
     caption = directed(text, tr)
-    post = UploadPost(
-        "photo",
-        place.chat_id,
-        place.thread_id,
-        picture,
-        LEADERBOARD_FILE_NAME,
-        caption,
-        keyboard,
-        reply_to=reply_to,
-    )
-    runtime.send(post)
+    runtime.upload(place, "photo", picture, LEADERBOARD_FILE_NAME, caption, reply_to, keyboard)
 
 
 async def edit_leaderboard_picture(
