@@ -22,13 +22,6 @@ from ..render.i18n import language_of, translator
 from .context import command_name, is_chat_admin, place_of_update
 from .runtime import finishing, runtime_of
 
-__all__ = [
-    "PRIVACY_COMMANDS",
-    "PrivacyButtonSigner",
-    "install_privacy_service",
-    "register_privacy_handlers",
-]
-
 Context = ContextTypes.DEFAULT_TYPE
 PRIVACY_KEY = "telesnap.privacy"
 PRIVACY_COMMANDS = ("forgetme", "forgetchat")
