@@ -65,7 +65,11 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
             if message.sender_chat is not None:
                 # Sent as the group (an anonymous admin) or as a channel: Telegram shows
                 # one shared stand-in user for all of them, so it is nobody's seat.
-                runtime.say(place, posted_as_chat_text(tr), message.message_id)
+                text = tr.gettext(
+                    "Post as yourself to play: a message sent on behalf of a group or a channel "
+                    "cannot take part in a game."
+                )
+                runtime.say(place, text, message.message_id)
                 return
             if not takes_arguments and command_arguments(message):
                 runtime.gate.refused(message.chat.id, user.id)
@@ -88,14 +92,6 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
 
     handle.__name__ = handle.__qualname__ = f"on_{command}"
     return handle
-
-
-def posted_as_chat_text(tr: gettext.NullTranslations) -> str:
-    """The answer to a command sent on behalf of a group or a channel."""
-    return tr.gettext(
-        "Post as yourself to play: a message sent on behalf of a group or a channel "
-        "cannot take part in a game."
-    )
 
 
 async def _help(request: CommandRequest) -> None:

@@ -67,9 +67,7 @@ class StatsButton:
         codes = {code: ranking for ranking, code in RANKING_CODES.items()}
         if self.kind != "B" or len(self.arg) != 2 or self.arg[0] not in codes:
             return None
-        if self.arg[1] not in "cg":
-            return None
-        return codes[self.arg[0]], self.arg[1] == "g"
+        return (codes[self.arg[0]], self.arg[1] == "g") if self.arg[1] in "cg" else None
 
 
 class StatsButtonSigner(Signer):
