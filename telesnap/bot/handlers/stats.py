@@ -169,7 +169,11 @@ async def _send_replay(
         or (len(words) == 2 and not as_file)
         or not words[0].lstrip("#").isdecimal()
     ):
-        runtime.say(place, _replay_usage(tr), message.message_id)
+        text = tr.gettext(
+            "Write /replay ID to watch a game, or /replay ID file for its moves; "
+            "/history lists the games."
+        )
+        runtime.say(place, text, message.message_id)
         return
     game_id = int(words[0].lstrip("#"))
     try:
@@ -185,19 +189,12 @@ async def _send_replay(
         film = await asyncio.to_thread(
             replay_film, game_id, document.history, document.game.players, tr
         )
+    caption = replay_caption(document.game, tr, film=bool(film))
     if film:
-        caption = within_length(
-            render_game_line(document.game, tr)
-            + "\n"
-            + tr.gettext("<code>/replay {id} file</code> sends every move as a file.").format(
-                id=game_id
-            ),
-            MAX_CAPTION,
-        )
         file_name = f"snap-game-{game_id}.gif"
         runtime.upload(place, "animation", film, file_name, caption, message.message_id)
     else:
-        data, caption = document.text.encode(), replay_caption(document.game, tr)
+        data = document.text.encode()
         runtime.upload(place, "document", data, document.file_name, caption, message.message_id)
 
 
@@ -205,21 +202,19 @@ REPLAY_FILE_OPTION = "file"
 """The word after /replay ID that asks for the move-by-move file instead of the film."""
 
 
-def _replay_usage(tr: gettext.NullTranslations) -> str:
-    return tr.gettext(
-        "Write /replay ID to watch a game, or /replay ID file for its moves; "
-        "/history lists the games."
-    )
+def replay_caption(game: GameLine, tr: gettext.NullTranslations, *, film: bool = False) -> str:
+    """The caption of a /replay film or file, cut to fit: the game's line, then a hint.
 
-
-def replay_caption(game: GameLine, tr: gettext.NullTranslations) -> str:
-    """The caption of a /replay file: the game's line and how to check the file, cut to fit."""
-    caption = (
-        render_game_line(game, tr)
-        + "\n"
-        + tr.gettext("One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE")
-    )
-    return within_length(caption, MAX_CAPTION)
+    Under a film, the hint is how to get the file; under the file, how to check it.
+    """
+    if film:
+        hint = tr.gettext("<code>/replay {id} file</code> sends every move as a file.")
+        hint = hint.format(id=game.game_id)
+    else:
+        hint = tr.gettext(
+            "One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE"
+        )
+    return within_length(render_game_line(game, tr) + "\n" + hint, MAX_CAPTION)
 
 
 def within_length(markup: str, limit: int) -> str:
