@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from telegram import Update
+from telegram import Message, Update
 from telegram.ext import BaseHandler, CommandHandler, filters
 
 from ...game import CallKind, CallVerdict
@@ -28,7 +28,7 @@ from ..render.texts import help_text, refusal_text, verdict_toast
 from . import actions
 from .context import actor_of, command_arguments, place_of_message, replied_to
 from .notify import lobby_link, notify_command, private_start_line
-from .runtime import Context, UpdateHandler, finishing, runtime_of
+from .runtime import Context, Runtime, UpdateHandler, finishing, runtime_of
 from .settings import settings_command
 
 
@@ -72,26 +72,27 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
                 runtime.say(place, text, message.message_id)
                 return
             if not takes_arguments and command_arguments(message):
-                runtime.gate.refused(message.chat.id, user.id)
-                if not runtime.gate.may_reply(message.chat.id, user.id):
-                    return
-                runtime.say(
-                    place,
-                    tr.gettext("/{command} takes no arguments.").format(command=command),
-                    message.message_id,
-                )
+                text = tr.gettext("/{command} takes no arguments.").format(command=command)
+                _refuse(runtime, message, user.id, text)
                 return
             await runtime.language(place)
             await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
-            if refused.reason is Reason.DUPLICATE_UPDATE:
-                return
-            runtime.gate.refused(place.chat_id, user.id, refused.reason)
-            if runtime.gate.may_reply(place.chat_id, user.id):
-                runtime.say(place, refusal_text(refused, tr), message.message_id)
+            if refused.reason is not Reason.DUPLICATE_UPDATE:
+                text = refusal_text(refused, tr)
+                _refuse(runtime, message, user.id, text, refused.reason)
 
     handle.__name__ = handle.__qualname__ = f"on_{command}"
     return handle
+
+
+def _refuse(
+    runtime: Runtime, command: Message, user_id: int, text: str, reason: Reason | None = None
+) -> None:
+    """Count a refused command; answer it unless its sender had their share of answers."""
+    runtime.gate.refused(command.chat.id, user_id, reason)
+    if runtime.gate.may_reply(command.chat.id, user_id):
+        runtime.say(place_of_message(command), text, command.message_id)
 
 
 async def _help(request: CommandRequest) -> None:
@@ -257,18 +258,11 @@ async def on_unknown_command(update: Update, context: Context) -> None:
     user = update.effective_user
     if user is None:
         return
-    place = place_of_message(message)
-    runtime = runtime_of(context)
-    runtime.gate.refused(place.chat_id, user.id)
     tr = translator(language_of(user.language_code))
-    if runtime.gate.may_reply(place.chat_id, user.id):
-        runtime.say(
-            place,
-            tr.gettext("I don't know {command}. /help lists what I can do.").format(
-                command=name(command_word(message.text))
-            ),
-            message.message_id,
-        )
+    text = tr.gettext("I don't know {command}. /help lists what I can do.").format(
+        command=name(command_word(message.text))
+    )
+    _refuse(runtime_of(context), message, user.id, text)
 
 
 COMMAND_WORD_LIMIT = 33
