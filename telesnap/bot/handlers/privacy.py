@@ -14,15 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
-from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler
 
 from ...services.privacy import ChatErasure, PersonErasure, PrivacyService
 from ..render.callbacks import Signer, carries_button
 from ..render.i18n import language_of, translator
-from .context import command_name, is_chat_admin, place_of_update
-from .runtime import finishing, runtime_of
+from .context import command_name, is_chat_admin, place_of_message
+from .runtime import Context, finishing, runtime_of
 
-Context = ContextTypes.DEFAULT_TYPE
 PRIVACY_KEY = "telesnap.privacy"
 PRIVACY_COMMANDS = ("forgetme", "forgetchat")
 PERSON = "u"
@@ -91,12 +90,10 @@ async def on_privacy_command(update: Update, context: Context) -> None:
     """/forgetme (anyone, for themselves) or /forgetchat (a chat's admins)."""
     message = update.effective_message
     user = update.effective_user
-    place = place_of_update(update)
     privacy = privacy_service_of(context)
-    if message is None or message.text is None or user is None or place is None:
+    if message is None or message.text is None or user is None or privacy is None:
         return
-    if privacy is None:
-        return
+    place = place_of_message(message)
     runtime = runtime_of(context)
     tr = translator(await runtime.language(place))
     if command_name(message) == "forgetme":
@@ -133,17 +130,16 @@ async def on_privacy_button(update: Update, context: Context) -> None:
     privacy = privacy_service_of(context)
     toast_tr = translator(language_of(query.from_user.language_code))
     button = None if privacy is None else privacy.signer.decode(query.data)
-    place = place_of_update(update)
     message = query.message
     if (
         privacy is None
         or button is None
-        or place is None
         or not isinstance(message, Message)
         or not carries_button(message.reply_markup, query.data)  # its question, not a board
     ):
         await query.answer(toast_tr.gettext("This button is not valid."))
         return
+    place = place_of_message(message)
     kind, target = button
     tr = translator(await runtime.language(place))
     if kind == PERSON:
