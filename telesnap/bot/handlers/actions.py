@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from telegram import Message
+from telegram import InlineKeyboardMarkup, Message
 
 from ...game import CallKind, CallVerdict
 from ...services.play.managers import AdminCheck
@@ -32,6 +32,10 @@ class Request:
     place: Place
     actor: Actor
     receipt: Receipt
+
+    def reply(self, text: str, reply_markup: InlineKeyboardMarkup | None = None) -> None:
+        """Answer with a message that replies to :attr:`message`."""
+        self.runtime.say(self.place, text, self.message.message_id, reply_markup)
 
     def is_admin(self) -> AdminCheck:
         """Asks Telegram whether the actor is one of the chat's admins, when awaited."""

@@ -40,10 +40,6 @@ class CommandRequest(actions.Request):
         """The translations of the chat's language."""
         return self.runtime.translations(self.place)
 
-    def reply(self, text: str) -> None:
-        """Answer the command with a message that replies to it."""
-        self.runtime.say(self.place, text, self.message.message_id)
-
 
 CommandBody = Callable[[CommandRequest], Awaitable[None]]
 

@@ -47,22 +47,16 @@ def lobby_link(message: Message) -> str | None:
 
 async def notify_command(request: Request) -> None:
     """``/notify`` (or ``/notify on``), ``/notify off``: the sender's alerts for this chat."""
-    runtime, message, place, actor = request.runtime, request.message, request.place, request.actor
+    runtime, place, actor = request.runtime, request.place, request.actor
     notify = _service(runtime)
     tr = runtime.translations(place)
-    words = [word.lower() for word in command_arguments(message)]
+    words = [word.lower() for word in command_arguments(request.message)]
     if place.is_private:
-        chats = await notify.private_chat_opened(actor.user_id)
-        runtime.senders.open_chat(place.chat_id)
-        runtime.say(place, private_alerts_text(chats, tr), message.message_id)
+        request.reply(await private_start_line(request) or private_alerts_text((), tr))
         return
     if words not in ([], ["on"], ["off"]):
-        runtime.say(
-            place,
-            tr.gettext(
-                "/notify: a private message when a game opens here; /notify off stops them."
-            ),
-            message.message_id,
+        request.reply(
+            tr.gettext("/notify: a private message when a game opens here; /notify off stops them.")
         )
         return
     if words == ["off"]:
@@ -72,7 +66,7 @@ async def notify_command(request: Request) -> None:
     button = None
     if state.subscribed and not state.reachable:
         button = start_button(runtime.bot.username, tr)
-    runtime.say(place, alert_text(state, place, tr), message.message_id, button)
+    request.reply(alert_text(state, place, tr), button)
 
 
 def alert_text(state: AlertState, place: Place, tr: gettext.NullTranslations) -> str:

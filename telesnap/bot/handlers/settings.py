@@ -52,10 +52,8 @@ async def settings_command(request: Request) -> None:
         return  # "Saved." and the settings are in the outbox
     tr = runtime.translations(place)
     if words:
-        runtime.say(
-            place,
-            tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150."),
-            message.message_id,
+        request.reply(
+            tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150.")
         )
         return
     current = await runtime.settings.show(place)
