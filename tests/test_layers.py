@@ -407,7 +407,7 @@ HANDLER_MODULES = (
 )
 SERVICE_HOLDERS = {"lobby", "play", "races", "settings", "service", "_timers", "_housekeeping"}
 """The names the bot layer reaches its services by (``runtime.lobby``, ``stats_bot.service``...)."""
-WAITS_FOR_ITS_RACE = {"flip_after_race"}
+WAITS_FOR_ITS_RACE = {"flip"}
 """A flip refused while a race collects waits for the referee and flips again: the one
 function that calls the services more than once on its way (services/play/service.py decides it)."""
 

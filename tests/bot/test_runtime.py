@@ -69,7 +69,7 @@ async def test_the_language_cache_keeps_the_chats_used_lately(
     for chat_id in range(1, 11):
         assert await runtime.language(Place(chat_id=-chat_id)) == "es"
         await runtime.language(Place(chat_id=-100))  # used all the time: kept
-    assert len(runtime.languages) == 3
+    assert len(runtime.settings.languages) == 3
     reads = counting.reads
     await runtime.language(Place(chat_id=-100))
     assert counting.reads == reads
@@ -129,7 +129,7 @@ async def test_a_post_refused_for_good_is_dropped_and_logged_and_the_chat_goes_o
     await runtime.settle()
     assert bot.texts(PLACE.chat_id) == ["Hello"]
     assert bot.calls == 2, "the refused message is not tried again"
-    assert not runtime.is_removed_from(PLACE.chat_id)
+    assert not runtime.senders.is_closed(PLACE.chat_id)
     refused = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert any(str(PLACE.chat_id) in r.getMessage() for r in refused), "logged with its chat"
     await runtime.close()
@@ -163,7 +163,7 @@ async def test_a_403_on_a_post_closes_the_chat_and_ends_its_games() -> None:
     runtime = wired_runtime(bot=bot, lobby=games, outbox=outbox)
     runtime.say(PLACE, "Hello")
     await runtime.senders.flush()
-    assert runtime.is_removed_from(PLACE.chat_id)
+    assert runtime.senders.is_closed(PLACE.chat_id)
     assert outbox.gone == [PLACE.chat_id], "its unsent rows are set aside"
     await asyncio.wait_for(games.done.wait(), SAFETY_S)
     assert games.ended == [PLACE.chat_id]
@@ -271,7 +271,7 @@ async def test_the_removal_update_ends_the_games_before_it_is_marked_handled() -
     context = SimpleNamespace(bot_data={RUNTIME_KEY: runtime})
     await on_my_chat_member(removal(PLACE.chat_id), context)  # type: ignore[arg-type]
     assert ended == [PLACE.chat_id]
-    assert runtime.is_removed_from(PLACE.chat_id)
+    assert runtime.senders.is_closed(PLACE.chat_id)
     # Run again (a retry after a database failure, a redelivery): the games are ended again.
     await on_my_chat_member(removal(PLACE.chat_id), context)  # type: ignore[arg-type]
     assert ended == [PLACE.chat_id, PLACE.chat_id]

@@ -118,7 +118,7 @@ async def test_each_chat_sees_what_its_timer_did_whatever_another_chat_fails(
         BROKEN.chat_id: {OutboxState.FAILED.value},  # set aside, logged with the chat
         FINE.chat_id: {OutboxState.SENT.value},
     }
-    assert not runtime.is_removed_from(BROKEN.chat_id), "a 400 is not a removal"
+    assert not runtime.senders.is_closed(BROKEN.chat_id), "a 400 is not a removal"
     await runtime.close()
 
 

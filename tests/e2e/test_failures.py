@@ -182,7 +182,7 @@ async def test_a_403_on_a_send_ends_the_chats_games(
             database_url, "SELECT status FROM games WHERE chat_id = :c", c=table.chat_id
         )
         assert rows == [("abandoned",)]
-        assert table.runner.runtime.is_removed_from(table.chat_id)
+        assert table.runner.runtime.senders.is_closed(table.chat_id)
 
 
 async def test_stats_messages_keep_the_chats_language_after_a_restart(

@@ -78,7 +78,7 @@ async def test_a_block_reported_by_a_403_drops_the_person_from_every_list(
     await LobbyService(units, store, languages=languages).open(CLUB, ANN, receipt(1))
     await runtime.senders.flush()  # Bob's alert meets the 403 ...
     await runtime.jobs.settle()  # ... and what it reports is done
-    assert runtime.is_removed_from(BOB.user_id)
+    assert runtime.senders.is_closed(BOB.user_id)
     assert await private_rows(session_factory, BOB.user_id) == [], "his alert is set aside"
     assert await chats_heard_from(session_factory, BOB.user_id) == []
     state = await notify.subscribe(CLUB, BOB)

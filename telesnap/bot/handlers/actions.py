@@ -8,7 +8,12 @@ change wrote to the outbox: its commit wakes the chat's sender.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from telegram import InlineKeyboardMarkup, Message
+
 from ...game import CallKind, CallVerdict
+from ...services.play.managers import AdminCheck
 from ...services.types import Actor, Place, Reason, Receipt, Refused
 from ...services.views import CallOutcome, PlayOutcome
 from ..referee.races import JoinedCall, Waiter
@@ -17,52 +22,49 @@ from .context import admin_check
 from .runtime import Runtime
 
 
-async def join(
-    runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
-) -> None:
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A command or a press of ours, read from its update: who, where and when."""
+
+    runtime: Runtime
+    message: Message
+    """The command, or the message whose button was pressed."""
+    place: Place
+    actor: Actor
+    receipt: Receipt
+
+    def reply(self, text: str, reply_markup: InlineKeyboardMarkup | None = None) -> None:
+        """Answer with a message that replies to :attr:`message`."""
+        self.runtime.say(self.place, text, self.message.message_id, reply_markup)
+
+    def is_admin(self) -> AdminCheck:
+        """Asks Telegram whether the actor is one of the chat's admins, when awaited."""
+        return admin_check(self.runtime.bot, self.place, self.actor)
+
+
+async def join(request: Request, game_id: int | None = None) -> None:
     """Join the lobby (the one of ``game_id``, when a button names it)."""
-    await runtime.lobby.join(place, actor, receipt, game_id)
+    await request.runtime.lobby.join(request.place, request.actor, request.receipt, game_id)
 
 
-async def leave(
-    runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
-) -> None:
+async def leave(request: Request, game_id: int | None = None) -> None:
     """Leave the lobby or the running game."""
-    await runtime.lobby.leave(place, actor, receipt, game_id)
+    await request.runtime.lobby.leave(request.place, request.actor, request.receipt, game_id)
 
 
-async def start(
-    runtime: Runtime, place: Place, actor: Actor, receipt: Receipt, game_id: int | None = None
-) -> None:
+async def start(request: Request, game_id: int | None = None) -> None:
     """Deal the cards (the game's creator or an admin)."""
-    await runtime.lobby.start(
-        place,
-        actor,
-        is_admin=admin_check(runtime.bot, place, actor),
-        receipt=receipt,
+    await request.runtime.lobby.start(
+        request.place,
+        request.actor,
+        is_admin=request.is_admin(),
+        receipt=request.receipt,
         game_id=game_id,
     )
 
 
 async def flip(
-    runtime: Runtime,
-    place: Place,
-    actor: Actor,
-    receipt: Receipt,
-    version: int | None = None,
-    game_id: int | None = None,
-) -> None:
-    """Flip (after the race that is collecting, if one is)."""
-    await flip_after_race(runtime, place, actor, receipt, version, game_id)
-
-
-async def flip_after_race(
-    runtime: Runtime,
-    place: Place,
-    actor: Actor,
-    receipt: Receipt,
-    version: int | None,
-    game_id: int | None,
+    request: Request, version: int | None = None, game_id: int | None = None
 ) -> PlayOutcome:
     """Flip; a flip that arrives while a race is collecting waits until it is decided.
 
@@ -71,6 +73,7 @@ async def flip_after_race(
     game since), also when it is handled only after the race was decided: the race
     does not make the press "old".
     """
+    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
     try:
         return await runtime.play.flip(place, actor, receipt, version, game_id)
     except Refused as refused:
@@ -93,11 +96,8 @@ async def flip_after_race(
 
 
 async def call(
-    runtime: Runtime,
-    place: Place,
-    actor: Actor,
+    request: Request,
     kind: CallKind,
-    receipt: Receipt,
     *,
     version: int | None = None,
     game_id: int | None = None,
@@ -108,24 +108,8 @@ async def call(
     ``query_id`` is the pressed button's query (a command has none): the press
     is answered when its race is decided.
     """
+    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
     outcome = await runtime.play.call(place, actor, kind, receipt, version, game_id)
-    received_ns = receipt.stamp_ns if query_id is not None else None
-    _after_call(runtime, place, outcome, query_id, actor, received_ns)
-    return outcome
-
-
-def _after_call(
-    runtime: Runtime,
-    place: Place,
-    outcome: CallOutcome,
-    query_id: str | None,
-    actor: Actor,
-    received_ns: int | None = None,
-) -> None:
-    """Enter a correct call in its race (the answer comes later).
-
-    ``query_id`` and ``received_ns`` are the pressed button's query and receipt stamp.
-    """
     if (
         outcome.verdict is CallVerdict.PENDING
         and outcome.race_id is not None
@@ -135,9 +119,11 @@ def _after_call(
         joined = JoinedCall(
             outcome.race_id, table.game_id, outcome.race_deadline_ns, table.board_version
         )
+        language = language_of(actor.language_code)
         waiter = (
-            Waiter(query_id, actor.user_id, language_of(actor.language_code), received_ns)
+            Waiter(query_id, actor.user_id, language, receipt.stamp_ns)
             if query_id is not None
             else None
         )
         runtime.referee.call_joined(place, joined, waiter)
+    return outcome

@@ -8,26 +8,23 @@ that joins a race). What buttons share with commands is in :mod:`.actions`.
 from __future__ import annotations
 
 import gettext
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from telegram import CallbackQuery, Message, Update
-from telegram.ext import BaseHandler, CallbackQueryHandler, ContextTypes
+from telegram.ext import BaseHandler, CallbackQueryHandler
 
 from ...game import CallKind, CallVerdict
-from ...services.types import Actor, Place, Reason, Receipt, Refused
+from ...services.types import Reason, Refused
 from ..render.callbacks import Action, ButtonPress, pattern_for
 from ..render.i18n import language_of, translator
 from ..render.texts import refusal_text, verdict_toast, wrong_call_toast
 from ..render.toasts import answer_toast
 from . import actions
-from .context import actor_of, place_of_update
-from .runtime import Runtime, runtime_of
+from .context import actor_of, place_of_message
+from .runtime import Context, UpdateHandler, finishing, runtime_of
 from .settings import settings_button
-
-Context = ContextTypes.DEFAULT_TYPE
-UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 
 
 async def answer_press(query: CallbackQuery, text: str) -> None:
@@ -36,16 +33,11 @@ async def answer_press(query: CallbackQuery, text: str) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class ButtonRequest:
+class ButtonRequest(actions.Request):
     """An authentic press on one of our messages: what, who, where and when."""
 
-    runtime: Runtime
     query_id: str
-    message: Message
     press: ButtonPress
-    place: Place
-    actor: Actor
-    receipt: Receipt
 
     def translations(self) -> gettext.NullTranslations:
         """The translations of the presser's language (a toast is seen by them alone)."""
@@ -59,6 +51,7 @@ ButtonBody = Callable[[ButtonRequest], Awaitable[str | None]]
 def _handler(body: ButtonBody) -> UpdateHandler:
     """The update handler of one action: check the press, run ``body``, answer with a toast."""
 
+    @finishing
     async def handle(update: Update, context: Context) -> None:
         runtime = runtime_of(context)
         query = update.callback_query
@@ -68,13 +61,13 @@ def _handler(body: ButtonBody) -> UpdateHandler:
         receipt, press = arrival.receipt, arrival.press
         actor = actor_of(query.from_user)
         tr = translator(language_of(query.from_user.language_code))
-        place = place_of_update(update)
         try:
             message = query.message
-            if press is None or place is None or not isinstance(message, Message):
+            if press is None or not isinstance(message, Message):
                 raise Refused(Reason.BAD_BUTTON)
+            place = place_of_message(message)
             await runtime.language(place)
-            request = ButtonRequest(runtime, query.id, message, press, place, actor, receipt)
+            request = ButtonRequest(runtime, message, place, actor, receipt, query.id, press)
             toast = await body(request)
             if toast is not None:
                 await answer_press(query, toast)
@@ -84,35 +77,28 @@ def _handler(body: ButtonBody) -> UpdateHandler:
                 if update.effective_chat:
                     runtime.gate.refused(update.effective_chat.id, actor.user_id, refused.reason)
                 await answer_press(query, refusal_text(refused, tr))
-        finally:
-            runtime.book.finished(update)
 
     handle.__name__ = handle.__qualname__ = f"on_{body.__name__.strip('_')}_button"
     return handle
 
 
 async def _join(request: ButtonRequest) -> str:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    await actions.join(runtime, place, actor, receipt, request.press.game_id)
+    await actions.join(request, request.press.game_id)
     return request.translations().gettext("You joined the game.")
 
 
 async def _leave(request: ButtonRequest) -> str:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    await actions.leave(runtime, place, actor, receipt, request.press.game_id)
+    await actions.leave(request, request.press.game_id)
     return request.translations().gettext("You left the game.")
 
 
 async def _start(request: ButtonRequest) -> str:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    await actions.start(runtime, place, actor, receipt, request.press.game_id)
+    await actions.start(request, request.press.game_id)
     return request.translations().gettext("The cards are dealt!")
 
 
 async def _flip(request: ButtonRequest) -> str:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    press = request.press
-    await actions.flip(runtime, place, actor, receipt, press.version, press.game_id)
+    await actions.flip(request, request.press.version, request.press.game_id)
     return ""
 
 
@@ -120,14 +106,7 @@ def _caller(kind: CallKind) -> ButtonBody:
     async def call(request: ButtonRequest) -> str | None:
         press = request.press
         called = await actions.call(
-            request.runtime,
-            request.place,
-            request.actor,
-            kind,
-            request.receipt,
-            version=press.version,
-            game_id=press.game_id,
-            query_id=request.query_id,
+            request, kind, version=press.version, game_id=press.game_id, query_id=request.query_id
         )
         tr = request.translations()
         if called.verdict is CallVerdict.PENDING:
@@ -142,14 +121,7 @@ def _caller(kind: CallKind) -> ButtonBody:
 
 
 async def _settings(request: ButtonRequest) -> str:
-    return await settings_button(
-        request.runtime,
-        request.press,
-        request.place,
-        request.actor,
-        request.message,
-        request.receipt,
-    )
+    return await settings_button(request, request.press)
 
 
 _BODIES: dict[Action, ButtonBody] = {
@@ -171,15 +143,13 @@ def button_handlers() -> list[BaseHandler[Update, Any, None]]:
     ]
 
 
+@finishing
 async def on_unknown_button(update: Update, context: Context) -> None:
     """A press whose data is not one of ours (forged, or from an older bot)."""
     query = update.callback_query
-    runtime = runtime_of(context)
-    try:
-        if query is not None:
-            if update.effective_chat is not None:
-                runtime.gate.refused(update.effective_chat.id, query.from_user.id)
-            tr = translator(language_of(query.from_user.language_code))
-            await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr))
-    finally:
-        runtime.book.finished(update)
+    if query is not None:
+        runtime = runtime_of(context)
+        if update.effective_chat is not None:
+            runtime.gate.refused(update.effective_chat.id, query.from_user.id)
+        tr = translator(language_of(query.from_user.language_code))
+        await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr))

@@ -10,47 +10,35 @@ What commands share with buttons is in :mod:`.actions`.
 from __future__ import annotations
 
 import gettext
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from telegram import Message, Update
-from telegram.ext import BaseHandler, CommandHandler, ContextTypes, filters
+from telegram.ext import BaseHandler, CommandHandler, filters
 
 from ...game import CallKind, CallVerdict
-from ...services.types import Actor, Place, Reason, Receipt, Refused
+from ...services.types import Reason, Refused
 from ..render.boards import clock_time, name
 from ..render.i18n import language_of, translator
 from ..render.names import shorten
-from ..render.texts import help_text, refusal_text, rules_text, verdict_toast
+from ..render.rules_text import full_rules
+from ..render.texts import help_text, refusal_text, verdict_toast
 from . import actions
-from .context import actor_of, admin_check, command_arguments, place_of_update, replied_to
+from .context import actor_of, command_arguments, place_of_message, replied_to
 from .notify import lobby_link, notify_command, private_start_line
-from .runtime import Runtime, runtime_of
+from .runtime import Context, Runtime, UpdateHandler, finishing, runtime_of
 from .settings import settings_command
-
-Context = ContextTypes.DEFAULT_TYPE
-UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 
 
 @dataclass(frozen=True, slots=True)
-class CommandRequest:
+class CommandRequest(actions.Request):
     """A command of ours, read from its update: what, who, where and when."""
-
-    runtime: Runtime
-    message: Message
-    place: Place
-    actor: Actor
-    receipt: Receipt
 
     def translations(self) -> gettext.NullTranslations:
         """The translations of the chat's language."""
         return self.runtime.translations(self.place)
-
-    def reply(self, text: str) -> None:
-        """Answer the command with a message that replies to it."""
-        self.runtime.say(self.place, text, self.message.message_id)
 
 
 CommandBody = Callable[[CommandRequest], Awaitable[None]]
@@ -59,57 +47,48 @@ CommandBody = Callable[[CommandRequest], Awaitable[None]]
 def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> UpdateHandler:
     """The update handler of one command: read the request, run ``body``, answer a refusal."""
 
+    @finishing
     async def handle(update: Update, context: Context) -> None:
         runtime = runtime_of(context)
         message = update.effective_message
         user = update.effective_user
         if message is None or user is None or message.text is None:
             return
-        place = place_of_update(update)
+        place = place_of_message(message)
         receipt = runtime.book.arrival_for(update).receipt
         tr = translator(language_of(user.language_code))
         try:
             if message.sender_chat is not None:
                 # Sent as the group (an anonymous admin) or as a channel: Telegram shows
                 # one shared stand-in user for all of them, so it is nobody's seat.
-                runtime.say(place or _private(message), posted_as_chat_text(tr), message.message_id)
+                text = tr.gettext(
+                    "Post as yourself to play: a message sent on behalf of a group or a channel "
+                    "cannot take part in a game."
+                )
+                runtime.say(place, text, message.message_id)
                 return
             if not takes_arguments and command_arguments(message):
-                runtime.gate.refused(message.chat.id, user.id)
-                if not runtime.gate.may_reply(message.chat.id, user.id):
-                    return
-                runtime.say(
-                    place or _private(message),
-                    tr.gettext("/{command} takes no arguments.").format(command=command),
-                    message.message_id,
-                )
+                text = tr.gettext("/{command} takes no arguments.").format(command=command)
+                _refuse(runtime, message, user.id, text)
                 return
-            assert place is not None
             await runtime.language(place)
             await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
-            if refused.reason is Reason.DUPLICATE_UPDATE or place is None:
-                return
-            runtime.gate.refused(place.chat_id, user.id, refused.reason)
-            if runtime.gate.may_reply(place.chat_id, user.id):
-                runtime.say(place, refusal_text(refused, tr), message.message_id)
-        finally:
-            runtime.book.finished(update)
+            if refused.reason is not Reason.DUPLICATE_UPDATE:
+                text = refusal_text(refused, tr)
+                _refuse(runtime, message, user.id, text, refused.reason)
 
     handle.__name__ = handle.__qualname__ = f"on_{command}"
     return handle
 
 
-def posted_as_chat_text(tr: gettext.NullTranslations) -> str:
-    """The answer to a command sent on behalf of a group or a channel."""
-    return tr.gettext(
-        "Post as yourself to play: a message sent on behalf of a group or a channel "
-        "cannot take part in a game."
-    )
-
-
-def _private(message: Message) -> Place:
-    return Place(message.chat.id, 0, message.chat.type)
+def _refuse(
+    runtime: Runtime, command: Message, user_id: int, text: str, reason: Reason | None = None
+) -> None:
+    """Count a refused command; answer it unless its sender had their share of answers."""
+    runtime.gate.refused(command.chat.id, user_id, reason)
+    if runtime.gate.may_reply(command.chat.id, user_id):
+        runtime.say(place_of_message(command), text, command.message_id)
 
 
 async def _help(request: CommandRequest) -> None:
@@ -121,7 +100,7 @@ async def _start(request: CommandRequest) -> None:
     """What the bot does; in the private chat, the bot may write there from now on."""
     text = help_text(request.translations())
     if request.place.is_private:
-        alerts = await private_start_line(request.runtime, request.place, request.actor)
+        alerts = await private_start_line(request)
         if alerts is not None:
             text = f"{alerts}\n\n{text}"
     if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
@@ -130,7 +109,7 @@ async def _start(request: CommandRequest) -> None:
 
 async def _rules(request: CommandRequest) -> None:
     if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
-        request.runtime.say(request.place, rules_text(request.translations()))
+        request.runtime.say(request.place, full_rules(request.translations()))
 
 
 async def _newgame(request: CommandRequest) -> None:
@@ -140,10 +119,6 @@ async def _newgame(request: CommandRequest) -> None:
     await runtime.lobby.open(
         place, actor, request.receipt, language=language, link=lobby_link(request.message)
     )
-
-
-async def _notify(request: CommandRequest) -> None:
-    await notify_command(request.runtime, request.message, request.place, request.actor)
 
 
 DEFAULT_EXTENSION_MIN = 10
@@ -171,7 +146,7 @@ async def _extend(request: CommandRequest) -> None:
         place,
         actor,
         timedelta(minutes=minutes),
-        is_admin=admin_check(runtime.bot, place, actor),
+        is_admin=request.is_admin(),
         receipt=request.receipt,
     )
     request.reply(
@@ -195,26 +170,13 @@ def extension_minutes(words: list[str]) -> int | None:
     return minutes if 1 <= minutes <= LONGEST_EXTENSION_MIN else None
 
 
-async def _join(request: CommandRequest) -> None:
-    await actions.join(request.runtime, request.place, request.actor, request.receipt)
-
-
-async def _leave(request: CommandRequest) -> None:
-    await actions.leave(request.runtime, request.place, request.actor, request.receipt)
-
-
-async def _startgame(request: CommandRequest) -> None:
-    await actions.start(request.runtime, request.place, request.actor, request.receipt)
-
-
 async def _endgame(request: CommandRequest) -> None:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
-    is_admin = admin_check(runtime.bot, place, actor)
-    await runtime.lobby.end(place, actor, is_admin=is_admin, receipt=receipt)
+    await request.runtime.lobby.end(
+        request.place, request.actor, is_admin=request.is_admin(), receipt=request.receipt
+    )
 
 
 async def _kick(request: CommandRequest) -> None:
-    runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
     reply_to = replied_to(request.message)
     target = reply_to.from_user if reply_to else None
     if target is None or target.is_bot:
@@ -224,25 +186,22 @@ async def _kick(request: CommandRequest) -> None:
             )
         )
         return
-    is_admin = admin_check(runtime.bot, place, actor)
-    await runtime.lobby.kick(place, actor, target.id, is_admin=is_admin, receipt=receipt)
-
-
-async def _settings(request: CommandRequest) -> None:
-    await settings_command(
-        request.runtime, request.message, request.place, request.actor, request.receipt
+    await request.runtime.lobby.kick(
+        request.place,
+        request.actor,
+        target.id,
+        is_admin=request.is_admin(),
+        receipt=request.receipt,
     )
 
 
 async def _flip(request: CommandRequest) -> None:
-    await actions.flip(request.runtime, request.place, request.actor, request.receipt)
+    await actions.flip(request)
 
 
 def _caller(kind: CallKind) -> CommandBody:
     async def call(request: CommandRequest) -> None:
-        outcome = await actions.call(
-            request.runtime, request.place, request.actor, kind, request.receipt
-        )
+        outcome = await actions.call(request, kind)
         if outcome.verdict in (CallVerdict.TOO_LATE, CallVerdict.TOO_SLOW):
             request.reply(verdict_toast(outcome.verdict, outcome.behind_ms, request.translations()))
 
@@ -255,17 +214,17 @@ _BODIES: dict[str, tuple[CommandBody, bool]] = {
     "help": (_help, True),
     "rules": (_rules, True),
     "newgame": (_newgame, False),
-    "join": (_join, False),
-    "leave": (_leave, False),
-    "startgame": (_startgame, False),
+    "join": (actions.join, False),
+    "leave": (actions.leave, False),
+    "startgame": (actions.start, False),
     "endgame": (_endgame, False),
     "kick": (_kick, True),
     "extend": (_extend, True),
-    "notify": (_notify, True),
+    "notify": (notify_command, True),
     "flip": (_flip, False),
     "snap": (_caller(CallKind.SNAP), False),
     "snappot": (_caller(CallKind.SNAP_POT), False),
-    "settings": (_settings, True),
+    "settings": (settings_command, True),
 }
 COMMANDS = tuple(_BODIES)
 """The game's commands, in the order the menu lists them."""
@@ -283,32 +242,23 @@ def command_handlers() -> list[BaseHandler[Update, Any, None]]:
     ]
 
 
+@finishing
 async def on_unknown_command(update: Update, context: Context) -> None:
     """A command we do not have (addressed to us, or to nobody in particular)."""
-    runtime = runtime_of(context)
     message = update.effective_message
-    try:
-        if message is None or message.text is None:
-            return
-        target = message.text.split()[0].partition("@")[2]
-        if target and target.lower() != (context.bot.username or "").lower():
-            return
-        place = place_of_update(update)
-        user = update.effective_user
-        if place is None or user is None:
-            return
-        runtime.gate.refused(place.chat_id, user.id)
-        tr = translator(language_of(user.language_code))
-        if runtime.gate.may_reply(place.chat_id, user.id):
-            runtime.say(
-                place,
-                tr.gettext("I don't know {command}. /help lists what I can do.").format(
-                    command=name(command_word(message.text))
-                ),
-                message.message_id,
-            )
-    finally:
-        runtime.book.finished(update)
+    if message is None or message.text is None:
+        return
+    target = message.text.split()[0].partition("@")[2]
+    if target and target.lower() != (context.bot.username or "").lower():
+        return
+    user = update.effective_user
+    if user is None:
+        return
+    tr = translator(language_of(user.language_code))
+    text = tr.gettext("I don't know {command}. /help lists what I can do.").format(
+        command=name(command_word(message.text))
+    )
+    _refuse(runtime_of(context), message, user.id, text)
 
 
 COMMAND_WORD_LIMIT = 33

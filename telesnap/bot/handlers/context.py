@@ -93,3 +93,9 @@ def command_arguments(message: Message) -> list[str]:
     """The words after the command."""
     text = message.text or ""
     return text.split()[1:]
+
+
+def command_name(message: Message) -> str:
+    """The command a message starts with, as its handler knows it: ``/Stats@SnapBot`` is stats."""
+    text = message.text or ""
+    return text.split()[0][1:].split("@")[0].lower() if text else ""

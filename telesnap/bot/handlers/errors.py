@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
-from typing import Protocol, runtime_checkable
 
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
@@ -57,20 +56,11 @@ class AnsweredPresses:
     def __contains__(self, query_id: object) -> bool:
         return query_id in self._ids
 
-    def __len__(self) -> int:
-        return len(self._ids)
-
-
-@runtime_checkable
-class RemembersAnswers(Protocol):
-    """A bot that remembers the presses it answered (the application's bot does)."""
-
-    answered_presses: AnsweredPresses
-
 
 def was_answered(bot: object, query_id: str) -> bool:
-    """Whether the bot has answered the press ``query_id`` already."""
-    return isinstance(bot, RemembersAnswers) and query_id in bot.answered_presses
+    """Whether the bot (the application's remembers them) has answered ``query_id`` already."""
+    answered = getattr(bot, "answered_presses", None)
+    return isinstance(answered, AnsweredPresses) and query_id in answered
 
 
 def is_transient_database_error(error: BaseException | None) -> bool:

@@ -7,27 +7,25 @@ from telegram.constants import ChatMemberStatus
 from telegram.ext import ContextTypes
 
 from .privacy import privacy_service_of
-from .runtime import runtime_of
+from .runtime import finishing, runtime_of
 
 _GONE = (ChatMemberStatus.BANNED, ChatMemberStatus.LEFT)
 """BANNED is Telegram's "kicked"."""
 
 
+@finishing
 async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The bot was removed from a chat (its games there end) or added to one."""
+    change = update.my_chat_member
+    if change is None:
+        return
     runtime = runtime_of(context)
-    try:
-        change = update.my_chat_member
-        if change is None:
-            return
-        privacy = privacy_service_of(context)
-        if change.new_chat_member.status in _GONE:
-            await runtime.removed_from(change.chat.id)
-            if privacy is not None:  # the chat is erased once its retention has passed
-                await privacy.service.bot_removed(change.chat.id, change.date)
-        else:
-            runtime.bot_added(change.chat.id)
-            if privacy is not None:
-                await privacy.service.bot_added(change.chat.id)
-    finally:
-        runtime.book.finished(update)
+    privacy = privacy_service_of(context)
+    if change.new_chat_member.status in _GONE:
+        await runtime.removed_from(change.chat.id)
+        if privacy is not None:  # the chat is erased once its retention has passed
+            await privacy.service.bot_removed(change.chat.id, change.date)
+    else:
+        runtime.bot_added(change.chat.id)
+        if privacy is not None:
+            await privacy.service.bot_added(change.chat.id)

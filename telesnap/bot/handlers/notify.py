@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
 
 from ...services.notify import AlertState, NotifyService
-from ...services.types import Actor, Place
+from ...services.types import Place
 from ..render.boards import name
 from ..render.i18n import isolate
 from ..render.names import shorten
+from .actions import Request
 from .context import command_arguments
 from .runtime import Runtime
 
@@ -44,23 +45,18 @@ def lobby_link(message: Message) -> str | None:
     return f"{link}?thread={thread}" if thread else link
 
 
-async def notify_command(runtime: Runtime, message: Message, place: Place, actor: Actor) -> None:
+async def notify_command(request: Request) -> None:
     """``/notify`` (or ``/notify on``), ``/notify off``: the sender's alerts for this chat."""
+    runtime, place, actor = request.runtime, request.place, request.actor
     notify = _service(runtime)
-    tr = _translations(runtime, place)
-    words = [word.lower() for word in command_arguments(message)]
+    tr = runtime.translations(place)
+    words = [word.lower() for word in command_arguments(request.message)]
     if place.is_private:
-        chats = await notify.private_chat_opened(actor.user_id)
-        runtime.senders.open_chat(place.chat_id)
-        runtime.say(place, private_alerts_text(chats, tr), message.message_id)
+        request.reply(await private_start_line(request) or private_alerts_text((), tr))
         return
     if words not in ([], ["on"], ["off"]):
-        runtime.say(
-            place,
-            tr.gettext(
-                "/notify: a private message when a game opens here; /notify off stops them."
-            ),
-            message.message_id,
+        request.reply(
+            tr.gettext("/notify: a private message when a game opens here; /notify off stops them.")
         )
         return
     if words == ["off"]:
@@ -70,12 +66,12 @@ async def notify_command(runtime: Runtime, message: Message, place: Place, actor
     button = None
     if state.subscribed and not state.reachable:
         button = start_button(runtime.bot.username, tr)
-    runtime.say(place, alert_text(state, place, tr), message.message_id, button)
+    request.reply(alert_text(state, place, tr), button)
 
 
 def alert_text(state: AlertState, place: Place, tr: gettext.NullTranslations) -> str:
     """Where the sender stands with the chat's alerts, after ``/notify`` or ``/notify off``."""
-    chat = isolate(f"<b>{name(shorten(place.title or '?', 64))}</b>", tr)
+    chat = _chat_title(place.title, tr)
     if not state.subscribed:
         if not state.changed:
             return tr.gettext("🔕 You were not on the list for {chat}: nothing changes.").format(
@@ -116,26 +112,27 @@ def private_alerts_text(chats: Sequence[str | None], tr: gettext.NullTranslation
             "Send /notify in a group where you play, and I will write to you here when a "
             "game opens there."
         )
-    listed = ", ".join(isolate(f"<b>{name(shorten(title or '?', 64))}</b>", tr) for title in chats)
+    listed = ", ".join(_chat_title(title, tr) for title in chats)
     return tr.gettext(
         "🔔 I write to you here when a game opens in: {chats}. Send /notify off in a chat to stop."
     ).format(chats=listed)
 
 
-async def private_start_line(runtime: Runtime, place: Place, actor: Actor) -> str | None:
+async def private_start_line(request: Request) -> str | None:
     """``/start`` in the private chat: the bot may write here now; what it will write about."""
-    chats = await _service(runtime).private_chat_opened(actor.user_id)
-    runtime.senders.open_chat(place.chat_id)
+    runtime = request.runtime
+    chats = await _service(runtime).private_chat_opened(request.actor.user_id)
+    runtime.senders.open_chat(request.place.chat_id)
     if not chats:
         return None
-    return private_alerts_text(chats, _translations(runtime, place))
+    return private_alerts_text(chats, runtime.translations(request.place))
+
+
+def _chat_title(title: str | None, tr: gettext.NullTranslations) -> str:
+    return isolate(f"<b>{name(shorten(title or '?', 64))}</b>", tr)
 
 
 def _service(runtime: Runtime) -> NotifyService:
     if runtime.notify is None:
         raise RuntimeError("the bot was built without its lobby alerts")
     return runtime.notify
-
-
-def _translations(runtime: Runtime, place: Place) -> gettext.NullTranslations:
-    return runtime.translations(place)

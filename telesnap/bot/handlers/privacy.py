@@ -14,22 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
-from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler
 
 from ...services.privacy import ChatErasure, PersonErasure, PrivacyService
-from ..render.callbacks import carries_button, is_signed, key_for, tag
+from ..render.callbacks import Signer, carries_button
 from ..render.i18n import language_of, translator
-from .context import is_chat_admin, place_of_update
-from .runtime import runtime_of
+from .context import command_name, is_chat_admin, place_of_message
+from .runtime import Context, finishing, runtime_of
 
-__all__ = [
-    "PRIVACY_COMMANDS",
-    "PrivacyButtonSigner",
-    "install_privacy_service",
-    "register_privacy_handlers",
-]
-
-Context = ContextTypes.DEFAULT_TYPE
 PRIVACY_KEY = "telesnap.privacy"
 PRIVACY_COMMANDS = ("forgetme", "forgetchat")
 PERSON = "u"
@@ -38,28 +30,21 @@ PRIVACY_CALLBACK_PATTERN = r"^P[uc]:-?\d{1,20}:[A-Za-z0-9_-]{11}$"
 _PATTERN = re.compile(PRIVACY_CALLBACK_PATTERN)
 
 
-class PrivacyButtonSigner:
+class PrivacyButtonSigner(Signer):
     """Signs a confirmation button with what it erases: ``P<kind>:<id>:<tag>``."""
 
-    def __init__(self, secret: bytes) -> None:
-        self._secret = secret
-
-    @classmethod
-    def for_token(cls, token: str) -> PrivacyButtonSigner:
-        """A signer whose key is derived from the bot token."""
-        return cls(key_for(token, b"telesnap-privacy-callback"))
+    PURPOSE = b"telesnap-privacy-callback"
 
     def encode(self, kind: str, target: int) -> str:
         """The callback data of the button that erases ``target`` (a user or a chat)."""
-        body = f"P{kind}:{target}"
-        return f"{body}:{tag(self._secret, body)}"
+        return self.signed(f"P{kind}:{target}")
 
     def decode(self, data: str | None) -> tuple[str, int] | None:
         """(kind, target) of an authentic button, or None."""
         if data is None or _PATTERN.fullmatch(data) is None:
             return None
-        body, _, given = data.rpartition(":")
-        if not is_signed(self._secret, body, given):
+        body = self.authentic_body(data)
+        if body is None:
             return None
         kind, target = body.split(":")
         return kind[1], int(target)
@@ -100,89 +85,81 @@ def _keyboard(text: str, data: str) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup([[InlineKeyboardButton(text, callback_data=data)]])
 
 
+@finishing
 async def on_privacy_command(update: Update, context: Context) -> None:
     """/forgetme (anyone, for themselves) or /forgetchat (a chat's admins)."""
+    message = update.effective_message
+    user = update.effective_user
+    privacy = privacy_service_of(context)
+    if message is None or message.text is None or user is None or privacy is None:
+        return
+    place = place_of_message(message)
     runtime = runtime_of(context)
-    try:
-        message = update.effective_message
-        user = update.effective_user
-        place = place_of_update(update)
-        privacy = privacy_service_of(context)
-        if message is None or message.text is None or user is None or place is None:
-            return
-        if privacy is None:
-            return
-        tr = translator(await runtime.language(place))
-        command = message.text.split()[0][1:].split("@")[0].lower()
-        if command == "forgetme":
-            text = tr.gettext(
-                "This erases what the bot keeps about you: your name and username, your "
-                "figures and ratings in every chat. Your past games stay, with you shown as "
-                "“a former player”. Only you can press the button."
-            )
-            button = _keyboard(tr.gettext("Erase my data"), privacy.signer.encode(PERSON, user.id))
-        elif place.chat_type == "private":
-            text = tr.gettext("/forgetchat erases a group's data: send it in the group.")
-            button = None
-        elif not await is_chat_admin(runtime.bot, place.chat_id, user.id):
-            text = tr.gettext("Only the chat's admins can erase its data.")
-            button = None
-        else:
-            text = tr.gettext(
-                "This erases this chat's games, their figures and the chat's settings, for "
-                "good. Only an admin of this chat can press the button."
-            )
-            button = _keyboard(
-                tr.gettext("Erase this chat's data"), privacy.signer.encode(CHAT, place.chat_id)
-            )
-        runtime.say(place, text, message.message_id, button)
-    finally:
-        runtime.book.finished(update)
+    tr = translator(await runtime.language(place))
+    if command_name(message) == "forgetme":
+        text = tr.gettext(
+            "This erases what the bot keeps about you: your name and username, your "
+            "figures and ratings in every chat. Your past games stay, with you shown as "
+            "“a former player”. Only you can press the button."
+        )
+        button = _keyboard(tr.gettext("Erase my data"), privacy.signer.encode(PERSON, user.id))
+    elif place.chat_type == "private":
+        text = tr.gettext("/forgetchat erases a group's data: send it in the group.")
+        button = None
+    elif not await is_chat_admin(runtime.bot, place.chat_id, user.id):
+        text = tr.gettext("Only the chat's admins can erase its data.")
+        button = None
+    else:
+        text = tr.gettext(
+            "This erases this chat's games, their figures and the chat's settings, for "
+            "good. Only an admin of this chat can press the button."
+        )
+        button = _keyboard(
+            tr.gettext("Erase this chat's data"), privacy.signer.encode(CHAT, place.chat_id)
+        )
+    runtime.say(place, text, message.message_id, button)
 
 
+@finishing
 async def on_privacy_button(update: Update, context: Context) -> None:
     """A confirmation: erase, then say what went (in place of the question)."""
-    runtime = runtime_of(context)
     query = update.callback_query
-    try:
-        if query is None:
+    if query is None:
+        return
+    runtime = runtime_of(context)
+    privacy = privacy_service_of(context)
+    toast_tr = translator(language_of(query.from_user.language_code))
+    button = None if privacy is None else privacy.signer.decode(query.data)
+    message = query.message
+    if (
+        privacy is None
+        or button is None
+        or not isinstance(message, Message)
+        or not carries_button(message.reply_markup, query.data)  # its question, not a board
+    ):
+        await query.answer(toast_tr.gettext("This button is not valid."))
+        return
+    place = place_of_message(message)
+    kind, target = button
+    tr = translator(await runtime.language(place))
+    if kind == PERSON:
+        if target != query.from_user.id:
+            await query.answer(toast_tr.gettext("Only the person who asked can press this."))
             return
-        privacy = privacy_service_of(context)
-        toast_tr = translator(language_of(query.from_user.language_code))
-        button = None if privacy is None else privacy.signer.decode(query.data)
-        place = place_of_update(update)
-        message = query.message
-        if (
-            privacy is None
-            or button is None
-            or place is None
-            or not isinstance(message, Message)
-            or not carries_button(message.reply_markup, query.data)  # its question, not a board
-        ):
+        person = await privacy.service.forget_person(target, update.update_id)
+        await query.answer()
+        text = _person_text(person, tr)
+    else:
+        if target != place.chat_id:
             await query.answer(toast_tr.gettext("This button is not valid."))
             return
-        kind, target = button
-        tr = translator(await runtime.language(place))
-        if kind == PERSON:
-            if target != query.from_user.id:
-                await query.answer(toast_tr.gettext("Only the person who asked can press this."))
-                return
-            person = await privacy.service.forget_person(target, update.update_id)
-            await query.answer()
-            text = _person_text(person, tr)
-        else:
-            if target != place.chat_id:
-                await query.answer(toast_tr.gettext("This button is not valid."))
-                return
-            if not await is_chat_admin(runtime.bot, place.chat_id, query.from_user.id):
-                await query.answer(toast_tr.gettext("Only the chat's admins can erase its data."))
-                return
-            chat = await privacy.service.forget_chat(target, update.update_id)
-            await query.answer()
-            text = _chat_text(chat, tr)
-        runtime.edit(place, message.message_id, text, None)
-    finally:
-        runtime.book.finished(update)
+        if not await is_chat_admin(runtime.bot, place.chat_id, query.from_user.id):
+            await query.answer(toast_tr.gettext("Only the chat's admins can erase its data."))
+            return
+        chat = await privacy.service.forget_chat(target, update.update_id)
+        await query.answer()
+        text = _chat_text(chat, tr)
+    runtime.edit(place, message.message_id, text, None)
 
 
 def _person_text(erased: PersonErasure, tr: gettext.NullTranslations) -> str:

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import gettext
 import logging
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from telegram import Bot, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardMarkup, Update
 from telegram.ext import Application, ContextTypes
 
-from ...services.chat_settings import ChatLanguages, SettingsService
+from ...services.chat_settings import SettingsService
 from ...services.notify import NotifyService
 from ...services.play.lobby import LobbyService
 from ...services.play.races import RaceService
 from ...services.play.service import PlayService
 from ...services.types import Place
 from ...support.tasks import TaskSet
-from ..delivery.direct import EditPost, Post, TextPost
+from ..delivery.direct import EditPost, Post, TextPost, UploadPost
 from ..delivery.sender import Senders
 from ..ingress.gate import IntakeGate
 from ..ingress.receipts import ReceiptBook
@@ -28,6 +30,9 @@ from ..render.i18n import directed, language_of, translator
 logger = logging.getLogger(__name__)
 
 RUNTIME_KEY = "telesnap"
+
+Context = ContextTypes.DEFAULT_TYPE
+UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 
 
 @dataclass(eq=False)
@@ -53,20 +58,15 @@ class Runtime:
     jobs: TaskSet = field(default_factory=TaskSet)
     """Background jobs (ending a removed chat's games, say)."""
 
-    @property
-    def languages(self) -> ChatLanguages:
-        """The language each chat is written in."""
-        return self.settings.languages
-
     # -- what the handlers say directly ---------------------------------------------------
 
     async def language(self, place: Place) -> str:
         """The language the chat's messages are written in (read once, then kept)."""
-        return language_of(await self.languages.of(place.chat_id))
+        return language_of(await self.settings.languages.of(place.chat_id))
 
     def translations(self, place: Place) -> gettext.NullTranslations:
         """The chat's translations, as last read (the default language before that)."""
-        return translator(language_of(self.languages.known(place.chat_id)[1]))
+        return translator(language_of(self.settings.languages.known(place.chat_id)[1]))
 
     def say(
         self,
@@ -89,6 +89,22 @@ class Runtime:
         """Give a message new text (set right to left in a right-to-left language)."""
         text = directed(text, self.translations(place))
         self.send(EditPost(place.chat_id, message_id, text, reply_markup))
+
+    def upload(
+        self,
+        place: Place,
+        kind: Literal["photo", "animation", "document"],
+        data: bytes,
+        file_name: str,
+        caption: str,
+        reply_to: int,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> None:
+        """Post a file in the topic, with ``caption`` as it is given."""
+        post = UploadPost(
+            kind, place.chat_id, place.thread_id, data, file_name, caption, reply_markup, reply_to
+        )
+        self.send(post)
 
     def send(self, post: Post) -> None:
         """Post directly, in the chat's pace (nothing goes to a chat that removed the bot)."""
@@ -128,10 +144,6 @@ class Runtime:
         if chat_id > 0 and self.notify is not None:
             self.jobs.spawn(self.notify.private_chat_opened(chat_id))
 
-    def is_removed_from(self, chat_id: int) -> bool:
-        """Whether the bot was removed from the chat (nothing is sent there)."""
-        return self.senders.is_closed(chat_id)
-
     async def _end_games_in(self, chat_id: int) -> None:
         try:
             ended = await self.lobby.end_in_removed_chat(chat_id)
@@ -162,7 +174,7 @@ class Runtime:
         await self.jobs.close()
 
 
-def runtime_of(context: ContextTypes.DEFAULT_TYPE) -> Runtime:
+def runtime_of(context: Context) -> Runtime:
     """The runtime stored in the application."""
     runtime = context.bot_data[RUNTIME_KEY]
     assert isinstance(runtime, Runtime)
@@ -172,3 +184,20 @@ def runtime_of(context: ContextTypes.DEFAULT_TYPE) -> Runtime:
 def install(application: Application[Any, Any, Any, Any, Any, Any], runtime: Runtime) -> None:
     """Store the runtime in the application."""
     application.bot_data[RUNTIME_KEY] = runtime
+
+
+def finishing(handler: UpdateHandler) -> UpdateHandler:
+    """``handler``, with its update's receipt dropped as soon as it ends, whatever it did.
+
+    A Snap call it registered then stops holding its race at once, not only after the
+    error handler and the last handler group (``forget_receipt``).
+    """
+
+    @functools.wraps(handler)
+    async def handle(update: Update, context: Context) -> None:
+        try:
+            await handler(update, context)
+        finally:
+            runtime_of(context).book.finished(update)
+
+    return handle

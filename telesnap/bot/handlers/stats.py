@@ -3,6 +3,12 @@
 :func:`register_stats_handlers` adds them to the Application; call it before
 the game's generic handlers (whose catch-all would refuse the stats buttons).
 Everything is sent through the runtime's outbox, so flood limits hold.
+
+A leaderboard that lists at least :data:`~.render.stats.PICTURE_MIN_ENTRIES`
+players is sent as a picture (drawn in a worker thread) whose caption is the
+text and whose buttons switch the ranking; a press on such a message replaces
+its picture and caption. Shorter leaderboards, and text too long for a caption,
+stay plain messages.
 """
 
 from __future__ import annotations
@@ -10,19 +16,19 @@ from __future__ import annotations
 import asyncio
 import gettext
 import html
-import re
 from dataclasses import dataclass
 from functools import partial
 from html.parser import HTMLParser
 from typing import Any
 
 from telegram import InlineKeyboardMarkup, Message, Update
-from telegram.ext import Application, CallbackQueryHandler, CommandHandler, ContextTypes
+from telegram.ext import Application, CallbackQueryHandler, CommandHandler
 
 from ...services.stats.service import StatsService
-from ...services.stats.views import GameLine
+from ...services.stats.views import GameLine, LeaderboardView
 from ...services.types import Place, Refused
-from ..delivery.direct import UploadPost
+from ..delivery.direct import PhotoEditPost
+from ..render.boards import plain_text
 from ..render.callbacks import carries_button
 from ..render.i18n import directed, language_of, translator
 from ..render.stats import (
@@ -30,28 +36,22 @@ from ..render.stats import (
     StatsButtonSigner,
     history_keyboard,
     leaderboard_keyboard,
+    leaderboard_rows,
+    leaderboard_title,
     render_game_line,
     render_history,
     render_leaderboard,
     render_player_stats,
+    wants_picture,
 )
-from .context import command_arguments, place_of_update, replied_to
-from .leaderboards import edit_leaderboard_picture, send_leaderboard
-from .runtime import Runtime, runtime_of
+from .context import command_arguments, command_name, place_of_update, replied_to
+from .runtime import Context, Runtime, finishing, runtime_of
 
-__all__ = [
-    "STATS_KEY",
-    "StatsBot",
-    "install_stats_service",
-    "register_stats_handlers",
-    "replay_caption",
-    "within_length",
-]
-
-Context = ContextTypes.DEFAULT_TYPE
 STATS_KEY = "telesnap.stats"
 STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
 MAX_CAPTION = 1024
+"""Telegram's limit on a caption, in characters of visible text."""
+LEADERBOARD_FILE_NAME = "leaderboard.png"
 
 
 @dataclass(eq=False)
@@ -62,17 +62,10 @@ class StatsBot:
     signer: StatsButtonSigner
 
 
-def register_stats_handlers(
-    application: Application[Any, Any, Any, Any, Any, Any], stats: StatsService | None = None
-) -> None:
-    """Add the stats commands and buttons to ``application`` (before the generic handlers).
-
-    The service can be given here or later with :func:`install_stats_service`.
-    """
+def register_stats_handlers(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Add the stats commands and buttons (before the generic handlers)."""
     application.add_handler(CommandHandler(list(STATS_COMMANDS), on_stats_command))
     application.add_handler(CallbackQueryHandler(on_stats_button, pattern=STATS_CALLBACK_PATTERN))
-    if stats is not None:
-        install_stats_service(application, stats)
 
 
 def install_stats_service(
@@ -90,49 +83,36 @@ def _stats_bot(context: Context) -> StatsBot:
     return stats_bot
 
 
+@finishing
 async def on_stats_command(update: Update, context: Context) -> None:
     """/stats, /leaderboard, /history or /replay."""
+    message = update.effective_message
+    place = place_of_update(update)
+    if message is None or message.text is None or place is None:
+        return
     runtime = runtime_of(context)
-    try:
-        message = update.effective_message
-        place = place_of_update(update)
-        if message is None or message.text is None or place is None:
-            return
-        command = message.text.split()[0][1:].split("@")[0].lower()
-        tr = translator(await runtime.language(place))
-        stats_bot = _stats_bot(context)
-        if place.chat_type == "private" and command in ("leaderboard", "history"):
-            # No game is played here, and a leaderboard of other people is not shown here.
-            text = tr.gettext(
-                "🏆 Leaderboards and game history are kept per group: send /{command} in a"
-                " group where you play. Here /stats shows your own figures."
-            ).format(command=command)
-            _say(runtime, place, text, message)
-        elif command == "stats":
-            await _send_stats(runtime, stats_bot, message, place, tr)
-        elif command == "leaderboard":
-            view = await stats_bot.service.leaderboard(place.chat_id)
-            signer = stats_bot.signer.in_chat(place.chat_id)
-            await send_leaderboard(runtime, place, view, signer, tr, message.message_id)
-        elif command == "history":
-            page = await stats_bot.service.history(place.chat_id)
-            text = render_history(page, tr)
-            keyboard = history_keyboard(page, stats_bot.signer.in_chat(place.chat_id), tr)
-            _say(runtime, place, text, message, keyboard)
-        else:
-            await _send_replay(runtime, stats_bot, message, place, tr)
-    finally:
-        runtime.book.finished(update)
-
-
-def _say(
-    runtime: Runtime,
-    place: Place,
-    text: str,
-    message: Message,
-    keyboard: InlineKeyboardMarkup | None = None,
-) -> None:
-    runtime.say(place, text, message.message_id, keyboard)
+    command = command_name(message)
+    tr = translator(await runtime.language(place))
+    stats_bot = _stats_bot(context)
+    if place.chat_type == "private" and command in ("leaderboard", "history"):
+        # No game is played here, and a leaderboard of other people is not shown here.
+        text = tr.gettext(
+            "🏆 Leaderboards and game history are kept per group: send /{command} in a"
+            " group where you play. Here /stats shows your own figures."
+        ).format(command=command)
+        runtime.say(place, text, message.message_id)
+    elif command == "stats":
+        await _send_stats(runtime, stats_bot, message, place, tr)
+    elif command == "leaderboard":
+        view = await stats_bot.service.leaderboard(place.chat_id)
+        signer = stats_bot.signer.in_chat(place.chat_id)
+        await send_leaderboard(runtime, place, view, signer, tr, message.message_id)
+    elif command == "history":
+        page = await stats_bot.service.history(place.chat_id)
+        keyboard = history_keyboard(page, stats_bot.signer.in_chat(place.chat_id), tr)
+        runtime.say(place, render_history(page, tr), message.message_id, keyboard)
+    else:
+        await _send_replay(runtime, stats_bot, message, place, tr)
 
 
 async def _send_stats(
@@ -152,9 +132,9 @@ async def _send_stats(
     view = await stats_bot.service.player(place.chat_id, target.id, target.full_name)
     text = render_player_stats(view, tr)
     if not view.can_plot:
-        _say(runtime, place, text, message)
+        runtime.say(place, text, message.message_id)
         return
-    from ..render.charts import stats_chart  # on the first picture: see leaderboards._picture
+    from ..render.charts import stats_chart  # on the first picture: see _leaderboard_picture
 
     chart = await asyncio.to_thread(
         partial(
@@ -170,18 +150,8 @@ async def _send_stats(
     caption = text
     if len(text) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
-        _say(runtime, place, text, message)
-    runtime.send(
-        UploadPost(
-            "photo",
-            place.chat_id,
-            place.thread_id,
-            chart,
-            f"stats-{target.id}.png",
-            caption,
-            reply_to=message.message_id,
-        ),
-    )
+        runtime.say(place, text, message.message_id)
+    runtime.upload(place, "photo", chart, f"stats-{target.id}.png", caption, message.message_id)
 
 
 async def _send_replay(
@@ -194,22 +164,23 @@ async def _send_replay(
     """/replay ID sends the game as a film; /replay ID file sends its move-by-move file."""
     words = command_arguments(message)
     as_file = len(words) == 2 and words[1].lower() == REPLAY_FILE_OPTION
-    if not 1 <= len(words) <= 2 or (len(words) == 2 and not as_file):
-        _say(runtime, place, _replay_usage(tr), message)
-        return
-    if not words[0].lstrip("#").isdecimal():
-        _say(runtime, place, _replay_usage(tr), message)
+    if (
+        not 1 <= len(words) <= 2
+        or (len(words) == 2 and not as_file)
+        or not words[0].lstrip("#").isdecimal()
+    ):
+        text = tr.gettext(
+            "Write /replay ID to watch a game, or /replay ID file for its moves; "
+            "/history lists the games."
+        )
+        runtime.say(place, text, message.message_id)
         return
     game_id = int(words[0].lstrip("#"))
     try:
         document = await stats_bot.service.replay(place.chat_id, game_id)
     except Refused:
-        _say(
-            runtime,
-            place,
-            tr.gettext("No game #{id} has ended in this chat.").format(id=game_id),
-            message,
-        )
+        text = tr.gettext("No game #{id} has ended in this chat.").format(id=game_id)
+        runtime.say(place, text, message.message_id)
         return
     film = b""
     if not as_file:
@@ -218,56 +189,32 @@ async def _send_replay(
         film = await asyncio.to_thread(
             replay_film, game_id, document.history, document.game.players, tr
         )
+    caption = replay_caption(document.game, tr, film=bool(film))
     if film:
-        caption = within_length(
-            render_game_line(document.game, tr)
-            + "\n"
-            + tr.gettext("<code>/replay {id} file</code> sends every move as a file.").format(
-                id=game_id
-            ),
-            MAX_CAPTION,
-        )
-        post = UploadPost(
-            "animation",
-            place.chat_id,
-            place.thread_id,
-            film,
-            f"snap-game-{game_id}.gif",
-            caption,
-            reply_to=message.message_id,
-        )
+        file_name = f"snap-game-{game_id}.gif"
+        runtime.upload(place, "animation", film, file_name, caption, message.message_id)
     else:
-        post = UploadPost(
-            "document",
-            place.chat_id,
-            place.thread_id,
-            document.text.encode(),
-            document.file_name,
-            replay_caption(document.game, tr),
-            reply_to=message.message_id,
-        )
-    runtime.send(post)
+        data = document.text.encode()
+        runtime.upload(place, "document", data, document.file_name, caption, message.message_id)
 
 
 REPLAY_FILE_OPTION = "file"
 """The word after /replay ID that asks for the move-by-move file instead of the film."""
 
 
-def _replay_usage(tr: gettext.NullTranslations) -> str:
-    return tr.gettext(
-        "Write /replay ID to watch a game, or /replay ID file for its moves; "
-        "/history lists the games."
-    )
+def replay_caption(game: GameLine, tr: gettext.NullTranslations, *, film: bool = False) -> str:
+    """The caption of a /replay film or file, cut to fit: the game's line, then a hint.
 
-
-def replay_caption(game: GameLine, tr: gettext.NullTranslations) -> str:
-    """The caption of a /replay file: the game's line and how to check the file, cut to fit."""
-    caption = (
-        render_game_line(game, tr)
-        + "\n"
-        + tr.gettext("One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE")
-    )
-    return within_length(caption, MAX_CAPTION)
+    Under a film, the hint is how to get the file; under the file, how to check it.
+    """
+    if film:
+        hint = tr.gettext("<code>/replay {id} file</code> sends every move as a file.")
+        hint = hint.format(id=game.game_id)
+    else:
+        hint = tr.gettext(
+            "One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE"
+        )
+    return within_length(render_game_line(game, tr) + "\n" + hint, MAX_CAPTION)
 
 
 def within_length(markup: str, limit: int) -> str:
@@ -281,7 +228,7 @@ def within_length(markup: str, limit: int) -> str:
     >>> within_length("<b>short</b>", 100)
     '<b>short</b>'
     """
-    if _utf16_length(html.unescape(re.sub(r"<[^>]+>", "", markup))) <= limit:
+    if _utf16_length(plain_text(markup)) <= limit:
         return markup
     cutter = _Cutter(limit)
     cutter.feed(markup)
@@ -334,12 +281,12 @@ class _Cutter(HTMLParser):
 
 def _shows(message: Message, text: str, keyboard: InlineKeyboardMarkup | None) -> bool:
     """Whether the message already shows ``text`` and ``keyboard`` (an edit would fail)."""
-    plain = html.unescape(re.sub(r"<[^>]+>", "", text))
     current = message.reply_markup.to_dict() if message.reply_markup else None
     wanted = keyboard.to_dict() if keyboard else None
-    return message.text == plain and current == wanted
+    return message.text == plain_text(text) and current == wanted
 
 
+@finishing
 async def on_stats_button(update: Update, context: Context) -> None:
     """A press on a leaderboard or history button: edit that message to the new page.
 
@@ -347,41 +294,92 @@ async def on_stats_button(update: Update, context: Context) -> None:
     a modified client can send a leaderboard's data for a board or a lobby, which must
     stay what it is.
     """
-    runtime = runtime_of(context)
     query = update.callback_query
-    try:
-        if query is None:
+    if query is None:
+        return
+    runtime = runtime_of(context)
+    stats_bot = _stats_bot(context)
+    toast_tr = translator(language_of(query.from_user.language_code))
+    place = place_of_update(update)
+    message = query.message
+    if place is None or not isinstance(message, Message):
+        await query.answer(toast_tr.gettext("This button is not valid."))
+        return
+    signer = stats_bot.signer.in_chat(place.chat_id)
+    button = signer.decode(query.data)
+    if button is None or not carries_button(message.reply_markup, query.data):
+        await query.answer(toast_tr.gettext("This button is not valid."))
+        return
+    tr = translator(await runtime.language(place))
+    board = button.ranking()
+    if board is not None:
+        ranking, is_global = board
+        view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
+        if message.photo:  # a leaderboard sent as a picture: a new picture and caption
+            await query.answer()
+            await edit_leaderboard_picture(runtime, place, message, view, signer, tr)
             return
-        stats_bot = _stats_bot(context)
-        toast_tr = translator(language_of(query.from_user.language_code))
-        place = place_of_update(update)
-        message = query.message
-        if place is None or not isinstance(message, Message):
-            await query.answer(toast_tr.gettext("This button is not valid."))
-            return
-        signer = stats_bot.signer.in_chat(place.chat_id)
-        button = signer.decode(query.data)
-        if button is None or not carries_button(message.reply_markup, query.data):
-            await query.answer(toast_tr.gettext("This button is not valid."))
-            return
-        tr = translator(await runtime.language(place))
-        board = button.ranking()
-        if board is not None:
-            ranking, is_global = board
-            view = await stats_bot.service.leaderboard(place.chat_id, ranking, is_global=is_global)
-            if message.photo:  # a leaderboard sent as a picture: a new picture and caption
-                await query.answer()
-                await edit_leaderboard_picture(runtime, place, message, view, signer, tr)
-                return
-            text = render_leaderboard(view, tr)
-            keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, signer, tr)
-        else:
-            page = await stats_bot.service.history(place.chat_id, button.page)
-            text = render_history(page, tr)
-            keyboard = history_keyboard(page, signer, tr)
-        await query.answer()
-        text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
-        if not _shows(message, text, keyboard):
-            runtime.edit(place, message.message_id, text, keyboard)
-    finally:
-        runtime.book.finished(update)
+        text = render_leaderboard(view, tr)
+        keyboard: InlineKeyboardMarkup | None = leaderboard_keyboard(view, signer, tr)
+    else:
+        page = await stats_bot.service.history(place.chat_id, button.page)
+        text = render_history(page, tr)
+        keyboard = history_keyboard(page, signer, tr)
+    await query.answer()
+    text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
+    if not _shows(message, text, keyboard):
+        runtime.edit(place, message.message_id, text, keyboard)
+
+
+async def _leaderboard_picture(view: LeaderboardView, tr: gettext.NullTranslations) -> bytes:
+    # matplotlib takes about half a second to import: a worker starts without it (a
+    # restart is that much quicker) and loads it when it draws its first picture.
+    from ..render.charts import leaderboard_picture
+
+    rows = leaderboard_rows(view, tr)
+    return await asyncio.to_thread(leaderboard_picture, leaderboard_title(view, tr), rows, tr)
+
+
+async def send_leaderboard(
+    runtime: Runtime,
+    place: Place,
+    view: LeaderboardView,
+    signer: StatsButtonSigner,
+    tr: gettext.NullTranslations,
+    reply_to: int,
+) -> None:
+    """Send ``view`` in the topic, as a picture when it lists enough players."""
+    text = render_leaderboard(view, tr)
+    keyboard = leaderboard_keyboard(view, signer, tr)
+    if not wants_picture(view) or len(plain_text(text)) > MAX_CAPTION:
+        runtime.say(place, text, reply_to, keyboard)
+        return
+    picture = await _leaderboard_picture(view, tr)
+    caption = directed(text, tr)
+    runtime.upload(place, "photo", picture, LEADERBOARD_FILE_NAME, caption, reply_to, keyboard)
+
+
+async def edit_leaderboard_picture(
+    runtime: Runtime,
+    place: Place,
+    message: Message,
+    view: LeaderboardView,
+    signer: StatsButtonSigner,
+    tr: gettext.NullTranslations,
+) -> None:
+    """Show ``view`` in ``message``, a leaderboard sent as a picture: new picture and caption.
+
+    A caption too long for Telegram loses rows from its end (the picture shows every row).
+    """
+    text = directed(render_leaderboard(view, tr), tr)
+    lines = text.split("\n")
+    while len(lines) > 1 and len(plain_text("\n".join(lines))) > MAX_CAPTION:
+        lines.pop(-2)
+    picture = await _leaderboard_picture(view, tr)
+    keyboard = leaderboard_keyboard(view, signer, tr)
+    caption = "\n".join(lines)
+    runtime.send(
+        PhotoEditPost(
+            place.chat_id, message.message_id, picture, LEADERBOARD_FILE_NAME, caption, keyboard
+        )
+    )

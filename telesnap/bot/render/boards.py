@@ -18,9 +18,10 @@ FSI ... PDI, see :func:`~.i18n.isolate`), and in a right-to-left language
 from __future__ import annotations
 
 import gettext
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from html import escape
+from html import escape, unescape
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
@@ -61,12 +62,21 @@ def name(text: str) -> str:
     return escape(text, quote=False)
 
 
+def plain_text(markup: str) -> str:
+    """HTML as a message shows it: no tags, character references resolved.
+
+    >>> plain_text("<b>Ann &amp; Bob</b>")
+    'Ann & Bob'
+    """
+    return unescape(re.sub(r"<[^>]+>", "", markup))
+
+
 def _person(text: str, tr: gettext.NullTranslations) -> str:
     """A user's name, whole, escaped, and isolated where its direction differs from the line's."""
     return isolate(name(text), tr)
 
 
-def _on_board(text: str, tr: gettext.NullTranslations) -> str:
+def board_name(text: str, tr: gettext.NullTranslations) -> str:
     """A name as boards show it: cut past :data:`BOARD_NAME_LIMIT`, then as :func:`_person`."""
     return _person(shorten(text, BOARD_NAME_LIMIT), tr)
 
@@ -98,10 +108,10 @@ def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
         if player.status is SeatStatus.ACTIVE:
             top = isolate(str(player.top), tr) if player.top else EMPTY_PILE
             counts = pile_counts(player.face_down, player.face_up, tr)
-            lines.append(f"{marker}<b>{_on_board(player.name, tr)}</b>: {top} · {counts}")
+            lines.append(f"{marker}<b>{board_name(player.name, tr)}</b>: {top} · {counts}")
         else:
             status = tr.gettext("out") if player.status is SeatStatus.OUT else tr.gettext("left")
-            lines.append(f"<s>{_on_board(player.name, tr)}</s>: {status}")
+            lines.append(f"<s>{board_name(player.name, tr)}</s>: {status}")
     if table.pot_top is not None:
         lines.append(
             tr.ngettext(
@@ -187,7 +197,7 @@ def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> s
     """One line saying what an operation did, or None for operations players need not see."""
 
     def who(seat: int) -> str:
-        return f"<b>{_on_board(table.name_of_seat(seat), tr)}</b>"
+        return f"<b>{board_name(table.name_of_seat(seat), tr)}</b>"
 
     def card(op: CardFlipped) -> str:
         return isolate(str(op.card), tr)

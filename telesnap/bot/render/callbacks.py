@@ -33,10 +33,10 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar, Self
 
 from telegram import InlineKeyboardMarkup
 
-MAX_CALLBACK_BYTES = 64
 _PATTERN = re.compile(r"([a-z]):(\d{1,12}):(\d{1,9}):([A-Za-z0-9_-]{11})")
 
 
@@ -76,16 +76,6 @@ class ButtonPress:
     version: int
 
 
-def key_for(token: str, purpose: bytes) -> bytes:
-    """A signing key derived from the bot token: the same in every worker, one per purpose."""
-    return hashlib.sha256(purpose + b":" + token.encode()).digest()
-
-
-def chat_bound(body: str, chat_id: int) -> str:
-    """What a chat-bound button's tag signs: its data and its chat."""
-    return f"{body}@{chat_id}"
-
-
 def carries_button(markup: InlineKeyboardMarkup | None, data: str | None) -> bool:
     """Whether a message's keyboard has a button with this callback data.
 
@@ -98,41 +88,52 @@ def carries_button(markup: InlineKeyboardMarkup | None, data: str | None) -> boo
     )
 
 
-def tag(secret: bytes, body: str) -> str:
-    """The 11-character HMAC tag that signs ``body``."""
-    digest = hmac.new(secret, body.encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest[:8]).decode().rstrip("=")
+class Signer:
+    """Signs callback data as ``<body>:<tag>``: an 11-character HMAC of the body.
 
+    The key is derived from the bot token, so every worker has it, with a purpose of
+    its own per kind of button. A button bound to a chat has a tag that signs the
+    chat too, which its data does not carry (the pressed message tells it).
+    """
 
-def is_signed(secret: bytes, body: str, given_tag: str) -> bool:
-    """Whether ``given_tag`` is the tag of ``body`` (compared in constant time)."""
-    return hmac.compare_digest(given_tag, tag(secret, body))
-
-
-class CallbackSigner:
-    """Encodes and checks the callback data of the bot's buttons."""
+    PURPOSE: ClassVar[bytes]
 
     def __init__(self, secret: bytes) -> None:
         self._secret = secret
 
     @classmethod
-    def for_token(cls, token: str) -> CallbackSigner:
-        """A signer whose key is derived from the bot token (the same for every worker)."""
-        return cls(key_for(token, b"telesnap-callback"))
+    def for_token(cls, token: str) -> Self:
+        """The signer whose key is derived from the bot token."""
+        return cls(hashlib.sha256(cls.PURPOSE + b":" + token.encode()).digest())
 
-    def _tag(self, body: str) -> str:
-        return tag(self._secret, body)
+    def _tag(self, body: str, chat_id: int | None) -> str:
+        signed = body if chat_id is None else f"{body}@{chat_id}"
+        digest = hmac.new(self._secret, signed.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest[:8]).decode().rstrip("=")
+
+    def signed(self, body: str, chat_id: int | None = None) -> str:
+        """``body`` with its tag (signing ``chat_id`` too, for a button bound to it)."""
+        return f"{body}:{self._tag(body, chat_id)}"
+
+    def authentic_body(self, data: str, chat_id: int | None = None) -> str | None:
+        """The body of signed ``data``, or None if its tag is not ours (compared in fixed time)."""
+        body, _, given = data.rpartition(":")
+        return body if hmac.compare_digest(given, self._tag(body, chat_id)) else None
+
+
+class CallbackSigner(Signer):
+    """Encodes and checks the callback data of the game's buttons."""
+
+    PURPOSE = b"telesnap-callback"
 
     def encode(
         self, action: Action, *, game_id: int, version: int, chat_id: int | None = None
     ) -> str:
         """The callback data of a button; ``chat_id``: the chat a chat-bound button is sent to."""
-        body = f"{action.value}:{game_id}:{version}"
-        if action in CHAT_BOUND:
-            if chat_id is None:
-                raise ValueError(f"a {action.name} button is bound to a chat: give chat_id")
-            return f"{body}:{self._tag(chat_bound(body, chat_id))}"
-        return f"{body}:{self._tag(body)}"
+        if action in CHAT_BOUND and chat_id is None:
+            raise ValueError(f"a {action.name} button is bound to a chat: give chat_id")
+        bound_to = chat_id if action in CHAT_BOUND else None
+        return self.signed(f"{action.value}:{game_id}:{version}", bound_to)
 
     def decode(self, data: str | None, *, chat_id: int | None = None) -> ButtonPress | None:
         """The press a callback data stands for, or None if it is not one of ours.
@@ -141,18 +142,15 @@ class CallbackSigner:
         authentic only in the chat it was sent to.
         """
         match = _PATTERN.fullmatch(data or "")
-        if match is None:
+        if data is None or match is None:
             return None
-        action_code, game_id, version, given = match.groups()
+        action_code, game_id, version, _ = match.groups()
         try:
             action = Action(action_code)
         except ValueError:
             return None
-        body = f"{action_code}:{game_id}:{version}"
-        if action in CHAT_BOUND:
-            if chat_id is None:
-                return None
-            body = chat_bound(body, chat_id)
-        if not is_signed(self._secret, body, given):
+        if action in CHAT_BOUND and chat_id is None:
+            return None
+        if self.authentic_body(data, chat_id if action in CHAT_BOUND else None) is None:
             return None
         return ButtonPress(action, int(game_id), int(version))

@@ -30,9 +30,8 @@ from dataclasses import dataclass
 
 from ...game import CardFlipped, Operation
 from ...services.views import TableView
-from .boards import BOARD_NAME_LIMIT, MAX_TEXT, describe, name, render_table
+from .boards import MAX_TEXT, board_name, describe, render_table
 from .i18n import directed, isolate
-from .names import shorten
 
 _ROOM_FOR_LAYOUT = 128
 """Characters kept free beside the events and the table (compose_board needs 64)."""
@@ -70,8 +69,7 @@ def board_events(
         if line is None:
             continue
         if isinstance(op, CardFlipped):
-            shown = shorten(table.name_of_seat(op.seat), BOARD_NAME_LIMIT)  # as describe() shows it
-            who = f"<b>{isolate(name(shown), tr)}</b>"
+            who = f"<b>{board_name(table.name_of_seat(op.seat), tr)}</b>"  # as describe() has it
             events.append(flip_event(line, op.seat, who, isolate(str(op.card), tr)))
         else:
             events.append(BoardEvent(line))

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import functools
 import gettext
-import html
 import io
 import re
+import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +35,9 @@ from PIL import Image, ImageDraw, ImageFont
 from ...game import Card, CardFlipped, Game, Operation, SeatStatus
 from ...game.apply import apply_operation
 from ...services.views import TableView
-from .boards import describe
+from .boards import describe, plain_text
 from .i18n import is_rtl
 from .names import shorten
-
-__all__ = ["Frame", "film_frames", "replay_film"]
 
 WIDTH = 640
 _ROW = 34
@@ -97,7 +95,7 @@ def film_frames(
         if line is None:
             continue
         pause = _FLIP_MS if isinstance(op, CardFlipped) else _EVENT_MS
-        frames.append(Frame(table, _plain(line), pause))
+        frames.append(Frame(table, plain_text(line), pause))
     if not frames:
         return frames
     total = sum(frame.milliseconds for frame in frames)
@@ -156,10 +154,6 @@ def _palette() -> Image.Image:
     return sample.quantize(colors=64, method=Image.Quantize.FASTOCTREE)
 
 
-def _plain(line: str) -> str:
-    return html.unescape(re.sub(r"<[^>]+>", "", line))
-
-
 class _Painter:
     """Draws frames of one size, in one language."""
 
@@ -194,7 +188,9 @@ class _Painter:
             _write(draw, (26, pot_top + 8), pot, 16, _GOLD, self._rtl)
         band = self._height - _BOTTOM
         draw.rectangle((0, band, WIDTH, self._height), fill=_DARK)
-        for number, text in enumerate(_wrapped(frame.event, 56)[:2]):
+        words = " ".join(frame.event.split())
+        lines = textwrap.wrap(words, 56, break_long_words=False, break_on_hyphens=False)
+        for number, text in enumerate(lines[:2]):
             _write(draw, (14, band + 10 + number * 28), text, 17, _TEXT, self._rtl)
         return picture
 
@@ -207,18 +203,6 @@ def _card(draw: ImageDraw.ImageDraw, at: tuple[int, int], card: Card | None) -> 
     draw.rounded_rectangle((x, y, x + 40, y + 30), radius=4, fill=_CARD)
     colour = _RED if card.suit.is_red else _BLACK
     _write(draw, (x + 4, y + 5), str(card), 16, colour, False)
-
-
-def _wrapped(text: str, width: int) -> list[str]:
-    lines: list[str] = []
-    current = ""
-    for word in text.split():
-        if current and len(current) + 1 + len(word) > width:
-            lines.append(current)
-            current = word
-        else:
-            current = f"{current} {word}" if current else word
-    return [*lines, current] if current else lines
 
 
 def _write(

@@ -35,25 +35,9 @@ from ...services.stats.views import (
     Ranking,
 )
 from .boards import milliseconds, name
-from .callbacks import chat_bound, is_signed, key_for, tag
+from .callbacks import Signer
 from .i18n import isolate
 from .names import shorten
-
-__all__ = [
-    "STATS_CALLBACK_PATTERN",
-    "StatsButton",
-    "StatsButtonSigner",
-    "history_keyboard",
-    "leaderboard_keyboard",
-    "leaderboard_rows",
-    "leaderboard_title",
-    "rating_rule",
-    "render_game_line",
-    "render_history",
-    "render_leaderboard",
-    "render_player_stats",
-    "wants_picture",
-]
 
 STATS_CALLBACK_PATTERN = r"^T[BH]:[a-z]{1,2}:\d{1,6}:[A-Za-z0-9_-]{11}$"
 _PATTERN = re.compile(STATS_CALLBACK_PATTERN)
@@ -83,42 +67,32 @@ class StatsButton:
         codes = {code: ranking for ranking, code in RANKING_CODES.items()}
         if self.kind != "B" or len(self.arg) != 2 or self.arg[0] not in codes:
             return None
-        if self.arg[1] not in "cg":
-            return None
-        return codes[self.arg[0]], self.arg[1] == "g"
+        return (codes[self.arg[0]], self.arg[1] == "g") if self.arg[1] in "cg" else None
 
 
-class StatsButtonSigner:
-    """Signs and checks the stats buttons' callback data (an HMAC keyed by a secret)."""
+class StatsButtonSigner(Signer):
+    """Signs and checks the stats buttons' callback data."""
+
+    PURPOSE = b"telesnap-stats-callback"
 
     def __init__(self, secret: bytes, chat_id: int | None = None) -> None:
-        self._secret = secret
+        super().__init__(secret)
         self._chat_id = chat_id
-
-    @classmethod
-    def for_token(cls, token: str) -> StatsButtonSigner:
-        """A signer whose key is derived from the bot token."""
-        return cls(key_for(token, b"telesnap-stats-callback"))
 
     def in_chat(self, chat_id: int) -> StatsButtonSigner:
         """The signer of the buttons sent to (and pressed in) one chat."""
         return StatsButtonSigner(self._secret, chat_id)
 
-    def _signed(self, body: str) -> str:
-        return body if self._chat_id is None else chat_bound(body, self._chat_id)
-
     def encode(self, button: StatsButton) -> str:
         """The callback data of a button (at most 30 bytes)."""
-        body = f"T{button.kind}:{button.arg}:{button.page}"
-        return f"{body}:{tag(self._secret, self._signed(body))}"
+        return self.signed(f"T{button.kind}:{button.arg}:{button.page}", self._chat_id)
 
     def decode(self, data: str | None) -> StatsButton | None:
         """The button a callback data stands for, or None if it is forged or not ours."""
-        if _PATTERN.fullmatch(data or "") is None:
+        if data is None or _PATTERN.fullmatch(data) is None:
             return None
-        assert data is not None
-        body, _, given = data.rpartition(":")
-        if not is_signed(self._secret, self._signed(body), given):
+        body = self.authentic_body(data, self._chat_id)
+        if body is None:
             return None
         kind_part, arg, page = body.split(":")
         return StatsButton(kind_part[1], arg, int(page))

@@ -1,4 +1,4 @@
-"""The bot's own sentences: refusals, toasts, help and rules (all translatable)."""
+"""The bot's own sentences: refusals, toasts and help (all translatable)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from ...game import CallVerdict
 from ...game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ...services.types import Reason, Refused
 from .boards import clock_time, milliseconds, name
-from .rules_text import full_rules
 
 
 def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
@@ -144,8 +143,3 @@ def help_text(tr: gettext.NullTranslations) -> str:
             tr.gettext("/forgetchat: erase this chat's games, stats and settings (admins)"),
         ]
     )
-
-
-def rules_text(tr: gettext.NullTranslations) -> str:
-    """The /rules message: the full rules, in the chat's language."""
-    return full_rules(tr)
