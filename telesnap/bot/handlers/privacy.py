@@ -22,6 +22,13 @@ from ..render.i18n import language_of, translator
 from .context import command_name, is_chat_admin, place_of_message
 from .runtime import Context, finishing, runtime_of
 
+__all__ = [
+    "PRIVACY_COMMANDS",
+    "PrivacyButtonSigner",
+    "install_privacy_service",
+    "register_privacy_handlers",
+]
+
 PRIVACY_KEY = "telesnap.privacy"
 PRIVACY_COMMANDS = ("forgetme", "forgetchat")
 PERSON = "u"

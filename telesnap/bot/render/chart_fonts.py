@@ -28,6 +28,16 @@ from bidi.algorithm import get_display
 from matplotlib import font_manager
 from matplotlib.font_manager import FontProperties
 
+__all__ = [
+    "BASE_FAMILY",
+    "LAYS_OUT_TEXT",
+    "PACKAGED_FAMILIES",
+    "chart_text",
+    "drawable",
+    "families_for",
+    "register_fonts",
+]
+
 BASE_FAMILY = "DejaVu Sans"
 """matplotlib's own font: Latin, Cyrillic and the symbols of the cards."""
 PACKAGED_FAMILIES = ("Noto Sans Arabic", "Noto Sans Thai")

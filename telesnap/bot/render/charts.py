@@ -23,6 +23,8 @@ from matplotlib.ticker import MaxNLocator
 from .chart_fonts import chart_text, drawable, families_for
 from .i18n import is_rtl, language_of_translations, translator
 
+__all__ = ["leaderboard_figure", "leaderboard_picture", "stats_chart", "stats_figure"]
+
 _SIZE_INCHES = (8.0, 3.2)
 _DPI = 80
 _ROW_INCHES = 0.34

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import unicodedata
 
+__all__ = ["ELLIPSIS", "grapheme_count", "graphemes", "shorten"]
+
 ELLIPSIS = "…"
 ZWJ = "\u200d"
 

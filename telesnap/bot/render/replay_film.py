@@ -39,6 +39,8 @@ from .boards import describe, plain_text
 from .i18n import is_rtl
 from .names import shorten
 
+__all__ = ["Frame", "film_frames", "replay_film"]
+
 WIDTH = 640
 _ROW = 34
 _TOP = 46

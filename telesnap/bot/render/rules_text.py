@@ -18,6 +18,8 @@ import gettext
 
 from .i18n import directed, isolate
 
+__all__ = ["full_rules"]
+
 
 def full_rules(tr: gettext.NullTranslations) -> str:
     """The /rules message in the language of ``tr`` (HTML, well under 4096 characters)."""

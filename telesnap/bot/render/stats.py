@@ -39,6 +39,22 @@ from .callbacks import Signer
 from .i18n import isolate
 from .names import shorten
 
+__all__ = [
+    "STATS_CALLBACK_PATTERN",
+    "StatsButton",
+    "StatsButtonSigner",
+    "history_keyboard",
+    "leaderboard_keyboard",
+    "leaderboard_rows",
+    "leaderboard_title",
+    "rating_rule",
+    "render_game_line",
+    "render_history",
+    "render_leaderboard",
+    "render_player_stats",
+    "wants_picture",
+]
+
 STATS_CALLBACK_PATTERN = r"^T[BH]:[a-z]{1,2}:\d{1,6}:[A-Za-z0-9_-]{11}$"
 _PATTERN = re.compile(STATS_CALLBACK_PATTERN)
 RANKING_CODES = {
