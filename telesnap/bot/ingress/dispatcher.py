@@ -5,11 +5,10 @@ lets the transport acknowledge them; it hands what it stored straight to this
 process's :class:`InboxDispatcher`, which handles it without reading it back
 when the store found every pending update before it in its topic already in
 this process's line (else the line reads the inbox, the truth). On PostgreSQL
-the NOTIFY of the store wakes every other worker with the update's topic (or, for
-a call, the call), which it takes as if it had found it in the inbox; the storing
-worker ignores its own. After a claim, the rows in hand are checked to be still pending in one
-query on the coordination connection (another worker, woken by the store, may have
-taken one first). The dispatcher runs each update through
+the NOTIFY of the store names the update to every other worker (see :meth:`wake`);
+the storing worker ignores its own. After a claim, the rows in hand are checked to
+be still pending in one query on the coordination connection (another worker,
+woken by the store, may have taken one first). The dispatcher runs each update through
 python-telegram-bot's own dispatch (``Application.process_update``: the
 handlers and filters), under one of a fixed number of slots:
 
@@ -98,7 +97,7 @@ class InboxDispatcher:
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._loop_task: asyncio.Task[None] | None = None
         self._stored_elsewhere: dict[int, Topic] = {}
-        """Updates other workers stored, of topics with no line here: checked once taken."""
+        """Updates other workers stored, of topics with no line here: checked to be taken."""
         self._check_elsewhere: asyncio.Task[None] | None = None
         self._draining = False
 
@@ -119,8 +118,7 @@ class InboxDispatcher:
             self._take_call(call)
         await asyncio.gather(*self._calls.values(), return_exceptions=True)
         for topic in await self._inbox.pending_topics():
-            self._unread.add(topic)
-            self._take_topic(topic)
+            self._read_topic(topic)
         self._loop_task = asyncio.create_task(self._run(), name="inbox-dispatcher")
 
     @property
@@ -160,8 +158,7 @@ class InboxDispatcher:
                 self._wake.set()  # the sweep finds what is left
                 continue
             for topic in {stored[update_id] for update_id in pending}:
-                self._unread.add(topic)
-                self._take_topic(topic)
+                self._read_topic(topic)
         self._check_elsewhere = None
 
     def offer(self, stored: Sequence[StoredUpdate], intaken: Intaken) -> None:
@@ -206,10 +203,14 @@ class InboxDispatcher:
                 for call in await self._inbox.pending_calls():
                     self._take_call(call)
                 for topic in await self._inbox.pending_topics():
-                    self._unread.add(topic)
-                    self._take_topic(topic)
+                    self._read_topic(topic)
             except Exception:
                 logger.exception("could not look for pending updates; looking again soon")
+
+    def _read_topic(self, topic: Topic) -> None:
+        """Take a topic whose pending updates are in the inbox, not in hand."""
+        self._unread.add(topic)
+        self._take_topic(topic)
 
     def _take_topic(self, topic: Topic) -> None:
         if self._draining or topic in self._topics:
