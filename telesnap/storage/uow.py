@@ -27,7 +27,6 @@ from .errors import ReadOnlyError
 from .outbox_watch import OutboxWatch
 from .repositories import (
     AlertRepository,
-    BoardViewRepository,
     ChatRepository,
     ChatSettingsRepository,
     CommittedMarks,
@@ -129,7 +128,6 @@ class UnitOfWork:
     settings = _Repository(lambda uow: ChatSettingsRepository(uow.session))
     games = _Repository(lambda uow: GameRepository(uow.session))
     history = _Repository(lambda uow: HistoryRepository(uow.session))
-    board_views = _Repository(lambda uow: BoardViewRepository(uow.session))
     updates = _Repository(lambda uow: InboxRepository(lambda: uow.session, uow._marks))
     """The inbox takes the session only when it runs a statement (see ``session``)."""
     timers = _Repository(lambda uow: TimerRepository(uow.session))

@@ -28,7 +28,7 @@ from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
 from telesnap.services.types import Actor, Refused
 from telesnap.services.views import LobbyView, PlayOutcome
-from telesnap.storage.models import BoardView, OutboxMessage
+from telesnap.storage.models import OutboxMessage
 from telesnap.storage.repositories import ShownBoard
 from telesnap.storage.repositories.privacy import scrub
 from telesnap.storage.uow import GroupCommit, UnitOfWork, UnitsOfWork
@@ -130,13 +130,10 @@ async def test_a_sent_board_is_marked_with_its_message_in_one_go_and_a_failed_on
     assert await boards(outbox) == []
     async with session_factory() as session:
         rows = {row.id: row for row in await session.scalars(select(OutboxMessage))}
-        views = list(await session.scalars(select(BoardView)))
     assert (rows[start.id].state, rows[start.id].error) == ("failed", "BadRequest('refused')")
     assert (rows[flip_row.id].state, rows[flip_row.id].message_id) == ("sent", 321)
-    table = flip_row.board.table
-    assert [(v.game_id, v.version, v.message_id) for v in views] == [
-        (table.game_id, table.board_version, 321)
-    ]
+    assert rows[flip_row.id].shown_at == AT, "the board's view, in the same mark"
+    assert rows[start.id].shown_at is None
 
 
 async def test_a_board_just_committed_is_taken_without_reading_the_outbox(
@@ -195,7 +192,7 @@ async def test_boards_shown_together_are_marked_sent_in_one_commit(
     assert len(seen) == 1, "one transaction for both"
     assert await boards(outbox) == []
     async with UnitOfWork(session_factory, read_only=True) as uow:
-        newest = await uow.board_views.newest(waiting[-1].game_id)
+        newest = await uow.outbox.newest_board(waiting[-1].game_id)
     assert newest is not None
     assert (newest.version, newest.message_id) == (waiting[-1].board.table.board_version, 61)
 

@@ -70,7 +70,7 @@ async def test_a_worker_reads_a_chats_line_in_one_read_only_transaction(
         assert await outbox.line(PLACE.chat_id) == line
     assert [kind for kind in kinds(seen) if not kind.startswith("BEGIN")] == [
         "SELECT outbox_messages",
-        "SELECT board_views",
+        "SELECT outbox_messages",
     ], "the rows and the game's newest board shown, in one transaction"
     assert len(committed) == 1
 
@@ -88,8 +88,7 @@ async def test_the_boards_of_several_chats_shown_meanwhile_are_marked_in_one_com
         await asyncio.gather(outbox.sent(shown([first], 51)), outbox.sent(shown([second], 52)))
     assert len(committed) == 1, "one transaction for both"
     assert [kind for kind in kinds(seen) if not kind.startswith("BEGIN")] == [
-        "UPDATE outbox_messages",  # both rows, each with its own message, in one statement
-        "INSERT board_views",
+        "UPDATE outbox_messages",  # both rows, each with its message and view, in one statement
     ]
     async with session_factory() as session:
         marked = {

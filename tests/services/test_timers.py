@@ -20,10 +20,10 @@ from telesnap.services.play.store import GameStore
 from telesnap.services.timers.planner import TimerKind, TimerPlanner
 from telesnap.services.timers.service import TimerService
 from telesnap.services.types import Actor, Place, Receipt
-from telesnap.storage.repositories import ShownBoard
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 from ..admin import known_admin
+from .boards_sent import shown_in
 
 PLACE = Place(chat_id=-200, chat_type="group", title="Slow club")
 ANN, BOB, CID = Actor(1, "Ann"), Actor(2, "Bob"), Actor(3, "Cid")
@@ -54,7 +54,7 @@ def boards_shown_on_commit(store: GameStore, clock: Clock) -> BoardsShown:
             row = event.row
             loaded = store.cached(row.id) or await store.load(uow, row)
             version = loaded.game.board_version
-            await uow.board_views.record([ShownBoard(row.id, version, 1, clock())])
+            await shown_in(uow, PLACE, row.id, version, 1, clock())
 
     store.events.subscribe(GameChanged, record_view)
     return shown
@@ -108,7 +108,7 @@ async def show_board(world: World, sessions: async_sessionmaker[AsyncSession], a
     """The board the pace held reaches Telegram now: the outbox records its view."""
     table = (await world.play.table(PLACE)).table
     async with UnitsOfWork(sessions)() as uow:
-        await uow.board_views.record([ShownBoard(table.game_id, table.board_version, 9, at())])
+        await shown_in(uow, PLACE, table.game_id, table.board_version, 9, at())
 
 
 async def test_a_turn_runs_from_the_moment_its_board_is_shown_not_from_its_commit(

@@ -17,7 +17,6 @@ WIDENED = {
     ("game_results", "id"),
     ("game_players", "game_id"),
     ("game_operations", "game_id"),
-    ("board_views", "game_id"),
     ("timers", "game_id"),
     ("outbox_messages", "game_id"),
     ("races", "game_id"),

@@ -1,7 +1,7 @@
 """When each board was first shown: what reaction times start from, and which board is newest.
 
-The bot records a board view when the outbox marks the board sent (the
-outbox's own transaction, see ``OutboxService.sent``). Reaction times
+The bot records a board view when the outbox marks the board's row sent (in
+the same statement, see ``OutboxService.sent``). Reaction times
 are measured from the stored moment a board version first reached Telegram,
 and a Flip on the newest board in the chat acts on the game as it is now; both
 read these rows, so they hold after a restart and on any worker.
@@ -40,7 +40,7 @@ class ShownBoards:
         if known is not None:
             self._known.touch(key)
             return known
-        stored = await uow.board_views.shown_at(game_id, version)
+        stored = await uow.outbox.board_shown_at(game_id, version)
         if stored is not None:
             self._known[key] = stored
         return stored
@@ -48,4 +48,4 @@ class ShownBoards:
     @staticmethod
     async def newest_version(uow: UnitOfWork, game_id: int) -> int | None:
         """The highest board version of the game shown so far (None before any)."""
-        return await uow.board_views.newest_version(game_id)
+        return await uow.outbox.newest_board_version(game_id)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from ...storage.models import OutboxMessage, OutboxState
@@ -63,7 +63,8 @@ class Shown:
     entry_ids: tuple[int, ...]
     message_id: int | None
     board: ShownBoard | None = None
-    """A board: its game and version, shown in ``message_id`` at its moment."""
+    """A board: its game and version, shown in ``message_id`` at its moment; its row is
+    the last of ``entry_ids`` (the rows before it are earlier boards of the same message)."""
     lobby_of: int | None = None
     """A lobby: the game whose lobby message ``message_id`` is from now on."""
 
@@ -164,7 +165,7 @@ class OutboxService:
         """The newest board shown of each of ``games`` that has one, as stored (and kept)."""
         shown = {}
         for game_id in sorted(games):
-            newest = await uow.board_views.newest(game_id)
+            newest = await uow.outbox.newest_board(game_id)
             if newest is not None:
                 shown[game_id] = self._shown[game_id] = newest
         return shown
@@ -244,31 +245,6 @@ class OutboxService:
                 list(shown.entry_ids),
                 shown.message_id,
             )
-            await self._unview_erased_games()
-
-    async def _unview_erased_games(self) -> None:
-        """Let the marks waiting keep no view of a board whose game is gone.
-
-        A chat erased while its board was on its way leaves a view that can never be
-        stored (its game is gone): kept, it would fail every mark after it.
-        """
-        games = {mark.board.game_id for mark in self._to_mark if mark.board is not None}
-        if not games:
-            return
-        try:
-            async with self._units(read_only=True) as uow:
-                gone = games - await uow.games.existing(games)
-        except Exception:
-            logger.exception("could not check the games of the marks waiting; kept as they are")
-            return
-        if gone:
-            logger.warning("boards of erased games %s: marked sent without their views", gone)
-            self._to_mark = [
-                replace(mark, board=None)
-                if mark.board is not None and mark.board.game_id in gone
-                else mark
-                for mark in self._to_mark
-            ]
 
     async def _write_marks(self, uow: UnitOfWork) -> None:
         """Write every mark waiting: the rows sent, the boards' views, the lobbies' messages.
@@ -282,8 +258,12 @@ class OutboxService:
         await uow.outbox.mark_sent(
             {entry_id: mark.message_id for mark in marks for entry_id in mark.entry_ids},
             self._clock(),
+            views={
+                mark.entry_ids[-1]: mark.board.shown_at
+                for mark in marks
+                if mark.board is not None and mark.entry_ids
+            },
         )
-        await uow.board_views.record([mark.board for mark in marks if mark.board])
         for mark in marks:
             if mark.lobby_of is not None and mark.message_id is not None:
                 await _store_lobby_message(uow, mark.lobby_of, mark.message_id)

@@ -24,6 +24,7 @@ from ...storage.models import Timer as TimerRow
 from ...storage.repositories.bookkeeping import FAILURES_KEY, SET_ASIDE_KEY
 from ...storage.uow import UnitOfWork
 from ...support.retry import Backoff
+from ..outbox.board_views import ShownBoards
 from ..outbox.rows import Notice, NoticeKind, note_board, record_notice
 from ..play.base import Service
 from ..play.lobby import shown_lobby
@@ -89,6 +90,7 @@ class TimerService(Service):
     def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
         super().__init__(units, store)
         self.set_aside_count = 0
+        self._shown = ShownBoards()
 
     def now(self) -> datetime:
         """The current time on the timers' clock."""
@@ -191,7 +193,7 @@ class TimerService(Service):
             # The turn moved on since this timer was set: time the new turn.
             await planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, timer_s, started)
             return None
-        clock_start = await _turn_clock_start(uow, row, loaded, now)
+        clock_start = await _turn_clock_start(uow, row, loaded, now, self._shown)
         if clock_start is None:  # the board that asks for the turn is not shown yet
             await self._store.planner.add(uow, kind, RETRY_WHILE_UNSHOWN, row, payload)
             return None
@@ -303,7 +305,7 @@ class TimerService(Service):
 
 
 async def _turn_clock_start(
-    uow: UnitOfWork, row: GameRow, loaded: LoadedGame, now: datetime
+    uow: UnitOfWork, row: GameRow, loaded: LoadedGame, now: datetime, shown: ShownBoards
 ) -> datetime | None:
     """When the current turn's clock started (None: its board is not shown yet).
 
@@ -315,7 +317,7 @@ async def _turn_clock_start(
     version = max(game.turn_ended_at, default=0)
     if version > game.board_version:
         return started
-    return turn_clock_start(started, await uow.board_views.shown_at(row.id, version), now)
+    return turn_clock_start(started, await shown.shown_at(uow, row.id, version), now)
 
 
 def _due_timer(timer: TimerRow) -> _DueTimer:

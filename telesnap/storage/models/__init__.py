@@ -3,7 +3,7 @@
 from .accounts import CHAT_TYPES, WHOLE_CHAT, Chat, ChatSettings, User
 from .alerts import DirectChat, LobbyAlert
 from .base import Base, UtcDateTime, fits_bigint, utc_now
-from .games import ACTIVE_STATUSES, BoardView, Game, GameOperation, GamePlayer, GameStatus
+from .games import ACTIVE_STATUSES, Game, GameOperation, GamePlayer, GameStatus
 from .inbox import NO_CHAT, InboxUpdate
 from .infrastructure import Timer
 from .outbox import OutboxMessage, OutboxSender, OutboxState
@@ -17,7 +17,6 @@ __all__ = [
     "NO_CHAT",
     "WHOLE_CHAT",
     "Base",
-    "BoardView",
     "Chat",
     "ChatSettings",
     "DirectChat",

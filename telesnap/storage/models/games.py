@@ -21,7 +21,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from .base import Base, RowId, UtcDateTime, utc_now
 
-__all__ = ["ACTIVE_STATUSES", "BoardView", "Game", "GameOperation", "GamePlayer", "GameStatus"]
+__all__ = ["ACTIVE_STATUSES", "Game", "GameOperation", "GamePlayer", "GameStatus"]
 
 
 class GameStatus(StrEnum):
@@ -117,20 +117,3 @@ class GameOperation(Base):
     """The update's receipt stamp (wall-clock ns), taken by ``receipt_host_id``."""
     receipt_host_id: Mapped[str | None] = mapped_column(String(64))
     reaction_ms: Mapped[int | None] = mapped_column(Integer)
-
-
-class BoardView(Base):
-    """A board message that reached Telegram: which version of the game's board it shows.
-
-    Reaction times are measured from ``shown_at``, the wall time the bot got the
-    reply to the sendMessage, of the version the caller pressed.
-    """
-
-    __tablename__ = "board_views"
-
-    game_id: Mapped[int] = mapped_column(
-        RowId, ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
-    )
-    version: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    message_id: Mapped[int] = mapped_column(BigInteger)
-    shown_at: Mapped[datetime] = mapped_column(UtcDateTime)

@@ -29,6 +29,10 @@ class OutboxMessage(Base):
     ``payload`` describes *what* to show (for a board: the table and the operations
     since the previous board, see ``telesnap.services.outbox.service``); the bot renders it
     at send time. Rows of a chat are sent in ``id`` order.
+
+    A board row sent as the board its message shows has ``shown_at``: reaction times
+    start from a version's first showing, and a game's newest row shown is its board
+    on screen (both outlive a restart and hold on any worker).
     """
 
     __tablename__ = "outbox_messages"
@@ -48,6 +52,8 @@ class OutboxMessage(Base):
     done_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     error: Mapped[str | None] = mapped_column(String(200))
+    shown_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    """When the bot got Telegram's reply showing this row's board (None: not a view)."""
 
 
 class OutboxSender(Base):

@@ -2,7 +2,6 @@
 
 from .accounts import ChatRepository, ChatSettingsRepository, UserRepository
 from .alerts import AlertRepository
-from .board_views import BoardViewRepository, ShownBoard
 from .bookkeeping import TimerRepository
 from .games import GameRepository
 from .history import HistoryRepository, OperationRecord
@@ -13,7 +12,7 @@ from .inbox import (
     StoredElsewhere,
     StoredUpdate,
 )
-from .outbox import OUTBOX_CHANNEL, OutboxRepository
+from .outbox import OUTBOX_CHANNEL, OutboxRepository, ShownBoard
 from .races import RaceRepository
 from .stats import Ranking, StatsRepository
 
@@ -21,7 +20,6 @@ __all__ = [
     "INBOX_CHANNEL",
     "OUTBOX_CHANNEL",
     "AlertRepository",
-    "BoardViewRepository",
     "ChatRepository",
     "ChatSettingsRepository",
     "CommittedMarks",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
@@ -12,6 +13,7 @@ from sqlalchemy import (
     bindparam,
     case,
     delete,
+    func,
     insert,
     literal,
     select,
@@ -19,16 +21,26 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from ..models import OutboxMessage, OutboxState, utc_now
+from ..models import ACTIVE_STATUSES, Game, OutboxMessage, OutboxState, UtcDateTime, utc_now
 from ..outbox_watch import KEPT_BY_CALLER, note_added
 
-__all__ = ["OUTBOX_CHANNEL", "OutboxRepository"]
+__all__ = ["OUTBOX_CHANNEL", "OutboxRepository", "ShownBoard"]
 
 OUTBOX_CHANNEL = "telesnap_outbox"
 """PostgreSQL: the NOTIFY channel of committed outbox rows, the chat's id as payload.
 
 A trigger sends it for every row inserted (migration ``c7e2f4a81d95``).
 """
+
+
+@dataclass(frozen=True, slots=True)
+class ShownBoard:
+    """One board message that reached Telegram: the game, its board version, when."""
+
+    game_id: int
+    version: int
+    message_id: int
+    shown_at: datetime
 
 
 _TABLE = cast("Table", OutboxMessage.__table__)
@@ -162,31 +174,87 @@ class OutboxRepository:
         }
         await self._session.execute(_SETTLE, parameters)
 
-    async def mark_sent(self, shown: Mapping[int, int | None], at: datetime) -> None:
+    async def mark_sent(
+        self,
+        shown: Mapping[int, int | None],
+        at: datetime,
+        views: Mapping[int, datetime] | None = None,
+    ) -> None:
         """Mark pending messages sent, each with the message showing it, in one statement.
 
         ``shown``: row id -> the id of the message that showed it (None: settled unshown).
+        ``views``: row id -> when its board was shown, for the rows whose board their
+        message shows (in a run of boards sent together, the last).
         """
         if not shown:
             return
         message_ids = set(shown.values())
-        if len(message_ids) == 1:  # the common case: one message showed them all
+        if len(message_ids) == 1 and not views:  # the common case: one message, no board
             await self.settle(list(shown), OutboxState.SENT, at, message_id=message_ids.pop())
             return
-        whens = {literal(row, BigInteger): literal(m, BigInteger) for row, m in shown.items()}
-        mark = _STILL_PENDING.values(
-            state=OutboxState.SENT.value,
-            done_at=at,
-            message_id=case(whens, value=_C.id),
-            error=None,
+        values: dict[str, Any] = {"state": OutboxState.SENT.value, "done_at": at, "error": None}
+        if len(message_ids) == 1:
+            values["message_id"] = message_ids.pop()
+        else:
+            values["message_id"] = case(
+                {literal(row, BigInteger): literal(m, BigInteger) for row, m in shown.items()},
+                value=_C.id,
+            )
+        if views:
+            values["shown_at"] = case(
+                {literal(row, BigInteger): literal(t, UtcDateTime()) for row, t in views.items()},
+                value=_C.id,
+            )
+        await self._session.execute(_STILL_PENDING.values(**values), {"ids": list(shown)})
+
+    async def board_shown_at(self, game_id: int, version: int) -> datetime | None:
+        """When board ``version`` of the game was first shown, or None if it never was."""
+        first: datetime | None = await self._session.scalar(
+            select(func.min(_C.shown_at)).where(_C.game_id == game_id, _C.board_version == version)
         )
-        await self._session.execute(mark, {"ids": list(shown)})
+        return first
+
+    async def newest_board(self, game_id: int) -> ShownBoard | None:
+        """The game's newest board shown so far, in its newest message (None before any).
+
+        A version shown again in a newer message (a wrong call's board, the table
+        posted again after a restart) is on screen there: that message's buttons are
+        the live ones, to take off or to edit next.
+        """
+        row = (
+            await self._session.execute(
+                select(_C.board_version, _C.message_id, _C.shown_at)
+                .where(_C.game_id == game_id, _C.shown_at.is_not(None))
+                .order_by(_C.board_version.desc(), _C.message_id.desc())
+                .limit(1)
+            )
+        ).first()
+        if row is None:
+            return None
+        return ShownBoard(game_id, row.board_version, row.message_id, row.shown_at)
+
+    async def newest_board_version(self, game_id: int) -> int | None:
+        """The highest board version of the game shown so far (None before any)."""
+        newest: int | None = await self._session.scalar(
+            select(func.max(_C.board_version)).where(
+                _C.game_id == game_id, _C.shown_at.is_not(None)
+            )
+        )
+        return newest
 
     async def forget_settled(self, before: datetime) -> int:
-        """Delete messages sent or failed before ``before``; how many were deleted."""
+        """Delete messages sent or failed before ``before``; how many were deleted.
+
+        A game still on keeps its rows: its boards' views are read from them.
+        """
+        running = select(Game.id).where(Game.status.in_(ACTIVE_STATUSES))
         result = await self._session.execute(
             delete(OutboxMessage)
-            .where(OutboxMessage.state != OutboxState.PENDING.value, OutboxMessage.done_at < before)
+            .where(
+                OutboxMessage.state != OutboxState.PENDING.value,
+                OutboxMessage.done_at < before,
+                OutboxMessage.game_id.is_(None) | OutboxMessage.game_id.not_in(running),
+            )
             .execution_options(**{KEPT_BY_CALLER: True})  # settled rows: no line holds them
         )
         return int(getattr(result, "rowcount", 0) or 0)
