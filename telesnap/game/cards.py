@@ -162,13 +162,3 @@ class MatchMode(enum.Enum):
         if self is MatchMode.SUIT:
             return card.suit
         return (card.rank, card.suit.is_red)
-
-    def matches(self, first: Card, second: Card) -> bool:
-        """Whether two cards match in this mode.
-
-        >>> MatchMode.RANK.matches(parse_card("7♥"), parse_card("7♣"))
-        True
-        >>> MatchMode.RANK_AND_COLOUR.matches(parse_card("7♥"), parse_card("7♣"))
-        False
-        """
-        return self.key(first) == self.key(second)

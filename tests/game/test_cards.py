@@ -90,4 +90,4 @@ def test_r1_the_standard_deck_is_52_distinct_cards_13_per_suit() -> None:
 def test_r6_match_modes_compare_rank_colour_or_suit(
     mode: MatchMode, first: str, second: str, expected: bool
 ) -> None:
-    assert mode.matches(parse_card(first), parse_card(second)) is expected
+    assert (mode.key(parse_card(first)) == mode.key(parse_card(second))) is expected

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import Select, bindparam, func, select
@@ -53,13 +52,6 @@ class GameRepository:
         if not fits_bigint(game_id):
             return None
         return await self._session.scalar(_locked(select(Game).where(Game.id == game_id), lock))
-
-    async def existing(self, game_ids: Collection[int]) -> set[int]:
-        """Which of ``game_ids`` are stored (not erased)."""
-        ids = {game_id for game_id in game_ids if fits_bigint(game_id)}
-        if not ids:
-            return set()
-        return set(await self._session.scalars(select(Game.id).where(Game.id.in_(ids))))
 
     async def add(
         self,
