@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from alembic import command
-from alembic.config import Config
 from sqlalchemy import create_engine, text
 
-ROOT = Path(__file__).resolve().parents[2]
+from telesnap.storage.migrate import alembic_config
+
+from .migration_checks import add_a_user_and_a_chat
+
 BEFORE = "7e904c26c284"
 REVISION = "7a0a5e39d2ab"
 AT = "2026-12-01 10:00:00"
@@ -17,24 +18,11 @@ AT = "2026-12-01 10:00:00"
 
 def test_each_view_moves_to_the_row_that_showed_it_and_back(tmp_path: Path) -> None:
     path = tmp_path / "upgrade.db"
-    config = Config(
-        ROOT / "alembic.ini",
-        cmd_opts=argparse.Namespace(x=[f"url=sqlite+aiosqlite:///{path}"]),
-    )
+    config = alembic_config(f"sqlite+aiosqlite:///{path}")
     command.upgrade(config, BEFORE)
     engine = create_engine(f"sqlite:///{path}")
     with engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO users (id, first_name, created_at, updated_at)"
-                " VALUES (1, 'Ann', :at, :at)"
-            ),
-            {"at": AT},
-        )
-        connection.execute(
-            text("INSERT INTO chats (id, type, is_forum, created_at) VALUES (-5, 'group', 0, :at)"),
-            {"at": AT},
-        )
+        add_a_user_and_a_chat(connection, AT)
         connection.execute(
             text(
                 "INSERT INTO games (id, chat_id, thread_id, status, creator_id, settings,"

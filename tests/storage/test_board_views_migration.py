@@ -9,6 +9,8 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, text
 
+from .migration_checks import add_a_user_and_a_chat
+
 ROOT = Path(__file__).resolve().parents[2]
 BEFORE = "5c1d0e7a9b42"
 REVISION = "b7e3c2a91d40"
@@ -23,18 +25,7 @@ def test_the_last_shown_board_moves_to_board_views_and_back(tmp_path: Path) -> N
     command.upgrade(config, BEFORE)
     engine = create_engine(f"sqlite:///{path}")
     with engine.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO users (id, first_name, created_at, updated_at)"
-                " VALUES (1, 'Ann', '2026-11-30 19:00:00', '2026-11-30 19:00:00')"
-            )
-        )
-        connection.execute(
-            text(
-                "INSERT INTO chats (id, type, is_forum, created_at)"
-                " VALUES (-5, 'group', 0, '2026-11-30 19:00:00')"
-            )
-        )
+        add_a_user_and_a_chat(connection, "2026-11-30 19:00:00")
         for game_id, message_id, shown in ((1, 77, "2026-11-30 20:00:00.250000"), (2, None, None)):
             connection.execute(
                 text(
