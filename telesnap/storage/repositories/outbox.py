@@ -71,6 +71,18 @@ _PENDING = (
     .order_by(OutboxMessage.id)
 )
 """A chat's line, built once: with several workers it is read for every board."""
+_VIEWS = _C.game_id == bindparam("game_id"), _C.shown_at.is_not(None)
+"""The rows shown as their game's board (built once: a call or a line reads them)."""
+_FIRST_SHOWN = select(func.min(_C.shown_at)).where(
+    *_VIEWS, _C.board_version == bindparam("version")
+)
+_NEWEST_SHOWN = (
+    select(_C.board_version, _C.message_id, _C.shown_at)
+    .where(*_VIEWS)
+    .order_by(_C.board_version.desc(), _C.message_id.desc())
+    .limit(1)
+)
+_NEWEST_VERSION_SHOWN = select(func.max(_C.board_version)).where(*_VIEWS)
 
 
 class OutboxRepository:
@@ -209,9 +221,8 @@ class OutboxRepository:
 
     async def board_shown_at(self, game_id: int, version: int) -> datetime | None:
         """When board ``version`` of the game was first shown, or None if it never was."""
-        first: datetime | None = await self._session.scalar(
-            select(func.min(_C.shown_at)).where(_C.game_id == game_id, _C.board_version == version)
-        )
+        parameters = {"game_id": game_id, "version": version}
+        first: datetime | None = await self._session.scalar(_FIRST_SHOWN, parameters)
         return first
 
     async def newest_board(self, game_id: int) -> ShownBoard | None:
@@ -221,25 +232,14 @@ class OutboxRepository:
         posted again after a restart) is on screen there: that message's buttons are
         the live ones, to take off or to edit next.
         """
-        row = (
-            await self._session.execute(
-                select(_C.board_version, _C.message_id, _C.shown_at)
-                .where(_C.game_id == game_id, _C.shown_at.is_not(None))
-                .order_by(_C.board_version.desc(), _C.message_id.desc())
-                .limit(1)
-            )
-        ).first()
+        row = (await self._session.execute(_NEWEST_SHOWN, {"game_id": game_id})).first()
         if row is None:
             return None
         return ShownBoard(game_id, row.board_version, row.message_id, row.shown_at)
 
     async def newest_board_version(self, game_id: int) -> int | None:
         """The highest board version of the game shown so far (None before any)."""
-        newest: int | None = await self._session.scalar(
-            select(func.max(_C.board_version)).where(
-                _C.game_id == game_id, _C.shown_at.is_not(None)
-            )
-        )
+        newest: int | None = await self._session.scalar(_NEWEST_VERSION_SHOWN, {"game_id": game_id})
         return newest
 
     async def forget_settled(self, before: datetime) -> int:
