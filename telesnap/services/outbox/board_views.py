@@ -40,10 +40,15 @@ class ShownBoards:
         if known is not None:
             self._known.touch(key)
             return known
-        stored = await uow.outbox.board_shown_at(game_id, version)
+        stored = await self.stored_shown_at(uow, game_id, version)
         if stored is not None:
             self._known[key] = stored
         return stored
+
+    @staticmethod
+    async def stored_shown_at(uow: UnitOfWork, game_id: int, version: int) -> datetime | None:
+        """:meth:`shown_at` read from the database, for a reader that needs it rarely."""
+        return await uow.outbox.board_shown_at(game_id, version)
 
     @staticmethod
     async def newest_version(uow: UnitOfWork, game_id: int) -> int | None:

@@ -90,7 +90,6 @@ class TimerService(Service):
     def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
         super().__init__(units, store)
         self.set_aside_count = 0
-        self._shown = ShownBoards()
 
     def now(self) -> datetime:
         """The current time on the timers' clock."""
@@ -193,7 +192,7 @@ class TimerService(Service):
             # The turn moved on since this timer was set: time the new turn.
             await planner.arm_turn(uow, row, TimerKind.TURN_REMINDER, timer_s, started)
             return None
-        clock_start = await _turn_clock_start(uow, row, loaded, now, self._shown)
+        clock_start = await _turn_clock_start(uow, row, loaded, now)
         if clock_start is None:  # the board that asks for the turn is not shown yet
             await self._store.planner.add(uow, kind, RETRY_WHILE_UNSHOWN, row, payload)
             return None
@@ -305,7 +304,7 @@ class TimerService(Service):
 
 
 async def _turn_clock_start(
-    uow: UnitOfWork, row: GameRow, loaded: LoadedGame, now: datetime, shown: ShownBoards
+    uow: UnitOfWork, row: GameRow, loaded: LoadedGame, now: datetime
 ) -> datetime | None:
     """When the current turn's clock started (None: its board is not shown yet).
 
@@ -317,7 +316,8 @@ async def _turn_clock_start(
     version = max(game.turn_ended_at, default=0)
     if version > game.board_version:
         return started
-    return turn_clock_start(started, await shown.shown_at(uow, row.id, version), now)
+    shown_at = await ShownBoards.stored_shown_at(uow, row.id, version)
+    return turn_clock_start(started, shown_at, now)
 
 
 def _due_timer(timer: TimerRow) -> _DueTimer:
