@@ -188,12 +188,21 @@ class SQLiteConnection:
         )
 
     async def open(self) -> SQLiteConnection:
-        """Start the connection's thread and open the sqlite3 connection there."""
+        """Start the connection's thread and open the sqlite3 connection there.
+
+        A caller called off meanwhile (a pool disposed of while it waited) ends only
+        once the thread has closed what it opened: left open, the connection would
+        hold the file, and create it again if it was removed.
+        """
         self._thread.start()
+        opened: list[sqlite3.Connection] = []
         try:
-            self._connection = await self._in_thread(self._connector)
+            self._connection = await self._in_thread(lambda: _kept(opened, self._connector()))
         except BaseException:
+            closed = self._submit(partial(_close_all, opened))
             self._tx.put(None)
+            with contextlib.suppress(Exception):
+                await closed
             raise
         return self
 
@@ -271,12 +280,25 @@ class SQLiteConnection:
             self._tx.put(None)
 
     async def _in_thread(self, function: Callable[[], _T]) -> _T:
+        return await self._submit(function)
+
+    def _submit(self, function: Callable[[], _T]) -> asyncio.Future[_T]:
         future: asyncio.Future[_T] = asyncio.get_running_loop().create_future()
         self._tx.put((future, function))
-        return await future
+        return future
 
 
 _Job = tuple["asyncio.Future[Any] | None", Callable[[], Any]]
+
+
+def _kept(opened: list[sqlite3.Connection], connection: sqlite3.Connection) -> sqlite3.Connection:
+    opened.append(connection)
+    return connection
+
+
+def _close_all(connections: list[sqlite3.Connection]) -> None:
+    for connection in connections:
+        connection.close()
 
 
 def _call_after(

@@ -147,3 +147,28 @@ async def test_a_cancelled_caller_leaves_the_connection_working(tmp_path: Path) 
     assert await driver.run(lambda sqlite: sqlite.execute("SELECT 2").fetchone()[0]) == 2
     await driver.close()
     assert loop_errors == [], "the late result of the cancelled call was dropped quietly"
+
+
+async def test_an_open_called_off_leaves_no_connection_behind(tmp_path: Path) -> None:
+    # A pool that is disposed of while a caller waits to connect cancels that caller.
+    # The connection its thread opens after that must be closed before the caller ends:
+    # left open, it holds the file (and recreates one removed meanwhile).
+    release = threading.Event()
+    started = threading.Event()
+    opened: list[sqlite3.Connection] = []
+
+    def slow_connect() -> sqlite3.Connection:
+        started.set()
+        release.wait()
+        opened.append(sqlite3.connect(tmp_path / "late.db", check_same_thread=False))
+        return opened[-1]
+
+    task = asyncio.create_task(SQLiteConnection(slow_connect).open())
+    await asyncio.to_thread(started.wait)
+    task.cancel()
+    release.set()
+    await asyncio.wait([task])
+    assert task.cancelled()
+    assert len(opened) == 1, "the caller ended only once the thread had opened it"
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        opened[0].execute("SELECT 1")
