@@ -128,8 +128,6 @@ class BotRunner:
         self.engine: AsyncEngine | None = None
         """The database engine while the bot runs (tests inject database faults on it)."""
         self._coordination: LocalCoordination | PostgresCoordination | None = None
-        self.cold_start: bool | None = None
-        """Whether this start found no other worker alive (None: not started yet)."""
         self.application: BotApplication | None = None
         self.runtime: Runtime | None = None
         self.webhook_server: WebhookServer | None = None
@@ -216,7 +214,7 @@ class BotRunner:
         await publish_commands(application)
         await application.start()
         # A cold start holds the others back (they wait here) until it has resumed.
-        cold = self.cold_start = await coordination.start(dispatcher.wake, senders.rows_written)
+        cold = await coordination.start(dispatcher.wake, senders.rows_written)
         started = datetime.now(UTC)
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if cold:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -13,6 +14,7 @@ from telesnap.emulator.testing import RunningEmulator
 from .harness import NO_FLOOD, Table, table_with
 
 BACK = "I am back: the game goes on."
+COLD = "cold start: no other worker is alive on this database"
 
 
 @pytest.fixture
@@ -35,18 +37,23 @@ async def texts_of(table: Table) -> list[str]:
     return [message.text for message in await table.messages()]
 
 
+def cold_starts(caplog: pytest.LogCaptureFixture) -> int:
+    """How many starts logged that they found no other worker alive."""
+    return sum(record.getMessage() == COLD for record in caplog.records)
+
+
 async def test_a_worker_that_joins_a_running_one_leaves_the_games_alone(
-    emulator: RunningEmulator, postgres_url: str
+    emulator: RunningEmulator, postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="telesnap.app")
     async with table_with(emulator, postgres_url, ["Ann", "Bob"]) as table:
         board = await table.open_and_start(["Ann", "Bob"])
-        assert table.runner is not None
-        assert table.runner.cold_start is True
+        assert cold_starts(caplog) == 1
         before = await texts_of(table)
         second = another_worker(table)
         try:
             await second.start()
-            assert second.cold_start is False
+            assert cold_starts(caplog) == 1, "the second worker joined the first"
             assert await texts_of(table) == before, "no 'I am back', no board posted again"
             assert board.turn is not None
             await table.press(board.turn, board.message, "Flip")
@@ -57,23 +64,24 @@ async def test_a_worker_that_joins_a_running_one_leaves_the_games_alone(
 
         await table.stop_bot()  # both are gone now: the next start is cold
         await table.start_bot()
-        assert table.runner is not None
-        assert table.runner.cold_start is True
+        assert cold_starts(caplog) == 2
         await table.wait_for_text(BACK)
         resumed = await table.next_board()
         assert resumed.turn is not None
 
 
 async def test_of_two_workers_starting_at_once_exactly_one_resumes(
-    emulator: RunningEmulator, postgres_url: str
+    emulator: RunningEmulator, postgres_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="telesnap.app")
     async with table_with(emulator, postgres_url, ["Ann", "Bob"]) as table:
         await table.open_and_start(["Ann", "Bob"])
         await table.stop_bot()
         workers = [another_worker(table), another_worker(table)]
+        caplog.clear()
         try:
             await asyncio.gather(*(worker.start() for worker in workers))
-            assert sorted(worker.cold_start is True for worker in workers) == [False, True]
+            assert cold_starts(caplog) == 1
             await table.wait_for_text(BACK)
             texts = await texts_of(table)
         finally:
