@@ -1,4 +1,4 @@
-"""Dialect-specific ``INSERT ... ON CONFLICT`` for SQLite and PostgreSQL.
+"""What the repositories' statements share: ``INSERT ... ON CONFLICT`` per dialect, a bulk delete.
 
 A statement that runs on every press is built once per dialect, with bound
 parameters (:func:`per_dialect`): building and caching a statement anew costs
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
+from sqlalchemy import CursorResult, Delete
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-__all__ = ["per_dialect", "upsert_insert"]
+__all__ = ["bulk_delete", "per_dialect", "upsert_insert"]
 
 S = TypeVar("S")
 
@@ -41,3 +42,10 @@ def per_dialect(
         return built(session.get_bind().dialect.name)
 
     return for_session
+
+
+async def bulk_delete(session: AsyncSession, statement: Delete) -> int:
+    """Run a bulk delete of rows no session holds; return how many went."""
+    options = {"synchronize_session": False}
+    result = await session.execute(statement, execution_options=options)
+    return cast("CursorResult[Any]", result).rowcount

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
-
-from sqlalchemy import CursorResult, Delete, delete, select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import Chat, DirectChat, LobbyAlert
+from ._dialect import bulk_delete
 
 __all__ = ["AlertRepository"]
 
@@ -31,7 +30,7 @@ class AlertRepository:
         statement = delete(LobbyAlert).where(
             LobbyAlert.chat_id == chat_id, LobbyAlert.user_id == user_id
         )
-        return await self._deleted(statement) > 0
+        return await bulk_delete(self._session, statement) > 0
 
     async def is_subscribed(self, chat_id: int, user_id: int) -> bool:
         """Whether the person is on the chat's alerts."""
@@ -75,14 +74,11 @@ class AlertRepository:
 
     async def close_direct(self, user_id: int) -> int:
         """The person blocked the bot: forget their private chat and their alerts; how many."""
-        await self._deleted(delete(DirectChat).where(DirectChat.user_id == user_id))
-        return await self._deleted(delete(LobbyAlert).where(LobbyAlert.user_id == user_id))
+        await bulk_delete(self._session, delete(DirectChat).where(DirectChat.user_id == user_id))
+        statement = delete(LobbyAlert).where(LobbyAlert.user_id == user_id)
+        return await bulk_delete(self._session, statement)
 
     async def forget_chat(self, chat_id: int) -> int:
         """Erase the chat's alerts; how many went."""
-        return await self._deleted(delete(LobbyAlert).where(LobbyAlert.chat_id == chat_id))
-
-    async def _deleted(self, statement: Delete) -> int:
-        options = {"synchronize_session": False}
-        result = await self._session.execute(statement, execution_options=options)
-        return cast("CursorResult[Any]", result).rowcount
+        statement = delete(LobbyAlert).where(LobbyAlert.chat_id == chat_id)
+        return await bulk_delete(self._session, statement)

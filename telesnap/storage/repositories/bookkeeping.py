@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import CursorResult, Delete, delete, select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import Timer, utc_now
 from ..models.accounts import WHOLE_CHAT
+from ._dialect import bulk_delete
 
 __all__ = ["FAILURES_KEY", "SET_ASIDE_KEY", "TimerRepository"]
 
@@ -111,7 +112,7 @@ class TimerRepository:
             .order_by(Timer.due_at)
             .limit(limit)
         )
-        return await _delete(self._session, delete(Timer).where(Timer.id.in_(oldest)))
+        return await bulk_delete(self._session, delete(Timer).where(Timer.id.in_(oldest)))
 
     async def pending_for_game(self, game_id: int, kind: str) -> Timer | None:
         """The game's earliest unfired timer of ``kind`` (None: it has none)."""
@@ -133,10 +134,3 @@ class TimerRepository:
             statement.returning(Timer.id).execution_options(synchronize_session="fetch")
         )
         return len(result.all())
-
-
-async def _delete(session: AsyncSession, statement: Delete) -> int:
-    """Run a bulk delete of rows no session holds; return how many went."""
-    options = {"synchronize_session": False}
-    result = await session.execute(statement, execution_options=options)
-    return cast("CursorResult[Any]", result).rowcount
