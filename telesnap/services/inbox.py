@@ -192,11 +192,6 @@ class InboxService:
         async with self._units() as uow:
             return await uow.updates.take_unfinished_presses(since, before)
 
-    async def is_processed(self, update_id: int) -> bool:
-        """Whether the update is processed."""
-        async with self._units(read_only=True) as uow:
-            return await uow.updates.is_processed(update_id)
-
 
 def _intaken(new: frozenset[int], rows: list[tuple[int, int, int]] | None) -> Intaken:
     """``rows``: the pending updates before the new ones, as (update_id, chat_id, thread_id)."""

@@ -68,6 +68,7 @@ class Worker:
         slots: int = 256,
         sweep_s: float = 3600.0,
     ) -> None:
+        self.engine = engine
         self.application = FakeApplication(handle)
         self.book = ReceiptBook(SIGNER, "test-host")
         self.inbox = InboxService(UnitsOfWork(session_factory(engine)))

@@ -16,6 +16,7 @@ from telegram import Update
 
 from telesnap.services.types import Topic
 
+from ..inbox_marks import is_processed
 from .inbox_helpers import SAFETY_S, Counter, Worker, message_update, snap_press
 
 
@@ -122,8 +123,8 @@ async def test_a_redelivered_update_is_stored_and_handled_once(engine: AsyncEngi
     await done.reached(2)
     await worker.stop()
     assert worker.application.seen == [1, 2]
-    assert await worker.inbox.is_processed(1)
-    assert await worker.inbox.is_processed(2)
+    assert await is_processed(worker.engine, 1)
+    assert await is_processed(worker.engine, 2)
 
 
 async def test_updates_stored_before_a_stop_are_handled_once_after_the_restart(
@@ -194,7 +195,7 @@ async def test_a_drain_finishes_the_update_in_hand_and_leaves_the_rest_for_the_n
     async with asyncio.timeout(SAFETY_S):
         await drain
     assert stopping.application.seen == [1]
-    assert await stopping.inbox.is_processed(1)
+    assert await is_processed(stopping.engine, 1)
     await stopping.coordination.close()
 
     done = Counter()

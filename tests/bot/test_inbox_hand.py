@@ -22,6 +22,7 @@ from telesnap.services.inbox import InboxService
 from telesnap.services.types import Topic
 from telesnap.storage.database import create_engine
 
+from ..inbox_marks import is_processed
 from .inbox_helpers import SAFETY_S, USER, Counter, Worker, message_update, snap_press
 
 
@@ -92,7 +93,7 @@ async def test_updates_stored_here_are_handled_without_reading_them_back(
     assert worker.application.seen.index(1) < worker.application.seen.index(2)
     assert reads == [], "nothing read back: the rows were in hand"
     for update_id in (1, 2, 3, 4):
-        assert await worker.inbox.is_processed(update_id)
+        assert await is_processed(worker.engine, update_id)
 
 
 async def test_an_update_behind_one_stored_elsewhere_waits_for_it(engine: AsyncEngine) -> None:

@@ -329,13 +329,6 @@ class InboxRepository:
             await self._session.execute(_EMPTY, {"ids": taken})
         return presses
 
-    async def is_processed(self, update_id: int) -> bool:
-        """Whether ``update_id`` is processed."""
-        statement = select(_C.update_id).where(
-            _C.update_id == update_id, _C.processed_at.is_not(None)
-        )
-        return await self._session.scalar(statement) is not None
-
     async def pending_topics(self, limit: int = 500) -> list[tuple[int, int]]:
         """The (chat id, thread id) of topics with pending updates that are not calls."""
         statement = (
