@@ -168,6 +168,8 @@ class InboxService:
         """Mark an update processed now that its handlers are done; its content goes.
 
         ``keep_content``: a Snap call, whose race reads it to answer its caller.
+        The content goes in the next group commit, never later: until it goes, a
+        kill makes the next start answer the press again, which Telegram refuses.
         """
         async with self._units() as uow:
             left = await uow.updates.mark_handled(update_id, keep_content=keep_content)
