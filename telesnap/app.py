@@ -26,9 +26,9 @@ from .bot.delivery.pace import FloodLimits, Pacer
 from .bot.delivery.sender import Senders
 from .bot.delivery.show import HeadShow
 from .bot.handlers.menu import publish_commands
-from .bot.handlers.privacy import install_privacy_service
+from .bot.handlers.privacy import PrivacyBot
 from .bot.handlers.runtime import Runtime, install
-from .bot.handlers.stats import install_stats_service
+from .bot.handlers.stats import StatsBot
 from .bot.ingress.application import BotApplication, StampingBot, build_application
 from .bot.ingress.dispatcher import InboxDispatcher
 from .bot.ingress.gate import IntakeGate, toast_turned_away
@@ -199,6 +199,8 @@ class BotRunner:
             gate=gate,
             notify=NotifyService(units),
             jobs=jobs,
+            stats=StatsBot.for_token(StatsService(units), application.bot.token),
+            privacy=PrivacyBot.for_token(PrivacyService(units), application.bot.token),
         )
         self.timer_loop = TimerLoop(TimerService(units, store), HousekeepingService(units))
         store.planner.subscribe(self.timer_loop.wake)
@@ -208,8 +210,6 @@ class BotRunner:
             application,
             Readiness(partial(database_answers, engine), application.bot.get_me, probe),
         )
-        install_stats_service(application, StatsService(units))
-        install_privacy_service(application, PrivacyService(units))
         await self._initialize(application)
         await publish_commands(application)
         await application.start()

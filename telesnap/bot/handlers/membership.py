@@ -6,7 +6,6 @@ from telegram import Update
 from telegram.constants import ChatMemberStatus
 from telegram.ext import ContextTypes
 
-from .privacy import privacy_service_of
 from .runtime import finishing, runtime_of
 
 _GONE = (ChatMemberStatus.BANNED, ChatMemberStatus.LEFT)
@@ -20,7 +19,7 @@ async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     if change is None:
         return
     runtime = runtime_of(context)
-    privacy = privacy_service_of(context)
+    privacy = runtime.privacy
     if change.new_chat_member.status in _GONE:
         await runtime.removed_from(change.chat.id)
         if privacy is not None:  # the chat is erased once its retention has passed

@@ -25,11 +25,9 @@ from .runtime import Context, finishing, runtime_of
 __all__ = [
     "PRIVACY_COMMANDS",
     "PrivacyButtonSigner",
-    "install_privacy_service",
     "register_privacy_handlers",
 ]
 
-PRIVACY_KEY = "telesnap.privacy"
 PRIVACY_COMMANDS = ("forgetme", "forgetchat")
 PERSON = "u"
 CHAT = "c"
@@ -64,6 +62,11 @@ class PrivacyBot:
     service: PrivacyService
     signer: PrivacyButtonSigner
 
+    @classmethod
+    def for_token(cls, service: PrivacyService, token: str) -> PrivacyBot:
+        """With a button signer keyed by the bot token."""
+        return cls(service, PrivacyButtonSigner.for_token(token))
+
 
 def register_privacy_handlers(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
     """Add the commands and their confirmation buttons (before the generic handlers)."""
@@ -71,21 +74,6 @@ def register_privacy_handlers(application: Application[Any, Any, Any, Any, Any, 
     application.add_handler(
         CallbackQueryHandler(on_privacy_button, pattern=PRIVACY_CALLBACK_PATTERN)
     )
-
-
-def install_privacy_service(
-    application: Application[Any, Any, Any, Any, Any, Any], service: PrivacyService
-) -> None:
-    """Give the handlers their service (and a signer keyed by the bot token)."""
-    application.bot_data[PRIVACY_KEY] = PrivacyBot(
-        service, PrivacyButtonSigner.for_token(application.bot.token)
-    )
-
-
-def privacy_service_of(context: Context) -> PrivacyBot | None:
-    """The installed privacy handlers' state (None before it is installed)."""
-    found = context.bot_data.get(PRIVACY_KEY)
-    return found if isinstance(found, PrivacyBot) else None
 
 
 def _keyboard(text: str, data: str) -> InlineKeyboardMarkup:
@@ -97,11 +85,11 @@ async def on_privacy_command(update: Update, context: Context) -> None:
     """/forgetme (anyone, for themselves) or /forgetchat (a chat's admins)."""
     message = update.effective_message
     user = update.effective_user
-    privacy = privacy_service_of(context)
+    runtime = runtime_of(context)
+    privacy = runtime.privacy
     if message is None or message.text is None or user is None or privacy is None:
         return
     place = place_of_message(message)
-    runtime = runtime_of(context)
     tr = translator(await runtime.language(place))
     if command_name(message) == "forgetme":
         text = tr.gettext(
@@ -134,7 +122,7 @@ async def on_privacy_button(update: Update, context: Context) -> None:
     if query is None:
         return
     runtime = runtime_of(context)
-    privacy = privacy_service_of(context)
+    privacy = runtime.privacy
     toast_tr = translator(language_of(query.from_user.language_code))
     button = None if privacy is None else privacy.signer.decode(query.data)
     message = query.message

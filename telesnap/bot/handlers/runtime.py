@@ -7,7 +7,7 @@ import gettext
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from telegram import Bot, InlineKeyboardMarkup, Update
 from telegram.ext import Application, ContextTypes
@@ -26,6 +26,10 @@ from ..ingress.receipts import ReceiptBook
 from ..referee.races import RaceReferee
 from ..render.callbacks import CallbackSigner
 from ..render.i18n import directed, language_of, translator
+
+if TYPE_CHECKING:
+    from .privacy import PrivacyBot
+    from .stats import StatsBot
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +61,10 @@ class Runtime:
     """Who hears of new lobbies privately (``/notify``)."""
     jobs: TaskSet = field(default_factory=TaskSet)
     """Background jobs (ending a removed chat's games, say)."""
+    stats: StatsBot | None = None
+    """What ``/stats`` and the other stats commands read."""
+    privacy: PrivacyBot | None = None
+    """What ``/forgetme`` and ``/forgetchat`` erase with."""
 
     # -- what the handlers say directly ---------------------------------------------------
 

@@ -47,7 +47,6 @@ from ..render.stats import (
 from .context import command_arguments, command_name, place_of_update, replied_to
 from .runtime import Context, Runtime, finishing, runtime_of
 
-STATS_KEY = "telesnap.stats"
 STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
 MAX_CAPTION = 1024
 """Telegram's limit on a caption, in characters of visible text."""
@@ -61,26 +60,16 @@ class StatsBot:
     service: StatsService
     signer: StatsButtonSigner
 
+    @classmethod
+    def for_token(cls, service: StatsService, token: str) -> StatsBot:
+        """With a button signer keyed by the bot token."""
+        return cls(service, StatsButtonSigner.for_token(token))
+
 
 def register_stats_handlers(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
     """Add the stats commands and buttons (before the generic handlers)."""
     application.add_handler(CommandHandler(list(STATS_COMMANDS), on_stats_command))
     application.add_handler(CallbackQueryHandler(on_stats_button, pattern=STATS_CALLBACK_PATTERN))
-
-
-def install_stats_service(
-    application: Application[Any, Any, Any, Any, Any, Any], stats: StatsService
-) -> None:
-    """Give the stats handlers their service (and a button signer keyed by the bot token)."""
-    application.bot_data[STATS_KEY] = StatsBot(
-        stats, StatsButtonSigner.for_token(application.bot.token)
-    )
-
-
-def _stats_bot(context: Context) -> StatsBot:
-    stats_bot = context.bot_data[STATS_KEY]
-    assert isinstance(stats_bot, StatsBot)
-    return stats_bot
 
 
 @finishing
@@ -93,7 +82,8 @@ async def on_stats_command(update: Update, context: Context) -> None:
     runtime = runtime_of(context)
     command = command_name(message)
     tr = translator(await runtime.language(place))
-    stats_bot = _stats_bot(context)
+    stats_bot = runtime.stats
+    assert stats_bot is not None, "telesnap.app gives the runtime its stats"
     if place.chat_type == "private" and command in ("leaderboard", "history"):
         # No game is played here, and a leaderboard of other people is not shown here.
         text = tr.gettext(
@@ -298,7 +288,8 @@ async def on_stats_button(update: Update, context: Context) -> None:
     if query is None:
         return
     runtime = runtime_of(context)
-    stats_bot = _stats_bot(context)
+    stats_bot = runtime.stats
+    assert stats_bot is not None, "telesnap.app gives the runtime its stats"
     toast_tr = translator(language_of(query.from_user.language_code))
     place = place_of_update(update)
     message = query.message
