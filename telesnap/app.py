@@ -32,7 +32,7 @@ from .bot.handlers.stats import StatsBot
 from .bot.ingress.application import BotApplication, StampingBot, build_application
 from .bot.ingress.dispatcher import InboxDispatcher
 from .bot.ingress.gate import IntakeGate, toast_turned_away
-from .bot.ingress.health import Readiness, install_readiness
+from .bot.ingress.health import Readiness
 from .bot.ingress.intake import Intake
 from .bot.ingress.receipts import ReceiptBook
 from .bot.ingress.relevance import ALLOWED_UPDATES
@@ -205,11 +205,6 @@ class BotRunner:
         self.timer_loop = TimerLoop(TimerService(units, store), HousekeepingService(units))
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
-        probe = coordination.ping if coordination.shared else None
-        install_readiness(
-            application,
-            Readiness(partial(database_answers, engine), application.bot.get_me, probe),
-        )
         await self._initialize(application)
         await publish_commands(application)
         await application.start()
@@ -247,6 +242,11 @@ class BotRunner:
                 host=self._webhook.host,
                 port=self._webhook.port,
                 path=urlsplit(self._webhook.url).path or "/telegram",
+                readiness=Readiness(
+                    partial(database_answers, engine),
+                    application.bot.get_me,
+                    coordination.ping if coordination.shared else None,
+                ),
             )
             await server.start()
             self.webhook_server = server

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from telesnap.bot.ingress.health import Readiness, install_readiness
+from telesnap.bot.ingress.health import Readiness
 from telesnap.bot.ingress.receipts import ReceiptBook
 from telesnap.bot.ingress.webhook import WebhookServer
 from telesnap.bot.render.callbacks import CallbackSigner
@@ -21,10 +21,9 @@ from telesnap.bot.render.callbacks import CallbackSigner
 
 @dataclass
 class FakeApplication:
-    """What the listener uses of the Application: its bot data and its update queue."""
+    """What the listener uses of the Application: its bot and its update queue."""
 
     bot: Any = None
-    bot_data: dict[str, Any] = field(default_factory=dict)
     update_queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
 
 
@@ -70,16 +69,16 @@ async def test_health_answers_while_the_process_runs(
 async def test_ready_when_the_database_and_the_bot_api_answer(
     listener: tuple[WebhookServer, FakeApplication],
 ) -> None:
-    server, application = listener
-    install_readiness(application, Readiness(answers, answers))  # type: ignore[arg-type]
+    server, _ = listener
+    server.readiness = Readiness(answers, answers)
     assert await get(server, "/ready") == (200, {"ready": True})
 
 
 async def test_not_ready_names_what_fails_and_logs_it_once(
     listener: tuple[WebhookServer, FakeApplication], caplog: pytest.LogCaptureFixture
 ) -> None:
-    server, application = listener
-    install_readiness(application, Readiness(refuses, answers))  # type: ignore[arg-type]
+    server, _ = listener
+    server.readiness = Readiness(refuses, answers)
     with caplog.at_level(logging.WARNING, logger="telesnap.bot.ingress.health"):
         for _ in range(3):
             status, body = await get(server, "/ready")
@@ -96,8 +95,8 @@ async def test_not_ready_names_what_fails_and_logs_it_once(
 async def test_not_ready_while_the_coordination_connection_cannot_be_opened(
     listener: tuple[WebhookServer, FakeApplication],
 ) -> None:
-    server, application = listener
-    install_readiness(application, Readiness(answers, answers, refuses))  # type: ignore[arg-type]
+    server, _ = listener
+    server.readiness = Readiness(answers, answers, refuses)
     status, body = await get(server, "/ready")
     assert (status, body) == (
         503,
@@ -108,10 +107,10 @@ async def test_not_ready_while_the_coordination_connection_cannot_be_opened(
 async def test_a_probe_that_hangs_counts_as_failed_after_the_timeout(
     listener: tuple[WebhookServer, FakeApplication],
 ) -> None:
-    server, application = listener
+    server, _ = listener
     never = asyncio.Event()
     readiness = Readiness(answers, never.wait, timeout_s=0.05)
-    install_readiness(application, readiness)  # type: ignore[arg-type]
+    server.readiness = readiness
     status, body = await get(server, "/ready")
     assert (status, body["problems"]) == (503, ["bot api: no answer within 0.05 s"])
 
@@ -137,11 +136,11 @@ class CountingProbe:
 async def test_ready_probes_at_most_once_per_period(
     listener: tuple[WebhookServer, FakeApplication],
 ) -> None:
-    server, application = listener
+    server, _ = listener
     now = [100.0]
     database, bot_api = CountingProbe(), CountingProbe()
     readiness = Readiness(database, bot_api, cache_s=1.5, clock=lambda: now[0])
-    install_readiness(application, readiness)  # type: ignore[arg-type]
+    server.readiness = readiness
     for _ in range(20):
         assert await get(server, "/ready") == (200, {"ready": True})
     assert (database.runs, bot_api.runs) == (1, 1)
@@ -158,8 +157,8 @@ async def bot_api_token_error() -> None:
 async def test_ready_tells_its_reasons_only_to_this_machine(
     listener: tuple[WebhookServer, FakeApplication],
 ) -> None:
-    server, application = listener
-    install_readiness(application, Readiness(answers, bot_api_token_error))  # type: ignore[arg-type]
+    server, _ = listener
+    server.readiness = Readiness(answers, bot_api_token_error)
     status, body = await get(server, "/ready")  # from 127.0.0.1
     assert status == 503
     assert body["problems"] == ["bot api: OSError: cannot reach http://api/bot123456:***/getMe"]

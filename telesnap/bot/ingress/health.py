@@ -13,9 +13,8 @@ status code and ``{"ready": false}``, since a reason can name a host or a
 driver's error. A probe's answer is kept for :data:`READY_CACHE_S`, so a flood
 of ``/ready`` requests costs one query and one ``getMe`` per period.
 
-The wiring (``telesnap.app``) hands the two probes over with
-:func:`install_readiness`; the webhook server adds the routes with
-:func:`add_health_routes`.
+The wiring (``telesnap.app``) hands the probes to the webhook server, which
+adds the routes with :func:`add_health_routes`.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from .application import BotApplication
 from .redaction import redact
 
 __all__ = [
@@ -39,7 +37,6 @@ __all__ = [
     "READY_TIMEOUT_S",
     "Readiness",
     "add_health_routes",
-    "install_readiness",
 ]
 
 logger = logging.getLogger(__name__)
@@ -50,7 +47,6 @@ READY_TIMEOUT_S = 2.0
 """How long each readiness probe may take before it counts as failed."""
 READY_CACHE_S = 1.5
 """How long one probe's answer serves the ``/ready`` requests that follow it."""
-_READINESS_KEY = "telesnap.readiness"
 
 Probe = Callable[[], Awaitable[object]]
 """A check that returns when its part answers and raises when it does not."""
@@ -109,20 +105,15 @@ class Readiness:
         return None
 
 
-def install_readiness(application: BotApplication, readiness: Readiness) -> None:
-    """Give the application the checks its ``/ready`` endpoint runs."""
-    application.bot_data[_READINESS_KEY] = readiness
-
-
-def add_health_routes(app: web.Application, application: BotApplication) -> None:
-    """Add ``GET /health`` and ``GET /ready`` to the webhook listener's ``app``."""
+def add_health_routes(app: web.Application, readiness_of: Callable[[], Readiness | None]) -> None:
+    """Add ``GET /health`` and ``GET /ready`` (running ``readiness_of()``'s checks) to ``app``."""
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"alive": True})
 
     async def ready(request: web.Request) -> web.Response:
-        readiness = application.bot_data.get(_READINESS_KEY)
-        if not isinstance(readiness, Readiness):
+        readiness = readiness_of()
+        if readiness is None:
             logger.error("not ready: no readiness checks were installed")
             problems = ["the readiness checks are not installed"]
         else:

@@ -26,7 +26,7 @@ from aiohttp import web
 from telegram import Update
 
 from .application import BotApplication
-from .health import add_health_routes
+from .health import Readiness, add_health_routes
 from .intake import Intake
 from .relevance import bot_username, wanted
 
@@ -52,8 +52,11 @@ class WebhookServer:
         port: int,
         path: str = "/telegram",
         keepalive_timeout_s: float = KEEPALIVE_TIMEOUT_S,
+        readiness: Readiness | None = None,
     ) -> None:
         self._application = application
+        self.readiness = readiness
+        """What ``/ready`` checks (None: it answers 503, the checks are not installed)."""
         self._intake = intake
         self._draining = False
         self._secret = secret
@@ -66,7 +69,7 @@ class WebhookServer:
         self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         """The aiohttp application (routes may be added before :meth:`start`)."""
         self.app.router.add_post(self.path, self._receive)
-        add_health_routes(self.app, self._application)
+        add_health_routes(self.app, lambda: self.readiness)
 
     def drain(self) -> None:
         """Refuse new updates from now on (503): the bot is stopping."""
