@@ -1,8 +1,7 @@
 """The one place where everything is wired: database, services, bot, transport.
 
-``telesnap run`` (:mod:`telesnap.cli.run`), the sandbox and the end-to-end
-tests all go through :class:`BotRunner`; it takes its settings from
-:class:`~telesnap.config.Settings` and reads no environment of its own.
+``telesnap run``, the sandbox and the end-to-end tests all go through :class:`BotRunner`,
+which reads no environment of its own (only :class:`~telesnap.config.Settings`).
 """
 
 from __future__ import annotations
@@ -98,15 +97,9 @@ class BotRunner:
     ) -> None:
         """Prepare a bot; ``clock`` and ``run_timers=False`` let tests drive the timers.
 
-        ``limits`` and ``shuffle_seed`` default to what ``settings`` says; unsent rows
-        older than ``takeover_grace`` that nobody sends are looked for every
-        ``takeover_every_s`` (and sent).
-
-        Only a *cold start* (no other worker alive on the database, see
-        :mod:`telesnap.coordination`) does what a restart does: decide the
-        races a stop interrupted and post every running game again; a worker that
-        joins running ones leaves the games to them. ``resume=False`` skips it
-        even on a cold start.
+        Only a cold start (no other worker alive, see :mod:`telesnap.coordination`) decides the
+        races a stop interrupted and posts every running game again; ``resume=False`` skips it.
+        Unsent rows older than ``takeover_grace`` are looked for every ``takeover_every_s``.
         """
         if not settings.token:
             raise ValueError("TELESNAP_TOKEN is required to run the bot")
@@ -275,8 +268,8 @@ class BotRunner:
     async def _resume(self, runtime: Runtime) -> None:
         """Decide the races a stop interrupted, and show every other running game again.
 
-        Each game shown again is a board row of its own ("I am back"), after the
-        rows its game committed and never sent: they go out together, in order.
+        Each game shown again is a board row of its own, after the rows its game committed and
+        never sent: they go out together, in order.
         """
         raced = set()
         for race in await runtime.races.open_races():
@@ -289,9 +282,8 @@ class BotRunner:
     async def stop(self) -> None:
         """Drain: take no more updates, finish the ones taken, then close everything.
 
-        The webhook answers 503 from the start of the drain (Telegram or the
-        reverse proxy delivers elsewhere), polling stops; an update stored but not
-        taken stays in the inbox for another worker, or for the next start.
+        The webhook answers 503 from the start (so updates go elsewhere); an update stored but
+        not taken stays in the inbox for another worker, or for the next start.
         """
         application = self.application
         if application is not None:

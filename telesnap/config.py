@@ -1,9 +1,8 @@
 """Settings loaded from the environment and an optional ``.env`` file.
 
-Every setting is a ``TELESNAP_*`` variable, read by one row of :data:`VARIABLES`.
-The real environment wins over the ``.env`` file, and a blank value counts as
-unset. A malformed setting raises :class:`ConfigError`, whose message is one
-line naming the variable and what it accepts (never the value of a secret).
+The real environment wins over the ``.env`` file, and a blank value counts as unset. A
+malformed setting raises :class:`ConfigError`: one line naming the variable and what it
+accepts, never the value of a secret.
 """
 
 from __future__ import annotations
@@ -50,8 +49,7 @@ def default_host_id() -> str:
 class PoolSettings:
     """The PostgreSQL connection pool of one worker (SQLite always uses one connection).
 
-    A worker opens at most ``size + max_overflow`` connections, :data:`KEPT_CONNECTIONS`
-    of them for its life.
+    At most ``size + max_overflow`` connections, :data:`KEPT_CONNECTIONS` of them kept for life.
     """
 
     size: int = 10
@@ -196,8 +194,8 @@ def load_settings(
 ) -> Settings:
     """Read the settings from ``environ`` (default: the process's), over ``env_file`` if any.
 
-    ``require_token=False`` is for commands that never talk to Telegram (``telesnap db
-    upgrade``). ``defaults`` are a command's own (the sandbox logs only warnings), under both.
+    ``require_token=False`` is for commands that never talk to Telegram; a command's own
+    ``defaults`` lie under both.
     """
     values = {**(defaults or {}), **_read_env_file(env_file)}
     values.update(os.environ if environ is None else environ)
@@ -236,12 +234,7 @@ def _parse(variable: Variable, text: str) -> Any:
 
 
 def _warnings(settings: Settings, env_file: Path | None) -> tuple[str, ...]:
-    """What is risky in ``settings``, each as a line to log at start.
-
-    Whoever can read the ``.env`` file, or the plain-HTTP traffic to another machine, has
-    the token; against Telegram's own API, without flood control Telegram limits the bot,
-    and with a fixed seed anyone can foresee every deal.
-    """
+    """What is risky in ``settings``, each as a line to log at start (the lines say why)."""
     mode = env_file.stat().st_mode if env_file is not None and env_file.is_file() else 0
     api = urlsplit(settings.api_url)
     host = (api.hostname or "").lower()

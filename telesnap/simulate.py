@@ -1,13 +1,7 @@
 """``telesnap simulate``: whole games of Snap played by simulated players.
 
-Each game has a random dealer and shuffle, and players with their own
-reaction times (lognormal, median 300 to 600 ms), attention (how often they
-call when a match shows) and clumsiness (how often they call when nothing
-does). Stamps are nanoseconds on a simulated clock, so the same seed always
-plays the same games; only the two speed figures depend on the machine.
-
-The command ``telesnap simulate`` (:mod:`telesnap.cli.simulate`) prints
-what :func:`simulate` returns.
+Stamps are on a simulated clock, so the same seed always plays the same games; only the two
+speed figures depend on the machine.
 
 >>> summary = simulate(players=3, games=2, seed=1, tie_window_ms=100)
 >>> summary["games"], sum(summary["wins_by_seat"]) >= 2

@@ -1,12 +1,7 @@
 """The ``telesnap`` command line: every sub-command's arguments, parsed in one place.
 
-Each sub-command's body is imported only when it runs, so ``telesnap
-simulate`` never loads Telegram or the database. The bodies here
-(:mod:`.run`, :mod:`.replay`, :mod:`.simulate`) turn the arguments and the
-:class:`~telesnap.config.Settings` into calls of what the package builds
-(:class:`~telesnap.app.BotRunner` for the bot); the emulator's and the
-sandbox's bodies live with them (``telesnap/emulator/cli.py``,
-``telesnap/sandbox/cli.py``).
+Each sub-command's body is imported only when it runs, so ``telesnap simulate`` never loads
+Telegram or the database.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """``telesnap replay`` and ``telesnap export``: check stored games, and export a chat's stats.
 
-``telesnap replay FILE`` reads a document sent by /replay (or written by
-``telesnap replay --game ID --write FILE``), rebuilds the game from its
-operations and compares it with the ``# stored:`` facts of the header;
-``telesnap replay --game ID`` does the same with the database's rows. Any
-difference is printed and the exit code is 1.
-
-``telesnap export --chat ID`` prints the chat's ended games and its players'
-figures as JSON; a chat without any is exit code 1.
-
-Both only read: a SQLite file that is not there is named, never created, and
-when the sandbox's file is in the folder the message points to it (the sandbox
-keeps its games apart from the bot's).
+Both only read: a SQLite file that is not there is named, never created, and when the
+sandbox's file is in the folder the message points to it (it keeps its games apart).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """``telesnap run`` and ``telesnap db upgrade``: the bot, and its database's migrations.
 
-The arguments are parsed by :mod:`telesnap.cli`; these bodies read the
-:class:`~telesnap.config.Settings`, check the webhook options and hand both
-to :class:`~telesnap.app.BotRunner`, which composes the bot.
+These bodies read the :class:`~telesnap.config.Settings`, check the webhook options and hand
+both to :class:`~telesnap.app.BotRunner`.
 """
 
 from __future__ import annotations
@@ -41,9 +40,8 @@ def _configure_logging(settings: Settings) -> None:
 def webhook_from(args: argparse.Namespace, settings: Settings) -> Webhook | None:
     """The webhook ``--webhook-url`` and ``--listen`` ask for (None: polling).
 
-    Its secret comes from ``--webhook-secret-file`` or the settings
-    (``TELESNAP_WEBHOOK_SECRET``, ``TELESNAP_WEBHOOK_SECRET_FILE``), never from the
-    command line, where ``ps`` shows it to everyone on the machine.
+    Its secret comes from a file or the settings, never from the command line, where ``ps``
+    shows it to everyone on the machine.
     """
     secret_file = args.webhook_secret_file
     if args.webhook_url is None:

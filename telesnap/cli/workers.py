@@ -1,27 +1,13 @@
 """``telesnap run --workers N``: N webhook workers on consecutive ports, kept running.
 
-Each worker is a plain ``telesnap run --webhook-url … --listen HOST:PORT+i``
-process of its own (the webhook secret in its environment, never its argv),
-listening on its own port; a reverse proxy in front (nginx or HAProxy, which
-terminates TLS) spreads Telegram's POSTs over them. This small supervisor
-only starts them, restarts one that dies (after 1 s, doubling
-up to 30 s while it keeps dying within a minute of its start), passes SIGTERM
-and SIGINT on to all of them (each drains and exits), and on SIGHUP restarts
-them one at a time, each waiting until the one before answers ``/ready``.
+Each worker is a ``telesnap run`` process of its own behind a reverse proxy. Separate ports,
+not one shared with ``SO_REUSEPORT``: the proxy sees each worker, so it can send a request to
+the next when one refuses (a restarting worker loses no request) and health-check each; with a
+shared port the kernel hands connections to a closing worker and resets its accept queue.
 
-Why separate ports rather than one port shared with ``SO_REUSEPORT``: the
-proxy sees each worker, so it can send a request to the next worker when one
-refuses the connection (a worker restarting loses no request, and none waits
-for a retry), and health checks see each worker. With a shared port the kernel
-hands new connections to a worker that is closing, and resets those left in
-its accept queue.
-
-Every worker is started the same way: a worker that finds no other alive on
-the database (a cold start) resumes the running games (deciding the races a
-stop interrupted, posting the tables again), one that finds others running
-leaves the games to them (see :mod:`telesnap.coordination`). So a restarted
-worker, a rolling restart and the supervisors of other hosts need nothing
-special; ``--no-resume`` is passed on to every worker (none resumes, even cold).
+Every worker is started alike: only a cold start resumes the games (see
+:mod:`telesnap.coordination`), so a restarted worker, a rolling restart and the supervisors of
+other hosts need nothing special.
 """
 
 from __future__ import annotations
@@ -82,8 +68,7 @@ class WorkerSpec:
     def environment(self) -> dict[str, str]:
         """The worker's environment: the supervisor's, with the webhook secret.
 
-        The secret goes here rather than on the command line, which every user
-        of the machine can read (``ps``).
+        The secret goes here, not on the command line, which every user can read (``ps``).
         """
         # A blank _FILE wins over a .env file's, which would clash with the secret given.
         return {

@@ -1,25 +1,10 @@
 """How the workers share the work: one protocol, chosen once at start by the database.
 
-SQLite has one bot process: everything is decided in its memory
-(:class:`~.local.LocalCoordination`). PostgreSQL may have several workers: they
-coordinate through advisory locks and LISTEN on one connection each worker keeps
-for its life (:class:`~.postgres.PostgresCoordination`), so a worker killed with
-``-9`` lets go of everything it held the moment PostgreSQL drops its connection.
-
-What is coordinated:
-
-- **claims**: a topic's line of updates, and each Snap call, is run by one worker;
-- **wake-ups**: storing an update wakes the other workers (NOTIFY on the insert,
-  naming the update), and a committed outbox row wakes the worker that holds its chat;
-- **chat leases**: one worker at a time sends a chat's outbox rows;
-- **pledges**: the worker that owes a press its answer (its race's caller) holds it;
-- **liveness**: a *cold start* (no other worker alive) resumes the games; a warm
-  start leaves them to the running workers;
-- **flood-limit state**: each chat's windows, shared by the workers that send to
-  it, and each worker's share of the bot-wide limit.
-
-:func:`coordination_for` is the one place that looks at the database's kind to
-decide how to share; :class:`~telesnap.app.BotRunner` asks it once.
+SQLite has one bot process, so everything is decided in its memory
+(:class:`~.local.LocalCoordination`). PostgreSQL may have several workers: they coordinate
+through advisory locks and LISTEN on one connection each keeps for its life
+(:class:`~.postgres.PostgresCoordination`), so a worker killed with ``-9`` lets go of
+everything it held the moment PostgreSQL drops its connection.
 """
 
 from __future__ import annotations
@@ -58,10 +43,9 @@ class Coordination(Protocol):
     ) -> bool:
         """Join the workers and listen for wake-ups; True: a cold start (nobody else alive).
 
-        A cold start holds the others back (they wait in their own ``start``)
-        until :meth:`joined`. ``wake`` is called for each update another worker
-        stored, or with None when wake-ups may have been missed (look at the inbox);
-        ``rows_written(chat_id)`` when a worker committed outbox rows for a chat.
+        Only a cold start resumes the games; it holds the others back in their ``start`` until
+        :meth:`joined`. ``wake`` hears of each update another worker stored (None: wake-ups may
+        have been missed, look at the inbox); ``rows_written(chat_id)`` of committed outbox rows.
         """
         ...
 

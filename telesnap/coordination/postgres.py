@@ -1,30 +1,15 @@
 """Several workers on PostgreSQL: advisory locks and LISTEN on one connection per worker.
 
-Every claim, lease and pledge is a session-level advisory lock on a connection
-the worker keeps out of its pool for its life, which also LISTENs for the
-wake-ups that storing updates sends (``InboxRepository.store``) and those of
-committed outbox rows (a trigger's, see ``OUTBOX_CHANNEL``). A worker killed
-with ``-9`` loses the connection, and PostgreSQL releases all it held at once.
+Every claim, lease and pledge is a session-level advisory lock on one connection kept out of
+the pool for the worker's life (it also LISTENs for wake-ups): a worker killed with ``-9``
+loses it, and PostgreSQL releases all it held at once.
 
-**Liveness.** Every live worker holds a *shared* lock on one fixed key. A starting
-worker first tries the *exclusive* lock on it: if it gets it, nobody else is
-alive (a *cold start*): it resumes the games, then takes the shared lock and
-lets the exclusive one go (:meth:`PostgresCoordination.joined`). If it does not,
-it waits for the shared lock (until a cold start under way has resumed) and
-leaves the games to the running workers. The number of holders of that lock is
-the number of live workers: each takes an even share of the bot-wide flood limit.
-
-**A lost connection.** The connection is checked every :data:`CHECK_EVERY_S`.
-When it is lost, everything it held is gone (other workers may take it): the
-worker forgets its locks at once, so it sends no chat it no longer holds, opens a
-new connection, takes the shared lock again and, where nobody took them
-meanwhile, its claims, leases and pledges; the rest are logged as lost. Then it
-looks for pending updates (the wake-ups sent meanwhile were missed).
-
-**Shared flood-limit state.** Each chat's windows are a row of ``outbox_senders``,
-changed by compare-and-swap on a version number (:meth:`~PostgresCoordination.swap_pace`):
-one statement per change, and the workers that send to one chat count each
-other's messages.
+Live workers each hold a shared lock on one key; a starting worker that gets the exclusive
+lock is alone (a cold start) and resumes the games before :meth:`PostgresCoordination.joined`
+lets the others in. On a lost connection the worker forgets its locks at once (so it sends no
+chat it no longer holds), takes back what is still free, then looks for pending updates, as
+the wake-ups sent meanwhile were missed. Chat flood-limit windows are shared by
+compare-and-swap (:meth:`~PostgresCoordination.swap_pace`), so workers count each other's sends.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The pure Snap rules engine: cards, state, actions, operations and the race.
 
-It does no I/O, reads no clock and has no randomness of its own: a caller
-passes the shuffled deck and the receipt stamps in. Everything a caller needs
-is importable from here.
+It does no I/O, reads no clock and has no randomness of its own: a caller passes the
+shuffled deck and the receipt stamps in.
 """
 
 from .cards import (

@@ -1,11 +1,8 @@
 """How each operation changes a :class:`~telesnap.game.state.Board`.
 
-The actions in :mod:`telesnap.game.engine` decide *what* happens and record it
-as an operation; the functions here carry the operation out. Replaying a
-history runs the same functions, so a replayed game is the same game. Each
-function checks that the operation fits the board and raises
-:class:`~telesnap.game.errors.HistoryError` when it does not (a corrupt or
-edited history).
+The engine decides *what* happens; these carry it out. Replaying a history runs the same
+functions, so a replayed game is the same game; an operation that does not fit the board (a
+corrupt or edited history) raises :class:`~telesnap.game.errors.HistoryError`.
 """
 
 from __future__ import annotations

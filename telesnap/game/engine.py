@@ -1,11 +1,8 @@
 """The game of Snap: actions that check, decide and record what happens.
 
-Each action has a ``verify_*`` that raises a
-:class:`~telesnap.game.errors.SnapError` saying why the action is not allowed
-(and a ``can_*`` that answers yes or no, where a caller asks before acting);
-the action itself verifies, then records one or more operations (see
-:mod:`telesnap.game.operations`) and returns the main one. The history holds
-every operation; :meth:`Game.replay` rebuilds an identical game from it.
+Each action verifies first (its ``verify_*`` raises a :class:`~telesnap.game.errors.SnapError`
+saying why not), then records operations (:mod:`telesnap.game.operations`) in the history,
+from which :meth:`Game.replay` rebuilds an identical game.
 
 >>> from .cards import parse_cards
 >>> game = Game()
@@ -114,9 +111,8 @@ class Game(Board):
     ) -> GameStarted:
         """Deal ``deck`` (first card first) one card at a time, starting left of the dealer.
 
-        A real game deals the 52 cards; tests and worked examples may deal fewer.
-        The caller shuffles and picks the dealer (with its own random generator),
-        so the engine has no randomness of its own.
+        The caller shuffles and picks the dealer, so the engine has no randomness of its own;
+        tests may deal fewer than 52 cards.
         """
         self.verify_deal(player_count, dealer, deck)
         op = GameStarted(player_count, dealer, tuple(deck), match_mode, wrong_call_penalty)
@@ -163,10 +159,7 @@ class Game(Board):
         return op
 
     def skip(self, seat: int) -> TurnSkipped:
-        """Pass ``seat``'s turn to the next player without a flip (an absent player).
-
-        Only a turn that could be flipped can be skipped.
-        """
+        """Pass ``seat``'s turn on without a flip (an absent player); only a flippable turn."""
         self.verify_flip(seat)
         op = TurnSkipped(seat)
         self.carry_out(op)
@@ -240,11 +233,7 @@ class Game(Board):
     # -- race ---------------------------------------------------------------------------
 
     def resolve_race(self, tie_window_ms: int) -> RaceResolved:
-        """Decide the open race and carry out its result.
-
-        One winner takes the piles (and the pot for "Snap Pot!"); a tie sends the
-        piles into the pot. Wrong calls made meanwhile are then penalised.
-        """
+        """Decide the open race and carry it out; wrong calls made meanwhile are penalised after."""
         if self.is_over:
             raise GameOverError("The game is over.")
         decision = decide_race(self.pending_calls, tie_window_ms)
@@ -279,11 +268,10 @@ class Game(Board):
         return op
 
     def _wrong_callers_in_stamp_order(self) -> list[int]:
-        """The seats whose wrong calls wait for the race, ordered by stamp then sequence.
+        """The seats whose wrong calls wait for the race, in stamp then sequence order.
 
-        Paying in stamp order (not arrival order) keeps the result independent of the
-        order in which the calls were handled. While a race is open only calls are
-        recorded, so the race's calls are the SnapCalled operations at the end of the history.
+        Stamp order (not arrival) keeps the result independent of handling order. While a race
+        is open only calls are recorded, so its calls are the SnapCalled ops ending the history.
         """
         waiting = set(self.deferred_wrong_calls)
         keys: dict[int, tuple[int, int, int]] = {}
@@ -319,9 +307,8 @@ class Game(Board):
     def remove(self, seat: int, reason: LeaveReason = LeaveReason.LEFT) -> PlayerLeft:
         """Take a player out of the game.
 
-        Their cards (face-down pile from the top, then the face-up pile turned over)
-        are dealt one at a time to the active players, starting on the leaver's left,
-        to the bottom of each face-down pile.
+        Their cards are dealt one at a time to the active players from the leaver's left, to
+        the bottom of each face-down pile.
         """
         self.verify_remove(seat)
         leaver = self.seats[seat]

@@ -1,23 +1,7 @@
 """The exceptions the engine raises when an action is not allowed.
 
-Every error is a :class:`ValueError`, so callers that validate input can catch
-one family. The tree::
-
-    ValueError
-     └── SnapError                  any refused action or bad input
-          ├── CardParseError        text that is not a card ("11♠", "Z")
-          ├── SetupError            wrong player count, dealing twice, bad deck
-          ├── GameOverError         the game has ended
-          ├── NotInGameError        the seat does not exist or has left
-          ├── PlayerOutError        the player has no cards left
-          ├── NotYourTurnError      someone else must flip
-          ├── RaceInProgressError   a Snap race is collecting calls
-          ├── NoRaceError           there is no race to resolve
-          ├── DuplicateCallError    the player has already called in this race
-          │    └── RepeatedPressError  the same button of the same board, pressed again
-          └── HistoryError          a history that does not replay (corrupt or edited)
-
-Messages are written for players: they can be shown as they are.
+Every error is a :class:`ValueError`, so callers that validate input can catch one
+family. Messages are written for players: they can be shown as they are.
 
 >>> issubclass(NotYourTurnError, ValueError)
 True
@@ -31,9 +15,8 @@ from __future__ import annotations
 class SnapError(ValueError):
     """The base of every error the engine raises.
 
-    ``reason`` names, as a stable code, why a player's action was refused (the
-    services answer each code with its own message); None: bad input with no
-    reason of its own (the message says what).
+    ``reason`` is a stable code for why an action was refused (the services answer each with
+    its own message); None for bad input, where the message says what.
     """
 
     reason: str | None = None

@@ -1,8 +1,7 @@
 """Operation records: what happened in a game, one frozen record per event.
 
-A game's history is the list of its operations; replaying it rebuilds the
-same state. Every operation serialises to a JSON-ready dict and back exactly,
-and says which version of the format it is written in:
+A game's history is the list of its operations; replaying it rebuilds the same state. Each
+serialises to a JSON-ready dict and back exactly, tagged with its format version:
 
 >>> from .cards import parse_card
 >>> op = CardFlipped(seat=2, card=parse_card("10♥"), turned_over=False)
@@ -11,15 +10,9 @@ and says which version of the format it is written in:
 >>> operation_from_json(operation_to_json(op)) == op
 True
 
-Every history written by an earlier version still reads: :data:`FORMAT_UPGRADES`
-brings an operation up to :data:`HISTORY_FORMAT` one version at a time before it
-is decoded. The versions:
-
-1. the first format, before operations said their version (no ``format`` key);
-2. the same fields, with ``"format": 2``.
-
-A change to an operation's fields gets the next version and an upgrade from
-the one before (say, a new field with the value the old histories imply).
+Stored histories must keep reading: :data:`FORMAT_UPGRADES` brings an operation up to
+:data:`HISTORY_FORMAT` one version at a time before decoding, so a change to an operation's
+fields takes the next version and an upgrade from the one before.
 
 >>> operation_from_json({"kind": "player_out", "seat": 1}) == PlayerOut(1)  # format 1
 True
@@ -322,8 +315,7 @@ def operation_to_json(operation: Operation) -> dict[str, Any]:
 def operation_from_json(data: Mapping[str, Any]) -> Operation:
     """Rebuild an operation from :func:`operation_to_json`'s dict, in any format version.
 
-    Anything malformed (not a dict, an unknown kind, a missing field, a value of the
-    wrong type, a format newer than this code reads) raises
+    Anything malformed, or in a format newer than this code reads, raises
     :class:`~telesnap.game.errors.SnapError`:
 
     >>> operation_from_json({"kind": "dealt"})

@@ -1,10 +1,8 @@
 """The Snap race as a pure function of the calls and the tie window.
 
-A race opens when a correct call arrives. Every correct call whose receipt
-stamp is within ``tie_window_ms`` of the earliest one is in the race: one
-such caller wins, several tie. The result depends only on the stamps (and the
-update sequence number for equal stamps), never on the order in which the
-calls are given:
+Every correct call stamped within ``tie_window_ms`` of the earliest is in the race. The
+result depends only on the stamps (and the sequence for equal stamps), never on the order
+in which the calls are given:
 
 >>> calls = [Call(1, CallKind.SNAP, 40_000_000, 8), Call(0, CallKind.SNAP, 0, 7)]
 >>> decide_race(calls, tie_window_ms=100).winning_seats
@@ -37,11 +35,7 @@ class CallKind(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One call as the server received it.
-
-    ``stamp_ns`` is the receipt stamp (wall-clock nanoseconds) and
-    ``sequence`` orders calls with equal stamps (the Telegram update_id).
-    """
+    """One call as the server received it; ``sequence`` (the update_id) orders equal stamps."""
 
     seat: int
     kind: CallKind
@@ -84,8 +78,7 @@ class RaceDecision:
 def decide_race(calls: Iterable[Call], tie_window_ms: int) -> RaceDecision:
     """Decide a race among correct calls; a seat's later calls are ignored.
 
-    ``tie_window_ms = 0`` means no ties: the earliest stamp wins, equal stamps
-    being ordered by sequence.
+    ``tie_window_ms = 0`` means no ties: the earliest call wins.
     """
     if tie_window_ms < 0:
         raise SnapError(f"The tie window is 0 ms or more, not {tie_window_ms}.")

@@ -1,7 +1,6 @@
 """The state of a game of Snap: seats with their piles, the pot, the turn.
 
-:class:`Board` holds the data and answers questions about it; the actions
-that change it live in :mod:`telesnap.game.engine`.
+The actions that change a :class:`Board` live in :mod:`telesnap.game.engine`.
 """
 
 from __future__ import annotations
@@ -118,10 +117,7 @@ class Board:
         return tuple(seat.card_count for seat in self.seats)
 
     def next_active_after(self, seat: int) -> int | None:
-        """The first active seat clockwise after ``seat``.
-
-        That is ``seat`` itself if it is the only active one, and None when nobody is.
-        """
+        """The first active seat clockwise after ``seat`` (itself if alone; None if nobody)."""
         count = len(self.seats)
         for step in range(1, count + 1):
             candidate = (seat + step) % count

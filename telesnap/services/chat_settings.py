@@ -1,9 +1,8 @@
 """Reading and changing a chat's settings (changes by chat admins only), and its language.
 
-The language a chat is written in is asked for by every message the bot renders,
-so the languages of the chats used lately are kept (:class:`ChatLanguages`); a
-change that sets one updates them the moment it commits, before anything it wrote
-is shown.
+Every message the bot renders asks for its chat's language, so recent chats' languages are
+kept (:class:`ChatLanguages`), updated the moment a change commits, before anything it
+wrote is shown.
 """
 
 from __future__ import annotations
@@ -86,13 +85,10 @@ class SettingsService(Service):
     ) -> GameSettings:
         """Set one setting by its public name (a chat admin only); return the settings now.
 
-        The admin check is asked first, before any transaction is opened; a
-        refusal changes nothing. A running game keeps the settings it has.
-        Settings are the whole chat's: a forum topic plays by its chat's settings.
-        ``receipt``: the update that asks, marked processed in the change's
-        transaction, so a redelivery of it changes (and announces) nothing.
-        ``announce_to``: the message (a command) that a "saved" notice answers,
-        written to the outbox with the change.
+        The admin check is asked before any transaction opens. Settings are the whole chat's; a
+        running game keeps its own. ``receipt`` is marked processed in the change's transaction, so
+        a redelivery changes (and announces) nothing; the "saved" notice answering ``announce_to``
+        is written to the outbox with the change.
         """
         if not await is_admin():
             raise Refused(Reason.NOT_ADMIN)
@@ -112,11 +108,7 @@ class SettingsService(Service):
 
 
 async def adopt_language(uow: UnitOfWork, place: Place, language: str | None) -> str | None:
-    """Give the chat ``language`` (when given) unless it already has one (the first opener's).
-
-    Returns the language the chat's messages are now written in, as the settings
-    read it (None: the default).
-    """
+    """Give the chat ``language`` unless it has one (the first opener's); return its language."""
     if language is not None:
         stored = await uow.settings.values_to_change(place.chat_id, 0)
         if "language" not in stored:
@@ -140,8 +132,8 @@ async def topic_settings(uow: UnitOfWork, place: Place) -> GameSettings:
 async def written_in(uow: UnitOfWork, chat_id: int, thread_id: int = WHOLE_CHAT) -> str | None:
     """The language a chat's messages are written in: the chat's choice, if any.
 
-    A private chat's id is its person's: without a choice it is written in the
-    language their Telegram app reported, which outlives a restart (it is stored).
+    Else a private chat (its id is its person's) uses the language their app reported, stored
+    so it outlives a restart.
     """
     values = await uow.settings.get_effective_values(chat_id, thread_id)
     chosen = GameSettings.from_values(values).language

@@ -36,12 +36,10 @@ class Tidied:
 
 
 class HousekeepingService:
-    """Deletes old processed-update marks and fired timers, a batch per transaction.
+    """Deletes old update marks, fired timers and payloads, and chats past their retention.
 
-    It also drops processed updates' content after a short grace, and erases the
-    chats that removed the bot once their retention has passed. One worker purges
-    at a time: each batch's transaction takes the purge lock (PostgreSQL: an
-    advisory lock), and a worker that finds it taken leaves the rest to its holder.
+    A batch per transaction; one worker purges at a time (each batch takes the purge lock, on
+    PostgreSQL an advisory lock), and a worker that finds it taken leaves the rest to its holder.
     """
 
     def __init__(self, units: UnitOfWorkFactory) -> None:

@@ -1,15 +1,10 @@
 """The durable inbox: received updates stored before they are acknowledged, taken in order.
 
-Every update is stored (with its topic, raw JSON and receipt stamp) before
-Telegram is told it arrived: the webhook answers 200 and long polling confirms
-the offset only after the row is committed. A worker takes a topic's pending
-updates one at a time, in update_id order, under the topic's claim
-(:class:`TopicClaims`); a Snap call is taken on its own claim, at once, so it
-never waits behind its topic's line. A stored update stays pending until its
-change is committed (the change's own transaction marks it, see
-``Service._change``) or its handlers are done (:meth:`InboxService.handled`):
-a worker that dies before either leaves it pending for a live worker, and a
-second application of an update whose change was committed is a no-op.
+Telegram is told an update arrived (webhook 200, polling offset) only once its row
+commits. A topic's updates are taken one at a time, in update_id order, under its claim;
+a Snap call takes its own claim at once, never waiting behind its topic. An update stays
+pending until its change commits (marking it) or its handlers are done: a worker that
+dies leaves it to a live one, and a committed change applied again is a no-op.
 """
 
 from __future__ import annotations
@@ -100,11 +95,10 @@ def trimmed(payload: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Intaken:
-    """What storing a batch of updates found, for the dispatcher of the process that stored it.
+    """What storing a batch found, for the dispatcher of the process that stored it.
 
-    ``new``: the update_ids stored now (not redeliveries). ``before``: per topic,
-    the ids of its pending updates (not calls) older than the batch's, that is
-    the updates that must be handled first; None if there were too many to list.
+    ``new``: the update_ids stored now (not redeliveries). ``before``: per topic, its pending
+    non-call updates older than the batch's, to handle first; None if too many to list.
     """
 
     new: frozenset[int]
@@ -124,12 +118,9 @@ class InboxService:
     ) -> Intaken:
         """Store received updates; say which were new and what comes first.
 
-        They commit in the group commit, with the sent marks and the other updates
-        of their moment. A redelivered update (its update_id stored already) is
-        stored once. ``origin``: the storing process's name in the wake-up of other
-        workers. ``shared``: other workers may have stored updates of the same topics
-        (else this process knows every pending update it did not find at start: none
-        is looked for).
+        They commit in the group commit; a redelivered update_id is stored once. ``origin`` names
+        this process in other workers' wake-ups. ``shared``: other workers may have stored updates
+        of the same topics (else none is looked for).
         """
         updates = [
             dataclasses.replace(stored, payload=trimmed(stored.payload)) for stored in updates
@@ -167,9 +158,8 @@ class InboxService:
     async def handled(self, update_id: int, *, keep_content: bool = False) -> None:
         """Mark an update processed now that its handlers are done; its content goes.
 
-        ``keep_content``: a Snap call, whose race reads it to answer its caller.
-        The content goes in the next group commit, never later: until it goes, a
-        kill makes the next start answer the press again, which Telegram refuses.
+        ``keep_content``: a Snap call, whose race reads it. The content goes in the next group
+        commit: until then a kill makes the next start answer the press again (Telegram refuses).
         """
         async with self._units() as uow:
             left = await uow.updates.mark_handled(update_id, keep_content=keep_content)

@@ -1,12 +1,9 @@
 """``/notify``: a private message to the people who asked, when a lobby opens in their chat.
 
-A person subscribes in a group, for that group. Telegram lets a bot write
-first only to someone who started it privately, so the bot remembers who did
-(``direct_chats``); a subscription waits until then. The message is a notice
-row of the person's private chat in the durable outbox, written in the
-transaction that opens the lobby, so a crash loses none, and it goes out
-through the private chat's own sender, within the flood limits. Someone who
-blocks the bot is dropped from every chat's list.
+Telegram lets a bot write first only to someone who started it privately, so a
+subscription waits until then. The message is an outbox notice written in the
+transaction that opens the lobby, so a crash loses none, and it goes out through the
+private chat's own sender, within the flood limits.
 """
 
 from __future__ import annotations
@@ -88,9 +85,8 @@ async def alert_subscribers(
 ) -> tuple[tuple[int, str | None], ...]:
     """Write a private notice to each subscriber of the chat (not the opener).
 
-    Returns who was told, with the language to write in: the one their private chat
-    with the bot chose with /settings, else the one their Telegram app reports.
-    ``link``: where the lobby can be reached (None: the chat has no link).
+    Returns who was told, with their language: their private chat's /settings, else their
+    app's. ``link``: where the lobby can be reached (None: the chat has none).
     """
     notice = Notice(
         NoticeKind.LOBBY_OPENED,

@@ -1,13 +1,9 @@
 """Erasing personal data: a person's, a chat's, and those of chats that removed the bot.
 
-``/forgetme`` erases a person's, ``/forgetchat`` a chat's; a chat that removed
-the bot is erased once its retention period has passed.
-
-Each erasure that a person asked for commits with the mark of the update that
-asked (as a change does), so a redelivered confirmation erases nothing twice.
-A person's past games stay, shown as :data:`FORMER_PLAYER` (the bot renders that
-in the chat's language); their figures and ratings go. A chat's erasure is done
-a batch of games per transaction, so the chat's other work never waits long.
+An erasure a person asked for commits with the mark of the update that asked, so a
+redelivered confirmation erases nothing twice. A person's past games stay, shown as
+:data:`FORMER_PLAYER`. A chat is erased a batch of games per transaction, so its other
+work never waits long.
 """
 
 from __future__ import annotations
@@ -37,13 +33,7 @@ CHATS_PER_SWEEP = 100
 
 @dataclass(frozen=True, slots=True)
 class PersonErasure:
-    """What ``/forgetme`` did: ``done`` False when the person is still seated in a game.
-
-    ``games``: past games now showing them as a former player; ``figures``: rows
-    of figures deleted (one per chat, and the total); ``ratings``: game results
-    whose ratings went; ``messages`` and ``updates``: stored messages renamed
-    and received updates dropped.
-    """
+    """What ``/forgetme`` did (counts of what went); ``done`` False: the person is still seated."""
 
     done: bool
     games: int = 0
@@ -83,8 +73,8 @@ class PrivacyService:
     async def forget_person(self, user_id: int, update_id: int | None = None) -> PersonErasure:
         """Erase the person's names, figures and ratings (refused while they are seated).
 
-        ``update_id``: the update that confirmed it, marked processed with the erasure
-        (its own payload goes too); a redelivery of it erases nothing more.
+        ``update_id``, the confirming update, is marked processed with the erasure (its payload
+        dropped too), so a redelivery erases nothing more.
         """
         async with self._units() as uow:
             repository = PrivacyRepository(uow.session)
@@ -142,8 +132,7 @@ class PrivacyService:
     async def purge_removed_chats(self, now: datetime) -> int:
         """Erase the chats whose retention after removing the bot has passed; how many went.
 
-        On PostgreSQL one worker purges at a time (the others find the lock taken
-        and skip); each chat is erased in batches, a transaction each.
+        One worker purges at a time (on PostgreSQL); each chat a batch per transaction.
         """
         async with self._units() as uow:
             repository = PrivacyRepository(uow.session)

@@ -1,8 +1,8 @@
 """Chat settings: the defaults, what each may be, and reading them from storage.
 
-A chat stores only the values it changed; everything else is the default. A
-game takes a snapshot of the settings when it starts and keeps it (the
-language is the chat's, and applies at once).
+A chat stores only the values it changed. A game keeps the snapshot it took at its start
+(the language, the chat's, applies at once). A number below a setting's range is refused,
+0 included: "off" is the word for off.
 
 >>> GameSettings.from_values({"tie_window_ms": 250}).tie_window_ms
 250
@@ -12,8 +12,6 @@ Traceback (most recent call last):
 telesnap.services.types.Refused: bad_setting_value {'name': 'tie_window', 'allowed': '0-2000'}
 >>> parse_setting("turn_timer", "off")
 ('turn_timer_s', None)
-
-A number below a setting's range is refused, 0 included: "off" is the word for off.
 """
 
 from __future__ import annotations

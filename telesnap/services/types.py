@@ -1,14 +1,8 @@
 """The plain values services take and the refusals they raise.
 
-Services know nothing of Telegram: the bot turns an update into an
-:class:`Actor` (who), a :class:`Place` (which chat topic, keyed by its
-:class:`Topic`) and a :class:`Receipt` (when the update entered the bot), and turns a
-:class:`Refused` error into a message in the player's language.
-
-::
-
-    ValueError
-     └── Refused        an action the service will not carry out; ``reason`` says why
+Services know nothing of Telegram: the bot turns an update into an :class:`Actor`, a
+:class:`Place` and a :class:`Receipt`, and a :class:`Refused` into a message in the
+player's language.
 """
 
 from __future__ import annotations
@@ -38,8 +32,7 @@ UNKNOWN_NAME = "?"
 def display_name(first_name: str | None, last_name: str | None) -> str:
     """A user's name as boards, lobbies and tables show it: first and last name.
 
-    The one place a name is put together from Telegram's parts; a user the bot
-    never saw (no first name stored) is :data:`UNKNOWN_NAME`.
+    The one place a name is put together; a user never seen is :data:`UNKNOWN_NAME`.
 
     >>> display_name("Ada", None), display_name("Ada", "Lovelace"), display_name(None, None)
     ('Ada', 'Ada Lovelace', '?')
@@ -50,10 +43,7 @@ def display_name(first_name: str | None, last_name: str | None) -> str:
 
 
 class Topic(NamedTuple):
-    """The key of a chat topic, where a game lives: the one name for "(chat, thread)".
-
-    ``thread_id`` 0 is the whole chat (a group without topics, or a forum's general topic).
-    """
+    """The key of a chat topic, where a game lives; ``thread_id`` 0 is the whole chat."""
 
     chat_id: int
     thread_id: int = 0
@@ -84,11 +74,9 @@ class Place:
 class Receipt:
     """When an update entered the bot: its stamp, and the host that took it.
 
-    ``stamp_ns`` is wall-clock time (``time.time_ns()``) taken at ingress, so the
-    stamps of several hosts compare (as well as their clocks agree: see the
-    README on NTP); ``wall`` is the same moment as a datetime. ``update_id``
-    orders equal stamps and makes redelivered updates harmless; actions that come
-    from a timer have none. ``host_id`` says which host's clock took the stamp.
+    ``stamp_ns`` is wall-clock time taken at ingress, so the stamps of several hosts compare
+    (as well as their clocks agree: see the README on NTP). ``update_id`` orders equal stamps
+    and makes redeliveries harmless; a timer's actions have none.
     """
 
     stamp_ns: int

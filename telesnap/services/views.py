@@ -1,7 +1,6 @@
 """What the services hand back for showing: tables, lobbies and outcomes.
 
-These are plain frozen values built from the engine and the stored players,
-so the bot can render them without touching either.
+Plain frozen values, so the bot can render them without touching the engine or storage.
 """
 
 from __future__ import annotations
@@ -87,11 +86,7 @@ class TableView:
         flip_limit: int | None = None,
         board_style: str = "messages",
     ) -> TableView:
-        """Build the view of ``game`` whose seats belong to ``user_ids`` called ``names``.
-
-        ``fastest_calls`` (seat -> the ms of its fastest correct call) feeds the final
-        standings of an ended game.
-        """
+        """The view of ``game``; ``fastest_calls`` (seat -> ms) feeds an ended game's standings."""
         players = tuple(
             PlayerView(
                 seat=index,
@@ -162,11 +157,7 @@ class PlayOutcome:
 
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
-    """The result of a call: its verdict now, and the race a correct call is in.
-
-    ``race_id`` and ``race_deadline_ns`` (when the race must be decided, on the
-    wall clock of the receipt stamps, in ns) are set for a correct call only.
-    """
+    """A call's verdict now, and its race if correct (its deadline on the receipt wall clock)."""
 
     verdict: CallVerdict
     behind_ms: int | None
@@ -189,13 +180,10 @@ class RaceEnding(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class RaceOutcome:
-    """How a race ended: every caller's result, and the table to show after it.
+    """How a race ended: every caller's result (by seat), and the table to show after it.
 
-    ``results`` are the engine's, by seat; ``user_ids`` says who sits in each seat,
-    so that :meth:`result_of` answers for a user.
-    ``play`` is set only when the race was decided now (``DECIDED``).
-    ``board_version`` is the board the race left behind, while nothing else has
-    changed the game since (a Flip pressed during the race acts on it); else None.
+    ``play`` is set only when decided now. ``board_version``: the board the race left, while
+    nothing else has changed the game since (a Flip pressed during the race acts on it).
     """
 
     ending: RaceEnding

@@ -1,21 +1,9 @@
 """Engine and session set-up for SQLite (aiosqlite) and PostgreSQL (asyncpg).
 
-SQLite connections are :class:`.sqlite_driver.SQLiteConnection` (one thread
-hand-off per statement) under SQLAlchemy's ``sqlite+aiosqlite`` dialect. They
-get WAL, a 5 s busy timeout, foreign keys and ``synchronous=NORMAL``. Their
-transactions start with ``BEGIN IMMEDIATE``, taken by SQLAlchemy rather than
-the sqlite3 driver (the recipe of the SQLAlchemy SQLite dialect
-documentation), so two write transactions serialise from their first statement
-instead of failing at their first write. On PostgreSQL, repositories
-lock rows with ``SELECT ... FOR UPDATE``.
-
-A read-only transaction (a connection with :func:`read_only_options`) starts
-with a plain, deferred ``BEGIN`` on SQLite: in WAL mode it reads a snapshot and
-never takes the write lock, so it neither waits for a writer nor holds one up.
-On PostgreSQL it is ``READ ONLY`` (SQLAlchemy's ``postgresql_readonly``).
-
-Both engines hide statement parameters in their errors and logs
-(``hide_parameters``): those hold names and payloads.
+SQLite write transactions start with ``BEGIN IMMEDIATE`` (sent by SQLAlchemy, not the driver),
+so writers serialise from their first statement instead of failing at their first write;
+read-only ones use a deferred ``BEGIN``, a WAL snapshot that neither waits for nor holds up a
+writer. Both engines hide statement parameters in errors and logs: they hold names and payloads.
 """
 
 from __future__ import annotations
@@ -70,9 +58,7 @@ POOL_RECYCLE_S = 1800
 def create_engine(url: str, pool: PoolSettings | None = None) -> AsyncEngine:
     """Create the async engine for ``url`` (plain ``sqlite://``/``postgresql://`` are mapped).
 
-    ``pool`` sizes PostgreSQL's connection pool (default: :class:`PoolSettings`'s
-    defaults); SQLite always has one connection. Dispose of the engine with
-    ``await engine.dispose()`` when done.
+    ``pool`` sizes PostgreSQL's pool; SQLite always has one connection.
     """
     async_url = make_url(normalize_database_url(url, variable="the database URL"))
     if async_url.get_backend_name() == "sqlite":
@@ -150,10 +136,7 @@ def _unreachable(url: URL, error: BaseException) -> DatabaseUnreachableError:
 
 @asynccontextmanager
 async def connection_to(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """Connect to ``engine``'s database; :class:`DatabaseUnreachableError` if it cannot be opened.
-
-    Only the connection is explained: an error of a statement run on it is raised as it is.
-    """
+    """Connect to ``engine``; only failing to open it raises :class:`DatabaseUnreachableError`."""
     connection = engine.connect()
     try:
         await connection.start()
@@ -166,10 +149,7 @@ async def connection_to(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
 
 
 async def _connect_sqlite(*arguments: Any, **options: Any) -> Any:
-    """Connect to SQLite; a database file this creates is readable by its owner only (0600).
-
-    SQLite gives its -wal and -shm files the database file's permissions.
-    """
+    """Connect to SQLite; a file this creates gets 0600 (its -wal and -shm files inherit it)."""
     path = str(arguments[0]) if arguments else ""
     in_memory = not path or path == ":memory:" or path.startswith("file:")
     existed = in_memory or _exists(path)  # a stat, once per connection (there is one)

@@ -1,12 +1,4 @@
-"""The storage layer's own errors, mapped from SQLAlchemy's at the repository boundary.
-
-::
-
-    StorageError
-    ├── ActiveGameExistsError   a chat topic already has a game in lobby or running
-    ├── PlayerAlreadySeatedError  the user already has a seat in that game
-    └── ReadOnlyError           a read-only unit of work was asked to change something
-"""
+"""The storage layer's own errors, mapped from SQLAlchemy's at the repository boundary."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
 """Whether a game row kept in memory may be stale: every write to games made otherwise counts.
 
-Where the bot is the database's one process (SQLite), a running game's row read
-for one change can serve the next change of its topic without being read again
-(:meth:`~telesnap.services.play.store.GameStore.kept_row`). It is right while
-only that object writes the row. Any other write to the games table counts
-here: a flush of a game object that is not kept, a game or a chat deleted, or an
-``UPDATE``/``DELETE`` statement on either table. Whoever keeps rows reads them
-again once the count moved since they kept them.
+With one process on the database (SQLite), a running game's row can serve its topic's next
+change (:meth:`~telesnap.services.play.store.GameStore.kept_row`): right only while nothing
+else writes it.
 """
 
 from __future__ import annotations

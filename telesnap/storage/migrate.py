@@ -1,23 +1,9 @@
 """Alembic, driven from code: upgrade a database, and the environment ``env.py`` runs.
 
-The migration scripts live in ``migrations/`` at the top of the repository,
-where ``alembic.ini`` points; the wheel ships that folder inside the package
-(``telesnap/migrations``, mapped at build time), so an installed wheel migrates
-too, with or without an ``alembic.ini`` in the working directory. One copy:
-:func:`script_location` finds whichever of the two places exists.
-
-``alembic -c alembic.ini upgrade head`` also works from a checkout; it takes the
-database URL from ``-x url=...``, else ``TELESNAP_DATABASE_URL`` (or ``.env``).
-
-Several workers may start at once: an upgrade takes a lock first (PostgreSQL:
-an advisory lock held by its transaction; SQLite: the write lock, which its
-transactions take at their first statement), so one worker migrates and the
-others wait, then find nothing left to do.
-
-On PostgreSQL a migration then waits at most :data:`MIGRATION_LOCK_TIMEOUT_S` for
-each table lock: one stuck behind a long transaction would otherwise hold its
-place in the lock queue, and every worker's queries on that table would queue
-behind it. It fails with :class:`MigrationBlockedError` and changes nothing.
+An upgrade takes a lock first (PostgreSQL: an advisory lock; SQLite: the write lock), so of
+workers starting at once one migrates and the others find nothing left to do. On PostgreSQL
+each table lock is awaited at most :data:`MIGRATION_LOCK_TIMEOUT_S`: one stuck behind a long
+transaction would queue every query on that table behind it.
 """
 
 from __future__ import annotations
@@ -84,10 +70,7 @@ def script_location() -> Path:
 
 
 def alembic_config(url: str | None = None, connection: Connection | None = None) -> Config:
-    """Build the Alembic configuration in code (no ``alembic.ini`` needed).
-
-    Give ``connection`` to run the migrations on it, inside its transaction.
-    """
+    """Build the Alembic configuration in code; with ``connection``, migrate in its transaction."""
     config = Config()
     # Config values are interpolated: a "%" in the path must be doubled.
     config.set_main_option("script_location", str(script_location()).replace("%", "%%"))
@@ -102,8 +85,7 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
 async def upgrade_database(url: str, revision: str = "head") -> None:
     """Run ``alembic upgrade <revision>`` on the database at ``url``, in one transaction.
 
-    A database that cannot be opened raises :class:`.DatabaseUnreachableError` (one line saying
-    which, and what to check).
+    A database that cannot be opened raises :class:`.DatabaseUnreachableError`.
     """
     lock = _IN_PROCESS.setdefault(asyncio.get_running_loop(), asyncio.Lock())
     engine = create_engine(url)

@@ -1,16 +1,8 @@
 """What committed units of work did to the outbox: the rows they added, and rewrites.
 
-Each unit of work that adds outbox rows reports them here once it has committed
-(their chats' senders are woken). A process that is the outbox's one writer (one
-process on SQLite) need not read back the rows it has just written: they come
-in commit order (which, SQLite's writers being serialised, is their ``id``
-order). A unit that changed pending rows any other way (a privacy erasure
-rewriting a name, a chat's rows deleted) counts as a *rewrite*: whoever keeps
-rows in memory must read them again.
-
-Statements issued with the execution option :data:`KEPT_BY_CALLER` are left
-out: their caller brings its own copy up to date (settling rows it sent, or
-adding a note to a row its unit added, which is handed over as it is at commit).
+The outbox's one writer (SQLite) need not read back its rows: they come here in commit order,
+which is ``id`` order. Any other change to pending rows is a *rewrite*, after which rows kept
+in memory must be read again; statements marked :data:`KEPT_BY_CALLER` are not counted.
 """
 
 from __future__ import annotations

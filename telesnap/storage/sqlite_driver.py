@@ -1,22 +1,9 @@
 """An asyncio SQLite connection that costs one thread hand-off per statement.
 
-SQLAlchemy's ``sqlite+aiosqlite`` dialect drives an asyncio "driver-level"
-connection. aiosqlite's own takes three or four hand-offs between the event
-loop and its thread for every statement (open a cursor, execute, fetch, close),
-and on a busy bot those hand-offs, not SQLite, set the pace: each waits for the
-other thread to get the GIL. This connection runs the whole statement (execute,
-fetch every row, close the cursor) in one call on its thread and hands back the
-result, so SQLAlchemy's later fetch and close cost nothing.
-
-Two more hand-offs are saved per transaction. A ``BEGIN`` is held back and
-sent with the transaction's first statement, in the same call (nothing can
-run in between, so this changes nothing but the cost). And the connection
-knows whether a transaction is open, so the rollback SQLAlchemy's pool sends
-to every connection it takes back, after a commit, costs nothing.
-
-It is given to the engine with ``async_creator`` (see :mod:`.database`); the
-dialect, its types and its errors stay those of ``sqlite+aiosqlite``. The
-sqlite3 connection lives and is used on its own single thread only.
+aiosqlite's three or four hand-offs per statement, each waiting for the GIL, set a busy bot's
+pace rather than SQLite. Here a statement runs and fetches in one call, a ``BEGIN`` goes with
+the first statement (nothing can run in between), and the pool's rollback after a commit is
+free. The sqlite3 connection is used only on its own thread.
 """
 
 from __future__ import annotations
@@ -113,10 +100,7 @@ class SQLiteCursor:
         return self._result.lastrowid
 
     async def execute(self, operation: str, parameters: Sequence[Any] = ()) -> SQLiteCursor:
-        """Run one statement with its parameters and keep all of its rows.
-
-        A ``BEGIN`` waits to go with the next statement.
-        """
+        """Run one statement and keep all of its rows; a ``BEGIN`` waits for the next statement."""
         connection = self._connection
         if not parameters and _BEGIN.fullmatch(operation):
             connection.hold_begin(operation)
@@ -169,9 +153,8 @@ class SQLiteCursor:
 class SQLiteConnection:
     """An asyncio connection to one SQLite database, used from its own thread.
 
-    It has the shape SQLAlchemy's aiosqlite dialect expects of an aiosqlite
-    connection, including the private ``_tx`` queue of ``(future, function)``
-    pairs and the ``_conn``/``_connection`` it uses to change the isolation level.
+    Shaped as SQLAlchemy's aiosqlite dialect expects, down to the private ``_tx`` queue of
+    ``(future, function)`` pairs and the ``_conn``/``_connection`` it sets the isolation level on.
     """
 
     def __init__(self, connector: Callable[[], sqlite3.Connection]) -> None:
@@ -190,9 +173,8 @@ class SQLiteConnection:
     async def open(self) -> SQLiteConnection:
         """Start the connection's thread and open the sqlite3 connection there.
 
-        A caller called off meanwhile (a pool disposed of while it waited) ends only
-        once the thread has closed what it opened: left open, the connection would
-        hold the file, and create it again if it was removed.
+        A caller cancelled meanwhile ends only once the thread has closed what it opened: left open,
+        it would hold the file, and create it again if it was removed.
         """
         self._thread.start()
         opened: list[sqlite3.Connection] = []
@@ -216,10 +198,7 @@ class SQLiteConnection:
         return self._conn.isolation_level
 
     async def run(self, function: Callable[..., _T], *args: Any) -> _T:
-        """Call ``function(sqlite3_connection, *args)`` on the connection's thread.
-
-        A ``BEGIN`` held back is sent first.
-        """
+        """Call ``function(sqlite3_connection, *args)`` on its thread, after any held ``BEGIN``."""
         begin, self._held_begin = self._held_begin, None
         self._in_transaction = True  # the function may open one
         return await self._in_thread(partial(_call_after, begin, function, self._conn, *args))
@@ -343,9 +322,6 @@ def _set_exception(future: asyncio.Future[Any], error: BaseException) -> None:
 
 
 async def connect(database: str, **kwargs: Any) -> SQLiteConnection:
-    """Open ``database`` (a path or ``:memory:``) with sqlite3's ``connect`` arguments.
-
-    sqlite3 is told to check that only the connection's own thread uses it.
-    """
+    """Open ``database`` with sqlite3's ``connect`` arguments, ``check_same_thread`` forced on."""
     options = {**kwargs, "check_same_thread": True}
     return await SQLiteConnection(partial(sqlite3.connect, database, **options)).open()

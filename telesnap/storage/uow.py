@@ -1,14 +1,4 @@
-"""The unit of work: one session, one transaction, every repository.
-
->>> async def rename(factory: async_sessionmaker[AsyncSession]) -> None:
-...     async with UnitOfWork(factory) as uow:
-...         await uow.users.upsert(42, "Ada")
-...     # committed here; an exception inside the block would have rolled back
->>> async def look(factory: async_sessionmaker[AsyncSession]) -> str | None:
-...     async with UnitOfWork(factory, read_only=True) as uow:
-...         user = await uow.users.get(42)  # never waits for, nor holds up, a writer
-...     return user.first_name if user else None
-"""
+"""The unit of work: one session, one transaction, every repository."""
 
 from __future__ import annotations
 
@@ -47,11 +37,7 @@ _R = TypeVar("_R")
 
 
 class _Repository(Generic[_R]):
-    """A repository of a unit of work, made the first time the unit uses it.
-
-    Most units use two or three of the twelve; each is made on the unit's session and
-    kept in the unit until it ends.
-    """
+    """A unit's repository, made on its session at first use (most units need two or three)."""
 
     names: ClassVar[list[str]] = []
     """Every repository's attribute name (what a unit forgets when it ends)."""
@@ -72,16 +58,10 @@ class _Repository(Generic[_R]):
 class UnitOfWork:
     """``async with UnitOfWork(factory) as uow:`` commits on a clean exit, else rolls back.
 
-    On SQLite the transaction starts with ``BEGIN IMMEDIATE`` at the first
-    statement, so units of work that touch the database run one at a time; on
-    PostgreSQL the repositories' locked reads (``FOR UPDATE``) serialise the
-    ones that change the same game.
-
-    ``read_only=True`` is for reads that change nothing (stats, boards, history,
-    settings shown, exports): on SQLite a deferred ``BEGIN`` that never takes the
-    write lock, on PostgreSQL a ``READ ONLY`` transaction. Any write asked of it
-    raises :class:`~.errors.ReadOnlyError` before reaching SQL. (It ends with a
-    commit all the same: a rollback would expire the objects it read.)
+    SQLite serialises units from their first statement; on PostgreSQL locked reads serialise
+    those changing one game. ``read_only=True`` never takes SQLite's write lock, refuses writes
+    with :class:`~.errors.ReadOnlyError` before SQL, and still commits at the end: a rollback
+    would expire the objects it read.
     """
 
     def __init__(
@@ -102,11 +82,7 @@ class UnitOfWork:
 
     @property
     def session(self) -> AsyncSession:
-        """The session of this unit of work (only inside ``async with``).
-
-        It is made at its first use: a unit that turns out to need no statement (a
-        handled update its change marked already) costs no session.
-        """
+        """The unit's session (in ``async with``), made at first use: a no-op unit needs none."""
         if not self._open:
             raise RuntimeError("the unit of work is not open: use it with 'async with'")
         if self._session is None:
@@ -178,10 +154,7 @@ class UnitOfWork:
 
 
 class UnitsOfWork:
-    """Opens units of work on one session factory: ``async with units() as uow:``.
-
-    The services' default unit-of-work factory (see ``telesnap.services.ports``).
-    """
+    """Opens units of work on one session factory: the services' default (``services.ports``)."""
 
     def __init__(self, factory: async_sessionmaker[AsyncSession]) -> None:
         self._factory = factory
@@ -190,11 +163,7 @@ class UnitsOfWork:
         """What its committed units did to the outbox (see :mod:`.outbox_watch`)."""
 
     def __call__(self, *, read_only: bool = False) -> UnitOfWork:
-        """A new unit of work (open it with ``async with``).
-
-        Its units share what updates their committed changes marked processed,
-        so marking one again once its handlers are done costs no statement.
-        """
+        """A new unit of work; units share committed marks, so re-marking an update is free."""
         return UnitOfWork(
             self._factory, read_only=read_only, marks=self._marks, watch=self.outbox_watch
         )
@@ -207,15 +176,10 @@ Writer = Callable[[UnitOfWork], Awaitable[None]]
 class GroupCommit:
     """Small writes share one transaction: those asked for while one runs go in the next.
 
-    The updates received, the sent marks of the boards and the dropped content
-    of the updates handled are such writes: each waits (one turn of the event
-    loop when nothing runs) and commits with the others of its moment. A writer
-    asked for twice in one batch runs once (it writes everything its owner holds
-    then). If the shared transaction fails, each of its writers is run once more
-    in a transaction of its own, so that one that fails (a mark of a game erased
-    meanwhile, say) fails only its own callers, not the updates being stored
-    beside it; a writer must therefore write again what a transaction that
-    rolled back took.
+    Each waits (one event-loop turn when none runs); one asked for twice in a batch runs once (it
+    writes all its owner holds then). If the shared transaction fails, each writer runs again
+    alone, so one failure fails only its own callers; a writer must therefore write again what a
+    rolled-back transaction took.
     """
 
     def __init__(self, units: Callable[[], AbstractAsyncContextManager[UnitOfWork]]) -> None:

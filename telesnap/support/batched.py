@@ -1,9 +1,7 @@
 """Group commit: the calls that arrive while one batch runs go together in the next.
 
-A call that finds nothing running starts a batch at once (on the next turn of the
-event loop, so the calls of that turn join it); the calls that arrive while it
-runs wait and form the next. Nothing waits for a timer: an idle caller pays one
-turn of the loop, a busy one shares its transaction with the others.
+Nothing waits for a timer: an idle caller pays one turn of the event loop, a busy
+one shares its transaction with the others.
 """
 
 from __future__ import annotations
@@ -19,8 +17,7 @@ R = TypeVar("R")
 class Batched(Generic[T, R]):
     """Runs ``run`` on the items added meanwhile; each :meth:`add` gets its item's result.
 
-    ``run`` returns one result per item, in order. If it raises, every item of that
-    batch gets the error; the next batch runs as usual.
+    If ``run`` raises, every item of that batch gets the error; the next batch runs as usual.
 
     >>> async def double(items):
     ...     return [2 * item for item in items]

@@ -1,7 +1,6 @@
 """A dict that keeps at most so many entries, forgetting the oldest first.
 
-Each cache the process keeps in memory (a chat's language, a game, a stamp)
-is bounded by one of these, so that none grows with the number of chats.
+Every in-memory cache is bounded by one, so that none grows with the number of chats.
 """
 
 from __future__ import annotations
@@ -17,9 +16,8 @@ V = TypeVar("V")
 class BoundedDict(MutableMapping[K, V]):
     """At most ``capacity`` entries: writing one makes it the newest, and the oldest go first.
 
-    Reading leaves the order alone; :meth:`touch` makes an entry the newest (for a
-    cache that keeps what was used lately). ``on_drop`` hears of each entry
-    dropped to keep the bound, key and value (not of those deleted or popped).
+    Reading leaves the order alone; :meth:`touch` makes an entry the newest. ``on_drop``
+    hears only of entries dropped to keep the bound.
 
     >>> kept = BoundedDict[str, int](2)
     >>> kept["a"], kept["b"] = 1, 2

@@ -1,8 +1,7 @@
 """A background loop: rounds in one task, a wait between them, started and stopped once each.
 
-The senders' look-out, the timer loop and the race sweeper each run one. A round that
-fails is logged with what it concerns and tried again after a backoff: a
-failure never ends the loop, and never goes unseen.
+A failed round is logged and tried again after a backoff: it never ends the loop, and
+never goes unseen.
 """
 
 from __future__ import annotations
@@ -18,10 +17,7 @@ from .retry import Backoff
 class BackgroundLoop:
     """Runs ``round`` again and again in a background task, from :meth:`start` to :meth:`stop`.
 
-    ``round`` returns how many seconds to wait before the next round; :meth:`wake`
-    ends a wait early. A round that raises is logged on ``logger`` as "<what>
-    failed" with its traceback, and the next round comes after ``backoff``'s
-    next delay (which grows while rounds fail in a row).
+    ``round`` returns the seconds to wait before the next one; :meth:`wake` ends a wait early.
     """
 
     def __init__(
@@ -48,10 +44,7 @@ class BackgroundLoop:
         return self._task is not None
 
     def start(self, *, first_after_s: float = 0.0) -> None:
-        """Start the rounds in the background, the first ``first_after_s`` from now.
-
-        Nothing if the loop is running already.
-        """
+        """Start the rounds, the first ``first_after_s`` from now (nothing if running)."""
         if self._task is None:
             self._stopping = False
             self._task = asyncio.create_task(self._run(first_after_s), name=self._name)
@@ -64,8 +57,8 @@ class BackgroundLoop:
         """Cancel the round or the wait in progress, and wait for the task to end.
 
         The flag ends the loop even if the cancellation is lost on the way (SQLAlchemy's
-        pool lost it on Python 3.11 before 2.1.7); wait() rather than "await task",
-        so a cancellation of our caller is not taken for the loop's own and swallowed.
+        pool lost it on Python 3.11); wait() rather than "await task", so a cancellation of our
+        caller is not taken for the loop's own and swallowed.
         """
         task, self._task = self._task, None
         if task is not None:

@@ -1,8 +1,6 @@
 """Backoff: the delays between attempts, doubling from a first delay up to a cap.
 
-Every retry in the process (sending a post, answering a press, deciding a
-race, reconnecting, restarting a worker, a background loop's failed round)
-waits the delays of one of these, and logs each failure with what it concerns.
+Every retry in the process waits the delays of one of these, and logs each failure.
 """
 
 from __future__ import annotations
@@ -71,9 +69,8 @@ async def retry(
 ) -> T:
     """Run ``attempt`` until it succeeds; its result.
 
-    Each failure is logged on ``logger`` with its traceback, as "<what> failed;
-    retrying in <delay>", then ``after_failure`` runs (say, telling a user who
-    waits), and the backoff's next delay is waited. A cancellation is never retried.
+    Each failure is logged and ``after_failure`` runs before the delay; a cancellation is
+    never retried.
     """
     while True:
         try:

@@ -1,11 +1,7 @@
 """What the bot says directly, not from the outbox: texts, edits, files, pictures, bare buttons.
 
-Only what no change produces goes this way (the answer to a refused action, a
-read-only command's reply, a menu redrawn, taking an old board's buttons off); it
-goes through the chat's sender all the same (:mod:`.sender`), within the flood
-limits. A waiting edit of a message is replaced by a newer one of the same
-message (its ``key``). A picture with buttons (the leaderboard) is replaced in one
-``editMessageMedia`` call.
+Only what no change produces goes this way, still through the chat's sender (:mod:`.sender`)
+and within the flood limits; a waiting edit is replaced by a newer one of the same message.
 """
 
 from __future__ import annotations
@@ -32,8 +28,7 @@ class Post(Protocol):
 class QuickSender(Protocol):
     """The two hot calls, made without parsing Telegram's reply.
 
-    The application's bot (``StampingBot``) has them beside the Bot API's methods:
-    the senders are given no other bot.
+    The senders are given no bot but the application's (``StampingBot``), which has them.
     """
 
     async def send_message_returning_id(

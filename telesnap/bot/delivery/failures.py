@@ -1,12 +1,8 @@
 """What a chat's sender does when a send fails: the failures stay in their chat.
 
-A 429 pauses the chat for its ``retry_after``; a network failure or a server
-error is tried again with backoff; a message Telegram refuses for good (a 400)
-is set aside (a row is marked failed, a direct post dropped), logged with its
-chat, and the chat goes on; a fault of our own is tried
-:data:`OWN_FAULT_ATTEMPTS` times, then set aside the same way. A 403 (the bot
-was removed) ends the chat: its sender sets its rows aside and sends nothing
-more there.
+A 429 waits out its ``retry_after``, network and server errors are retried with backoff, and a
+message that cannot go out (a 400, or :data:`OWN_FAULT_ATTEMPTS` faults of our own) is set
+aside so the chat goes on. A 403 (the bot was removed) ends the chat.
 """
 
 from __future__ import annotations

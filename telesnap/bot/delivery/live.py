@@ -1,21 +1,9 @@
 """A live board: one message per game, edited in place, holding the last few events.
 
-In the ``live`` board style (a chat setting, taken by each game at its start)
-a game's boards do not post a message each: the first one does, and every later
-one edits that message (the newest board shown, as stored with its board
-view, so any worker finds it). The edit shows the game's unsent outbox rows when
-its turn in the pace comes, and they are marked sent only once Telegram has
-taken it: a crash loses nothing.
-
-The message holds every event since the previous edit (summarised if there are
-many), after the last lines the game showed before, up to :data:`LIVE_EVENTS`
-lines in all, so a player who looks away for a moment still sees what just
-happened. Those earlier lines are kept in the process with the board version
-they showed (:class:`RecentLines`); when the game's newest board shown is
-another one (after a restart, or when another worker showed it), they are
-rendered again from the game's last boards marked sent in the outbox, with
-their notes: the message goes on with the same last events. A message that
-can no longer be edited (deleted, too old) is replaced by a new one.
+Each board edits the message of the game's newest board shown (stored, so any worker finds
+it), and its rows are marked sent only once Telegram has taken the edit: a crash loses nothing.
+The last lines shown stay above the new ones, so a player who looks away still sees what just
+happened; after a restart or on another worker they are rendered again from the outbox.
 """
 
 from __future__ import annotations
@@ -94,7 +82,6 @@ class RecentLines:
     ) -> list[str]:
         """The last lines the live board of ``game_id`` shows, at board ``shown_version``.
 
-        ``shown_version`` is the game's newest board shown, as stored (None: none yet).
         Lines kept for another version (a restart, another worker) are read back.
         """
         if shown_version is None:

@@ -1,10 +1,8 @@
 """The look-out: rows nobody sends get a sender, and idle leases are given up.
 
-Every :data:`LOOK_EVERY_S` seconds each worker looks for chats whose rows have
-waited longer than :data:`GRACE` (their worker died, or a start found them) and
-wakes their sender here; the chat's lease decides who sends them. It also has
-the senders give up the leases of chats idle since the last look, and once an
-hour it deletes the rows settled more than :data:`SETTLED_KEPT` ago.
+Each worker wakes the senders of chats whose rows waited past :data:`GRACE` (their worker died,
+or a start found them); the chat's lease decides who sends them. Once an hour it deletes the
+rows settled more than :data:`SETTLED_KEPT` ago.
 """
 
 from __future__ import annotations
@@ -63,12 +61,7 @@ class Lookout:
         await self._loop.stop()
 
     async def look_once(self) -> int:
-        """One look; how many chats it woke.
-
-        The senders give idle leases up (see :meth:`.Senders.release_idle`), and the
-        chats whose rows wait longer than the grace, and that no sender here
-        holds, are woken.
-        """
+        """One look: give idle leases up, wake chats whose rows nobody sends; how many it woke."""
         await self._senders.release_idle()
         woken = 0
         for chat_id in await self._outbox.waiting(self._grace):

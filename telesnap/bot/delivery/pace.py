@@ -1,28 +1,11 @@
 """Keeping within Telegram's flood limits, at a steady pace: a slot before every send.
 
-Every message, edit and deletion of the bot takes a slot (:meth:`Pacer.wait_for_slot`)
-and gives it back once Telegram has answered (:meth:`Pacer.sent`). A slot needs
-room in the chat's rolling window (about 20 per minute in a group, 1 per second
-in a private chat), in the chat's pace, and in the bot-wide window (30 per second).
-
-**Pace.** A group gets a small burst (``group_burst`` messages) at once; after
-that its messages are spread evenly over the window, one every
-``group_window_s / (group_messages - group_burst)`` seconds (about 3.6 s), so a
-fast game shows a board every few seconds instead of 20 boards in a few seconds
-and then nothing for most of a minute (:class:`Pace`, a token bucket).
-
-**Margin.** A :class:`RollingWindow` counts a send from the moment its answer came
-back (and while it is on its way, as holding a slot): Telegram counts it somewhere
-in between, so two sends the bot spaced a window apart are a window apart for
-Telegram too, however long each took on the wire.
-
-**Across workers.** A chat's windows are plain JSON (:meth:`RollingWindow.state`,
-:meth:`Pace.state`). With several workers they are stored where every worker that
-sends to the chat sees them, and changed by compare-and-swap (the coordination's
-:meth:`~telesnap.coordination.Coordination.swap_pace`), so two workers posting to one
-group stay within its 20 a minute together; the times are then wall-clock seconds.
-Each worker keeps an even share of the bot-wide 30 a second
-(:meth:`~telesnap.coordination.Coordination.bot_share`).
+A send counts from when Telegram's answer came back: Telegram counts it somewhere in between,
+so sends spaced a window apart here are a window apart there too. A group's messages are spread
+evenly after a small burst (:class:`Pace`), so a fast game shows a board every few seconds, not
+20 at once and then nothing for most of a minute. With several workers a chat's windows are
+shared and changed by compare-and-swap, so workers posting to one group stay within its limit
+together; each worker keeps an even share of the bot-wide limit.
 """
 
 from __future__ import annotations
@@ -51,10 +34,7 @@ STALE_SEND_S = 60.0
 class RollingWindow:
     """At most ``count`` sends in any ``window_s`` seconds, counted from when each ended.
 
-    A send takes a slot when it :meth:`begin` s and keeps it until ``window_s``
-    after it :meth:`end` s. Each end names the begin it closes: a send whose
-    worker died never ends, and its slot is freed ``STALE_SEND_S`` after it
-    began, whatever the other sends do meanwhile.
+    A send whose worker died never ends: its slot is freed ``STALE_SEND_S`` after it began.
 
     >>> now = [0.0]
     >>> window = RollingWindow(1, 1.0, lambda: now[0])
@@ -106,10 +86,8 @@ class RollingWindow:
     def end(self, begun: float | None) -> None:
         """The send that began at ``begun`` has ended now (None: not known, none is closed).
 
-        Only its own slot is closed: closing the oldest open one instead would
-        close a dead worker's send in its place, and keep that slot taken for good
-        (re-dated to this begin) while the chat stays busy. A send open so long
-        that it was dropped as stale just counts from now.
+        Only its own slot closes: closing the oldest instead would close a dead worker's send in its
+        place and keep a slot taken for good. A send dropped as stale counts from now.
         """
         if begun is not None and begun in self._open:
             self._open.remove(begun)
@@ -277,11 +255,7 @@ class Pacer:
         clock: Callable[[], float] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        """Keep to ``limits``; the chats' states are shared through ``coordination``'s.
-
-        ``clock``: seconds (wall time where workers share the states, else monotonic);
-        ``clock`` and ``sleep`` let tests move time by hand.
-        """
+        """Keep to ``limits``; ``clock`` is wall time where ``coordination`` shares the states."""
         self._sleep = sleep
         self.limits = limits
         self._coordination = coordination

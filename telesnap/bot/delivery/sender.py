@@ -1,28 +1,11 @@
 """Each chat's sender: the one path every message of the bot takes to Telegram.
 
-The durable outbox rows are the queue. A change commits its rows, and the commit
-wakes the chat's sender (:meth:`Senders.wake`). The sender, one task per chat,
-leases the chat (one worker at a time sends a chat's rows), takes the chat's line
-of unsent rows, picks its head (the oldest row, with the run of its game's boards
-or lobbies behind it: the topics of a forum take turns in the order their rows were
-written), waits for a slot of the chat's pace, renders
-and sends it (:mod:`.show`), and marks the rows sent (in a commit shared by the
-sends that finish meanwhile). Then it takes the next head, until the line is
-empty, and lets the chat go.
-
-What no change produces (a refusal's answer, a read-only command's reply, a menu
-redrawn, an old board's buttons taken off) is posted directly
-(:meth:`Senders.post`): it waits in the same task, takes its own slot of the same
-pace, and is lost if the process dies before it is out. Taking the buttons off the
-board a new one replaced goes next in line, ahead of what waits.
-
-**Failures stay local** (:mod:`.failures`): a send that fails is retried, waited
-for or set aside in its own chat, and the chat goes on. A 403 (the bot was removed)
-sets the chat's rows aside, sends nothing more there, and is reported to
-``on_forbidden``.
-
-**Taking over.** The look-out (:mod:`.lookout`) wakes the senders of chats whose
-rows nobody sends (their worker died, or a start found them).
+The durable outbox rows are the queue. One task per chat, under the chat's lease (one worker
+at a time sends a chat's rows), sends its line head by head in the chat's pace and marks the
+rows sent only once Telegram has taken them. What no change produces is posted directly in the
+same task and pace, and is lost if the process dies before it is out; a replaced board's
+buttons come off next, ahead of what waits. Failures stay in their chat (:mod:`.failures`);
+the look-out (:mod:`.lookout`) takes over rows nobody sends.
 """
 
 from __future__ import annotations
@@ -109,10 +92,7 @@ class Senders:
     # -- what comes in --------------------------------------------------------------------
 
     def wake(self, chat_id: int) -> None:
-        """The chat has rows to send (a change committed them, or they were found waiting).
-
-        A chat that removed the bot has its rows set aside instead.
-        """
+        """The chat has rows to send (new, or found waiting); a closed chat's are set aside."""
         if self._closing:
             return
         chat = self._chat(chat_id)
@@ -123,10 +103,9 @@ class Senders:
         self._start(chat)
 
     def rows_written(self, chat_id: int) -> None:
-        """A worker committed rows for the chat (a wake-up from the coordination).
+        """A worker committed rows for the chat: only the worker that holds the chat sends them.
 
-        Only the worker that holds the chat sends them: it is woken, the others
-        leave them (the worker that wrote them was woken by its own commit).
+        The worker that wrote them was woken by its own commit.
         """
         chat = self._chats.get(chat_id)
         if chat is not None and chat.leased:
@@ -201,11 +180,7 @@ class Senders:
                 del self._chats[chat.chat_id]
 
     async def _rows_turn_or_wait(self, chat: _Chat) -> bool:
-        """A rows turn; one that fails before its send (the database is down, say) waits.
-
-        The failure is logged and the turn tried again after a backoff: the rows are
-        still in the outbox.
-        """
+        """A rows turn; one failing before its send waits a backoff (the outbox keeps its rows)."""
         try:
             return await self._rows_turn(chat)
         except Exception:
@@ -311,8 +286,7 @@ class Senders:
     async def _let_go(self, chat: _Chat) -> bool:
         """The chat's line is empty: give its lease up; whether rows came meanwhile.
 
-        With several workers the lease is kept a while (until a look finds the chat
-        still idle, see :meth:`release_idle`): a game's next row comes soon, and a
+        With several workers it is kept until :meth:`release_idle`: the next row comes soon, and a
         row another worker commits meanwhile wakes this one (:meth:`rows_written`).
         """
         if not self._coordination.shared:
@@ -321,11 +295,9 @@ class Senders:
         return False
 
     async def release_idle(self) -> None:
-        """Give up the leases of the chats found idle at the last look and again at this one.
+        """Give up the leases of the chats idle at the last look and again at this one.
 
-        A worker that committed a row while this one held the chat left the row to
-        this one (whose wake-up may still be on its way): it looks once more, now
-        that the chat is free.
+        Then look again: a row another worker committed while this one held the chat was left to it.
         """
         for chat in list(self._chats.values()):
             if not chat.leased or chat.task is not None or chat.queue:

@@ -1,21 +1,8 @@
 """Showing the head of a chat's line: a board, a lobby or a notice, rendered at send time.
 
-The outbox rows say *what* to show; this module says *how*, in the chat's
-language, and makes the Bot API call (the chat's sender has taken the slot):
-
-- a run of one game's boards goes in one message while their events fit
-  (summarised if need be); the rest wait for the next message. The table shown
-  is the last row's. A game in the live style edits its newest board's message
-  instead (:mod:`.live`). A table older than one of the game already on screen
-  is never shown: its rows are settled unshown.
-- a run of one game's lobby rows shows the newest, in the game's one lobby
-  message: posted the first time, edited after that (posted again if it was
-  deleted in the chat).
-- a notice is a message of its own, rendered from its kind.
-
-Each returns what the send showed (:class:`~telesnap.services.outbox.service.Shown`),
-for the outbox to mark sent; a board also names the game's board before it, whose
-buttons come off next (a tidy chat: only the newest board of a game keeps them).
+The rows say *what* to show; this module says *how*, in the chat's language. A table older
+than one of the game already on screen is never shown (its rows are settled unshown), and only
+a game's newest board keeps its buttons: the one before is named for them to come off next.
 """
 
 from __future__ import annotations

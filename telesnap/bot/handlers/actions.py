@@ -1,9 +1,7 @@
 """What a command and a button both do (join, leave, start, flip, call), done once.
 
-The command handlers (:mod:`.commands`) and the button handlers (:mod:`.buttons`)
-differ only in how they read a request and how they answer it (a reply or a
-toast); what happens to the game lives here. What the chat sees of it, the
-change wrote to the outbox: its commit wakes the chat's sender.
+Commands (:mod:`.commands`) and buttons (:mod:`.buttons`) differ only in how they read a
+request and answer it; what the chat sees of a change, the change wrote to the outbox.
 """
 
 from __future__ import annotations
@@ -68,10 +66,8 @@ async def flip(
 ) -> PlayOutcome:
     """Flip; a flip that arrives while a race is collecting waits until it is decided.
 
-    A Flip button pressed during a race was pressed on the board that was current,
-    so it acts on the board the race left behind (if nothing else has changed the
-    game since), also when it is handled only after the race was decided: the race
-    does not make the press "old".
+    A Flip pressed during a race was pressed on the current board, so it acts on the board the race
+    left behind (if nothing else changed the game), even when handled after the decision.
     """
     runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
     try:
@@ -105,8 +101,7 @@ async def call(
 ) -> CallOutcome:
     """Call Snap! or Snap Pot!: a correct call enters its race (a wrong one's board is written).
 
-    ``query_id`` is the pressed button's query (a command has none): the press
-    is answered when its race is decided.
+    A press (``query_id``; a command has none) is answered when its race is decided.
     """
     runtime, place, actor, receipt = request.runtime, request.place, request.actor, request.receipt
     outcome = await runtime.play.call(place, actor, kind, receipt, version, game_id)

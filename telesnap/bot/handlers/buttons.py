@@ -1,8 +1,7 @@
 """Button presses: one thin handler per action, registered with an anchored pattern each.
 
-Every handler checks its press the same way (:func:`_handler`): authentic, on
-one of our messages, then acts and answers with a toast (or later, for a call
-that joins a race). What buttons share with commands is in :mod:`.actions`.
+Every handler checks its press the same way (:func:`_handler`); what buttons share with
+commands is in :mod:`.actions`.
 """
 
 from __future__ import annotations

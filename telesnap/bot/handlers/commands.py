@@ -1,10 +1,7 @@
 """The commands: one thin handler each, registered with python-telegram-bot's CommandHandler.
 
-Every handler reads its update the same way (:func:`_handler`): who sent it,
-where, its receipt; a command sent on behalf of a group or a channel (an
-anonymous admin, a channel's post) is answered and does nothing; a command
-that takes no arguments refuses them; a refusal is answered with a short reply.
-What commands share with buttons is in :mod:`.actions`.
+Every handler reads its update the same way (:func:`_handler`); what commands share with
+buttons is in :mod:`.actions`.
 """
 
 from __future__ import annotations

@@ -46,10 +46,7 @@ def place_of_update(update: Update) -> Place | None:
 async def is_chat_admin(bot: Bot, chat_id: int, user_id: int) -> bool:
     """Whether the user is the chat's creator or an administrator.
 
-    A private chat (its id is its person's) is its person's own: they set its
-    settings, such as the language of their /notify messages, without asking Telegram.
-    When Telegram cannot say, the user is taken for a plain member (the action is
-    refused, and can be tried again); the failure is logged.
+    A private chat is its person's own; when Telegram cannot say, the user counts as a plain member.
     """
     if chat_id == user_id:
         return True
@@ -66,8 +63,7 @@ async def is_chat_admin(bot: Bot, chat_id: int, user_id: int) -> bool:
 def admin_check(bot: Bot, place: Place, actor: Actor) -> AdminCheck:
     """How a manager's action asks whether ``actor`` is one of the chat's admins.
 
-    The service awaits it only when the actor is not the game's creator, so a
-    creator's action costs no call to Telegram.
+    Awaited only when the actor is not the game's creator: a creator's action costs no call.
     """
     return partial(is_chat_admin, bot, place.chat_id, actor.user_id)
 
@@ -75,9 +71,8 @@ def admin_check(bot: Bot, place: Place, actor: Actor) -> AdminCheck:
 def replied_to(message: Message) -> Message | None:
     """The message a command answers, if its sender chose one.
 
-    In a forum topic Telegram sends every message as a reply to the topic's first
-    one (its "topic created" service message): that is not a choice, so it counts
-    as no reply, and a bare /kick or /stats never points at the topic's creator.
+    In a forum topic every message replies to the topic's first one; that counts as no reply, so a
+    bare /kick or /stats never points at the topic's creator.
     """
     replied = message.reply_to_message
     if replied is None:

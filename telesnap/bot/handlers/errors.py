@@ -1,11 +1,7 @@
 """The last boundary of an update: a handler that raised is logged and answered.
 
-python-telegram-bot calls :func:`on_error` for every exception a handler lets
-through (the handlers answer refusals themselves). It logs the failure with
-the update, the chat and the game it concerns, then answers whoever waits:
-a button press that has no answer yet gets a short toast, a command gets a
-short reply, both in the user's language. A press is never answered twice:
-:class:`AnsweredPresses` remembers the presses the bot has answered.
+:func:`on_error` logs the failure with its update, chat and game and answers whoever waits,
+never a press twice (:class:`AnsweredPresses`).
 """
 
 from __future__ import annotations
@@ -36,8 +32,7 @@ GAME_LOOKUP_TIMEOUT_S = 2.0
 class AnsweredPresses:
     """The ids of the button presses answered lately (at most ``limit`` are kept).
 
-    A press can only be answered within seconds of being made, so forgetting
-    the oldest ids loses nothing.
+    A press can only be answered within seconds, so forgetting the oldest loses nothing.
 
     >>> answered = AnsweredPresses(limit=2)
     >>> for query_id in ("a", "b", "c"):
@@ -74,8 +69,7 @@ def is_transient_database_error(error: BaseException | None) -> bool:
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Log a handler's failure with its update, chat and game; answer whoever waits.
 
-    An update that failed because the database was away is run again by the
-    dispatcher (see ``ReceiptBook.retry_later``): it is answered by that attempt.
+    An update that met a database failure runs again (``ReceiptBook.retry_later``): it answers then.
     """
     error = context.error
     if not isinstance(update, Update):

@@ -1,8 +1,6 @@
 """The command menu Telegram clients show, in each language.
 
-The menu is set once for the default scope without a language (English: what
-users whose language we do not have see), then once per translated language
-with that ``language_code``, so a Spanish client shows Spanish descriptions.
+The default scope (English) serves users whose language we do not have.
 
 >>> from telesnap.bot.render.i18n import translator
 >>> command_descriptions(translator("en"))["snap"]

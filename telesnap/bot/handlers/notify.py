@@ -1,10 +1,7 @@
 """``/notify``: a private message when a lobby opens in a chat where one plays.
 
-``/notify`` in a group puts the sender on that group's list, ``/notify off``
-takes them off; the answer says where they stand. Telegram lets a bot write
-first only to someone who started it privately, so a subscriber who has not is
-shown a button that opens the private chat with the bot; the subscription
-counts from the moment they press Start there (:func:`private_start_line`).
+Telegram lets a bot write first only to someone who started it, so a subscriber who has not is
+shown a button to the private chat; their alerts start when they press Start there.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ START_PAYLOAD = "notify"
 def lobby_link(message: Message) -> str | None:
     """A link to ``message`` (the ``/newgame`` that opened a lobby), where the chat has one.
 
-    A public chat is linked by its username; a private supergroup by its id (the
-    link opens for its members); a basic group has no links.
+    A private supergroup's link opens for its members only; a basic group has no links.
     """
     chat = message.chat
     digits = str(chat.id)

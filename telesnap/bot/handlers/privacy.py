@@ -1,9 +1,7 @@
 """``/forgetme`` and ``/forgetchat``: erasing a person's or a chat's data, after a button.
 
-Each command only asks; the erasure happens when its confirmation button is
-pressed. The button is signed with what it erases (the person's id, or the
-chat's), so it works only for that person, or for an admin of that chat, and
-only in the chat it was sent to.
+The button is signed with what it erases (the person's id, or the chat's), so it works only for
+that person, or an admin of that chat, and only in the chat it was sent to.
 """
 
 from __future__ import annotations

@@ -41,10 +41,7 @@ UpdateHandler = Callable[[Update, Context], Coroutine[Any, Any, None]]
 
 @dataclass(eq=False)
 class Runtime:
-    """The bot's shared state, kept in ``application.bot_data``.
-
-    The wiring (``telesnap.app``) builds each part and hands it over.
-    """
+    """The bot's shared state, kept in ``application.bot_data`` (built by ``telesnap.app``)."""
 
     bot: Bot
     lobby: LobbyService

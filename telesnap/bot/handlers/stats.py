@@ -1,14 +1,7 @@
 """/stats, /leaderboard, /history and /replay, and the stats buttons.
 
-:func:`register_stats_handlers` adds them to the Application; call it before
-the game's generic handlers (whose catch-all would refuse the stats buttons).
-Everything is sent through the runtime's outbox, so flood limits hold.
-
-A leaderboard that lists at least :data:`~.render.stats.PICTURE_MIN_ENTRIES`
-players is sent as a picture (drawn in a worker thread) whose caption is the
-text and whose buttons switch the ranking; a press on such a message replaces
-its picture and caption. Shorter leaderboards, and text too long for a caption,
-stay plain messages.
+Register them before the game's generic handlers, whose catch-all would refuse the stats
+buttons. Everything is sent through the runtime, so flood limits hold.
 """
 
 from __future__ import annotations
@@ -210,8 +203,7 @@ def replay_caption(game: GameLine, tr: gettext.NullTranslations, *, film: bool =
 def within_length(markup: str, limit: int) -> str:
     """Cut HTML so that its text (as Telegram counts it) fits ``limit``; tags stay whole.
 
-    The text is cut, never a tag or a character reference, and every tag left
-    open is closed, so the result still parses.
+    Only text is cut, never a character reference, and open tags are closed, so it still parses.
 
     >>> within_length("<b>Ann &amp; Bob</b> won", 6)
     '<b>Ann &amp;…</b>'
@@ -280,9 +272,8 @@ def _shows(message: Message, text: str, keyboard: InlineKeyboardMarkup | None) -
 async def on_stats_button(update: Update, context: Context) -> None:
     """A press on a leaderboard or history button: edit that message to the new page.
 
-    The button must be signed for the pressed message's chat and be on that message:
-    a modified client can send a leaderboard's data for a board or a lobby, which must
-    stay what it is.
+    The button must be signed for this chat and be on this message: a modified client can send a
+    leaderboard's data for a board or a lobby, which must stay what it is.
     """
     query = update.callback_query
     if query is None:

@@ -43,12 +43,7 @@ logger = logging.getLogger(__name__)
 
 
 class StampingBot(ExtBot[None]):
-    """A bot that stamps and stores every batch of updates the moment ``getUpdates`` returns it.
-
-    It talks to ``api_url`` (Telegram, a self-hosted Bot API server or the
-    emulator) through two aiohttp connection pools: one for the calls, one for
-    the long polls.
-    """
+    """A bot that stamps and stores every batch of updates the moment ``getUpdates`` returns it."""
 
     def __init__(self, token: str, api_url: str) -> None:
         install_token_redaction(token)  # before python-telegram-bot logs its URL at DEBUG
@@ -95,8 +90,7 @@ class StampingBot(ExtBot[None]):
     ) -> int:
         """Send an HTML message and return its id, without parsing the whole reply.
 
-        Boards are the bot's hot path, and building a full ``Message`` from each
-        reply costs more than everything else the bot does with it.
+        Boards are the hot path: a full ``Message`` costs more than all else the bot does with it.
         """
         result = await self._post(
             "sendMessage",
@@ -125,11 +119,8 @@ class StampingBot(ExtBot[None]):
     async def get_updates(self, *args: Any, **kwargs: Any) -> tuple[Update, ...]:
         """Fetch updates, then stamp and store them before anything else can delay them.
 
-        They are returned (and so confirmed by the next ``getUpdates``) only once
-        they are committed in the inbox; those the bot has no use for are not
-        stored (:func:`.relevance.wanted`). If storing fails this raises:
-        python-telegram-bot logs it and asks again with the same offset, so the
-        updates come back; a growing pause keeps that from spinning.
+        They are confirmed (by the next ``getUpdates``) only once committed in the inbox; if storing
+        fails this raises after a growing pause, and the same offset brings them back.
         """
         updates = await super().get_updates(*args, **kwargs)
         if not updates:
@@ -159,10 +150,8 @@ class StampingBot(ExtBot[None]):
     async def _post(self, endpoint: str, *args: Any, **kwargs: Any) -> Any:
         """Every Bot API call; keeps the JSON of a ``getUpdates`` batch for :meth:`get_updates`.
 
-        A private method of python-telegram-bot's ``Bot``, through which its
-        ``get_updates`` fetches the batch it parses (tests/bot/test_polling_store.py
-        checks that seam). Keeping the JSON spares rebuilding it from the parsed
-        updates, which costs most of what parsing them does.
+        A private seam of python-telegram-bot (tests/bot/test_polling_store.py checks it):
+        rebuilding the JSON from the parsed updates would cost most of what parsing them does.
         """
         result = await super()._post(endpoint, *args, **kwargs)
         if endpoint == "getUpdates":
@@ -186,10 +175,8 @@ MAX_STORE_BACKOFF_S = 5.0
 class HandedToInbox(asyncio.Queue[object]):
     """The update queue: it drops the updates it is given, since the inbox has them already.
 
-    Updates reach the handlers from the inbox (:class:`.dispatcher.InboxDispatcher`),
-    which orders them across workers; python-telegram-bot's own queue would hand
-    them over a second time, unordered. Anything else (python-telegram-bot's own
-    stop signal) goes through.
+    python-telegram-bot's own queue would hand them over a second time, unordered; anything else
+    (its stop signal) goes through.
     """
 
     async def put(self, item: object) -> None:
@@ -204,10 +191,7 @@ class HandedToInbox(asyncio.Queue[object]):
 
 
 def build_application(token: str, api_url: str) -> BotApplication:
-    """The Application with every handler registered.
-
-    It talks to ``api_url``: Telegram, a self-hosted Bot API server, or the emulator.
-    """
+    """The Application with every handler registered, talking to ``api_url``."""
     bot = StampingBot(token, api_url)
     application = ApplicationBuilder().updater(Updater(bot, HandedToInbox())).build()
     register_stats_handlers(application)

@@ -1,10 +1,7 @@
 """Budgets over a moving window: at most N hits per key in any S seconds.
 
-The intake gate checks one or more of these for every update that enters the
-bot, flood or not, on the event loop. So a check is a few list operations, in
-the caller's thread: nothing runs in the background (no timer, no thread that
-would take the interpreter from the event loop while a flood lasts), and a key
-whose window is empty is forgotten when the book is swept.
+Checked for every update on the event loop, flood or not: a few list operations, with no timer
+or thread to take the interpreter from the event loop while a flood lasts.
 
 >>> clock = iter([0.0, 1.0, 2.0, 11.5]).__next__
 >>> windows = MovingWindows(Budget(2, 10.0), clock=clock)

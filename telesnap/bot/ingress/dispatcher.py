@@ -1,29 +1,11 @@
 """The one ordered place: updates taken from the inbox, one topic's at a time, calls at once.
 
-Ingress (:class:`~.intake.Intake`) stamps updates, stores them in the inbox and only then
-lets the transport acknowledge them; it hands what it stored straight to this
-process's :class:`InboxDispatcher`, which handles it without reading it back
-when the store found every pending update before it in its topic already in
-this process's line (else the line reads the inbox, the truth). On PostgreSQL
-the NOTIFY of the store names the update to every other worker (see :meth:`wake`);
-the storing worker ignores its own. After a claim, the rows in hand are checked to
-be still pending in one query on the coordination connection (another worker,
-woken by the store, may have taken one first). The dispatcher runs each update through
-python-telegram-bot's own dispatch (``Application.process_update``: the
-handlers and filters), under one of a fixed number of slots:
-
-- a topic's updates run one at a time, in update_id order, in one task that holds
-  the topic's claim (whichever worker gets it); updates waiting in a topic's line
-  hold no slot, so one busy chat never stalls the others;
-- a Snap call runs at once on a claim of its own: calls are decided by their
-  stamps, and a Flip waiting for its race must not block the race's calls.
-
-Every change itself runs under the topic's lock in the services (``GameStore.lock``):
-that lock is the one per topic; the line here only orders whole updates.
-A pending update whose worker died is found again by the sweep every
-:data:`SWEEP_S` (its claim went with the worker's connection) or at start, and
-so is one whose wake-up was missed (the coordination connection was lost: the
-sweep runs at once when it is back).
+A topic's updates run one at a time, in update_id order, under the topic's claim; waiting ones
+hold no slot, so one busy chat never stalls the others. A Snap call runs at once on a claim of
+its own: calls are decided by their stamps, and a Flip waiting for its race must not block the
+race's calls. The line only orders whole updates: each change runs under the topic's lock in
+the services. The inbox is the truth: the sweep every :data:`SWEEP_S` finds what a dead worker
+or a missed wake-up left pending.
 """
 
 from __future__ import annotations
@@ -109,10 +91,8 @@ class InboxDispatcher:
     async def start(self) -> None:
         """Take what is pending (left by a stop, say), then keep looking (:meth:`wake`).
 
-        The pending Snap calls are handled before this returns, so a race that a
-        stop interrupted is decided with every call that had reached the inbox; the
-        topics with pending updates are known before this returns, so an update
-        stored from now on is never handled before one left pending before it.
+        Pending Snap calls run first, so an interrupted race is decided with every call in the
+        inbox; pending topics are read next, so no new update overtakes one left pending.
         """
         for call in await self._inbox.pending_calls():
             self._take_call(call)
@@ -129,9 +109,8 @@ class InboxDispatcher:
     def wake(self, stored: StoredElsewhere | None = None) -> None:
         """Take an update another worker stored; None: look for pending updates now.
 
-        A topic's line running here reads it. Else the worker that stored it takes
-        it (it has it in hand); it is taken here only if still pending a moment
-        later: its line was held here when that worker tried, or it died.
+        A line running here reads it; else its storer takes it, and it is taken here only if still
+        pending a moment later (its line was held here, or the storer died).
         """
         if stored is None:
             self._wake.set()
@@ -164,9 +143,8 @@ class InboxDispatcher:
     def offer(self, stored: Sequence[StoredUpdate], intaken: Intaken) -> None:
         """Take updates this process has just stored (the quick path, without reading them back).
 
-        A new update is kept in hand when every pending update before it in its
-        topic is in this process's line already; otherwise (and for a
-        redelivery) its topic's line reads the inbox.
+        One is kept in hand only if every pending update before it in its topic is in this process's
+        line; else (and for a redelivery) its topic's line reads the inbox.
         """
         for update in stored:
             new = update.update_id in intaken.new

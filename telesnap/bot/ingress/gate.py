@@ -1,32 +1,11 @@
 """Who is heard: budgets per user and per chat, checked where updates enter.
 
-One member of a public group can send hundreds of commands and presses in a few
-seconds. Each stored update costs database work that every other chat waits
-behind (SQLite has one writer), each reply costs one of the chat's 20 messages a
-minute, and each Snap call holds a slot while it waits for its topic. So before
-anything is stored or spawned, every update passes :class:`IntakeGate`:
-
-- a user's presses and a user's commands each have a budget over a moving window
-  (:mod:`.budgets`), and so has every chat for all of its updates;
-- a user has at most :attr:`GateLimits.waiting_per_user` updates on their way at
-  once (stamped, not yet handled): a person waits for the answers, a flood does
-  not, so a burst of a hundred commands lets ten in, not the whole budget;
-- a user whose updates keep being refused (:meth:`IntakeGate.refused`: not in the
-  game, a command the bot does not know; not what a player meets in play) past
-  :attr:`GateLimits.refusals_per_user` is turned away whole until the window has room;
-- a topic holds at most :attr:`GateLimits.calls_per_topic` Snap calls on their way;
-- a press turned away is answered at once with a toast (a press is always
-  answered; ``answerCallbackQuery`` costs none of the chat's messages) and is not
-  stored; a command turned away is dropped; both are logged once per window;
-- a user's refusals, unknown commands, /help and /rules are answered within
-  :attr:`GateLimits.replies_per_user` (:meth:`IntakeGate.may_reply`): a few mistakes
-  in a row each get their answer, a flood of them costs the chat a handful of
-  messages, not one each.
-
-The budgets are wide enough that no player in a fast game meets them (a press a
-second each, with bursts, and a handful of commands at a game's start). Each
-worker counts what it receives: behind a load balancer that spreads a chat's
-updates, a member's budget is per worker.
+One member of a public group can send hundreds of updates in seconds; each stored one costs
+database work every other chat waits behind, each reply one of the chat's 20 messages a minute.
+So every update passes :class:`IntakeGate` before anything is stored or spawned; a press turned
+away still gets a toast, which costs none of the chat's messages. The budgets are wide enough
+that no player in a fast game meets them. Each worker counts what it receives: behind a load
+balancer that spreads a chat's updates, a member's budget is per worker.
 """
 
 from __future__ import annotations
@@ -124,8 +103,7 @@ class IntakeGate:
     def verdict(self, update: Update, topic: Topic | None = None, is_call: bool = False) -> Verdict:
         """Whether ``update`` (of ``topic``; a Snap call if ``is_call``) is let in.
 
-        ``calls_in_flight`` counts a call that is being checked, stamped just before,
-        and ``waiting_from`` the sender's updates stamped up to this one.
+        It was stamped just before: the counts of calls and of the sender's updates include it.
         """
         user = update.effective_user
         chat = update.effective_chat
@@ -151,8 +129,7 @@ class IntakeGate:
     def refused(self, chat_id: int, user_id: int, reason: Reason | None = None) -> None:
         """Count a refusal of this user's update (None: an unknown command, a bad one).
 
-        What a player meets in play (:data:`MET_IN_PLAY`) does not count: a player who
-        keeps pressing Flip before their turn is still let in when it comes.
+        Not :data:`MET_IN_PLAY`: a player pressing Flip early is still let in when their turn comes.
         """
         if reason not in MET_IN_PLAY:
             self._refusals.hit((chat_id, user_id))

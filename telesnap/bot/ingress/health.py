@@ -1,20 +1,9 @@
 """``/health`` and ``/ready`` on the webhook listener, for a reverse proxy or an orchestrator.
 
-- ``GET /health`` (liveness): 200 whenever the process answers HTTP at all.
-- ``GET /ready`` (readiness): 200 when the database answers a query, the Bot
-  API answers ``getMe`` and (on PostgreSQL) the coordination connection answers,
-  opened again if the database dropped it, each within :data:`READY_TIMEOUT_S`;
-  otherwise 503 with the reasons, e.g. ``{"ready": false, "problems": ["database:
-  no answer within 2 s"]}``. A change in what is wrong is logged once, not on
-  every probe.
-
-The reasons go to callers on this machine (loopback) only: others get the
-status code and ``{"ready": false}``, since a reason can name a host or a
-driver's error. A probe's answer is kept for :data:`READY_CACHE_S`, so a flood
-of ``/ready`` requests costs one query and one ``getMe`` per period.
-
-The wiring (``telesnap.app``) hands the probes to the webhook server, which
-adds the routes with :func:`add_health_routes`.
+``/ready`` is 503 unless the database, the Bot API and (on PostgreSQL) the coordination answer
+within :data:`READY_TIMEOUT_S`. Its reasons go to loopback callers only, since a reason can
+name a host or a driver's error; an answer is kept for :data:`READY_CACHE_S`, so a flood of
+``/ready`` costs one probe per period.
 """
 
 from __future__ import annotations
@@ -70,8 +59,7 @@ class Readiness:
     async def problems(self) -> list[str]:
         """What keeps this worker from handling updates ([] when it is ready).
 
-        The answer of a probe made less than ``cache_s`` ago is given again;
-        requests that arrive during a probe wait for it rather than start another.
+        A probe less than ``cache_s`` old is answered again; requests during a probe wait for it.
         """
         async with self._lock:
             if self._probed_at is None or self.clock() - self._probed_at >= self.cache_s:

@@ -21,9 +21,7 @@ from .receipts import Arrival, ReceiptBook
 class Intake:
     """Ingress: stamp updates, store them in the inbox, hand them to this process's dispatcher.
 
-    :meth:`receive` returns only once the updates are committed: the transport
-    acknowledges them to Telegram after that (the webhook's 200, the offset of
-    the next ``getUpdates``). If storing fails it raises, and nothing is acknowledged.
+    Nothing is acknowledged before :meth:`receive` returns, which is only once they are committed.
     """
 
     def __init__(

@@ -1,29 +1,11 @@
 """Receipt stamps: the moment each update entered the bot, taken before it waits.
 
-Telegram's callback queries carry no time, so the only fair clock for a Snap
-race is ours. Updates are stamped where they enter: when ``getUpdates``
-returns (one stamp per batch; equal stamps are ordered by update_id) or when
-the webhook request arrives. A stamp is wall-clock time in nanoseconds, with
-the id of the host that took it, so the stamps of several workers compare
-(see the README on clock discipline); it is stored with the update in the
-inbox, and an update handled after a restart or by another worker keeps it.
-
-The book also tracks "call" updates that are stamped but not yet handled, so a
-race is never decided while a call stamped inside its window is still on its
-way through the process, however long the queue: a race is decided on the
-stamps alone. Every stamped call is released when its handler finishes
-(``finished``, which runs for every update whatever its handlers did), when
-another worker took it (``handled_elsewhere``), or when the bot stops
-(``release_all``): a call that will not be handled here then holds no race.
-
-It also counts each sender's updates stamped and not yet finished
-(``waiting_from``): the intake gate lets a user have only a few on their way, so
-a burst that nobody waits the answers of is not stored whole.
-
-A press's callback data is decoded (and its HMAC checked) once, when it is
-stamped: the decoded press travels with the receipt in its :class:`Arrival`,
-which the inbox reads to order it and the handler takes to act. An update
-handled by a process that did not stamp it is decoded there, once.
+Telegram's callback queries carry no time, so the only fair clock for a Snap race is ours:
+wall-clock nanoseconds with the host's id, so several workers' stamps compare (see the README
+on clock discipline), one per ``getUpdates`` batch (equal stamps order by update_id), kept with
+the update in the inbox. A race is never decided while a call stamped inside its window is on
+its way; a call that will not be handled here (another worker took it, or the bot stops) is
+released. A press's data is decoded (its HMAC checked) once, where it is stamped or handled.
 """
 
 from __future__ import annotations
@@ -107,8 +89,8 @@ class ReceiptBook:
     def retry_later(self, update_id: int) -> bool:
         """Have a transiently failed update run again; False if this was its last attempt.
 
-        The error handler asks before answering: a retried update is answered by
-        its next attempt, so nothing is marked processed without its change.
+        Asked before answering: its next attempt answers it, so nothing is marked processed
+        without its change.
         """
         if self._attempts.get(update_id, True):
             return False
@@ -146,8 +128,7 @@ class ReceiptBook:
     def admit(self, update: Update, receipt: Receipt) -> Arrival:
         """Ready an update taken from the inbox for its handler, with its stored receipt.
 
-        The arrival stamped here is reused (its press is decoded already); an update
-        another host stamped, or stamped before a restart, is decoded now.
+        A press stamped here is not decoded again; one stamped elsewhere or before a restart is.
         """
         arrival = self._arrivals.get(update.update_id)
         if arrival is None or arrival.receipt != receipt:
@@ -235,8 +216,7 @@ class ReceiptBook:
     async def wait_for_calls(self, topic: Topic, deadline_ns: int) -> None:
         """Wait until every call for ``topic`` stamped by ``deadline_ns`` has been handled.
 
-        There is no time limit: a call stamped inside a race's window takes part in
-        it however long its update waits behind others.
+        No time limit: a call stamped inside a race's window takes part however long it waits.
         """
         while not self._released and self._pending_before(topic, deadline_ns):
             self._changed.clear()

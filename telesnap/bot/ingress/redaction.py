@@ -1,10 +1,7 @@
 """Keeping the bot token out of logs and error texts.
 
-Every Bot API URL holds the token (``https://api.telegram.org/bot<token>/getMe``),
-and aiohttp's errors, python-telegram-bot's DEBUG lines and tracebacks print
-that URL. :func:`redact` replaces any token with its bot id and ``***``;
-:func:`install_token_redaction` makes every log record pass through it, whatever
-handler writes it.
+Every Bot API URL holds the token, and aiohttp's errors, python-telegram-bot's DEBUG lines and
+tracebacks print it: every log record passes through :func:`redact`, whatever handler writes it.
 
 >>> redact("GET https://api.telegram.org/bot123:AAbb-cc_DD/getMe failed")
 'GET https://api.telegram.org/bot123:***/getMe failed'
@@ -60,8 +57,7 @@ class _RedactedRecord(logging.LogRecord):
 def install_token_redaction(token: str | None = None) -> None:
     """Mask ``token`` (and any token in a Bot API URL) in every log record from now on.
 
-    It works at the records' making, so handlers added later (a test's capture,
-    a library's own) get masked records too. Installing it again only adds the token.
+    At the records' making, so later handlers are covered too; installing again only adds the token.
     """
     with _lock:
         if token:

@@ -1,11 +1,7 @@
 """Which updates the bot keeps: the kinds it asks Telegram for, and the messages meant for it.
 
-The bot reads commands, button presses and changes of its own membership; it
-asks Telegram for exactly those kinds (:data:`ALLOWED_UPDATES`, for
-``getUpdates`` and ``setWebhook``). Of the messages, only commands addressed
-to it (or to no bot in particular) are stored: a group's chatter, a command
-for another bot and an edited message (a command counts once, when it is sent)
-never reach the inbox.
+Of the messages only commands for this bot (or no bot in particular) are stored; an edited
+message is not, since a command counts once, when it is sent.
 
 >>> wanted({"update_id": 1, "message": {"text": "/snap"}}, "snapbot")
 True

@@ -1,13 +1,8 @@
 """A python-telegram-bot request backend on aiohttp.
 
-python-telegram-bot talks HTTP through a pluggable ``BaseRequest``; its default
-one, on httpx, costs about a millisecond of CPU per call. The bot makes two
-calls per button press (the answer and the new board), so the transport is a
-large share of its work; aiohttp, which the project already uses for the
-webhook and the emulator, does the same calls for a fraction of that.
-Timeouts and errors map to python-telegram-bot's own (``TimedOut``,
-``NetworkError``) exactly as its httpx backend does, with the token masked in
-their text.
+The default backend, on httpx, costs about a millisecond of CPU per call, and the bot makes two
+calls per press; aiohttp does the same for a fraction of that. Timeouts and errors map to
+python-telegram-bot's own as the httpx backend's do, with the token masked.
 """
 
 from __future__ import annotations

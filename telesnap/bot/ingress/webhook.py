@@ -1,18 +1,10 @@
 """Receiving updates by webhook: check the secret, stamp and store the update, then 200.
 
-The 200 is sent only once the update is committed in the inbox: a worker that
-dies before that never acknowledged it, and Telegram delivers it again. If
-storing fails the answer is 500 (Telegram retries). While the bot drains for a
-stop, new POSTs get 503, so Telegram, or the reverse proxy, sends them elsewhere.
-A body that is not an update (not JSON, not an object, nested too deeply) is
-logged and answered with 200, so Telegram does not redeliver it again and again.
-An update the bot has no use for (:func:`.relevance.wanted`) gets 200 and is not
-stored. A body above :data:`MAX_BODY_BYTES` gets 413 before it is read whole (Telegram's
-updates are a few KiB), and an idle connection is closed after
-:data:`KEEPALIVE_TIMEOUT_S`, so idle or oversized clients cannot hold memory.
-
-:attr:`WebhookServer.app` is the aiohttp application: more routes can be added
-to it before :meth:`WebhookServer.start`.
+The 200 goes only once the update is committed in the inbox: a worker that dies before never
+acknowledged it, and Telegram delivers it again. A body that is not an update gets 200 all the
+same, so it is not redelivered again and again; a draining bot answers 503, so Telegram sends
+elsewhere. Oversized bodies (413; updates are a few KiB) and idle connections are cut off, so
+clients cannot hold memory.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """Every caller of a race hears its result, also when the worker that took their press died.
 
-The worker that takes a correct call answers its press once the race is
-decided (see :mod:`.races`). If that worker is killed while the race collects,
-the call stays committed and another worker decides the race (its sweeper
-adopts it, or a call of its own is in it), but nobody would answer the press.
-So a worker *pledges* every press it is to answer (:class:`AnswerPledges`: an
-advisory lock every worker sees, held until the press expires, dropped with a
-dead worker's connection), and the worker that decides or reads back a race
-answers those of its callers nobody has pledged, while their presses can still
-be answered, with the toast the normal path gives. A race collected here waits
-:data:`PLEDGE_GRACE_S` first: a live worker pledges its caller's press just
-after the call's transaction commits.
+A worker killed while its race collects leaves its calls committed and the race decided
+elsewhere (:mod:`.races`), but nobody to answer the presses. So a worker *pledges* each
+press it is to answer (:class:`AnswerPledges`: an advisory lock every worker sees, held
+until the press expires, dropped with a dead worker's connection), and whoever decides or
+reads back a race answers the unpledged callers while their presses can still be answered.
+A race collected here waits :data:`PLEDGE_GRACE_S` first: a live worker pledges its
+caller's press just after the call's transaction commits.
 """
 
 from __future__ import annotations
@@ -102,9 +98,8 @@ class CallerPledges:
     ) -> int:
         """Answer the race's callers that nobody else answers; return how many were answered.
 
-        ``waited_for`` are the users whose presses this worker answers itself,
-        ``own_queries`` their presses; ``collected``: this worker took calls of the
-        race while it ran (others may still be pledging theirs).
+        ``waited_for``/``own_queries``: the users and presses answered here; ``collected``:
+        calls were taken here while it ran (others may still be pledging theirs).
         """
         if outcome.ending is not RaceEnding.CALLED_OFF:
             seated = outcome.user_ids

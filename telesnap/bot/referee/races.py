@@ -1,20 +1,11 @@
-"""The referee: has each stored Snap race decided when its tie window closes, and tells the callers.
+"""The referee: has each stored Snap race decided when its window closes, and tells the callers.
 
-A correct call enters a race stored with the game (``services/play/races.py``),
-whose window closes ``tie_window_ms`` after the earliest stamp. The referee
-sleeps until then, waits for every call stamped inside the window that is
-still on its way through the process, and asks the race service to decide. A
-decision that fails is retried with backoff (and logged with its chat and
-game) until it succeeds or the race has ended otherwise. Then every waiting
-caller's press is answered, however the race ended: with their own result
-(also when another worker decided it), or with a toast saying the game ended
-first. The decision's change writes the new table to the outbox, like any
-change. A race another worker
-opened and never decided (it stopped, or was killed) is adopted by the next
-Flip that finds it open, or by the :class:`RaceSweeper` of any worker, which
-looks for overdue races every second or so; a race a cold start interrupted is
-decided at start. The callers a dead worker took are answered by whoever
-decides or reads back their race (:mod:`.race_callers`).
+Before deciding it waits for every call stamped inside the window that is still on its way
+through the process; a failed decision is retried with backoff until the race has ended.
+Every waiting caller is answered however the race ended. A race another worker opened and
+never decided (stopped or killed) is adopted by the next Flip that finds it open or by any
+worker's :class:`RaceSweeper`; a dead worker's callers are answered by whoever decides or
+reads back their race (:mod:`.callers`).
 """
 
 from __future__ import annotations
@@ -114,8 +105,7 @@ class RaceReferee:
     ) -> None:
         """Referee the races of ``races``, answering presses through ``bot``.
 
-        ``pledges`` let the callers a dead worker took be answered here (None: a
-        referee on its own, which answers only its own callers).
+        ``pledges`` let a dead worker's callers be answered here (None: only its own callers).
         """
         self._bot = bot
         self._callers = None if pledges is None else CallerPledges(bot, races, pledges)
@@ -148,8 +138,7 @@ class RaceReferee:
     async def wait_until_decided(self, place: Place, timeout_s: float = 5.0) -> int | None:
         """Wait for the topic's open race (if any) to end; return the board it left behind.
 
-        None when there is no race here, it took longer than ``timeout_s``, or the
-        game has moved on since (or ended).
+        None if there is no race here, it outlasts ``timeout_s``, or the game has moved on.
         """
         race = self._races.get(place.topic)
         if race is None:
@@ -169,10 +158,9 @@ class RaceReferee:
         return race.board_after
 
     def decide_now(self, race: OpenRace) -> None:
-        """Have a stored race decided at once.
+        """Have a stored race decided at once (after a restart).
 
-        After a restart: the calls the stopped process had not handled are in the
-        inbox, and join the race if they come before it is decided.
+        The stopped process's unhandled calls are in the inbox; they join it if handled first.
         """
         decided_ns = time.time_ns()
         self._start(
@@ -187,9 +175,8 @@ class RaceReferee:
     def adopt(self, race: OpenRace) -> None:
         """Decide a race another worker opened (it may have stopped before deciding it).
 
-        It is decided ``ADOPT_GRACE_S`` after its deadline (stamps are wall-clock
-        time, so another host's deadline holds here), so a worker still running,
-        which waits for the calls on their way through it, decides first.
+        Decided ``ADOPT_GRACE_S`` after its (wall-clock, so cross-host) deadline, so a live
+        owner, which waits for the calls on their way through it, decides first.
         """
         if self.is_deciding(race.place):
             return
@@ -205,8 +192,7 @@ class RaceReferee:
     def board_after_race(self, place: Place, pressed_version: int, stamp_ns: int) -> int | None:
         """The board left by the race that was being decided on ``pressed_version`` at ``stamp_ns``.
 
-        For a press made on the board of a race before that race was decided, but
-        handled after it: it acts on the board the race left behind, if nothing
+        A press made before the decision but handled after it acts on that board, if nothing
         else has changed the game since. None when no such race is known here.
         """
         race = self._settled.get(place.topic)
@@ -288,13 +274,9 @@ class RaceReferee:
     async def close(self, decide_within_s: float = DECIDE_AT_STOP_S) -> None:
         """Decide the races in hand (for ``decide_within_s`` at most), then cancel the rest.
 
-        A stopping worker finishes what it took: a race it left open would wait for
-        another worker's :class:`RaceSweeper` (a second or two after its window),
-        so its callers would wait longer for their board. No call is awaited any
-        more (the dispatcher has drained): each race is decided once its window
-        has closed. A race still undecided after ``decide_within_s`` (the
-        database is down, say) is cancelled and logged; another worker's sweeper
-        or a restart decides it.
+        A race left open would wait for another worker's :class:`RaceSweeper`, delaying its
+        callers' board. No call is awaited (the dispatcher has drained). A race still undecided
+        (the database is down, say) is cancelled and logged; a sweeper or a restart decides it.
         """
         self._book.release_all()
         for handle in self._forget_settled.values():
@@ -319,12 +301,9 @@ class RaceReferee:
 class RaceSweeper:
     """Has the referee adopt the stored races that nobody decides.
 
-    A worker killed while its race's window ran leaves the race open, and its
-    callers press nothing more: they wait for the board. Every ``period_s`` this
-    looks (one read of the open races) for races overdue by more than
-    ``ADOPT_GRACE_S`` that the referee is not deciding, and adopts them; it is
-    decided once however many workers adopt it. A failed look is logged and
-    tried again with a growing delay.
+    A worker killed during a race's window leaves it open, and its callers just wait for the
+    board. Each look is one read of the open races; a race is decided once however many
+    workers adopt it.
     """
 
     def __init__(

@@ -1,18 +1,9 @@
 """Turning tables, lobbies and operations into HTML messages and keyboards.
 
-The table format is fixed so players (and tests) can read it: one line per
-player with their name, face-up top card (``—`` when none), ``N face-down``
-and ``M face-up`` (or ``out``), then ``Snap Pot: 7♣ (K cards)`` while there
-is a pot, then whose turn it is. Once the game is over the table gives way to
-the final standings (:func:`render_final`).
-
-Boards cut names longer than :data:`BOARD_NAME_LIMIT` characters (the lobby
-and the final standings show them whole), and the ``Turn:`` line repeats only
-a short name: a longer one is pointed at by the turn marker alone.
-
-Names and cards whose direction differs from the line's are isolated (Unicode
-FSI ... PDI, see :func:`~.i18n.isolate`), and in a right-to-left language
-(Arabic) every line is marked right-to-left and the turn marker points left.
+The table format is fixed so players (and tests) can read it. Boards cut long names (the
+lobby and the final standings show them whole). Names and cards whose direction differs
+from the line's are isolated (:func:`~.i18n.isolate`), and in a right-to-left language
+every line is marked right-to-left.
 """
 
 from __future__ import annotations
@@ -93,10 +84,7 @@ def pile_counts(face_down: int, face_up: int, tr: gettext.NullTranslations) -> s
 
 
 def render_table(table: TableView, tr: gettext.NullTranslations) -> str:
-    """The table: one line per player, the pot, and whose turn it is.
-
-    Once the game is over: the final standings instead (:func:`render_final`).
-    """
+    """The table (one line per player, the pot, whose turn), or :func:`render_final` once over."""
     if table.final is not None:
         return render_final(
             table.game_id, table.final, tr, flips=table.flips, flip_limit=table.flip_limit
@@ -141,9 +129,7 @@ def render_final(
 ) -> str:
     """The end of a game: how it ended, the places, cards, snaps and wrong calls, the fastest call.
 
-    A game that a limit ended says which: the flip limit when its flips reached it
-    (``flip_limit``), else the time limit. Names are shown whole. The last line gives
-    the game's number for ``/replay``.
+    A limit-ended game names the flip limit if its flips reached ``flip_limit``, else the time.
     """
     if final.reason is EndReason.ABANDONED:
         lines = [tr.gettext("🛑 <b>Game #{id} was stopped</b>: nobody wins.").format(id=game_id)]

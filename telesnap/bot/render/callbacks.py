@@ -1,13 +1,9 @@
 """The callback-data protocol of the bot's buttons, signed so presses cannot be forged.
 
-Each button carries ``action:game:version:tag``. The tag is an HMAC of the
-rest, keyed by a secret derived from the bot token, so a client that edits
-the data (another game, a future board) is caught; the game id and the board
-version let the bot refuse foreign and stale presses.
-
-A settings button is bound to its chat as well: its tag signs the chat's id,
-which the data does not carry (the pressed message tells it), so a menu's data
-pressed in another chat is not authentic there.
+Each button carries ``action:game:version:tag``; the tag, an HMAC keyed from the bot token,
+catches edited data, and the game id and board version let the bot refuse foreign and stale
+presses. A settings button's tag also signs its chat (which the data does not carry), so a
+menu's data pressed in another chat is not authentic there.
 
 >>> signer = CallbackSigner(b"secret")
 >>> data = signer.encode(Action.SNAP, game_id=12, version=7)
@@ -79,8 +75,8 @@ class ButtonPress:
 def carries_button(markup: InlineKeyboardMarkup | None, data: str | None) -> bool:
     """Whether a message's keyboard has a button with this callback data.
 
-    Telegram lets a modified client send any data for any message of the bot, so a
-    button that rewrites its message (a menu, a leaderboard) is checked to be on it.
+    A modified client can send any data for any bot message, so a button that rewrites its
+    message (a menu, a leaderboard) is checked to be on it.
     """
     rows: Sequence[Sequence[object]] = markup.inline_keyboard if markup is not None else ()
     return data is not None and any(
@@ -91,9 +87,8 @@ def carries_button(markup: InlineKeyboardMarkup | None, data: str | None) -> boo
 class Signer:
     """Signs callback data as ``<body>:<tag>``: an 11-character HMAC of the body.
 
-    The key is derived from the bot token, so every worker has it, with a purpose of
-    its own per kind of button. A button bound to a chat has a tag that signs the
-    chat too, which its data does not carry (the pressed message tells it).
+    The key is derived from the bot token (so every worker has it) with a purpose per kind
+    of button; a chat-bound button's tag also signs its chat, which its data does not carry.
     """
 
     PURPOSE: ClassVar[bytes]
@@ -138,8 +133,7 @@ class CallbackSigner(Signer):
     def decode(self, data: str | None, *, chat_id: int | None = None) -> ButtonPress | None:
         """The press a callback data stands for, or None if it is not one of ours.
 
-        ``chat_id``: the chat of the pressed message; a chat-bound button is
-        authentic only in the chat it was sent to.
+        ``chat_id``: the pressed message's chat; a chat-bound button is authentic only there.
         """
         match = _PATTERN.fullmatch(data or "")
         if data is None or match is None:

@@ -1,19 +1,11 @@
 """Fonts and text layout for the pictures, in every language, with no system fonts.
 
-matplotlib ships DejaVu Sans (Latin, Cyrillic, Swahili's letters), which has no
-Thai at all; Thai and Arabic come from the Noto Sans Thai and Noto Sans Arabic
-font packages on PyPI (``fontpkg-noto-sans-*``, SIL Open Font License), which
-:func:`register_fonts` adds to matplotlib's font manager when this module is
-first imported (the bot imports it at start). Every text is drawn with a list
-of families, so a glyph missing from the first is taken from the next (a Thai
-name in a Spanish chart).
-
-Arabic must be shaped (letters joined) and laid out right to left. matplotlib
-3.11 and later do both themselves (libraqm); on older releases the text is
-shaped with arabic-reshaper and reordered with python-bidi before drawing
-(:func:`chart_text`; python-bidi's Python implementation, which also mirrors
-brackets, unlike its Rust one). Characters no registered font has (most emoji)
-are left out rather than drawn as the missing-glyph box (:func:`drawable`).
+matplotlib's DejaVu Sans has no Thai, so the Noto Sans Thai and Arabic packages from PyPI
+are registered at import, and every text is drawn with a list of families so a glyph
+missing from the first comes from the next. Arabic must be shaped and laid out right to
+left: matplotlib 3.11 and later do it (libraqm), older releases get :func:`chart_text`
+(python-bidi's Python implementation, which mirrors brackets, unlike its Rust one).
+Characters no font has are left out rather than drawn as boxes (:func:`drawable`).
 """
 
 from __future__ import annotations
@@ -65,9 +57,6 @@ def families_for(language: str) -> list[str]:
 def chart_text(text: str) -> str:
     """``text`` as it must be handed to matplotlib: shaped and in visual order if it must be.
 
-    A matplotlib that lays text out itself gets the text as it is, and so does
-    text without right-to-left letters.
-
     >>> chart_text("Rating") == "Rating"
     True
     """
@@ -87,10 +76,7 @@ def _covered(character: str, families: tuple[str, ...]) -> bool:
 
 
 def drawable(text: str, language: str) -> str:
-    """``text`` without the characters that none of the language's fonts can draw.
-
-    A name such as "Ann 🦊" is drawn as "Ann" (the caption keeps the whole name);
-    a text left with nothing drawable becomes "?".
+    """``text`` without the characters none of the language's fonts can draw ("?" if none left).
 
     >>> drawable("Ann 🦊", "es")
     'Ann'

@@ -1,10 +1,7 @@
 """The pictures: the /stats chart and the leaderboard table, PNGs in the chat's language.
 
-Drawn with matplotlib's object API on the Agg canvas (headless, no pyplot and
-no global state), so they can be drawn in worker threads. Every text goes
-through :mod:`.chart_fonts`: the language's own fonts, Arabic shaped and set
-right to left (titles and the table's columns then run from the right), and no
-character drawn as a missing-glyph box.
+Drawn with matplotlib's object API on the Agg canvas (no pyplot, no global state), so they
+can be drawn in worker threads. Every text goes through :mod:`.chart_fonts`.
 """
 
 from __future__ import annotations
@@ -77,8 +74,7 @@ def stats_chart(
 ) -> bytes:
     """The chart as PNG bytes: a histogram of reaction times and the rating lines.
 
-    Drawn once for the same figures in the same language (:data:`PICTURES_KEPT`
-    kept): a /stats asked again before the player's figures change costs nothing.
+    Cached per figures and language, so a /stats repeated before they change costs nothing.
     """
     return _stats_png(
         tuple((ms, calls) for ms, calls in reaction_counts),
@@ -125,9 +121,8 @@ def stats_figure(
 ) -> Figure:
     """The figure :func:`stats_chart` draws.
 
-    ``reaction_counts`` holds ``(reaction_ms, calls)`` pairs, as the stats keep them;
-    ``ratings_from`` and ``chat_ratings_from`` number the rated games the rating lines
-    start at (a long career shows its last games only).
+    ``ratings_from``/``chat_ratings_from``: the rated game each rating line starts at (a long
+    career shows its last games only).
     """
     figure = Figure(figsize=_SIZE_INCHES, dpi=_DPI)
     figure.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88, wspace=0.25)
@@ -197,10 +192,7 @@ def _leaderboard_png(title: str, rows: tuple[tuple[str, str, str], ...], languag
 def leaderboard_figure(
     title: str, rows: Sequence[tuple[str, str, str]], tr: gettext.NullTranslations
 ) -> Figure:
-    """The figure :func:`leaderboard_picture` draws: the title, then position, name, figure.
-
-    In a right-to-left language the columns run from the right.
-    """
+    """The figure :func:`leaderboard_picture` draws: the title, then position, name, figure."""
     height = _ROW_INCHES * (len(rows) + 1.6)
     figure = Figure(figsize=(_TABLE_WIDTH_INCHES, height), dpi=100)
     FigureCanvasAgg(figure)

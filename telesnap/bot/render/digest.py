@@ -1,14 +1,9 @@
 """What a board message says happened: every event, summarised when there are too many.
 
-A board gathers the events since the previous board (more of them when boards
-are held back by the flood limits). They are shown line by line while they fit
-one message; when they do not, each run of flips between two other events
-becomes one line per player with the cards in the order flipped
-(``Ann flips 3 cards: 7♣ K♦ 2♠``), and every other event (snaps, ties, wrong
-calls, penalties, players out or leaving, the end) keeps its own line. So every
-card flipped and every snap, tie, penalty and elimination is in some message,
-always. When even the summary would not fit, the board takes no more events
-(:func:`fits_together` says so): the next ones go into a board of their own.
+When the events do not fit one message, each run of flips becomes one line per player with
+the cards in order and every other event keeps its own line, so every card flipped and every
+snap, tie, penalty and elimination is always in some message. When even the summary would
+not fit, the board takes no more events (:func:`fits_together`): the next get their own.
 
 >>> events = [flip_event("<b>Ann</b> flips 7♣", 0, "<b>Ann</b>", "7♣"),
 ...           flip_event("<b>Bob</b> flips K♦", 1, "<b>Bob</b>", "K♦"),

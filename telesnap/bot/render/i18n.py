@@ -1,24 +1,16 @@
 """Languages: gettext catalogs looked up by a chat's or a user's language code.
 
-Messages are written in English in the code, marked with ``gettext`` /
-``ngettext`` so Babel extracts them (``scripts/i18n.py``). The catalogs live
-in ``telesnap/locales/<lang>/LC_MESSAGES/telesnap.po``; the install compiles
-them to ``.mo`` files next to them. A language without a compiled catalog
-falls back to English.
+A language without a compiled catalog falls back to English.
 
 >>> language_of("es-MX"), language_of("de"), language_of(None)
 ('es', 'en', 'en')
 >>> translator("en").gettext("Flip")
 'Flip'
 
-Mixed directions: a user name or a card inside a line is wrapped in Unicode
-isolates only where its direction differs from the line's (a right-to-left name
-in a left-to-right line; a Latin name or "10♥" in an Arabic line), so it neither
-reorders its neighbours nor is reordered. Every line of an Arabic message starts
-with a right-to-left mark, and each command in it (``/replay 6``, with the words
-and numbers that follow it) is a left-to-right isolate, so that it reads whole
-and the right-to-left line does not carry its slash to the other end. Text whose
-direction matches its line is left as it is.
+A name or a card is wrapped in Unicode isolates only where its direction differs from the
+line's, so it neither reorders its neighbours nor is reordered. Every line of an Arabic
+message starts with a right-to-left mark, and each command with its arguments is a
+left-to-right isolate, so it reads whole and the line does not carry its slash to the other end.
 
 >>> isolate("Ann", translator("es")), isolate("10♥", translator("es"))
 ('Ann', '10♥')
@@ -102,9 +94,7 @@ def is_rtl(tr: gettext.NullTranslations) -> bool:
 def isolate(text: str, tr: gettext.NullTranslations) -> str:
     """``text`` (a name, a card) as a run of its own inside a line in ``tr``'s language.
 
-    The run is wrapped in FSI ... PDI only when that changes how the line reads:
-    when it holds right-to-left letters in a left-to-right line, or Latin letters
-    or European digits (a card such as ``10♥``) in a right-to-left line, or any
+    Wrapped in FSI ... PDI only when that changes how the line reads, and always around an
     explicit direction control (which the isolate keeps from leaking out).
     """
     if text == FORMER_PLAYER:  # a person who erased their data, in the line's language
@@ -118,11 +108,9 @@ def isolate(text: str, tr: gettext.NullTranslations) -> str:
 def directed(text: str, tr: gettext.NullTranslations) -> str:
     """``text`` with every line set in the language's direction.
 
-    Telegram clients pick each line's direction from its first letter, which
-    in a table line is a name or a card; in a right-to-left language each
-    non-empty line therefore starts with :data:`RLM`, and each command is wrapped
-    in :data:`LRI` ... :data:`PDI`. Other languages are left unchanged, and a
-    line or command already marked is not marked twice.
+    Telegram clients pick a line's direction from its first letter (a name or a card, in a
+    table line), so in a right-to-left language each non-empty line starts with :data:`RLM`
+    and each command is wrapped in :data:`LRI` ... :data:`PDI`, never twice.
 
     >>> directed("/replay 6", translator("ar")) == RLM + LRI + "/replay 6" + PDI
     True

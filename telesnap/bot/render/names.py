@@ -1,9 +1,7 @@
 """User names cut to a length without breaking a character apart.
 
-A "character" here is what a reader sees as one: a letter with its combining
-marks (Thai vowels and tone marks, Arabic harakat, accents), an emoji with its
-skin tone, variation selector or zero-width-joined parts, a flag's pair of
-regional indicators. Cutting between those would leave a broken glyph.
+A "character" is what a reader sees as one (a letter with its combining marks, an emoji
+with its modifiers or joined parts, a flag); cutting inside one leaves a broken glyph.
 
 >>> graphemes("นิ้ว 👍🏽!")
 ['นิ้', 'ว', ' ', '👍🏽', '!']

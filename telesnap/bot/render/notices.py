@@ -1,10 +1,9 @@
 """How each notice reads: one renderer per notice kind, in the chat's language.
 
-The services store a notice as data (:class:`~telesnap.services.outbox.rows.Notice`);
-it is rendered here when it is sent, so a row written before a restart (or by
-another worker) reads in the chat's language of the moment. A kind with no
-renderer (a row of a newer version) raises :class:`UnknownNoticeError`: its
-row is set aside, it never holds up the chat.
+A notice is stored as data and rendered when sent, so a row written before a restart (or by
+another worker) reads in the chat's language of the moment. A kind with no renderer (a newer
+version's row) raises :class:`UnknownNoticeError`: its row is set aside, never holding up
+the chat.
 """
 
 from __future__ import annotations
@@ -91,8 +90,7 @@ _RENDERERS: dict[str, Renderer] = {
 def render_notice(notice: Notice, tr: gettext.NullTranslations) -> str:
     """The text of ``notice`` in ``tr``'s language (HTML).
 
-    Raises :class:`UnknownNoticeError` for a kind with no renderer, or arguments
-    it cannot read.
+    Raises :class:`UnknownNoticeError` for a kind with no renderer, or unreadable arguments.
 
     >>> render_notice(Notice("time_up"), gettext.NullTranslations())
     '⏱ Time is up!'

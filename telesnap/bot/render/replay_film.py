@@ -1,17 +1,9 @@
 """/replay as a film: an animated GIF that Telegram plays inline, one frame per move.
 
-Each frame shows the table after one move players see (a flip, a race's result, a
-wrong call, a penalty, a player out or leaving, the end), with the line the board
-said about it, in the chat's language: the words come from ``render.describe``, so
-the film says what the boards said. Frames are drawn with Pillow on a few colours
-and cut to a small palette, so a 100-move game weighs some tens of kilobytes.
-
-Text is laid out here rather than by Pillow's complex-text engine (which needs
-libraqm, not present everywhere): Arabic is shaped with arabic-reshaper and
-ordered with python-bidi, and each run of characters is drawn with the first
-font that has them (DejaVu Sans from matplotlib for Latin, Cyrillic and the card
-symbols; the packaged Noto fonts for Arabic and Thai). Characters no font has,
-such as most emoji, are left out rather than drawn as boxes.
+The words come from ``render.describe``, so the film says what the boards said. Frames use
+a few colours cut to a small palette, to keep the GIF small. Text is laid out here rather
+than by Pillow's complex-text engine, which needs libraqm (not present everywhere); each
+run is drawn in the first font that has it, and characters no font has are left out.
 """
 
 from __future__ import annotations

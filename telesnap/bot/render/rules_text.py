@@ -1,8 +1,7 @@
 """The full /rules text: every rule a player needs, one translatable paragraph each.
 
-It follows RULES.md (the rules as the engine plays them) in the players'
-words. Example cards are passed in as placeholders, so they can be isolated
-inside right-to-left text and stay readable.
+It follows RULES.md in the players' words. Example cards are placeholders, so they can be
+isolated inside right-to-left text.
 
 >>> from telesnap.bot.render.i18n import translator
 >>> text = full_rules(translator("en"))

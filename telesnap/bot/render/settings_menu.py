@@ -1,11 +1,7 @@
 """``/settings``: the chat's settings as text, and an inline-keyboard menu to change them.
 
-The menu's buttons are signed like every other button; a setting button
-(``m:<setting>:0``) opens that setting's choices, a choice button
-(``m:<setting>:<choice + 1>``) saves it (chat admins only) and a back button
-returns to the overview. Everyone may look; only admins change anything.
-Each button is signed with its chat, and a press counts only on the menu
-message that carries it (see :mod:`.callbacks`).
+Everyone may look; only chat admins change anything. Each button is signed with its chat,
+and a press counts only on the menu message that carries it (see :mod:`.callbacks`).
 """
 
 from __future__ import annotations

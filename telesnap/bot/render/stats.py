@@ -1,11 +1,8 @@
 """The stats messages: /stats figures, leaderboards, history pages, and their buttons.
 
-The buttons carry their own signed callback data, ``T<kind>:<arg>:<page>:<tag>``
-(kind ``B`` a leaderboard, ``H`` a history page), matched by the anchored
-:data:`STATS_CALLBACK_PATTERN`, which never overlaps the game buttons' pattern.
-
-The bot signs them for the chat they are sent to (:meth:`StatsButtonSigner.in_chat`):
-the tag covers the chat, so a button's data pressed in another chat is not authentic.
+The buttons' data matches the anchored :data:`STATS_CALLBACK_PATTERN`, which never overlaps
+the game buttons' pattern, and is signed for its chat (:meth:`StatsButtonSigner.in_chat`),
+so a button's data pressed in another chat is not authentic.
 
 >>> signer = StatsButtonSigner(b"secret").in_chat(-100)
 >>> data = signer.encode(StatsButton("B", "wg", 0))
@@ -187,11 +184,7 @@ def _figures_lines(title: str, figures: Figures, tr: gettext.NullTranslations) -
 
 
 def render_player_stats(view: PlayerStatsView, tr: gettext.NullTranslations) -> str:
-    """A player's figures in this chat and in all chats (short enough for a caption).
-
-    A player whose every game was played in this chat gets one block: the two
-    scopes hold the same figures.
-    """
+    """A player's figures in this chat and in all chats (short enough for a caption)."""
     lines = [tr.gettext("📊 Stats of <b>{name}</b>").format(name=isolate(name(view.name), tr))]
     here, everywhere = view.chat, view.everywhere
     if here is not None and here.games and here == everywhere:

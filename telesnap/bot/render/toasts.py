@@ -1,16 +1,10 @@
 """Answering button presses (toasts), retried while the press can still be answered.
 
-Telegram refuses an answer to a press about 15 seconds after it was made
-("query is too old"), and until then the player's button spins. A toast lost to
-one server error, one 429 or one dropped connection would leave the player
-guessing, so every answer of the bot goes through :func:`answer_toast`: it
-retries those failures with a short backoff (or after the 429's
-``retry_after``), and gives up, logged, once a retry could no longer arrive
-``ANSWER_MARGIN_S`` before the press expires. A refusal (the query is too old
-or was answered already) is never retried.
-
-Answers are not counted against the flood limits: Telegram does not limit
-answerCallbackQuery, and a toast must not wait behind the chat's messages.
+Telegram refuses an answer some 15 s after the press, and until then the button spins; a
+toast lost to one 5xx, 429 or dropped connection would leave the player guessing. So
+:func:`answer_toast` retries those until a retry could no longer arrive ``ANSWER_MARGIN_S``
+before expiry, and never retries a refusal. Answers skip the flood limits: Telegram does
+not limit answerCallbackQuery, and a toast must not wait behind the chat's messages.
 """
 
 from __future__ import annotations
@@ -59,8 +53,7 @@ async def answer_toast(
 ) -> bool:
     """Answer press ``query_id`` with ``text``; return whether Telegram took the answer.
 
-    ``received_ns`` is the press's receipt stamp (wall-clock ns), when known: the
-    retries stop in time for it. ``clock_ns`` and ``sleep`` let tests move time.
+    ``received_ns``: the press's receipt stamp (wall-clock ns), so retries stop in time.
     """
     received = received_ns if received_ns is not None else clock_ns() - int(ASSUMED_AGE_S * 1e9)
     last_ns = last_try_ns(received)
@@ -96,10 +89,8 @@ async def answer_unfinished(
 ) -> int:
     """Stop the spinning of presses a stop may have left unanswered; how many Telegram took.
 
-    ``presses``: (callback query id, receipt stamp) of presses whose change was
-    committed but whose handlers never ended. Their effect is on the board, so
-    the answer carries no text; one that was answered after all is refused by
-    Telegram (logged), and one too old to answer is left alone.
+    ``presses``: presses whose change was committed but whose handlers never ended; their
+    effect is on the board, so the answer has no text (one answered already is refused).
     """
     now = clock_ns()
     answerable = [(query_id, stamp) for query_id, stamp in presses if last_try_ns(stamp) > now]

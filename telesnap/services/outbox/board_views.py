@@ -1,15 +1,9 @@
 """When each board was first shown: what reaction times start from, and which board is newest.
 
-The bot records a board view when the outbox marks the board's row sent (in
-the same statement, see ``OutboxService.sent``). Reaction times
-are measured from the stored moment a board version first reached Telegram,
-and a Flip on the newest board in the chat acts on the game as it is now; both
-read these rows, so they hold after a restart and on any worker.
-
-The first message to show a version is the one its reaction times start
-from, and that row never changes: so once the process has read a board's
-moment, it keeps it (the :data:`KNOWN_CAPACITY` newest) instead of reading it
-again.
+Board views are recorded in the statement that marks the board's row sent, and read from
+the database, so reaction times and Flips on the newest board hold after a restart and on
+any worker. A version's first showing never changes, so once read it is kept (the
+:data:`KNOWN_CAPACITY` newest).
 """
 
 from __future__ import annotations

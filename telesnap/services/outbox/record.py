@@ -1,17 +1,9 @@
 """What a change of a game must show is written in its own transaction: its board row.
 
-A change to a game that players must see (a flip, a decided race, a wrong call,
-a timer's move, the game's end) writes one outbox row in the change's own unit
-of work (:func:`record_boards` subscribes to the store's
-:class:`~..play.events.GameChanged`), so a committed change is never lost with
-the process that made it. The row says *what* to show, as plain JSON: the table
-after the change and the change's operations (:func:`~..views.play_to_json`),
-the chat topic, the game and its board version. The bot renders *how* at send
-time, in the chat's language.
-
-Calls show nothing of their own unless they were wrong: a correct call waits
-for its race (whose decision shows the table), and a call too slow or too late
-is told to its caller alone.
+A change players must see writes one outbox row in its own unit of work
+(:func:`record_boards` subscribes to :class:`~..play.events.GameChanged`), so a committed
+change is never lost with the process that made it. The row says *what* to show, as JSON;
+the bot renders *how* at send time, in the chat's language.
 """
 
 from __future__ import annotations
@@ -31,9 +23,8 @@ from .rows import BOARD, Notice, keep_board
 def shows_a_board(operations: Sequence[Operation]) -> bool:
     """Whether a change with ``operations`` is shown on a board.
 
-    A call is shown on its own only when it was wrong: a correct one waits for its
-    race (whose decision is shown), and one too slow or too late is told to its
-    caller alone.
+    A call alone is shown only when wrong: a correct one waits for its race's decision, and a
+    slow or late one is told to its caller alone.
     """
     return any(
         not isinstance(op, SnapCalled) or op.verdict is CallVerdict.WRONG for op in operations

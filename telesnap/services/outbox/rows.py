@@ -1,21 +1,9 @@
 """The rows of the durable outbox: boards, lobbies and notices, written and read back.
 
-A change writes what it must show in its own transaction: a board (see
-:func:`.record.record_boards`), a lobby, or a notice. A notice is data, not
-text: a stable kind (:class:`NoticeKind`) and its arguments (a user's id and
-display name, a chat's settings...), stored as JSON in an outbox row. The bot
-renders it in the chat's language when it is sent, so the services never
-translate. A lobby row stores the :class:`~.views.LobbyView`
-the change left; the bot shows the newest unsent one of its game, in the
-game's one lobby message.
-
-A chat's rows go out in ``id`` order, the topics of a forum taking turns as their
-rows were written (:func:`next_head`): a reminder never overtakes the board before
-it, and each game's waiting boards go out together in one message.
-
-A note is a notice that rides with its game's board (why a timer acted): it is
-stored in the board's row (:func:`note_board`) and shown above the board's
-events, so it can never arrive apart from it.
+A change writes what it must show in its own transaction. A notice is data, not text (a
+stable :class:`NoticeKind` and JSON arguments), rendered in the chat's language when sent,
+so the services never translate. A note rides in its game's board row
+(:func:`note_board`), so it can never arrive apart from it.
 """
 
 from __future__ import annotations
@@ -76,8 +64,8 @@ class NoticeKind(StrEnum):
 class Notice:
     """One notice: its kind (a :class:`NoticeKind` value) and its arguments (JSON values).
 
-    ``kind`` stays a string: a row written by a newer version may carry a kind
-    this one does not know (the bot sets such a row aside, see the bot's registry).
+    ``kind`` stays a string: a row written by a newer version may carry a kind this one does
+    not know (the bot sets such a row aside).
     """
 
     kind: str
@@ -126,8 +114,7 @@ async def record_lobby(uow: UnitOfWork, place: Place, lobby: LobbyView) -> None:
 async def note_board(uow: UnitOfWork, place: Place, game_id: int, notice: Notice) -> None:
     """Add ``notice`` as a note to the board this change of ``game_id`` wrote in ``uow``.
 
-    A change whose board was not written (it shows none) gets the notice as a
-    message of its own instead, so it is never lost.
+    Without such a board the notice goes as a message of its own, so it is never lost.
     """
     if not await uow.outbox.add_note(game_id, BOARD, notice.to_json()):
         await record_notice(uow, place, notice, game_id=game_id)
@@ -185,18 +172,13 @@ _BOARD = "telesnap_board"
 def keep_board(row: OutboxMessage, board: PlayOutcome) -> None:
     """Keep ``board`` with the row just written for it, instead of decoding it back.
 
-    Reading the row in this process (its kept line, at commit) takes the view; a row
-    read from the database decodes its payload (the same view: JSON round-trips it).
+    A row read from the database decodes to the same view (JSON round-trips it).
     """
     inspect(row).info[_BOARD] = board
 
 
 def entry_of(row: OutboxMessage) -> Entry:
-    """The entry a row holds.
-
-    Raises one of :data:`UNREADABLE` for a row of a kind this version does not
-    know, or whose payload does not read back (written by a newer version, say).
-    """
+    """The entry a row holds; one of :data:`UNREADABLE` if this version cannot read it."""
     payload = row.payload
     if row.kind == BOARD and row.game_id is not None:
         notes = tuple(Notice.from_json(note) for note in payload.get("notes", ()))
@@ -217,8 +199,7 @@ def entry_of(row: OutboxMessage) -> Entry:
 def read_rows(rows: Sequence[OutboxMessage]) -> tuple[list[Entry], list[int]]:
     """The entries of ``rows`` (in their order), and the ids of the rows that cannot be read.
 
-    A row that does not read back is logged and returned as unreadable, to be set
-    aside: it never holds up the chat's later rows.
+    An unreadable row is logged and set aside, so it never holds up the chat's later rows.
     """
     entries: list[Entry] = []
     unreadable: list[int] = []
@@ -240,12 +221,9 @@ def read_rows(rows: Sequence[OutboxMessage]) -> tuple[list[Entry], list[int]]:
 def next_head(entries: Sequence[Entry]) -> list[Entry]:
     """What goes next from a chat's unsent rows (in ``id`` order): the oldest, with its run.
 
-    The oldest row goes first, whatever its topic, so the topics of a forum take
-    turns in the order their rows were written. It takes the rows of its topic that
-    follow it with the same kind and game (rows of other topics may lie between):
-    a run of boards (shown in one message while they fit) or of lobbies (only the
-    newest is shown); a notice goes alone. A topic's own rows never pass each
-    other, so a reminder never overtakes the board before it.
+    The oldest row goes first whatever its topic, so a forum's topics take turns; with it go
+    its topic's following rows of the same kind and game (a notice goes alone). A topic's rows
+    never pass each other, so a reminder never overtakes the board before it.
 
     >>> from telesnap.services.views import LobbyView
     >>> def lobby(row_id: int, thread_id: int, game_id: int) -> LobbyEntry:

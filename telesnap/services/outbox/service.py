@@ -1,23 +1,11 @@
 """The durable outbox's send side: a chat's unsent rows read back in order, and settled.
 
-Every row is written in the transaction of the change it shows (boards:
-:mod:`.record`; lobbies and notices: :mod:`.rows`). The chat's sender (in the
-bot) takes the chat's line (:meth:`OutboxService.line`), sends its head, and
-settles the rows it showed (:meth:`OutboxService.sent`): the rows marked sent
-together with the record of the board's message, or the lobby's message, in one
-transaction shared by every send that finishes meanwhile (a group commit). A row
-Telegram refuses for good is marked failed, and the chat's later rows go on.
-Delivery is at least once: a crash between Telegram's answer and that commit
-shows the message again after the restart.
-
-**What was just written is not read back.** Where this process is the outbox's
-one writer (one process, on SQLite), the rows each unit of work adds are handed
-over as it commits (:class:`~telesnap.storage.outbox_watch.OutboxWatch`), and
-settled rows leave the line when their mark commits: a chat's line is read from
-the database once, and kept (the :data:`LINES_KEPT` chats used most lately).
-It is read again whenever the copy could be wrong: a row that did not read back,
-a unit that rewrote rows (a privacy erasure), a chat the periodic look finds
-waiting in the database. With several workers every line is read from the database.
+Every row is written in the transaction of the change it shows. A chat's sender sends the
+head of its line and settles the rows shown, with the message's record, in a group commit;
+a row Telegram refuses for good is marked failed and the later rows go on. Delivery is at
+least once: a crash between Telegram's answer and that commit shows the message again.
+What was just written is not read back: with one writer (one process), committed rows are
+handed over and a line is read once and kept, until the copy could be wrong.
 """
 
 from __future__ import annotations
@@ -55,8 +43,7 @@ class Line:
 class Shown:
     """What one send showed: the rows it settles, and where.
 
-    ``message_id`` None: the rows are settled without a message (their table is
-    older than one of the game already on screen).
+    ``message_id`` None: settled without a message (their table is older than one on screen).
     """
 
     chat_id: int
@@ -83,10 +70,8 @@ class OutboxService:
     ) -> None:
         """Use ``units`` for every transaction; ``clock`` (wall time, UTC) lets tests move time.
 
-        ``watch`` hands over the rows ``units`` commit (their chats' senders are woken).
-        ``keep_lines``: this process is the outbox's one writer (one process), so the
-        lines are kept (see the module); else every line is read from the database.
-        ``together``: the group commit the sent marks are written in.
+        ``watch`` hands over the rows ``units`` commit; ``keep_lines``: this process is the one
+        writer, so lines are kept; ``together``: the group commit the sent marks are written in.
         """
         self._units = units
         self._clock = clock or (lambda: datetime.now(UTC))
@@ -117,8 +102,7 @@ class OutboxService:
     async def line(self, chat_id: int) -> Line:
         """The chat's unsent rows, in order, without those shown whose mark is still to commit.
 
-        A row that cannot be read back (of an unknown kind, written by a newer
-        version) is marked failed and logged, so it never holds up the chat.
+        A row that cannot be read back is marked failed and logged, never holding up the chat.
         """
         self._check_rewrites()
         known = self._lines.get(chat_id) if self._keeps else None
@@ -198,17 +182,13 @@ class OutboxService:
     def taken(self, chat_id: int) -> None:
         """The chat's lease was just taken here: another worker may have shown its boards.
 
-        Until it lets the chat go, only this worker shows the chat's boards, so what it
-        reads of them now stays right (with one process it always is: nothing to do).
+        Until it lets the chat go, only this worker shows them, so what it reads now stays right.
         """
         if not self._keeps:
             self._taken.add(chat_id)
 
     async def boards_shown(self, game_id: int, limit: int) -> list[BoardEntry]:
-        """The game's last ``limit`` boards marked sent, oldest first (what a live board showed).
-
-        A row that does not read back is left out (it was logged when it was set aside).
-        """
+        """The game's last ``limit`` boards marked sent, oldest first (unreadable rows left out)."""
         async with self._units(read_only=True) as uow:
             rows = await uow.outbox.sent_of_game(game_id, BOARD, limit)
         entries = []
@@ -226,8 +206,8 @@ class OutboxService:
     async def sent(self, shown: Shown) -> None:
         """Mark the rows sent, with the board's or the lobby's message, in the next group commit.
 
-        A mark that fails (the database is down) is logged and kept: its rows are
-        never shown again by this process, and it is written with the next.
+        A mark that fails (database down) is logged and kept: its rows are never shown again by
+        this process, and it is written with the next.
         """
         self._forget_rows(shown.chat_id, shown.entry_ids)
         if shown.board is not None:
@@ -247,10 +227,7 @@ class OutboxService:
             )
 
     async def _write_marks(self, uow: UnitOfWork) -> None:
-        """Write every mark waiting: the rows sent, the boards' views, the lobbies' messages.
-
-        The marks an earlier attempt took, if it did not commit, are written again.
-        """
+        """Write every mark waiting, including an earlier attempt's that did not commit."""
         self._marking += self._to_mark
         self._to_mark = []
         marks = self._marking

@@ -35,10 +35,9 @@ class Service:
     async def _change(self, place: Place, receipt: Receipt | None) -> AsyncIterator[UnitOfWork]:
         """One change in one chat topic: its lock, one transaction, and the update's mark.
 
-        A redelivered update raises ``Refused(DUPLICATE_UPDATE)`` and changes nothing.
-        Any failure rolls the transaction back. A refusal changes nothing: the cached
-        games it did not touch stay as they were (see :meth:`GameStore.refused`); any
-        other failure drops the topic's cached games.
+        A redelivered update raises ``Refused(DUPLICATE_UPDATE)`` and changes nothing. A refusal
+        keeps the cached games it did not touch (:meth:`GameStore.refused`); any other failure
+        drops the topic's cached games.
         """
         async with self._store.lock(place):
             try:
@@ -69,12 +68,10 @@ class Service:
         receipt: Receipt | None,
         reaction_ms: int | None = None,
     ) -> tuple[T, tuple[Operation, ...]]:
-        """Run one engine step on ``loaded`` and store the operations it made.
+        """Run one engine step on ``loaded`` and store its operations; return its result and them.
 
-        Returns what the step returned and its operations (to show them). The rules
-        refusing a person's step (``actor`` given) is a refusal, and nothing is stored;
-        refusing a step of the bot's own (a timer's, a race's decision) is a defect, and
-        the engine's error goes up as it is.
+        The rules refusing a person's step (``actor`` given) is a refusal, storing nothing; refusing
+        the bot's own step (a timer's, a race's decision) is a defect, raised as it is.
         """
         before = len(loaded.game.history)
         try:

@@ -1,10 +1,7 @@
 """Domain events: what the game store emits when a stored game changes, and who handles it.
 
-The store persists a change and then emits events; the handlers run in the
-same unit of work, before it commits, so what they write commits or rolls
-back with the change itself. The default handlers (:func:`default_events`)
-record an ended game's stats and plan the game's timers; the wiring may
-subscribe more.
+Handlers run in the change's unit of work, before it commits, so what they write commits
+or rolls back with the change itself.
 
 >>> async def log_ends(uow: UnitOfWork, event: GameEnded) -> None: ...
 >>> events = DomainEvents()

@@ -36,11 +36,7 @@ logger = logging.getLogger(__name__)
 
 
 class LobbyService(Service):
-    """Open, fill, start and close games.
-
-    ``shuffle_seed`` pins every game's shuffle (for tests and demonstrations);
-    by default each game draws a fresh seed, stored with the game.
-    """
+    """Open, fill, start and close games (``shuffle_seed`` pins every shuffle, for tests)."""
 
     def __init__(
         self,
@@ -65,10 +61,8 @@ class LobbyService(Service):
     ) -> OpenOutcome:
         """Open a lobby in the topic with ``actor`` as its first player.
 
-        A chat that has no language yet adopts ``language`` (the opener's, when
-        given); the outcome says the chat's language, so the lobby is shown in it.
-        The chat's ``/notify`` subscribers (not the opener) are told privately,
-        with ``link`` to the lobby when the chat has one.
+        A chat without a language adopts ``language`` (the opener's) and the lobby is shown in the
+        chat's; ``/notify`` subscribers (not the opener) are told privately, with ``link``.
         """
         if place.is_private:
             raise Refused(Reason.PRIVATE_CHAT)
@@ -119,7 +113,7 @@ class LobbyService(Service):
     ) -> LobbyView:
         """Push the lobby's expiry ``more`` later (the creator or a chat admin only).
 
-        Refused past :data:`~.timers.LONGEST_LOBBY` from now, with when it closes.
+        Refused past :data:`~.timers.planner.LONGEST_LOBBY` from now, with when it closes.
         """
         manager = ManagerCheck(actor.user_id, is_admin)
         await self._ask_before_the_lock(manager, place, lobby_only=True)
@@ -275,12 +269,10 @@ class LobbyService(Service):
         *,
         lobby_only: bool = False,
     ) -> None:
-        """Ask the admin check now, if the game the action is for was created by someone else.
+        """Ask the admin check now, if someone else created the game the action is for.
 
-        Asked here, outside the topic's lock and any transaction, the answer is
-        ready when the change runs; a game that changed hands in between (another
-        worker ended it and someone opened a new one) is asked about under the lock.
-        Nothing is asked when the action will be refused anyway (no such game).
+        Outside the topic's lock and any transaction, so none waits on it; a game that changed
+        hands meanwhile is asked about under the lock. Nothing is asked when there is no game.
         """
         async with self._units(read_only=True) as uow:
             row = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
@@ -311,9 +303,7 @@ class LobbyService(Service):
     async def end_in_removed_chat(self, chat_id: int) -> list[int]:
         """The bot was removed from the chat: end its games in every topic; return their ids.
 
-        A lobby is cancelled, a running game abandoned (recorded in its history,
-        counting for nothing), and their timers are deleted. Each game ends in a
-        transaction of its own, under its topic's lock.
+        Each game ends in a transaction of its own, under its topic's lock.
         """
         async with self._units() as uow:
             active = [

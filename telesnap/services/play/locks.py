@@ -13,8 +13,7 @@ K = TypeVar("K", bound=Hashable)
 class KeyedLocks(Generic[K]):
     """Hands out the same lock for a key while it is held or awaited, and forgets it after.
 
-    Keep a lock only while using it (``async with locks.get(key):``): once nobody
-    holds a reference, its entry goes, so keys seen once do not stay for ever.
+    Hold it only while using it (``async with locks.get(key):``), so keys seen once do not stay.
     """
 
     def __init__(self) -> None:

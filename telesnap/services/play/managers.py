@@ -1,10 +1,7 @@
 """Who may manage a topic's game: its creator, or one of the chat's admins.
 
-A manager's action (start, end, kick, a settings change) is handed an
-:data:`AdminCheck` up front, and runs once: the service asks it only when the
-actor is not the game's creator, and asks it at most once (a
-:class:`ManagerCheck` keeps the answer). The services ask before they take the
-topic's lock where they can, so no transaction waits on the answer.
+The admin check is asked only when the actor is not the creator, at most once per action,
+and before the topic's lock where possible, so no transaction waits on the answer.
 """
 
 from __future__ import annotations
@@ -16,11 +13,7 @@ AdminCheck = Callable[[], Awaitable[bool]]
 
 
 class ManagerCheck:
-    """Whether one actor may manage a game: the creator may; anyone else if an admin.
-
-    The admin check is awaited the first time a game created by someone else is
-    asked about, and its answer is kept for the rest of the action.
-    """
+    """Whether one actor may manage a game: the creator, or an admin (asked at most once)."""
 
     def __init__(self, actor_id: int, is_admin: AdminCheck) -> None:
         self._actor_id = actor_id

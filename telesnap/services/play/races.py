@@ -1,14 +1,10 @@
 """Snap races, stored: opened with their first correct call, decided once, by whoever comes first.
 
-A race is a row (``races``) written in the transaction of its first correct
-call, with its deadline on both receipt clocks. Deciding it takes the game's
-row lock and closes the row with a conditional update, so with several
-workers the race is decided once, on every call stored in the game, whichever
-worker took them. A worker that comes second reads the result back from the
-stored ``RaceResolved`` operation, so it can still tell its own callers.
-The callers of a race are read back too (:meth:`RaceService.callers`: its
-correct calls in the history, with their stored updates), so that a worker
-can answer the presses of callers whose own worker died.
+A race row is written in the transaction of its first correct call. Deciding takes the
+game's row lock and closes the row with a conditional update, so across workers a race is
+decided once, on every call stored in the game. A worker that comes second reads the
+result and the callers back from the history, so it can still answer its own callers and
+those of a worker that died.
 """
 
 from __future__ import annotations
@@ -68,8 +64,8 @@ class RaceCaller:
 class AnswerPledges(Protocol):
     """Who answers which press: a worker that owes a press its answer pledges it.
 
-    With several workers (``shared``), a pledge is held where every worker sees
-    it, until the press expires, and a dead worker's pledges go with it.
+    With several workers a pledge is held where all see it, until the press expires; a dead
+    worker's pledges go with it.
     """
 
     shared: bool
@@ -95,11 +91,10 @@ async def enter_race(
 ) -> RaceTicket:
     """Enter a correct call (history ``call_seq``) in the game's open race, opening it if none.
 
-    Call it in the call's own transaction, under the game's row lock. ``opens``: the
-    game (as just loaded) had no race open, so the call opens one without looking for
-    it (a race's row is open exactly while its game's race is). The race's window
-    closes ``tie_window_ms`` after its earliest stamp, so a call stamped earlier than
-    those before it (handled later) moves the deadline earlier.
+    Call it in the call's transaction, under the game's row lock. ``opens``: the game had no
+    race open, so none is looked for (a race row is open exactly while its game's race is).
+    The window closes ``tie_window_ms`` after the earliest stamp, so an earlier-stamped call
+    handled later moves the deadline earlier.
     """
     deadline_ns = receipt.stamp_ns + tie_window_ms * NANOSECONDS_PER_MS
     deadline_at = receipt.wall + timedelta(milliseconds=tie_window_ms)
@@ -122,10 +117,7 @@ class RaceService(Service):
     """Decide stored races, and list the ones still open."""
 
     async def decide(self, place: Place, race_id: int) -> RaceOutcome:
-        """Decide the race, or say how it ended if it is not open any more.
-
-        Raises whatever the database or the history raises: the caller retries.
-        """
+        """Decide the race, or say how it ended; database and history errors go up for a retry."""
         async with self._change(place, None) as uow:
             # The game's row lock first (as every change takes it), then the race afresh.
             row = await uow.races.lock_game_of(race_id)
@@ -185,10 +177,7 @@ class RaceService(Service):
         )
 
     async def callers(self, race_id: int) -> list[RaceCaller]:
-        """The race's correct calls that came with an update the inbox still holds.
-
-        Calls made before the race was decided (all of them, if it ended otherwise).
-        """
+        """The correct calls made before the race was decided whose update the inbox still holds."""
         async with self._units(read_only=True) as uow:
             race = await uow.races.get(race_id)
             if race is None:
@@ -217,8 +206,7 @@ class RaceService(Service):
     async def overdue_races(self, deadline_before_ns: int) -> list[OpenRace]:
         """The races still open whose window closed before ``deadline_before_ns`` (wall ns).
 
-        Nobody may be deciding them (the worker that opened them died): each worker
-        looks for them now and then and adopts them.
+        Their worker may have died: each worker looks for them now and then and adopts them.
         """
         async with self._units() as uow:
             return [OpenRace.of(race) for race in await uow.races.list_overdue(deadline_before_ns)]

@@ -40,12 +40,10 @@ class PlayService(Service):
     ) -> PlayOutcome:
         """Flip for ``actor`` if it is their turn.
 
-        ``seen_version`` is the board version of the pressed button (None for a typed
-        command). A button of the newest board that has reached the chat acts on the
-        game as it is now, even while newer boards wait for Telegram's flood limit, if
-        its presser is on turn and has not flipped since that board (so one press
-        cannot flip twice); a button of a board that a newer one has replaced in the
-        chat is refused as old.
+        ``seen_version``: the pressed board (None: typed). A button of the newest board in the chat
+        acts on the game as it is now, even while newer boards wait for Telegram's flood limit, if
+        its presser has not flipped since (one press cannot flip twice); one of a board replaced
+        in the chat is refused as old.
         """
         async with self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
@@ -77,9 +75,7 @@ class PlayService(Service):
     ) -> CallOutcome:
         """Record a call and return its verdict on arrival.
 
-        A correct call enters the game's stored race (opened by the first one), in the
-        same transaction; ``race_id`` and ``race_deadline_ns`` say which race and when it
-        must be decided, on the wall clock of the receipt stamps (ns).
+        A correct call enters the game's stored race (opening it if first), in the same transaction.
         """
         async with self._change(place, receipt) as uow:
             row = await self._running_game(uow, place, game_id)
@@ -131,10 +127,8 @@ class PlayService(Service):
     async def show_running_again(self, skip: Collection[int] = ()) -> int:
         """Write every running game's table to the outbox again, under "I am back"; how many.
 
-        After a cold start: each is a board row after the rows its game committed and
-        never sent (they go out together). The games in ``skip`` are left out. A game
-        that cannot be rebuilt from its history is logged and left out, so the others
-        still resume; its players' presses get an error answer.
+        For a cold start: each goes after its game's unsent rows. A game that cannot be rebuilt
+        from its history is logged and left out, so the others still resume.
         """
         async with self._units(read_only=True) as uow:
             running = [(row.id, place_of(row)) for row in await uow.games.list_running()]

@@ -1,19 +1,10 @@
 """Engine games kept in memory, checked against and written to the database.
 
-A game's engine state is rebuilt from its history the first time it is
-needed and then kept; where other workers share the database, every use
-checks the cached copy against the number of stored operations, so another
-worker's changes are never missed. A move writes its operations and nothing
-else: the game row changes only when the game starts or ends, and the times
-the timers read (when the turn began, the last move of a player) are the
-history's own. The cache holds the most recently used games only
-(:data:`DEFAULT_CAPACITY`); a game it let go is rebuilt from its history
-when it is next played.
-
-A change that fails leaves no trace in the cache: a refused one drops the
-games it touched (a game whose engine state moved past its stored history,
-or that was saved in the transaction that rolled back), any other failure
-drops every game of the topic.
+A game is rebuilt from its history when first needed, then kept (the most recently used
+only); where workers share the database, each use checks it against the stored operation
+count, so another worker's changes are never missed. A move writes only its operations:
+the game row changes at start and end, and the timers' times are the history's own. A
+failed change leaves no trace in the cache (see :meth:`GameStore.refused`).
 """
 
 from __future__ import annotations
@@ -127,11 +118,9 @@ class GameStore:
     ) -> None:
         """Keep up to ``capacity`` games for one process.
 
-        ``shared``: other processes may change the same games (several workers on
-        PostgreSQL), so each use checks the cached game against the stored history.
-        With SQLite the bot is one process, and the cache is the truth.
-        ``events``: who handles what :meth:`save` emits (by default, the stats
-        recorder and ``planner``'s timer planning: see :func:`.events.default_events`).
+        ``shared``: other processes may change the same games (PostgreSQL workers), so each use
+        checks the cache against the history; with SQLite (one process) the cache is the truth.
+        ``events``: who handles what :meth:`save` emits (default: :func:`.events.default_events`).
         """
         if capacity < 1:
             raise ValueError("a game store keeps at least one game")
@@ -152,12 +141,9 @@ class GameStore:
     def lock(self, place: Place) -> asyncio.Lock:
         """The lock of one chat topic: every change there runs under it, whatever asks.
 
-        It is the one lock per topic: updates (a topic's line in the inbox only
-        orders them, see ``bot/ingress/dispatcher.py``), Snap calls, timers, the referee and
-        resuming at start all change a topic's games through ``Service._change``.
-
-        Keep the returned lock only while using it: a topic's lock is forgotten
-        once nobody holds or awaits it.
+        Updates, Snap calls, timers, the referee and resuming at start all change a topic's games
+        through ``Service._change`` (the inbox's topic line only orders updates). Keep the lock
+        only while using it: it is forgotten once nobody holds or awaits it.
         """
         return self._locks.get(place.topic)
 
@@ -181,9 +167,8 @@ class GameStore:
     def refused(self, place: Place) -> None:
         """The topic's change was refused and rolled back: drop what it changed, keep the rest.
 
-        A game that was saved in the rolled-back transaction, or whose engine state
-        holds operations that were never stored, no longer matches the database.
-        The topic's kept row went with the rolled-back session: it is read again.
+        A game saved in the rolled-back transaction, or holding unstored operations, no longer
+        matches the database; the topic's kept row went with the session, so it is read again.
         """
         self._drop_row(place.topic)
         for game_id in self._games_of(place):
@@ -197,8 +182,7 @@ class GameStore:
     def kept_row(self, uow: UnitOfWork, place: Place) -> GameRow | None:
         """The topic's running game row as its last change left it, now in ``uow`` (no read).
 
-        Only where the cache is the truth (one process), and only while nothing but
-        that row wrote games since and it matches its cached game; else None (read it).
+        One process only, while nothing else wrote games and it matches its cached game; else None.
         """
         kept = self._rows.get(place.topic)
         if kept is None:
@@ -306,9 +290,8 @@ class GameStore:
     ) -> None:
         """Append ``operations`` to the history, note the turn and the activity, emit the events.
 
-        :class:`.events.GameEnded` (if the game ended) and then :class:`.events.GameChanged`
-        are handled in ``uow``, before it commits. Only a player's move (``actor``)
-        counts as activity: not a timer's, nor a race's decision.
+        :class:`.events.GameEnded` (if it ended), then :class:`.events.GameChanged`, are handled in
+        ``uow`` before it commits. Only a player's move (``actor``) counts as activity.
         """
         records = [
             OperationRecord(

@@ -1,14 +1,7 @@
 """Checking stored games and stats against their history.
 
-- The replay document: a game's history as text, one operation a line
-  (``seq<TAB>kind<TAB>operation JSON``) after a header of ``#`` comment lines;
-  the ``# stored:`` header line holds, as JSON, what the database says about
-  the game (players, status, winners, flips, places), so a document can be
-  checked on its own.
-- :func:`check_game`: rebuild a game from its operations and list every
-  difference from what is stored (empty: all agree).
-- :func:`recompute_ratings`: every rating, recomputed from the histories alone
-  in the order the games ended.
+A replay document's ``# stored:`` header line holds, as JSON, what the database says about
+the game, so a document can be checked on its own.
 """
 
 from __future__ import annotations
@@ -176,11 +169,7 @@ def _rebuilt_facts(game: Game, user_ids: list[int]) -> dict[str, Any]:
 
 
 async def recompute_ratings(uow: UnitOfWork) -> dict[tuple[int, int], Rating]:
-    """Every ``(scope_id, user_id)``'s rating, recomputed from the histories alone.
-
-    Games are taken in the order they ended (the ids of their stored results);
-    whether a game is rated, and its standings, come from its history.
-    """
+    """Every ``(scope_id, user_id)``'s rating, recomputed from the histories in end order."""
     ratings: dict[tuple[int, int], Rating] = {}
     for result in await uow.stats.results_in_end_order():
         history = await uow.history.operations(result.game_id)

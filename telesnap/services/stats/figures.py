@@ -1,25 +1,9 @@
 """What a finished game says about its players: figures, final standings, rating changes.
 
-Everything here is pure: it reads a game's operations (the engine history) and
-returns plain values, so the bot, the recorder, the audit and the benchmark all
-compute the same thing.
-
-Final standings (place 1 is best; equal keys share a place):
-
-1. the winners;
-2. players still in the game at the end, by the cards they hold (a limit ending);
-3. players who ran out of cards, the later out the better (players put out by
-   the same action share a place);
-4. players who left or were removed, the later the better;
-5. players removed for being away (AFK), last.
-
-Which games count: abandoned games count for nothing (they are listed in the
-history only). Every other game counts as played for each of its players, with
-their figures. Anti-pumping: a game is *contested* when at least two players did
-not walk away (leave, get removed, or get removed as AFK). Only contested games
-are rated and give a win, so beating a partner who walks away gains nothing.
-Walking away is a loss, and in a rated game it ranks the player below everyone
-who stayed, AFK removals last of all.
+Pure functions of the engine history, so the bot, the recorder, the audit and the
+benchmark all compute the same thing. Abandoned games count for nothing. Anti-pumping:
+only *contested* games (at least two players did not walk away) are rated and give a
+win, so beating a partner who walks away gains nothing; walking away is a loss.
 
 >>> from ...game import Game, parse_cards
 >>> game = Game()
@@ -86,11 +70,8 @@ three games in four.
 class Rating:
     """A player's skill estimate ``mu``, its uncertainty ``sigma``, and the rating shown.
 
-    ``points`` is what players see and boards rank by: it starts at
-    :data:`RATING_BASELINE` and each rated game moves it by :data:`POINTS_PER_MU`
-    times the change of ``mu``, except that a loss never raises it and a win never
-    lowers it (see :func:`shown_change`). OpenSkill's ordinal (``mu - 3 sigma``)
-    is not shown: it rises as the uncertainty shrinks, after losses too.
+    ``points`` (what players see and boards rank by) follows ``mu`` via :func:`shown_change`.
+    OpenSkill's ordinal is not shown: it rises as the uncertainty shrinks, after losses too.
     """
 
     mu: float
@@ -110,9 +91,8 @@ class Rating:
 def shown_change(mu_change: float, *, won: bool) -> float:
     """How far one rated game moves the shown rating, given how far it moved ``mu``.
 
-    In a game of three or more, a player who does not win can still gain ``mu``
-    (by finishing above a stronger player), and players who share a win can lose
-    some; the shown rating then stays where it was.
+    A loss never raises it, a win never lowers it: in a game of three or more, ``mu`` can
+    rise for a loser (above a stronger player) and fall for players who share a win.
 
     >>> shown_change(2.5, won=True), shown_change(-1.0, won=False)
     (50.0, -20.0)
@@ -225,8 +205,7 @@ def _count_race(seats: tuple[SeatFigures, ...], op: RaceResolved) -> None:
 def rate_game(ratings: Sequence[Rating], places: Sequence[int]) -> list[Rating]:
     """New ratings after a game: Plackett-Luce over the final standings, one team per player.
 
-    Place 1 is a win (a rated game's winners, and only they, hold it); every other
-    place is a loss.
+    Place 1 (held by a rated game's winners, and only they) is a win; any other is a loss.
     """
     teams = [[RATING_MODEL.create_rating([rating.mu, rating.sigma])] for rating in ratings]
     rated = RATING_MODEL.rate(teams, ranks=[float(place) for place in places])

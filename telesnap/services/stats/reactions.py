@@ -1,16 +1,8 @@
 """Exact median and best reaction times, kept up to date in constant time per game.
 
-A player's reaction times (in one chat, or across every chat) are stored as
-counts per whole millisecond (the ``reaction_counts`` table). The median is
-the value at the middle rank(s) of those counts; rather than count up to it
-at every game end, the player's totals keep a *cursor*: the lower middle
-value (the one at rank ``(N - 1) // 2``, counting from the fastest call, 0
-first) and how many calls were faster than it.
-
-A game that adds ``n`` calls moves the middle by at most ``n`` ranks, so the
-new median lies within ``n + 2`` millisecond buckets of the old cursor on
-either side (each bucket holds at least one call): :func:`window_size`
-buckets each way are all that is read, however long the player's history.
+Times are stored as counts per whole millisecond, and a player's totals keep a cursor (the
+lower middle value and how many calls were faster). A game adding ``n`` calls moves the
+middle by at most ``n`` ranks, so only :func:`window_size` buckets each side are read.
 
 >>> first, counts = [300, 200, 500], {300: 1, 200: 1, 500: 1}
 >>> cursor = advance(ReactionCursor(), first, *window(counts, ReactionCursor(), first))
@@ -54,10 +46,7 @@ def window_size(new_calls: int) -> int:
 
 
 def anchor_of(cursor: ReactionCursor, new_times: Sequence[int]) -> int:
-    """The reaction time around which to read the counts (they must include ``new_times``).
-
-    ``new_times`` must not be empty.
-    """
+    """The reaction time to read the counts around (they include ``new_times``, never empty)."""
     if cursor.lower_median_ms is None:
         return min(new_times)
     return cursor.lower_median_ms
@@ -71,9 +60,8 @@ def advance(
 ) -> ReactionCursor:
     """The figures after adding ``new_times`` (already counted in the buckets given).
 
-    ``at_or_above`` holds the buckets from the anchor (:func:`anchor_of`) up, the
-    fastest first; ``below`` the buckets under it, the slowest first; each at most
-    :func:`window_size` long (fewer when the counts hold fewer).
+    ``at_or_above``: buckets from :func:`anchor_of` up, fastest first; ``below``: under it,
+    slowest first; each at most :func:`window_size` long.
     """
     if not new_times:
         return cursor
@@ -108,10 +96,7 @@ def advance(
 def window(
     counts: Mapping[int, int], cursor: ReactionCursor, new_times: Sequence[int]
 ) -> tuple[list[Bucket], list[Bucket]]:
-    """The buckets :func:`advance` needs, read from counts held in memory.
-
-    The stats repository reads the same from the database.
-    """
+    """The buckets :func:`advance` needs, from counts in memory (the repository reads the same)."""
     if not new_times:
         return [], []
     anchor = anchor_of(cursor, new_times)

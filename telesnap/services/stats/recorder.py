@@ -1,16 +1,8 @@
 """Recording an ended game's stats in the transaction that stores its last operations.
 
-:func:`record_game_result` is called by :meth:`GameStore.save` when a game has
-just ended. It stores the game's result and each player's, adds the figures to
-the players' totals in the chat and across every chat, and applies the rating
-change (Plackett-Luce over the final standings, see
-:mod:`telesnap.services.stats.figures`). Because it runs in the same unit of
-work as the history, the figures can never disagree with it.
-
-Its cost does not grow with the players' past: it reads the game's own
-history rows, the players' totals (one row per player and scope), and for the
-reaction times a few millisecond buckets around each caller's median (see
-:mod:`telesnap.services.stats.reactions`); it never reads a past game.
+Being in the history's unit of work, the figures can never disagree with it. The cost does
+not grow with the players' past: it reads the game's own history, the players' totals and
+a few reaction buckets around each median (:mod:`.reactions`), never a past game.
 """
 
 from __future__ import annotations
@@ -36,10 +28,9 @@ __all__ = ["record_game_result", "record_summary"]
 async def record_game_result(
     uow: UnitOfWork, row: GameRow, history: Sequence[Operation], user_ids: Sequence[int]
 ) -> None:
-    """Store the stats of the game ``row`` that ``history`` has just ended.
+    """Store the stats of ``row``'s game, just ended by ``history`` (``user_ids``: by seat).
 
-    ``user_ids`` holds the user of each engine seat. Call it after the game row is
-    marked as ended and the history appended, in the same unit of work.
+    Call it in the same unit of work, after the row is marked ended and the history appended.
     """
     await record_summary(uow, row, summarize_game(history), list(user_ids))
 

@@ -1,8 +1,6 @@
 """Stats: a player's figures, leaderboards, a chat's past games, replays and exports.
 
-Everything is read from the tables written with each game's end (see
-:mod:`telesnap.services.stats.recorder`) and from the history itself, in one
-read-only unit of work per request.
+Each request reads what :mod:`.recorder` wrote, and the history, in one read-only unit of work.
 """
 
 from __future__ import annotations
@@ -63,10 +61,7 @@ class StatsService:
         self.rating_points = rating_points
 
     async def player(self, chat_id: int, user_id: int, fallback_name: str) -> PlayerStatsView:
-        """A player's figures in the chat and (where the chat shares them) in every chat.
-
-        A person's own figures in their private chat with the bot are theirs to see.
-        """
+        """A player's figures here, and in every chat if this chat shares them or is their own."""
         async with self._units(read_only=True) as uow:
             shared = user_id == chat_id or await _shares(uow, chat_id)
             user = await uow.users.get(user_id)
@@ -99,8 +94,7 @@ class StatsService:
     ) -> LeaderboardView:
         """The best players of the chat (or of every chat, where the chat shares figures).
 
-        Until someone has enough games (or timed calls) to be listed, the board is
-        provisional: it lists everyone with at least one, so a new group sees one.
+        While nobody qualifies, everyone with one is listed as provisional, so a new group sees one.
         """
         async with self._units(read_only=True) as uow:
             shared = await _shares(uow, chat_id)

@@ -1,9 +1,7 @@
 """The final standings of an ended game, as its last message shows them.
 
-Built from the engine's history (places, snaps won, wrong calls: the same
-figures the stats record, see :func:`~.stats_figures.summarize_game`), the cards
-each player holds at the end, and the reaction time of every correct call
-(stored with the history rows, so they survive a restart).
+Built from the engine's history, like the stats (:func:`~.figures.summarize_game`); reaction
+times are stored with the history rows, so they survive a restart.
 
 >>> from ...game import CallKind, Game, parse_cards
 >>> game = Game()
@@ -64,10 +62,7 @@ class FinalView:
 
 
 def correct_call_reaction(operation: Operation, reaction_ms: int | None) -> int | None:
-    """The reaction time of a stored call (``reaction_ms``) if the call was correct.
-
-    A correct call is one that found a match on arrival (its verdict was then
-    ``pending``, whatever the race made of it); wrong and too-late calls do not count.
+    """``reaction_ms`` if the stored call was correct (``pending`` on arrival, whatever the race).
 
     >>> import dataclasses
     >>> from ...game import CallKind
@@ -83,10 +78,7 @@ def correct_call_reaction(operation: Operation, reaction_ms: int | None) -> int 
 
 
 def final_view(game: Game, names: list[str], fastest_calls: Mapping[int, int]) -> FinalView:
-    """The standings of the ended ``game`` whose seats are called ``names``.
-
-    ``fastest_calls`` maps a seat to its fastest correct call, in ms.
-    """
+    """The standings of the ended ``game``; ``fastest_calls``: seat -> fastest correct call (ms)."""
     summary = summarize_game(game.history)
     winners = set(summary.winners)
     rows = sorted(

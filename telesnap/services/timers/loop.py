@@ -1,7 +1,6 @@
 """The timer loop: sleeps until the next timer is due, and fires it.
 
-What a timer must show (a reminder, a closed lobby, a board with why it moved)
-is written to the durable outbox when it fires: its commit wakes the chat's sender.
+What a timer shows goes to the durable outbox as it fires: its commit wakes the chat's sender.
 """
 
 from __future__ import annotations
@@ -23,10 +22,7 @@ FIRST_RETRY_S = 5.0
 
 
 class TimerLoop:
-    """Fires due timers in the background, and tidies old bookkeeping once an hour.
-
-    ``run_once`` lets tests drive it by hand.
-    """
+    """Fires due timers in the background, and tidies old bookkeeping when it is due."""
 
     def __init__(
         self,
@@ -85,9 +81,8 @@ class TimerLoop:
     async def run_once(self) -> list[TimerOutcome]:
         """Fire every due timer (what each shows is in the outbox); tidy when it is time to.
 
-        A timer that fails is retried by the service and never stops the others, nor
-        does tidying that fails. Only a failure to fire any timer at all (the database
-        is down) is raised, after tidying has had its turn.
+        A failing timer or tidy never stops the others; only a failure to fire any timer (the
+        database is down) is raised, after tidying has had its turn.
         """
         try:
             return await self._timers.fire_due()

@@ -1,21 +1,11 @@
 """Timers that keep asynchronous games moving: turn reminders, absent players, expiries.
 
-Timers live in the database, written in the same transaction as the change
-that set them, so a restart loses none; each fires in the transaction that
-marks it fired, so none fires twice. The clock is passed in, so tests move
-time instead of waiting for it.
-
-A turn timer runs twice: when it first runs out the player is reminded;
-when it runs out again the bot flips for them (or skips them, as the chat
-chose), and that counts as an absence. After ``afk_limit`` absences in a row
-the player is removed from the game. A turn is identified by the time it
-began, which the game store notes of every move that starts a turn (a flip,
-a skip, or the player on turn leaving or running out of cards; another seat
-leaving does not) and reads back from the history; the one timer row of a
-game is only re-armed when it fires. The turn's clock runs from the moment
-the board that asks for the turn was shown (its board view), not from the
-commit: a board the pace holds back must not eat into the player's time (see
-:func:`turn_clock_start`).
+Timers live in the database, written in the transaction of the change that set them, so a
+restart loses none; each fires in the transaction that marks it fired, so none fires twice.
+The clock is injected, so tests move time instead of waiting. A turn is known by when it
+began (read back from the history), and its one timer row is re-armed only when it fires.
+Its clock runs from when its board was shown, not from the commit: a board the pace holds
+back must not eat into the player's time (:func:`turn_clock_start`).
 """
 
 from __future__ import annotations
@@ -113,10 +103,7 @@ class TimerPlanner:
         return timer.due_at if timer is not None else None
 
     async def extend_lobby(self, uow: UnitOfWork, row: GameRow, more: timedelta) -> datetime:
-        """Push ``row``'s lobby expiry ``more`` later (from now, if it has none); the new time.
-
-        Raises :class:`LobbyTooLongError` past :data:`LONGEST_LOBBY` from now.
-        """
+        """Push the lobby expiry ``more`` later; the new time, or :class:`LobbyTooLongError`."""
         timer = await uow.timers.pending_for_game(row.id, TimerKind.LOBBY_EXPIRY.value)
         now = self.now()
         closes_at = max(timer.due_at, now) + more if timer is not None else now + more
@@ -138,9 +125,8 @@ class TimerPlanner:
     ) -> None:
         """Re-arm the game's timers after ``operations`` (clear them all once it ended).
 
-        The turn timer is set when the game starts. It is not moved on every move:
-        when it fires for a turn that has moved on, it re-arms itself for the turn
-        that began at ``turn_started_at``.
+        The turn timer is set at the start, not moved on every move: firing for a turn that has
+        moved on, it re-arms itself for the turn that began at ``turn_started_at``.
         """
         if any(isinstance(op, GameEnded) for op in operations):
             await uow.timers.cancel_for_game(row.id)
@@ -170,9 +156,7 @@ class TimerPlanner:
     ) -> None:
         """Set the turn timer ``kind`` for the turn that began at ``turn_started_at``.
 
-        It is due that long after ``since``, when the turn's clock started (its
-        board shown); by default after the turn began, and the timer looks again
-        when it fires.
+        ``since``: when its board was shown (default: the turn's start); it looks again on firing.
         """
         due_at = self._note((since or turn_started_at) + timedelta(seconds=after_turn_start_s))
         payload = {"turn_started_at": turn_started_at.isoformat()}
@@ -184,11 +168,9 @@ def turn_clock_start(
 ) -> datetime | None:
     """When a turn's clock starts: when the board that asks for the turn was shown.
 
-    None: that board is not shown yet (the pace holds it), and the clock waits,
-    for at most :data:`UNSHOWN_BOARD_GRACE`, so a board that never gets out
-    does not stop the game. A board shown before the turn began (the turn
-    passed on without a new board: a skip) starts nothing: the turn runs from
-    its change.
+    None while that board is not shown (the pace holds it), for at most
+    :data:`UNSHOWN_BOARD_GRACE`, so a board that never gets out does not stop the game. A
+    board shown before the turn began (a skip) starts nothing: the turn runs from its change.
 
     >>> from datetime import UTC
     >>> began = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -210,10 +192,7 @@ def turn_clock_start(
 
 @dataclass(frozen=True, slots=True)
 class AbsentPlayer:
-    """What a timer did about a player: reminded them, or flipped for or skipped them.
-
-    ``removed``: that was one absence too many, and the player was removed.
-    """
+    """What a timer did about a player; ``removed``: that was one absence too many."""
 
     user_id: int
     name: str

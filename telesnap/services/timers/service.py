@@ -1,14 +1,8 @@
 """Firing due timers: each in its own transaction, which also marks it fired.
 
-What a timer must show is written to the durable outbox in that transaction: a
-reminder or a closed lobby as a notice, why a timer moved a game as a note on
-the game's board (:mod:`.outbox_rows`).
-
-Each timer is its own failure boundary: one that raises is logged (with its
-chat, game and id), rolled back and tried again later with backoff, counting
-its failures in its payload; after :data:`MAX_TIMER_FAILURES` it is set aside
-(marked fired, with its last error) and counted. The timers after it fire as
-usual, and what they did is returned to be shown.
+What a timer must show goes to the durable outbox in that transaction. Each timer is its
+own failure boundary: one that raises is rolled back and retried later with backoff, set
+aside after :data:`MAX_TIMER_FAILURES`, and the timers after it fire as usual.
 """
 
 from __future__ import annotations
@@ -82,10 +76,7 @@ class _DueTimer:
 
 
 class TimerService(Service):
-    """Fires the timers that are due, on the planner's clock.
-
-    ``set_aside_count`` counts the timers given up on since the start.
-    """
+    """Fires due timers on the planner's clock; ``set_aside_count``: given up on since the start."""
 
     def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
         super().__init__(units, store)
@@ -118,10 +109,7 @@ class TimerService(Service):
         return outcomes
 
     async def _failed(self, timer: _DueTimer, error: Exception, now: datetime) -> bool:
-        """Log a timer that raised; try it again later, or set it aside after too many tries.
-
-        Returns False when even noting the failure failed (the database is down).
-        """
+        """Log a failure; retry later or set aside; False if noting it failed (database down)."""
         failures = timer.failures + 1
         where = (
             f"timer {timer.timer_id} ({timer.kind.value}, chat {timer.place.chat_id}, "
@@ -308,8 +296,8 @@ async def _turn_clock_start(
 ) -> datetime | None:
     """When the current turn's clock started (None: its board is not shown yet).
 
-    The board that asks for the turn is the version the last turn ended at; a
-    turn that passed on without a new board (a skip) runs from its change.
+    Its board is the version the last turn ended at; a turn that passed on without a new
+    board (a skip) runs from its change.
     """
     started = loaded.turn_started_at
     game = loaded.game

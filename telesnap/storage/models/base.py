@@ -1,12 +1,4 @@
-"""The declarative base, the shared metadata and the column types every table uses.
-
-All datetimes are timezone-aware UTC: :class:`UtcDateTime` stores UTC and hands
-back aware datetimes on every backend, SQLite included.
-
->>> from sqlalchemy.dialects import sqlite
->>> UtcDateTime().process_result_value(datetime(2024, 5, 1, 12, 0), sqlite.dialect())
-datetime.datetime(2024, 5, 1, 12, 0, tzinfo=datetime.timezone.utc)
-"""
+"""The declarative base, the shared metadata and the column types every table uses."""
 
 from __future__ import annotations
 
@@ -34,10 +26,7 @@ ids never run out (at 60 rows a second a 32-bit id lasts about 400 days). SQLite
 
 
 def fits_bigint(value: int) -> bool:
-    """Whether ``value`` fits a 64-bit column.
-
-    A number beyond it (typed by a person) names no row, and the drivers refuse to send it.
-    """
+    """Whether ``value`` fits a 64-bit column (drivers refuse larger numbers, which name no row)."""
     return -(2**63) <= value < 2**63
 
 
@@ -49,8 +38,7 @@ def utc_now() -> datetime:
 class UtcDateTime(TypeDecorator[datetime]):
     """A ``DateTime(timezone=True)`` that only accepts aware values and returns aware UTC.
 
-    Naive datetimes are refused when written (they are ambiguous); values read
-    back without a zone (SQLite) are UTC, because that is how they were stored.
+    Naive values are ambiguous, so refused; zoneless values read back (SQLite) were stored as UTC.
     """
 
     impl = DateTime(timezone=True)

@@ -1,10 +1,7 @@
 """The inbox: every update the bot received, stored before Telegram is told it arrived.
 
-One row per ``update_id`` (a redelivered update is stored once). A row is
-pending until its effects are committed or its handlers are done
-(``processed_at`` set); processed rows are what makes a second application of
-an update a no-op, and they are pruned after a while like the rest of the
-bookkeeping.
+One row per ``update_id``. A row is pending until its effects are committed or its handlers
+are done (``processed_at`` set); processed rows make a second application a no-op.
 """
 
 from __future__ import annotations

@@ -26,13 +26,9 @@ class OutboxState(StrEnum):
 class OutboxMessage(Base):
     """One message a committed change must show, written in that change's transaction.
 
-    ``payload`` describes *what* to show (for a board: the table and the operations
-    since the previous board, see ``telesnap.services.outbox.service``); the bot renders it
-    at send time. Rows of a chat are sent in ``id`` order.
-
-    A board row sent as the board its message shows has ``shown_at``: reaction times
-    start from a version's first showing, and a game's newest row shown is its board
-    on screen (both outlive a restart and hold on any worker).
+    The bot renders ``payload`` at send time; a chat's rows go in ``id`` order. ``shown_at``:
+    reaction times start from a board's first showing, and a game's newest shown row is its
+    board on screen, across restarts and workers.
     """
 
     __tablename__ = "outbox_messages"
@@ -59,8 +55,7 @@ class OutboxMessage(Base):
 class OutboxSender(Base):
     """A chat's flood-limit windows, shared by the workers that send to it (PostgreSQL).
 
-    ``pace`` is opaque to storage (see ``telesnap/coordination/postgres.py``): it is
-    changed by compare-and-swap on the version number it holds.
+    ``pace`` is opaque here: ``telesnap/coordination/postgres.py`` changes it by compare-and-swap.
     """
 
     __tablename__ = "outbox_senders"

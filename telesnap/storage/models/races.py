@@ -28,9 +28,8 @@ _OPEN_CONDITION = "state = 'open'"
 class Race(Base):
     """A Snap race of a game: where it is, when its tie window closes, and how it ended.
 
-    The deadline is the earliest call's receipt stamp plus the tie window, as
-    wall-clock nanoseconds (``deadline_ns``, comparable between hosts whose
-    clocks agree) and as a datetime (``deadline_at``, the same moment).
+    The deadline (the earliest call's stamp plus the tie window) is kept as wall-clock ns,
+    comparable across hosts whose clocks agree, and as the same moment in ``deadline_at``.
     """
 
     __tablename__ = "races"

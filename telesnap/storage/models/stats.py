@@ -1,18 +1,9 @@
 """Stats kept beside the history: each ended game's result, and per-player aggregates.
 
-They are written in the transaction that stores a game's last operations, so
-they always agree with the history (and can be recomputed from it).
-
-- ``game_results``: one row per ended game; ``id`` is the order in which games
-  ended, the order ratings are applied in.
-- ``game_player_results``: one row per player of an ended game: their place in
-  the final standings, their figures, and their ratings after the game.
-- ``player_stats``: running totals per player, per chat (``scope_id`` = chat id)
-  and across every chat (``scope_id`` = :data:`ALL_CHATS`).
-- ``reaction_counts``: per player and scope, how many correct calls took each
-  whole number of milliseconds; with the median cursor kept in ``player_stats``
-  (see :mod:`telesnap.services.stats.reactions`) the median and best reaction
-  times stay exact and cost the same to update however many calls came before.
+Written in the transaction that stores a game's last operations, so they always agree with
+the history (and can be recomputed from it). ``game_results.id`` is the end order, in which
+ratings are applied; ``reaction_counts`` keeps median and best reaction times exact at a fixed
+cost per call (see :mod:`telesnap.services.stats.reactions`).
 """
 
 from __future__ import annotations

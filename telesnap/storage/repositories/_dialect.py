@@ -1,8 +1,7 @@
 """What the repositories' statements share: ``INSERT ... ON CONFLICT`` per dialect, a bulk delete.
 
-A statement that runs on every press is built once per dialect, with bound
-parameters (:func:`per_dialect`): building and caching a statement anew costs
-more CPU than SQLite takes to run it.
+Per-press statements are built once per dialect (:func:`per_dialect`): building and caching
+one anew costs more CPU than SQLite takes to run it.
 """
 
 from __future__ import annotations

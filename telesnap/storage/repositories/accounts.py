@@ -101,9 +101,7 @@ class ChatSettingsRepository:
     async def values_to_change(self, chat_id: int, thread_id: int = WHOLE_CHAT) -> dict[str, Any]:
         """Lock this chat topic's settings row (made if missing) and return its values.
 
-        Two changes at once then follow each other: the second reads what the first
-        saved, so under READ COMMITTED neither is lost. (SQLite's ``BEGIN IMMEDIATE``
-        serialises them anyway.)
+        Concurrent changes then serialise (as on SQLite anyway): none is lost under READ COMMITTED.
         """
         await self._session.execute(
             upsert_insert(self._session, ChatSettings)

@@ -51,8 +51,7 @@ class TimerRepository:
     async def due(self, now: datetime, limit: int = 100) -> list[Timer]:
         """Return unfired timers due at or before ``now``, earliest first.
 
-        On PostgreSQL the rows are locked and rows locked by another worker are
-        skipped, so two workers never take the same timer.
+        On PostgreSQL they are locked, skipping rows another worker holds, so no two take one.
         """
         statement = (
             select(Timer)
@@ -89,10 +88,7 @@ class TimerRepository:
         await self._session.flush()
 
     async def set_aside(self, timer_id: int, at: datetime, failures: int, error: str) -> bool:
-        """Give up on a timer that keeps failing: mark it fired, noting why in its payload.
-
-        Returns False if it was fired already (or does not exist).
-        """
+        """Give up on a failing timer: mark it fired, noting why; False if fired or missing."""
         timer = await self._session.get(Timer, timer_id)
         if timer is None or timer.fired_at is not None:
             return False
@@ -102,10 +98,7 @@ class TimerRepository:
         return True
 
     async def forget_fired_before(self, moment: datetime, limit: int = 1000) -> int:
-        """Delete up to ``limit`` timers fired before ``moment``; return how many went.
-
-        Timers not fired yet stay, however old.
-        """
+        """Delete up to ``limit`` timers fired before ``moment`` (unfired ones stay); how many."""
         oldest = (
             select(Timer.id)
             .where(Timer.due_at < moment, Timer.fired_at < moment)

@@ -15,11 +15,9 @@ MARKS_KEPT = 4096
 class CommittedMarks:
     """The updates this process's committed changes marked processed, until their handlers end.
 
-    A mark is remembered only once its transaction has committed, so an update
-    found here is processed for good, and marking it again is not needed. Once
-    its handlers end (its press answered), its content is dropped (see
-    :meth:`InboxRepository.empty_finished`): a processed press that still has its
-    content was perhaps never answered (see :meth:`InboxRepository.take_unfinished_presses`).
+    Remembered only once the mark commits, so each is processed for good. Content goes once
+    handlers end (:meth:`InboxRepository.empty_finished`): a processed press still holding it
+    was perhaps never answered (:meth:`InboxRepository.take_unfinished_presses`).
     """
 
     def __init__(self, capacity: int = MARKS_KEPT) -> None:

@@ -16,10 +16,7 @@ __all__ = ["GameRepository"]
 
 
 def _locked(statement: Select[Game], lock: bool) -> Select[Game]:
-    """Add ``FOR UPDATE`` (ignored by SQLite, whose ``BEGIN IMMEDIATE`` already serialises).
-
-    A locked read also refreshes any copy of the row the session already holds.
-    """
+    """Lock with ``FOR UPDATE``, refreshing held copies (SQLite: ``BEGIN IMMEDIATE`` serialises)."""
     if not lock:
         return statement
     return statement.with_for_update().execution_options(populate_existing=True)
@@ -62,8 +59,7 @@ class GameRepository:
     ) -> Game:
         """Open a new game in its lobby; raise :class:`ActiveGameExistsError` if one is active.
 
-        The chat and the creator must exist (upsert them first). The new game
-        has its id on return.
+        Upsert the chat and the creator first; the game has its id on return.
         """
         game = Game(
             chat_id=chat_id,
@@ -99,10 +95,9 @@ class GameRepository:
         return list(await self._session.scalars(statement))
 
     async def list_players(self, game_id: int) -> list[GamePlayer]:
-        """Return the game's players in seat order (which is join order).
+        """Return the game's players in seat order (join order).
 
-        Seat numbers start at 0 and may have gaps after lobby departures: the
-        engine's seat ``i`` is the ``i``-th player of this list.
+        Seats may have gaps after lobby departures: the engine's seat ``i`` is the ``i``-th here.
         """
         statement = (
             select(GamePlayer)

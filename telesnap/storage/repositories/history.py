@@ -1,8 +1,6 @@
 """A game's history: the engine's operations, one row each, numbered 1, 2, 3, ...
 
-The one place an engine operation becomes a stored row and back: a row keeps
-the operation's ``kind`` and its JSON (:func:`~telesnap.game.operation_to_json`,
-the engine's own format, versioned), with the metadata of the update that caused it.
+The one place an operation becomes a row and back (:func:`~telesnap.game.operation_to_json`).
 """
 
 from __future__ import annotations
@@ -31,9 +29,7 @@ _LAST_SEQ = select(func.max(GameOperation.seq)).where(GameOperation.game_id == b
 class OperationRecord:
     """One operation of a game's history: what the engine did, and the update that caused it.
 
-    What :meth:`HistoryRepository.append` stores and :meth:`HistoryRepository.operations`
-    reads back. Everything but the operation is metadata of the Telegram update
-    that triggered it (all optional: timers have none).
+    The rest is the triggering update's metadata, all optional: timers have none.
     """
 
     operation: Operation
@@ -63,10 +59,8 @@ class HistoryRepository:
     ) -> list[int]:
         """Append ``records`` with the next consecutive ``seq`` numbers; return those numbers.
 
-        Takes the game's row lock first, so concurrent appends to one game
-        serialise instead of colliding on ``seq``. A caller that already holds
-        that lock and knows the last ``seq`` passes it as ``after_seq``.
-        ``recorded_at``: the change's time on the caller's clock (default: now).
+        Takes the game's row lock first, so concurrent appends serialise instead of colliding on
+        ``seq``; a caller already holding it passes the last ``seq`` as ``after_seq``.
         """
         if after_seq is None:
             await self._session.execute(select(Game.id).where(Game.id == game_id).with_for_update())
@@ -99,11 +93,7 @@ class HistoryRepository:
         return int(await self._session.scalar(_LAST_SEQ, {"game_id": game_id}) or 0)
 
     async def load(self, game_id: int, after_seq: int = 0) -> list[GameOperation]:
-        """The game's stored rows with ``seq`` > ``after_seq``, in ``seq`` order, as stored.
-
-        For what needs the stored JSON itself (a replay file); the engine's
-        operations are read with :meth:`operations`.
-        """
+        """The game's rows with ``seq`` > ``after_seq`` as stored (raw JSON, e.g. a replay file)."""
         statement = (
             select(GameOperation)
             .where(GameOperation.game_id == game_id, GameOperation.seq > after_seq)

@@ -51,9 +51,7 @@ class StoredUpdate:
 class StoredElsewhere:
     """What the wake-up of a store tells the other workers: enough to take the update.
 
-    Its content stays in the inbox, read by whoever claims it. The payload is
-    the fields, space-separated (``origin`` never holds a space), written by the
-    insert itself (:data:`_STORE_AND_NOTIFY`).
+    Space-separated fields (``origin`` has no space), written by the insert itself.
 
     >>> StoredElsewhere.parse("w1 7 -100 0 1 123")
     StoredElsewhere(origin='w1', update_id=7, chat_id=-100, thread_id=0, is_call=True, stamp_ns=123)
@@ -202,11 +200,9 @@ class InboxRepository:
         self._emptied_here = []
 
     async def store(self, updates: Sequence[StoredUpdate], origin: str = "") -> list[int]:
-        """Store received updates (one already stored is left as it is); return the new ones' ids.
+        """Store received updates (stored ones are left as they are); return the new ones' ids.
 
-        On PostgreSQL the other workers are woken when the transaction commits;
-        ``origin`` names the storing process in the NOTIFY (:class:`StoredElsewhere`),
-        so that it can ignore its own (it takes what it stored without being woken).
+        On PostgreSQL the others are woken on commit; ``origin`` lets the storer skip its wake-up.
         """
         if not updates:
             return []
@@ -242,11 +238,9 @@ class InboxRepository:
     async def pending_before(
         self, updates: Sequence[StoredUpdate], limit: int = 50
     ) -> list[tuple[int, int, int]] | None:
-        """The pending updates (not calls) that come before ``updates`` in their topics.
+        """Pending non-call updates before ``updates`` in their topics, as (update, chat, thread).
 
-        Each as (update_id, chat_id, thread_id), oldest first; the calls among
-        ``updates`` are left out, and so are ``updates`` themselves. None if there
-        are more than ``limit`` (too many to say).
+        Oldest first, ``updates`` left out; None if more than ``limit``.
         """
         lines = [stored for stored in updates if not stored.is_call]
         if not lines:
@@ -271,9 +265,8 @@ class InboxRepository:
     async def mark_update_processed(self, update_id: int) -> bool:
         """Mark ``update_id`` processed; return False if it was processed already (a redelivery).
 
-        Call it in the same unit of work as the update's changes: if that rolls
-        back, the update counts as unprocessed again. An update the inbox does
-        not hold (a service used without the bot) is recorded as processed.
+        Call it in the unit of work of the update's changes, so a rollback unmarks it; an update
+        the inbox lacks (a service used without the bot) is recorded as processed.
         """
         statement = _mark_processed(self._session)
         parameters = {"update_id": update_id, "now": utc_now()}
@@ -287,9 +280,8 @@ class InboxRepository:
     async def mark_handled(self, update_id: int, *, keep_content: bool = False) -> bool:
         """Mark an update processed once its handlers are done (if its change did not already).
 
-        Its content goes with it, unless ``keep_content`` (a Snap call: its race answers it).
-        An update whose change this process committed is processed already: no
-        statement; True if its content is left for :meth:`empty_finished` to drop.
+        ``keep_content`` keeps its content (a Snap call: its race answers it). If this process
+        committed its change: no statement, and True if :meth:`empty_finished` is to drop it.
         """
         if self._marks.take(update_id):
             if not keep_content:
@@ -308,10 +300,8 @@ class InboxRepository:
     ) -> list[tuple[str, int]]:
         """Presses (not Snap calls) processed from ``since`` to ``before``, never finished.
 
-        Each as (callback query id, receipt stamp): their change was committed but
-        their handlers did not end (the process was killed), so perhaps nobody
-        answered them. Their content is dropped: they are listed once. Snap calls
-        are their race's to answer.
+        As (callback query id, stamp): their change committed but the process died before their
+        handlers ended, so perhaps nobody answered. Their content is dropped: each is listed once.
         """
         statement = select(_C.update_id, _C.payload, _C.stamp_ns).where(
             _C.processed_at >= since,
@@ -374,8 +364,7 @@ class InboxRepository:
     async def forget_before(self, moment: datetime, limit: int = 1000) -> int:
         """Delete up to ``limit`` updates processed before ``moment``; return how many went.
 
-        Update ids grow with time, so the oldest records come first in key order
-        and a batch reads little more than the rows it deletes. Pending updates stay.
+        Ids grow with time, so a batch in key order reads little more than it deletes.
         """
         oldest = (
             select(_C.update_id).where(_C.processed_at < moment).order_by(_C.update_id).limit(limit)

@@ -122,10 +122,7 @@ class OutboxRepository:
         return row
 
     async def add_note(self, game_id: int, kind: str, note: dict[str, Any]) -> bool:
-        """Add ``note`` to the newest row of ``game_id`` this unit of work added, if of ``kind``.
-
-        False: this unit of work added no such row (nothing changed).
-        """
+        """Add ``note`` to this unit's newest row of ``game_id`` if of ``kind``; False if none."""
         row = self._added.get(game_id)
         if row is None or row.kind != kind:
             return False
@@ -194,9 +191,8 @@ class OutboxRepository:
     ) -> None:
         """Mark pending messages sent, each with the message showing it, in one statement.
 
-        ``shown``: row id -> the id of the message that showed it (None: settled unshown).
-        ``views``: row id -> when its board was shown, for the rows whose board their
-        message shows (in a run of boards sent together, the last).
+        ``shown``: row id -> message id (None: settled unshown). ``views``: row id -> when its board
+        was shown, for rows whose message shows their board (of boards sent together, the last).
         """
         if not shown:
             return
@@ -228,9 +224,8 @@ class OutboxRepository:
     async def newest_board(self, game_id: int) -> ShownBoard | None:
         """The game's newest board shown so far, in its newest message (None before any).
 
-        A version shown again in a newer message (a wrong call's board, the table
-        posted again after a restart) is on screen there: that message's buttons are
-        the live ones, to take off or to edit next.
+        A version shown again in a newer message (a wrong call, a repost after a restart) is on
+        screen there: that message's buttons are the live ones.
         """
         row = (await self._session.execute(_NEWEST_SHOWN, {"game_id": game_id})).first()
         if row is None:

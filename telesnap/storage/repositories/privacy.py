@@ -1,11 +1,8 @@
 """Erasing what the bot keeps about one person, or about one chat.
 
-A person's past games stay (the other players' results and histories need
-them), but every stored trace of their name goes: the user row keeps only
-the placeholder it is shown as, and the names copied into outbox payloads and
-inbox payloads are replaced or dropped. A chat's erasure deletes its games
-(their seats, history, results and outbox rows go with them by cascade), its
-figures, its settings and the chat row itself.
+A person's past games stay, since the other players' results and histories need them, but
+every stored trace of their name goes, payloads included. A chat's erasure deletes its games
+(the rest goes with them by cascade), its figures, its settings and the chat row.
 """
 
 from __future__ import annotations
@@ -45,10 +42,7 @@ _SCAN = 500
 def scrub(value: Any, user_id: int, names: frozenset[str], placeholder: str) -> Any:
     """``value`` (a JSON payload) with every trace of the person replaced by ``placeholder``.
 
-    A view that carries the person's id (``user_id`` with a ``name``, or an
-    ``[id, name]`` pair) is renamed; any other string equal to one of their
-    ``names`` is replaced too (the fastest caller, the standings), and a
-    Telegram user object of theirs keeps only its id.
+    Views with their id are renamed, strings in ``names`` replaced, their user object cut to its id.
 
     >>> scrub({"players": [[7, "Ann"], [8, "Bob"]], "fastest": {"name": "Ann"}},
     ...       7, frozenset({"Ann"}), "-")
@@ -108,10 +102,7 @@ class PrivacyRepository:
         return await self._session.scalar(statement) is not None
 
     async def forget_user(self, user_id: int, placeholder: str, names: frozenset[str]) -> Erased:
-        """Erase the person's names everywhere and their figures; keep their seats, renamed.
-
-        ``names``: every form of the person's name that stored payloads may hold.
-        """
+        """Erase every form of their name (``names``) and their figures; keep seats, renamed."""
         names = names - {placeholder}
         user = await self._session.get(User, user_id)
         erased = Erased()
@@ -210,8 +201,7 @@ class PrivacyRepository:
     async def forget_chat(self, chat_id: int, limit: int) -> tuple[Erased, bool]:
         """Erase up to ``limit`` of the chat's games, then (when none are left) the rest.
 
-        Returns what went and whether the chat is wholly erased; call again while
-        it is not, a transaction per batch.
+        Returns what went and whether all is gone; call again, a transaction per batch, until it is.
         """
         erased = Erased()
         batch = list(

@@ -48,10 +48,9 @@ class RaceRepository:
         return await self._session.scalar(statement.execution_options(populate_existing=True))
 
     async def lock_game_of(self, race_id: int) -> Game | None:
-        """The game of the race, locked for this transaction (as every change locks it), or None.
+        """The race's game, locked for this transaction (as every change locks it), or None.
 
-        One statement, so deciding a race waits on the database once before its game is
-        held.
+        One statement, so deciding a race waits on the database once before its game is held.
         """
         game_id = select(Race.game_id).where(Race.id == race_id).scalar_subquery()
         statement = (
@@ -77,10 +76,7 @@ class RaceRepository:
         return list(await self._session.scalars(statement))
 
     async def list_overdue(self, deadline_before_ns: int) -> list[Race]:
-        """The open races whose window closed before ``deadline_before_ns``, earliest first.
-
-        Read only, on the partial index of open races by deadline.
-        """
+        """Open races past ``deadline_before_ns``, earliest first (read only, partial index)."""
         statement = (
             select(Race)
             .where(Race.state == RaceState.OPEN.value, Race.deadline_ns < deadline_before_ns)
@@ -91,8 +87,7 @@ class RaceRepository:
     async def close(self, race_id: int, state: RaceState, decided_seq: int | None = None) -> bool:
         """Close an open race as ``state``; False if it was closed already (by anyone).
 
-        The update is conditional on the race being open, so a race is closed once
-        even if two workers get this far.
+        Conditional on the race being open, so it closes once even if two workers get here.
         """
         statement = (
             update(Race)

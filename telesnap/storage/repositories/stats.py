@@ -78,9 +78,7 @@ class StatsRepository:
     ) -> dict[tuple[int, int], PlayerStats]:
         """The totals of each ``(scope_id, user_id)``, created empty if missing, locked.
 
-        New rows start with the rating ``mu``/``sigma`` and the shown rating ``points``.
-        The rows are locked in key order (``FOR UPDATE`` on PostgreSQL), so concurrent
-        games that share players update them one after the other.
+        Locked in key order (``FOR UPDATE``), so concurrent games sharing players take turns.
         """
         ordered = sorted(set(keys))
         fresh = [
@@ -172,11 +170,9 @@ class StatsRepository:
     ) -> dict[tuple[int, int], tuple[list[tuple[int, int]], list[tuple[int, int]]]]:
         """Around each ``(scope_id, user_id)``'s ``(anchor_ms, size)``: their ms buckets.
 
-        For each: up to ``size`` buckets from ``anchor_ms`` up (fastest first) and up
-        to ``size`` below it (slowest first), what
-        :func:`telesnap.services.stats.reactions.advance` takes. Each is an index
-        range read bounded by ``size``, however many calls the player has made; all
-        of them go in one statement.
+        Up to ``size`` from ``anchor_ms`` up (fastest first) and ``size`` below (slowest first), for
+        :func:`telesnap.services.stats.reactions.advance`: index range reads bounded by ``size``
+        however many calls the player made, all in one statement.
         """
         parts = []
         for (scope_id, user_id), (anchor_ms, size) in sorted(anchors.items()):
@@ -221,8 +217,7 @@ class StatsRepository:
     ) -> list[float]:
         """The user's shown rating after each rated game, in the order games ended.
 
-        The chat's ratings when ``chat_id`` is given, else the ratings across every
-        chat; only the ``last`` rated games when given.
+        In ``chat_id`` if given, else across every chat; only the ``last`` rated games if given.
         """
         points = (
             GamePlayerResult.chat_points if chat_id is not None else GamePlayerResult.global_points
@@ -303,10 +298,7 @@ class StatsRepository:
     async def seated_users(
         self, game_ids: Sequence[int]
     ) -> dict[int, list[tuple[int, str | None, str | None]]]:
-        """Each game's players in seat order, as ``(user_id, first name, last name)``.
-
-        The names are ``None`` for a player the bot has no user row for.
-        """
+        """Each game's players in seat order, as ``(user_id, first, last)`` (None: no user row)."""
         statement = (
             select(GamePlayer.game_id, GamePlayer.user_id, User.first_name, User.last_name)
             .outerjoin(User, User.id == GamePlayer.user_id)
