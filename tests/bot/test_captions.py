@@ -1,16 +1,43 @@
-"""/replay's caption is cut on its text, never inside a tag or a character reference."""
+"""Captions are cut to Telegram's limit on their text, never inside a tag or a reference."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
+from typing import cast
 
 import pytest
 
-from telesnap.bot.handlers.stats import MAX_CAPTION, replay_caption, within_length
+from telesnap.bot.handlers.runtime import Runtime
+from telesnap.bot.handlers.stats import (
+    MAX_CAPTION,
+    replay_caption,
+    send_leaderboard,
+    within_length,
+)
 from telesnap.bot.render.i18n import translator
+from telesnap.bot.render.stats import StatsButtonSigner, render_leaderboard
 from telesnap.emulator.formatting import parse_html, utf16_length
-from telesnap.services.stats.views import GameLine
+from telesnap.services.stats.views import BoardEntry, Figures, GameLine, LeaderboardView, Ranking
+from telesnap.services.types import Place
 
+FIGURES = Figures(
+    games=12,
+    wins=8,
+    snaps_won=5,
+    pots_won=1,
+    ties=0,
+    wrong_calls=2,
+    cards_won=90,
+    afks=0,
+    timed_calls=6,
+    median_reaction_ms=420,
+    best_reaction_ms=300,
+    rated_games=12,
+    rating=1100.0,
+    mu=26.0,
+    sigma=6.0,
+)
 LONG_NAMES = tuple(f"<Player & {'𝓧' * 40} {n}>" for n in range(12))
 
 
@@ -52,3 +79,41 @@ def test_cutting_anywhere_gives_html_that_parses(limit: int) -> None:
     assert utf16_length(text) <= limit
     full, _ = parse_html(markup)
     assert full.startswith(text.removesuffix("…"))
+
+
+class Uploads:
+    """A runtime's say and upload, kept to look at (nothing is sent)."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+        self.uploaded: list[tuple[str, str]] = []
+
+    def say(self, _place: Place, text: str, *_args: object) -> None:
+        self.said.append(text)
+
+    def upload(
+        self, _place: Place, kind: str, _data: bytes, _name: str, caption: str, *_a: object
+    ) -> None:
+        self.uploaded.append((kind, caption))
+
+
+async def test_a_leaderboard_too_long_for_a_caption_is_still_a_picture_with_its_caption_cut() -> (
+    None
+):
+    long_name = "Player " + "x" * 56 + " " + "y" * 64  # a first and last name at Telegram's limits
+    entries = tuple(
+        BoardEntry(n, n, f"{long_name} {n}", dataclasses.replace(FIGURES, wins=10 - n))
+        for n in range(1, 9)
+    )
+    view = LeaderboardView(-1, False, Ranking.WINS, entries, 5, 5, unlisted=0)
+    tr = translator("en")
+    assert utf16_length(parse_html(render_leaderboard(view, tr))[0]) > MAX_CAPTION
+    runtime = Uploads()
+    signer = StatsButtonSigner(b"secret").in_chat(-1)
+    await send_leaderboard(cast("Runtime", runtime), Place(-1), view, signer, tr, reply_to=1)
+    assert runtime.said == []
+    ((kind, caption),) = runtime.uploaded
+    assert kind == "photo"
+    text, _ = parse_html(caption)
+    assert utf16_length(text) <= MAX_CAPTION
+    assert text.startswith("🏆")

@@ -331,14 +331,24 @@ async def send_leaderboard(
     reply_to: int,
 ) -> None:
     """Send ``view`` in the topic, as a picture when it lists enough players."""
-    text = render_leaderboard(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)
-    if not wants_picture(view) or len(plain_text(text)) > MAX_CAPTION:
-        runtime.say(place, text, reply_to, keyboard)
+    if not wants_picture(view):
+        runtime.say(place, render_leaderboard(view, tr), reply_to, keyboard)
         return
     picture = await _leaderboard_picture(view, tr)
-    caption = directed(text, tr)
+    caption = _leaderboard_caption(view, tr)
     runtime.upload(place, "photo", picture, LEADERBOARD_FILE_NAME, caption, reply_to, keyboard)
+
+
+def _leaderboard_caption(view: LeaderboardView, tr: gettext.NullTranslations) -> str:
+    """A leaderboard picture's caption, which loses rows from its end where Telegram's limit asks.
+
+    The picture shows every row.
+    """
+    lines = directed(render_leaderboard(view, tr), tr).split("\n")
+    while len(lines) > 1 and _utf16_length(plain_text("\n".join(lines))) > MAX_CAPTION:
+        lines.pop(-2)
+    return "\n".join(lines)
 
 
 async def edit_leaderboard_picture(
@@ -349,17 +359,10 @@ async def edit_leaderboard_picture(
     signer: StatsButtonSigner,
     tr: gettext.NullTranslations,
 ) -> None:
-    """Show ``view`` in ``message``, a leaderboard sent as a picture: new picture and caption.
-
-    A caption too long for Telegram loses rows from its end (the picture shows every row).
-    """
-    text = directed(render_leaderboard(view, tr), tr)
-    lines = text.split("\n")
-    while len(lines) > 1 and len(plain_text("\n".join(lines))) > MAX_CAPTION:
-        lines.pop(-2)
+    """Show ``view`` in ``message``, a leaderboard sent as a picture: new picture and caption."""
     picture = await _leaderboard_picture(view, tr)
     keyboard = leaderboard_keyboard(view, signer, tr)
-    caption = "\n".join(lines)
+    caption = _leaderboard_caption(view, tr)
     runtime.send(
         PhotoEditPost(
             place.chat_id, message.message_id, picture, LEADERBOARD_FILE_NAME, caption, keyboard

@@ -145,15 +145,24 @@ def rating_rule(tr: gettext.NullTranslations) -> str:
     )
 
 
-def _figures_lines(title: str, figures: Figures, tr: gettext.NullTranslations) -> list[str]:
+def _figures_lines(
+    title: str, figures: Figures, tr: gettext.NullTranslations, everywhere: Figures | None = None
+) -> list[str]:
+    """``everywhere``: the all-chats figures of the same games, whose rating may differ."""
     snaps, pots = _snaps_won(figures, tr)
+    rating = _rating(figures)
+    if everywhere is not None and _rating(everywhere) != rating:
+        # Reckoned against the opponents' ratings in all chats, the same games rate differently.
+        rating = tr.gettext("{rating} ({everywhere} in all chats)").format(
+            rating=rating, everywhere=_rating(everywhere)
+        )
     lines = [
         tr.gettext("<b>{title}</b>: {games} · {wins} ({rate}) · rating {rating}").format(
             title=title,
             games=_games(figures.games, tr),
             wins=_wins(figures.wins, tr),
             rate=_percent(figures.win_rate),
-            rating=_rating(figures),
+            rating=rating,
         ),
         " · ".join(
             [
@@ -187,8 +196,14 @@ def render_player_stats(view: PlayerStatsView, tr: gettext.NullTranslations) -> 
     """A player's figures in this chat and in all chats (short enough for a caption)."""
     lines = [tr.gettext("📊 Stats of <b>{name}</b>").format(name=isolate(name(view.name), tr))]
     here, everywhere = view.chat, view.everywhere
-    if here is not None and here.games and here == everywhere:
-        lines += _figures_lines(tr.gettext("This chat and all chats"), here, tr)
+    if (
+        here is not None
+        and here.games
+        and everywhere is not None
+        and here.games == everywhere.games
+    ):
+        # Every game was played here: the figures are the same, only the rating can differ.
+        lines += _figures_lines(tr.gettext("This chat and all chats"), here, tr, everywhere)
     else:
         if here is not None and here.games:
             lines += _figures_lines(tr.gettext("This chat"), here, tr)
@@ -354,7 +369,7 @@ def render_game_line(game: GameLine, tr: gettext.NullTranslations) -> str:
             names=", ".join(f"<b>{isolate(name(w), tr)}</b>" for w in game.winners)
         )
     else:
-        outcome = tr.gettext("nobody won ({reason})").format(reason=game.end_reason)
+        outcome = tr.gettext("🛑 stopped: nobody won")  # only a stopped game has no winner
     return f"{head}\n{players} — {outcome}"
 
 

@@ -106,28 +106,19 @@ class StatsService:
                 if is_global
                 else None
             )
+            minimum = self.min_timed_calls if ranking is Ranking.FASTEST else self.min_games
             rows = await uow.stats.top_players(
-                scope,
-                ranking,
-                min_games=self.min_games,
-                min_timed_calls=self.min_timed_calls,
-                limit=self.board_size,
-                seen_in=seen_in,
+                scope, ranking, minimum=minimum, limit=self.board_size, seen_in=seen_in
             )
             provisional = not rows
-            if provisional:  # nobody qualifies yet: everyone with a figure, marked provisional
+            if provisional:  # nobody qualifies yet: everyone with one, marked provisional
                 rows = await uow.stats.top_players(
-                    scope,
-                    ranking,
-                    min_games=1,
-                    min_timed_calls=1,
-                    limit=self.board_size,
-                    seen_in=seen_in,
+                    scope, ranking, minimum=1, limit=self.board_size, seen_in=seen_in
                 )
                 unlisted = 0
             else:
                 unlisted = await uow.stats.count_unlisted(
-                    scope, min_games=self.min_games, seen_in=seen_in
+                    scope, ranking, minimum=minimum, seen_in=seen_in
                 )
         entries = tuple(
             BoardEntry(position, stats.user_id, _name_of(user, UNKNOWN_NAME), Figures.of(stats))

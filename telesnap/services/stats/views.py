@@ -38,7 +38,7 @@ class Figures:
     best_reaction_ms: int | None
     rated_games: int
     rating: float
-    """The shown rating (see :class:`~.stats_figures.Rating`)."""
+    """The shown rating (see :class:`~.figures.Rating`)."""
     mu: float
     sigma: float
 

@@ -47,6 +47,11 @@ _ORDER: dict[Ranking, tuple[Any, ...]] = {
 }
 
 
+def listed_by(ranking: Ranking) -> Any:
+    """What a leaderboard needs enough of to list a player: timed calls, else rated games."""
+    return PlayerStats.timed_calls if ranking is Ranking.FASTEST else PlayerStats.rated_games
+
+
 _BUCKET = (
     ReactionCount.scope_id,
     ReactionCount.user_id,
@@ -239,40 +244,40 @@ class StatsRepository:
         scope_id: int,
         ranking: Ranking,
         *,
-        min_games: int,
-        min_timed_calls: int,
+        minimum: int,
         limit: int,
         seen_in: Sequence[int] | None = None,
     ) -> list[tuple[PlayerStats, User | None]]:
-        """The best players of a scope by ``ranking``, with enough games to be listed.
+        """The best players of a scope by ``ranking``, with ``minimum`` of :func:`listed_by`.
 
         ``seen_in``: only players with figures in one of these chats (None: anyone).
         """
         statement = (
             select(PlayerStats, User)
             .outerjoin(User, User.id == PlayerStats.user_id)
-            .where(PlayerStats.scope_id == scope_id, *_seen_in(seen_in))
+            .where(
+                PlayerStats.scope_id == scope_id,
+                *_seen_in(seen_in),
+                listed_by(ranking) >= minimum,
+            )
             .order_by(*_ORDER[ranking])
             .limit(limit)
         )
-        if ranking is Ranking.RATING:
-            statement = statement.where(PlayerStats.rated_games >= min_games)
-        elif ranking is Ranking.FASTEST:
-            statement = statement.where(PlayerStats.timed_calls >= min_timed_calls)
-        else:
-            statement = statement.where(PlayerStats.games >= min_games)
         rows = await self._session.execute(statement)
         return [(stats, user) for stats, user in rows]
 
     async def count_unlisted(
-        self, scope_id: int, *, min_games: int, seen_in: Sequence[int] | None = None
+        self,
+        scope_id: int,
+        ranking: Ranking,
+        *,
+        minimum: int,
+        seen_in: Sequence[int] | None = None,
     ) -> int:
-        """How many players of the scope have rated games, but too few to be listed."""
+        """How many players of the scope have some of what ``ranking`` lists by, but too few."""
+        figure = listed_by(ranking)
         statement = select(func.count()).where(
-            PlayerStats.scope_id == scope_id,
-            *_seen_in(seen_in),
-            PlayerStats.rated_games > 0,
-            PlayerStats.rated_games < min_games,
+            PlayerStats.scope_id == scope_id, *_seen_in(seen_in), figure > 0, figure < minimum
         )
         return int(await self._session.scalar(statement) or 0)
 
