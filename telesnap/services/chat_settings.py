@@ -45,7 +45,9 @@ class ChatLanguages:
             return language
         async with self._units(read_only=True) as uow:
             language = await written_in(uow, chat_id)
-        self._known[chat_id] = language
+        if language is not None or chat_id < 0:
+            # A private chat's person may not be stored yet: their language is read again.
+            self._known[chat_id] = language
         return language
 
     def chosen(self, uow: UnitOfWork, chat_id: int, language: str | None) -> None:

@@ -34,8 +34,8 @@ class CommandRequest(actions.Request):
     """A command of ours, read from its update: what, who, where and when."""
 
     def translations(self) -> gettext.NullTranslations:
-        """The translations of the chat's language."""
-        return self.runtime.translations(self.place)
+        """The translations of the chat's language (the sender's, in a chat with none yet)."""
+        return self.runtime.translations(self.place, self.actor.language_code)
 
 
 CommandBody = Callable[[CommandRequest], Awaitable[None]]
@@ -53,8 +53,8 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
             return
         place = place_of_message(message)
         receipt = runtime.book.arrival_for(update).receipt
-        tr = translator(language_of(user.language_code))
         try:
+            tr = translator(await runtime.language(place, user.language_code))
             if message.sender_chat is not None:
                 # Sent as the group (an anonymous admin) or as a channel: Telegram shows
                 # one shared stand-in user for all of them, so it is nobody's seat.
@@ -68,7 +68,6 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
                 text = tr.gettext("/{command} takes no arguments.").format(command=command)
                 _refuse(runtime, message, user.id, text)
                 return
-            await runtime.language(place)
             await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
             if refused.reason is not Reason.DUPLICATE_UPDATE:
@@ -251,11 +250,12 @@ async def on_unknown_command(update: Update, context: Context) -> None:
     user = update.effective_user
     if user is None:
         return
-    tr = translator(language_of(user.language_code))
+    runtime = runtime_of(context)
+    tr = translator(await runtime.language(place_of_message(message), user.language_code))
     text = tr.gettext("I don't know {command}. /help lists what I can do.").format(
         command=name(command_word(message.text))
     )
-    _refuse(runtime_of(context), message, user.id, text)
+    _refuse(runtime, message, user.id, text)
 
 
 COMMAND_WORD_LIMIT = 33

@@ -103,7 +103,8 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         runtime.bot_removed(place.chat_id)
         return
     user = update.effective_user
-    tr = translator(language_of(user.language_code if user else None))
+    language = user.language_code if user else None
+    tr = translator(language_of(language))  # a toast: the presser's language
     if query is not None:
         if was_answered(context.bot, query.id):
             return
@@ -113,6 +114,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     message = update.effective_message
     if message is not None and place is not None and message.text:
         command = message.text.split()[0].split("@")[0]
+        tr = runtime.translations(place, language)  # as last read: the database may be what failed
         runtime.say(
             place,
             tr.gettext(

@@ -65,13 +65,19 @@ class Runtime:
 
     # -- what the handlers say directly ---------------------------------------------------
 
-    async def language(self, place: Place) -> str:
-        """The language the chat's messages are written in (read once, then kept)."""
-        return language_of(await self.settings.languages.of(place.chat_id))
+    async def language(self, place: Place, sender_language: str | None = None) -> str:
+        """The language the chat's messages are written in (read once, then kept).
 
-    def translations(self, place: Place) -> gettext.NullTranslations:
-        """The chat's translations, as last read (the default language before that)."""
-        return translator(language_of(self.settings.languages.known(place.chat_id)[1]))
+        A chat with none yet answers its sender in theirs (``sender_language``).
+        """
+        return language_of(await self.settings.languages.of(place.chat_id) or sender_language)
+
+    def translations(
+        self, place: Place, sender_language: str | None = None
+    ) -> gettext.NullTranslations:
+        """The chat's translations, as last read (the sender's, or the default, before that)."""
+        known = self.settings.languages.known(place.chat_id)[1]
+        return translator(language_of(known or sender_language))
 
     def say(
         self,

@@ -7,7 +7,7 @@ import gettext
 from ...services.settings import SPECS, GameSettings
 from ...services.types import Reason, Refused
 from ..render.callbacks import Action, ButtonPress, carries_button
-from ..render.i18n import translator
+from ..render.i18n import language_of, translator
 from ..render.settings_menu import (
     BACK,
     OPEN,
@@ -81,7 +81,7 @@ async def settings_button(request: Request, press: ButtonPress) -> str:
         if value is None:
             raise Refused(Reason.BAD_BUTTON)
         current, tr = await _change(request, SPECS[index].name, value)
-        toast = tr.gettext("Saved.")
+        toast = translator(language_of(request.actor.language_code)).gettext("Saved.")
         index = BACK
     else:
         current = await runtime.settings.show(place)

@@ -20,7 +20,11 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.PRIVATE_CHAT: tr.gettext(
             "Snap is played in groups: add me to a group and send /newgame there."
         ),
-        Reason.NO_GAME: tr.gettext("There is no game here. Send /newgame to open one."),
+        Reason.NO_GAME: (
+            tr.gettext("The game has not started yet: its creator or an admin sends /startgame.")
+            if details.get("lobby")
+            else tr.gettext("There is no game here. Send /newgame to open one.")
+        ),
         Reason.GAME_EXISTS: (
             tr.gettext("A game is already being played here; wait for it to end.")
             if details.get("running")
