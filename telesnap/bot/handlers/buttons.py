@@ -15,7 +15,7 @@ from telegram import CallbackQuery, Message, Update
 from telegram.ext import BaseHandler, CallbackQueryHandler
 
 from ...game import CallKind, CallVerdict
-from ...services.types import Reason, Refused
+from ...services.types import Reason, Receipt, Refused
 from ..render.callbacks import Action, ButtonPress, pattern_for
 from ..render.i18n import language_of, translator
 from ..render.texts import refusal_text, verdict_toast, wrong_call_toast
@@ -26,9 +26,9 @@ from .runtime import Context, UpdateHandler, finishing, runtime_of
 from .settings import settings_button
 
 
-async def answer_press(query: CallbackQuery, text: str) -> None:
-    """Answer a press with a toast, retried while it can be (see :mod:`.toasts`)."""
-    await answer_toast(query.get_bot(), query.id, text)
+async def answer_press(query: CallbackQuery, text: str, receipt: Receipt) -> None:
+    """Answer a press with a toast, retried until shortly before it expires (:mod:`.toasts`)."""
+    await answer_toast(query.get_bot(), query.id, text, received_ns=receipt.stamp_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +69,13 @@ def _handler(body: ButtonBody) -> UpdateHandler:
             request = ButtonRequest(runtime, message, place, actor, receipt, query.id, press)
             toast = await body(request)
             if toast is not None:
-                await answer_press(query, toast)
+                await answer_press(query, toast, receipt)
         except Refused as refused:
             # A redelivered press was answered (and counted) the first time round.
             if refused.reason is not Reason.DUPLICATE_UPDATE:
                 if update.effective_chat:
                     runtime.gate.refused(update.effective_chat.id, actor.user_id, refused.reason)
-                await answer_press(query, refusal_text(refused, tr))
+                await answer_press(query, refusal_text(refused, tr), receipt)
 
     handle.__name__ = handle.__qualname__ = f"on_{body.__name__.strip('_')}_button"
     return handle
@@ -151,4 +151,5 @@ async def on_unknown_button(update: Update, context: Context) -> None:
         if update.effective_chat is not None:
             runtime.gate.refused(update.effective_chat.id, query.from_user.id)
         tr = translator(language_of(query.from_user.language_code))
-        await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr))
+        receipt = runtime.book.arrival_for(update).receipt
+        await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr), receipt)
