@@ -92,6 +92,36 @@ async def test_callers_are_told_of_a_delay_while_the_press_can_still_be_answered
     await referee.close()
 
 
+class HangingRaces:
+    """A race service whose first decision fails and whose second hangs until released."""
+
+    def __init__(self) -> None:
+        self.failed = False
+        self.hang = asyncio.Event()
+
+    async def decide(self, place: Place, race_id: int) -> RaceOutcome:
+        if not self.failed:
+            self.failed = True  # the next attempt waits for the test
+            raise OSError("the database is unavailable")
+        await self.hang.wait()
+        return RaceOutcome(RaceEnding.DECIDED_ELSEWHERE, (CallResult(0, CallVerdict.WON),), (7,))
+
+
+async def test_callers_are_told_of_a_delay_on_time_while_the_next_attempt_still_runs() -> None:
+    """The README: told 5 s after the first failure, not at the next failure after that."""
+    races, bot = HangingRaces(), AnsweringBot()
+    referee = referee_with(races, bot, answer_within_s=0.05)
+    referee.call_joined(PLACE, CALL, WAITER)
+    await asyncio.wait_for(bot.answered.wait(), timeout=5)  # a guard: the attempt still hangs
+    assert bot.answers == [
+        ("q", "The race is taking longer to decide: the result will be shown in the chat.")
+    ]
+    races.hang.set()
+    await referee.wait_until_decided(PLACE)
+    assert len(bot.answers) == 1, "a press takes one answer"
+    await referee.close()
+
+
 class DecidingRaces:
     """A race service that decides every race it is asked about."""
 

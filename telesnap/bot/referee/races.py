@@ -239,26 +239,42 @@ class RaceReferee:
         self._forget_settled[key] = loop.call_later(SETTLED_KEPT_S, forget)
 
     async def _decide_with_retries(self, race: _Race) -> RaceOutcome:
-        """Decide the race; on failure log it, and try again with a growing delay."""
-        loop = asyncio.get_running_loop()
-        answer_by: float | None = None
+        """Decide the race; on failure log it, and try again with a growing delay.
 
-        async def tell_waiters_if_late() -> None:
-            nonlocal answer_by
-            answer_by = loop.time() + self._answer_within_s if answer_by is None else answer_by
-            if race.waiters and loop.time() >= answer_by:
-                waiters, race.waiters = race.waiters, []
-                for waiter in waiters:
-                    await self._answer(waiter, race_delayed_toast(translator(waiter.language)))
+        Callers still waiting ``answer_within_s`` after the first failure are told it is delayed,
+        at that moment, not at the next failure after it.
+        """
+        late: asyncio.Task[None] | None = None
+        telling = False
 
-        return await retry(
-            partial(self._races_service.decide, race.place, race.race_id),
-            Backoff(FIRST_RETRY_S, LAST_RETRY_S),
-            logger=logger,
-            what=f"deciding race {race.race_id} of game {race.game_id} in chat"
-            f" {race.place.chat_id} topic {race.place.thread_id}",
-            after_failure=tell_waiters_if_late,
-        )
+        async def tell_waiters_late() -> None:
+            nonlocal telling
+            await asyncio.sleep(self._answer_within_s)
+            telling = True
+            waiters, race.waiters = race.waiters, []
+            toasts = [self._answer(w, race_delayed_toast(translator(w.language))) for w in waiters]
+            await asyncio.gather(*toasts)
+
+        async def after_failure() -> None:
+            nonlocal late
+            if late is None:
+                late = asyncio.create_task(tell_waiters_late())
+
+        try:
+            return await retry(
+                partial(self._races_service.decide, race.place, race.race_id),
+                Backoff(FIRST_RETRY_S, LAST_RETRY_S),
+                logger=logger,
+                what=f"deciding race {race.race_id} of game {race.game_id} in chat"
+                f" {race.place.chat_id} topic {race.place.thread_id}",
+                after_failure=after_failure,
+            )
+        finally:
+            if late is not None:
+                if telling:
+                    await late  # the delayed toasts are on their way: they finish
+                else:
+                    late.cancel()
 
     async def _answer_waiters(self, race: _Race, outcome: RaceOutcome) -> None:
         # All at once: no caller waits for another's answer (or its retries).
