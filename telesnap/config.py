@@ -163,7 +163,9 @@ VARIABLES = (
     Variable(DATABASE_URL_VARIABLE, "database_url", "a database URL", normalize_database_url),
     Variable(LOG_LEVEL_VARIABLE, "log_level", f"one of {', '.join(_LEVELS)}", str.upper,
              _LEVELS.__contains__),
-    Variable("TELESNAP_SHUFFLE_SEED", "shuffle_seed", "a whole number", int),
+    Variable("TELESNAP_SHUFFLE_SEED", "shuffle_seed", "a whole number that fits in 64 bits"
+             " (-2^63 to 2^63 - 1: it is stored with each game)", int,
+             lambda seed: -(2**63) <= seed < 2**63),
     Variable("TELESNAP_FLOOD_CONTROL", "flood_control", "on or off",
              lambda text: {"on": True, "off": False}[text.lower()]),
     Variable(SANDBOX_PORT_VARIABLE, "sandbox_port", "a port number from 1 to 65535", int,
@@ -268,7 +270,13 @@ def _warnings(settings: Settings, env_file: Path | None) -> tuple[str, ...]:
 def _read_env_file(env_file: Path | None) -> dict[str, str]:
     if env_file is None or not env_file.is_file():
         return {}
-    return {key: value for key, value in dotenv_values(env_file).items() if value is not None}
+    try:
+        values = dotenv_values(env_file, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(
+            f"cannot read {env_file}: it must be a UTF-8 text file ({error})"
+        ) from None
+    return {key: value for key, value in values.items() if value is not None}
 
 
 def _shorten(text: str, limit: int = 60) -> str:

@@ -158,7 +158,12 @@ def test_shuffle_seed_and_flood_control_defaults() -> None:
 
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("TELESNAP_SHUFFLE_SEED", "seven"), ("TELESNAP_FLOOD_CONTROL", "maybe")],
+    [
+        ("TELESNAP_SHUFFLE_SEED", "seven"),
+        ("TELESNAP_SHUFFLE_SEED", str(2**63)),  # would not fit the games' seed column
+        ("TELESNAP_SHUFFLE_SEED", "1" * 25),
+        ("TELESNAP_FLOOD_CONTROL", "maybe"),
+    ],
 )
 def test_a_bad_shuffle_seed_or_flood_control_is_one_line_naming_it(
     variable: str, value: str
@@ -293,3 +298,21 @@ def test_a_bad_setting_stops_a_command_with_one_line(
         " 3600, got 'soon'\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_largest_seeds_that_fit_are_taken() -> None:
+    assert (
+        load(TELESNAP_TOKEN=TOKEN, TELESNAP_SHUFFLE_SEED=str(2**63 - 1)).shuffle_seed == 2**63 - 1
+    )
+    assert load(TELESNAP_TOKEN=TOKEN, TELESNAP_SHUFFLE_SEED=str(-(2**63))).shuffle_seed == -(2**63)
+
+
+def test_an_env_file_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
+    env_file = tmp_path / ".env"
+    env_file.write_text(f"TELESNAP_TOKEN={TOKEN}\n", encoding="utf-16")  # as Notepad may save it
+    with pytest.raises(ConfigError) as error:
+        load_settings({}, env_file=env_file)
+    message = str(error.value)
+    assert str(env_file) in message
+    assert "UTF-8" in message
+    assert "\n" not in message
