@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from telesnap.cli import build_parser
 from telesnap.storage.migrate import upgrade_database
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -178,3 +179,19 @@ def test_replay_of_a_file_it_cannot_read_says_which_and_why(tmp_path: Path) -> N
     assert line == "telesnap: cannot read no-such-game.tsv: No such file or directory"
     line = one_line(telesnap(tmp_path, "replay", str(tmp_path)))
     assert line == f"telesnap: cannot read {tmp_path}: Is a directory"
+
+
+def test_a_port_in_use_is_one_line_naming_it(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        line = one_line(telesnap(tmp_path, "emulator", "--port", port))
+    assert line.startswith("telesnap: ")
+    assert port in line
+    assert "in use" in line
+
+
+def test_an_ipv6_host_in_brackets_is_the_host_without_them() -> None:
+    arguments = build_parser().parse_args(["run", "--listen", "[::1]:8443"])
+    assert arguments.listen == "::1:8443"

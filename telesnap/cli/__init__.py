@@ -50,12 +50,15 @@ def _port(text: str) -> int:
 
 
 def _host_and_port(text: str) -> str:
+    """``HOST:PORT``; an IPv6 host may be in brackets (``[::1]:8443`` is ``::1:8443``)."""
     host, _, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(
             f"must be HOST:PORT with a port from 1 to 65535, not {text!r}"
         )
-    return text
+    return f"{host}:{port}"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -195,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run the chosen sub-command; return its exit code.
 
-    A setting or database a sub-command cannot use is one line on stderr and exit code 2.
+    A setting or database a sub-command cannot use is one line on stderr and exit code 2; what
+    the machine refuses (a port in use, a missing folder) is one line and exit code 1.
     """
     args = build_parser().parse_args(argv)
     module_name, _, function_name = args.target.partition(":")
@@ -205,4 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a port in use, an address this machine lacks, a missing folder
+        print(f"telesnap: {error}", file=sys.stderr)
+        return 1
     return exit_code

@@ -98,3 +98,16 @@ def test_export_prints_the_chats_games_and_figures(
             for game in data["games"]
             if game["end_reason"] != "abandoned"
         )
+
+
+def test_an_export_to_a_missing_folder_is_one_line_naming_it(
+    filled: tuple[str, dict[int, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, _ = filled
+    output = tmp_path / "missing" / "export.json"
+    chat = str(CHATS[0].chat_id)
+    assert main(["export", "--chat", chat, "--database-url", url, "--output", str(output)]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("telesnap: ")
+    assert str(output) in line
+    assert not output.parent.exists()
