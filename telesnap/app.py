@@ -34,6 +34,7 @@ from .bot.ingress.gate import IntakeGate, toast_turned_away
 from .bot.ingress.health import Readiness
 from .bot.ingress.intake import Intake
 from .bot.ingress.receipts import ReceiptBook
+from .bot.ingress.redaction import install_token_redaction
 from .bot.ingress.relevance import ALLOWED_UPDATES
 from .bot.ingress.webhook import WebhookServer
 from .bot.referee.races import RaceReferee, RaceSweeper
@@ -109,6 +110,8 @@ class BotRunner:
         self.shuffle_seed = shuffle_seed if shuffle_seed is not None else settings.shuffle_seed
         """The seed every game's shuffle is pinned to (None: a fresh one per game)."""
         self._webhook = webhook
+        if webhook is not None:  # python-telegram-bot logs setWebhook's parameters at DEBUG
+            install_token_redaction(secret=webhook.secret)
         self._poll_interval = poll_interval
         self._clock = clock
         self._run_timers = run_timers

@@ -6,7 +6,9 @@ import logging
 
 import pytest
 
+from telesnap.app import BotRunner, Webhook
 from telesnap.bot.ingress.application import build_application
+from telesnap.config import Settings
 
 TOKEN = "987654:ZZsecret-part-of-another-token-01234"
 
@@ -36,3 +38,19 @@ def test_a_logged_failure_masks_the_token_in_its_message_and_traceback(
     assert "RuntimeError: the call with 987654:*** failed" in written
     assert "ZZsecret" not in written
     assert "ZZsecret" not in caplog.text
+
+
+def test_a_webhook_bots_secret_is_masked_in_every_log_record(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secret = "WebhookSecret_" + "s" * 30
+    BotRunner(
+        Settings(token=TOKEN),
+        webhook=Webhook("https://example.org/hook", "127.0.0.1", 8443, secret),
+    )
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("telegram.ext.ExtBot").debug(
+            "Calling Bot API endpoint `setWebhook` with parameters `%s`", {"secret_token": secret}
+        )
+    assert "WebhookSecret_" not in caplog.text
+    assert "'secret_token': '***'" in caplog.text

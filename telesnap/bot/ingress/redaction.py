@@ -1,4 +1,4 @@
-"""Keeping the bot token out of logs and error texts.
+"""Keeping the bot token and the webhook secret out of logs and error texts.
 
 Every Bot API URL holds the token, and aiohttp's errors, python-telegram-bot's DEBUG lines and
 tracebacks print it: every log record passes through :func:`redact`, whatever handler writes it.
@@ -20,6 +20,7 @@ __all__ = ["install_token_redaction", "redact"]
 _URL_TOKEN = re.compile(r"(/bot)(\d+)(?::|%3A)[^/\s'\"?#]+", re.IGNORECASE)
 """A token in a Bot API URL path: ``/bot<id>:<secret>``, also percent-encoded."""
 _known_tokens: set[str] = set()
+_known_secrets: set[str] = set()
 _lock = threading.Lock()
 
 
@@ -31,6 +32,8 @@ def _masked(token: str) -> str:
 def redact(text: str) -> str:
     """``text`` with every token it holds (in a URL, or one this process runs) masked."""
     text = _URL_TOKEN.sub(lambda match: f"{match[1]}{match[2]}:***", text)
+    for secret in tuple(_known_secrets):
+        text = text.replace(secret, "***")
     for token in tuple(_known_tokens):
         if token in text:
             text = text.replace(token, _masked(token))
@@ -54,13 +57,15 @@ class _RedactedRecord(logging.LogRecord):
         return redact(super().getMessage())
 
 
-def install_token_redaction(token: str | None = None) -> None:
-    """Mask ``token`` (and any token in a Bot API URL) in every log record from now on.
+def install_token_redaction(token: str | None = None, secret: str | None = None) -> None:
+    """Mask ``token``, any token in a Bot API URL, and the webhook ``secret`` in every log record.
 
     At the records' making, so later handlers are covered too; installing again only adds the token.
     """
     with _lock:
         if token:
             _known_tokens.add(token)
+        if secret:
+            _known_secrets.add(secret)
         if logging.getLogRecordFactory() is not _RedactedRecord:
             logging.setLogRecordFactory(_RedactedRecord)
