@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from telesnap.emulator.testing import RunningEmulator
+from telesnap.emulator.users import Press
 from telesnap.services.housekeeping import KEEP_PAYLOADS, HousekeepingService
 from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.models import Chat
@@ -158,3 +159,27 @@ async def test_a_group_that_removes_the_bot_is_erased_after_thirty_days(
     finally:
         await units_engine.dispose()
     assert await cells_holding(url, "Gus") == {"users.first_name": 1}, "only his user row"
+
+
+async def test_a_double_tap_on_erase_keeps_the_first_taps_answer(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    url = database_file(tmp_path)
+    async with table_with(emulator, url, ["Ann", "Bob"], admins=["Ann"]) as table:
+        await table.command("Ann", "settings", "flip_limit 10")
+        await table.wait_for_text("Saved.")
+        await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
+        question = await table.reply_to(await table.command("Ann", "forgetme"))
+        taps = [
+            Press(
+                table.chat_id, question.message_id, table.players["Ann"], None, "Erase my data", t
+            )
+            for t in (0.0, 0.02)
+        ]
+        first, second = await table.client.press_many(taps)
+        await table.client.wait_until_idle()
+        answer = next(m for m in await table.messages() if m.message_id == question.message_id)
+        assert "1 past game now shows you as “a former player”;" in answer.text, answer.text
+        toasts = {toast.callback_query_id: toast for toast in await table.client.toasts()}
+        assert toasts[first].is_answered
+        assert toasts[second].text == "This button is not valid."

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import gettext
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler
 
 from ...services.privacy import ChatErasure, PersonErasure, PrivacyService
+from ...support.bounded import BoundedDict
 from ..render.callbacks import Signer, carries_button
 from ..render.i18n import language_of, translator
 from .context import command_name, is_chat_admin, place_of_message
@@ -27,6 +28,7 @@ __all__ = [
 ]
 
 PRIVACY_COMMANDS = ("forgetme", "forgetchat")
+ANSWERED_KEPT = 1024
 PERSON = "u"
 CHAT = "c"
 PRIVACY_CALLBACK_PATTERN = r"^P[uc]:-?\d{1,20}:[A-Za-z0-9_-]{11}$"
@@ -59,6 +61,11 @@ class PrivacyBot:
 
     service: PrivacyService
     signer: PrivacyButtonSigner
+    answered: BoundedDict[tuple[int, int], None] = field(
+        default_factory=lambda: BoundedDict(ANSWERED_KEPT)
+    )
+    """The questions (chat, message) whose erasure is done: a second tap erases nothing more and
+    must not replace the first one's answer with its zeros."""
 
     @classmethod
     def for_token(cls, service: PrivacyService, token: str) -> PrivacyBot:
@@ -133,6 +140,10 @@ async def on_privacy_button(update: Update, context: Context) -> None:
         await query.answer(toast_tr.gettext("This button is not valid."))
         return
     place = place_of_message(message)
+    question = (place.chat_id, message.message_id)
+    if question in privacy.answered:
+        await query.answer(toast_tr.gettext("This button is not valid."))
+        return
     kind, target = button
     tr = translator(await runtime.language(place))
     if kind == PERSON:
@@ -140,6 +151,7 @@ async def on_privacy_button(update: Update, context: Context) -> None:
             await query.answer(toast_tr.gettext("Only the person who asked can press this."))
             return
         person = await privacy.service.forget_person(target, update.update_id)
+        done = person.done
         await query.answer()
         text = _person_text(person, tr)
     else:
@@ -150,8 +162,11 @@ async def on_privacy_button(update: Update, context: Context) -> None:
             await query.answer(toast_tr.gettext("Only the chat's admins can erase its data."))
             return
         chat = await privacy.service.forget_chat(target, update.update_id)
+        done = chat.done
         await query.answer()
         text = _chat_text(chat, tr)
+    if done:
+        privacy.answered[question] = None
     runtime.edit(place, message.message_id, text, None)
 
 
