@@ -183,3 +183,22 @@ async def test_a_double_tap_on_erase_keeps_the_first_taps_answer(
         toasts = {toast.callback_query_id: toast for toast in await table.client.toasts()}
         assert toasts[first].is_answered
         assert toasts[second].text == "This button is not valid."
+
+
+async def test_past_games_keep_the_former_player_when_they_play_again(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """The README: if you play again, your name is kept from then on, not on your past seats."""
+    url = database_file(tmp_path)
+    async with table_with(emulator, url, ["Ann", "Bob"], admins=["Ann"]) as table:
+        await table.command("Ann", "settings", "flip_limit 10")
+        await table.wait_for_text("Saved.")
+        await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
+        question = await table.reply_to(await table.command("Ann", "forgetme"))
+        await table.press("Ann", question, "Erase my data")
+        await table.wait_for_text("Your data is erased:")
+        await table.command("Ann", "newgame")  # she plays again: her name is kept again
+        await table.wait_for_text("A game of Snap is starting")
+        history = await table.reply_to(await table.command("Bob", "history"))
+        assert "a former player, Bob" in history.text
+        assert "Ann" not in history.text

@@ -95,6 +95,8 @@ class GamePlayer(Base):
     leave_reason: Mapped[str | None] = mapped_column(String(64))
     afk_streak: Mapped[int] = mapped_column(Integer, default=0)
     afk_total: Mapped[int] = mapped_column(Integer, default=0)
+    shown_name: Mapped[str | None] = mapped_column(String(64))
+    """Set when the player erased their data: the seat shows it, not their name of today."""
 
 
 class GameOperation(Base):

@@ -121,6 +121,9 @@ class PrivacyRepository:
             .where(GamePlayerResult.user_id == user_id)
             .values(chat_mu=None, chat_sigma=None, global_mu=None, global_sigma=None)
         )
+        await self._session.execute(
+            update(GamePlayer).where(GamePlayer.user_id == user_id).values(shown_name=placeholder)
+        )
         games = select(GamePlayer.game_id).where(GamePlayer.user_id == user_id)
         chats = select(Game.chat_id).where(Game.id.in_(games))
         erased["games"] = int(

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, select, tuple_, union_all
+from sqlalchemy import case, func, select, tuple_, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -303,9 +303,17 @@ class StatsRepository:
     async def seated_users(
         self, game_ids: Sequence[int]
     ) -> dict[int, list[tuple[int, str | None, str | None]]]:
-        """Each game's players in seat order, as ``(user_id, first, last)`` (None: no user row)."""
+        """Each game's players in seat order, as ``(user_id, first, last)`` (None: no user row).
+
+        An erased seat shows its placeholder, whatever name its user has since.
+        """
         statement = (
-            select(GamePlayer.game_id, GamePlayer.user_id, User.first_name, User.last_name)
+            select(
+                GamePlayer.game_id,
+                GamePlayer.user_id,
+                func.coalesce(GamePlayer.shown_name, User.first_name),
+                case((GamePlayer.shown_name.is_(None), User.last_name)),
+            )
             .outerjoin(User, User.id == GamePlayer.user_id)
             .where(GamePlayer.game_id.in_(list(game_ids)))
             .order_by(GamePlayer.game_id, GamePlayer.seat)
