@@ -6,6 +6,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.emulator.users import Press
 from telesnap.services.housekeeping import KEEP_PAYLOADS, HousekeepingService
@@ -13,7 +14,7 @@ from telesnap.storage.database import create_engine, session_factory
 from telesnap.storage.models import Chat
 from telesnap.storage.uow import UnitsOfWork
 
-from .harness import database_file, table_with
+from .harness import Table, database_file, table_with
 from .name_cells import cells_holding
 from .stats_helpers import play_short_game
 
@@ -161,15 +162,20 @@ async def test_a_group_that_removes_the_bot_is_erased_after_thirty_days(
     assert await cells_holding(url, "Gus") == {"users.first_name": 1}, "only his user row"
 
 
+async def ann_asks_to_be_forgotten_after_a_game(table: Table) -> TranscriptMessage:
+    """Ann and Bob play one short game; Ann sends /forgetme: its question."""
+    await table.command("Ann", "settings", "flip_limit 10")
+    await table.wait_for_text("Saved.")
+    await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
+    return await table.reply_to(await table.command("Ann", "forgetme"))
+
+
 async def test_a_double_tap_on_erase_keeps_the_first_taps_answer(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:
     url = database_file(tmp_path)
     async with table_with(emulator, url, ["Ann", "Bob"], admins=["Ann"]) as table:
-        await table.command("Ann", "settings", "flip_limit 10")
-        await table.wait_for_text("Saved.")
-        await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
-        question = await table.reply_to(await table.command("Ann", "forgetme"))
+        question = await ann_asks_to_be_forgotten_after_a_game(table)
         taps = [
             Press(
                 table.chat_id, question.message_id, table.players["Ann"], None, "Erase my data", t
@@ -191,10 +197,7 @@ async def test_past_games_keep_the_former_player_when_they_play_again(
     """The README: if you play again, your name is kept from then on, not on your past seats."""
     url = database_file(tmp_path)
     async with table_with(emulator, url, ["Ann", "Bob"], admins=["Ann"]) as table:
-        await table.command("Ann", "settings", "flip_limit 10")
-        await table.wait_for_text("Saved.")
-        await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
-        question = await table.reply_to(await table.command("Ann", "forgetme"))
+        question = await ann_asks_to_be_forgotten_after_a_game(table)
         await table.press("Ann", question, "Erase my data")
         await table.wait_for_text("Your data is erased:")
         await table.command("Ann", "newgame")  # she plays again: her name is kept again
