@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from telegram.error import BadRequest, NetworkError, RetryAfter, TimedOut
 
 import telesnap.app  # noqa: F401  (opts in to python-telegram-bot's timedelta durations, as the bot does)
+from telesnap.bot.handlers import buttons
 from telesnap.bot.render.toasts import ANSWER_MARGIN_S, QUERY_LIFETIME_S, answer_toast
+from telesnap.services.types import Receipt
 
 SECOND_NS = 1_000_000_000
 
@@ -100,3 +103,21 @@ async def test_a_refused_answer_is_not_retried(caplog: pytest.LogCaptureFixture)
     assert not answered
     assert len(bot.tries) == 1
     assert "too old" in caplog.text
+
+
+async def test_a_buttons_answer_is_tried_until_3_s_before_its_press_expires(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The button handlers answer with the press's receipt, so five 2 s 429s still get through."""
+    now, clock_ns, sleep = clock()
+    received = now[0]  # handled at once, as a press usually is
+    bot = FlakyBot([RetryAfter(timedelta(seconds=2)) for _ in range(5)], now)
+
+    async def on_the_test_clock(*args: Any, **kwargs: Any) -> bool:
+        return await answer_toast(*args, **kwargs, clock_ns=clock_ns, sleep=sleep)
+
+    monkeypatch.setattr(buttons, "answer_toast", on_the_test_clock)
+    query = SimpleNamespace(id="q1", get_bot=lambda: bot)
+    await buttons.answer_press(query, "You joined the game.", Receipt.at(received, 1, "host"))  # type: ignore[arg-type]
+    assert bot.answers == [("q1", "You joined the game.")]
+    assert bot.tries[-1] - received == 10 * SECOND_NS
