@@ -73,3 +73,12 @@ def test_a_stopped_game_in_the_history_is_said_in_the_chats_language() -> None:
     assert "abandoned" not in spanish
     assert "detenida: nadie ganó" in spanish
     assert "stopped: nobody won" in render_game_line(stopped, translator("en"))
+
+
+def test_stats_in_a_private_chat_show_all_chats_without_a_line_about_this_chat() -> None:
+    view = PlayerStatsView(1, "Ann", None, HERE, (), (), (), min_games_to_plot=2)
+    text = render_player_stats(view, translator("en"), private=True)
+    assert "<b>All chats</b>:" in text
+    assert "this chat" not in text.lower()
+    in_a_group = render_player_stats(view, translator("en"))
+    assert "No finished games in this chat yet." in in_a_group

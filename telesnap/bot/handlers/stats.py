@@ -113,7 +113,7 @@ async def _send_stats(
     if target is None:
         return
     view = await stats_bot.service.player(place.chat_id, target.id, target.full_name)
-    text = render_player_stats(view, tr)
+    text = render_player_stats(view, tr, private=place.chat_type == "private")
     if not view.can_plot:
         runtime.say(place, text, message.message_id)
         return

@@ -192,8 +192,13 @@ def _figures_lines(
     return lines
 
 
-def render_player_stats(view: PlayerStatsView, tr: gettext.NullTranslations) -> str:
-    """A player's figures in this chat and in all chats (short enough for a caption)."""
+def render_player_stats(
+    view: PlayerStatsView, tr: gettext.NullTranslations, *, private: bool = False
+) -> str:
+    """A player's figures in this chat and in all chats (short enough for a caption).
+
+    ``private``: asked in a private chat, where no game is played: only the figures of all chats.
+    """
     lines = [tr.gettext("📊 Stats of <b>{name}</b>").format(name=isolate(name(view.name), tr))]
     here, everywhere = view.chat, view.everywhere
     if (
@@ -207,7 +212,7 @@ def render_player_stats(view: PlayerStatsView, tr: gettext.NullTranslations) -> 
     else:
         if here is not None and here.games:
             lines += _figures_lines(tr.gettext("This chat"), here, tr)
-        else:
+        elif not private or not (everywhere is not None and everywhere.games):
             lines.append(tr.gettext("No finished games in this chat yet."))
         if everywhere is not None and everywhere.games:
             lines += _figures_lines(tr.gettext("All chats"), everywhere, tr)
