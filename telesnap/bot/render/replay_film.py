@@ -249,7 +249,12 @@ def _FONTS() -> tuple[tuple[Path, frozenset[int]], ...]:  # noqa: N802 - a cache
     paths = [Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"]
     for family in ("Noto Sans Arabic", "Noto Sans Thai"):
         paths += [Path(font.path) for font in fontpkg.family(family).files]
-    return tuple((path, frozenset(TTFont(str(path)).getBestCmap())) for path in paths)
+    return tuple((path, _characters(path)) for path in paths)
+
+
+def _characters(path: Path) -> frozenset[int]:
+    with TTFont(str(path)) as font:  # closed at once: an open font file would wait for the GC
+        return frozenset(font.getBestCmap())
 
 
 @functools.cache
