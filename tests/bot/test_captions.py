@@ -18,26 +18,11 @@ from telesnap.bot.handlers.stats import (
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.stats import StatsButtonSigner, render_leaderboard
 from telesnap.emulator.formatting import parse_html, utf16_length
-from telesnap.services.stats.views import BoardEntry, Figures, GameLine, LeaderboardView, Ranking
+from telesnap.services.stats.views import BoardEntry, GameLine, LeaderboardView, Ranking
 from telesnap.services.types import Place
 
-FIGURES = Figures(
-    games=12,
-    wins=8,
-    snaps_won=5,
-    pots_won=1,
-    ties=0,
-    wrong_calls=2,
-    cards_won=90,
-    afks=0,
-    timed_calls=6,
-    median_reaction_ms=420,
-    best_reaction_ms=300,
-    rated_games=12,
-    rating=1100.0,
-    mu=26.0,
-    sigma=6.0,
-)
+from .test_stats_text import HERE
+
 LONG_NAMES = tuple(f"<Player & {'𝓧' * 40} {n}>" for n in range(12))
 
 
@@ -102,7 +87,7 @@ async def test_a_leaderboard_too_long_for_a_caption_is_still_a_picture_with_its_
 ):
     long_name = "Player " + "x" * 56 + " " + "y" * 64  # a first and last name at Telegram's limits
     entries = tuple(
-        BoardEntry(n, n, f"{long_name} {n}", dataclasses.replace(FIGURES, wins=10 - n))
+        BoardEntry(n, n, f"{long_name} {n}", dataclasses.replace(HERE, wins=10 - n))
         for n in range(1, 9)
     )
     view = LeaderboardView(-1, False, Ranking.WINS, entries, 5, 5, unlisted=0)
