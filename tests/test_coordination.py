@@ -115,6 +115,18 @@ async def test_each_worker_takes_an_even_share_of_the_bot_wide_limit(
             await worker.close()
 
 
+async def test_a_worker_joining_others_keeps_its_share_from_its_first_send(
+    postgres_engine: AsyncEngine,
+) -> None:
+    first = await started(postgres_engine, check_every_s=60.0)
+    second = await started(postgres_engine, check_every_s=60.0)
+    try:
+        assert second.bot_share() == pytest.approx(1 / 2), "before its first count of the workers"
+    finally:
+        await second.close()
+        await first.close()
+
+
 async def test_a_dropped_connection_is_opened_again_with_what_it_held(
     postgres_engine: AsyncEngine,
 ) -> None:

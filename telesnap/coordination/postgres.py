@@ -156,6 +156,8 @@ class PostgresCoordination:
                 logger.info("other workers are running: joining them (no resume)")
                 # Waits while a cold start holds the exclusive lock, i.e. until it has resumed.
                 await driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE)
+                # Its share from its first send: counted alone, the shares would add up to more.
+                self._workers = max(1, int(await driver.fetchval(_LIVE_WORKERS, _LIVE) or 1))
         self._keeper.start(first_after_s=self._check_every_s)
         return self._exclusive
 

@@ -225,3 +225,27 @@ async def test_two_workers_counting_alone_exceed_the_window_between_them() -> No
         await _send_from_two_workers(running, alone, each=4)
         refused = [c for c in await running.client.calls("sendMessage") if c.status == 429]
         assert refused, "two bursts and two paces at once are more than the group may get"
+
+
+class SharedStatesOverTheNetwork(SharedStates):
+    """As stored on PostgreSQL: each swap waits for the database, and others run meanwhile."""
+
+    async def swap_pace(self, chat_id: int, seen: dict[str, Any], new: dict[str, Any]) -> bool:
+        await asyncio.sleep(0)
+        return await super().swap_pace(chat_id, seen, new)
+
+
+async def test_chats_taking_slots_at_once_on_postgresql_stay_under_the_bot_wide_window() -> None:
+    limits = FloodLimits()
+    pacer = shared_pacer(limits, SharedStatesOverTheNetwork(), ManualTime(1000.0))
+    delays = await asyncio.gather(*(pacer.reserve(-1000 - n) for n in range(60)))
+    assert sum(delay == 0 for delay in delays) == limits.bot_messages
+
+
+async def test_a_slot_whose_swap_fails_is_given_back_to_the_bot_wide_window() -> None:
+    limits = FloodLimits(bot_messages=1)
+    states = SharedStatesOverTheNetwork()
+    pacer = shared_pacer(limits, states, ManualTime(1000.0))
+    states.states[GROUP] = {"v": 7}  # another worker sent to the group: the first swap fails
+    assert await pacer.reserve(GROUP) == 0.0, "the retry found the bot-wide slot free"
+    assert states.swaps_refused == 1

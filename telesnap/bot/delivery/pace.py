@@ -93,6 +93,11 @@ class RollingWindow:
             self._open.remove(begun)
         bisect.insort(self._ended, self._clock())
 
+    def give_back(self, begun: float) -> None:
+        """The send that took a slot at ``begun`` will not happen: its slot is free again."""
+        if begun in self._open:
+            self._open.remove(begun)
+
     def is_quiet(self) -> bool:
         """Whether no send is open or left in the window (forgetting it loses nothing)."""
         self._forget_before(self._clock() - self._window_s)
@@ -282,14 +287,27 @@ class Pacer:
             delay = max(reserve_step(limit, now, chat), bot_window.delay())
             if delay > 0:
                 return delay
-            if not await self._replace(chat_id, seen, chat):
-                seen = self._chats[chat_id]
-                continue  # another worker sent to the chat meanwhile: count it
+            # Taken before the swap's await: the chats that take theirs meanwhile count this one.
             bot_window.begin()
             self._bot["window"] = bot_window.state()
+            try:
+                replaced = await self._replace(chat_id, seen, chat)
+            except BaseException:
+                self._give_back_bot_slot(now)
+                raise
+            if not replaced:
+                self._give_back_bot_slot(now)
+                seen = self._chats[chat_id]
+                continue  # another worker sent to the chat meanwhile: count it
             self._begun.setdefault(chat_id, deque()).append(now)
             return 0.0
         return 0.05
+
+    def _give_back_bot_slot(self, begun: float) -> None:
+        """The send whose bot-wide slot was taken at ``begun`` will not happen."""
+        bot_window = self._bot_window(1, self._clock())
+        bot_window.give_back(begun)
+        self._bot["window"] = bot_window.state()
 
     async def _replace(self, chat_id: int, seen: State, chat: State) -> bool:
         """Make ``chat`` the chat's state, unless another worker changed it since ``seen``.
