@@ -205,12 +205,17 @@ def tail(log: Path, lines: int = 15) -> str:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of a process so far (Linux); NaN where unknown."""
+    """User plus system CPU time so far of a process and its children (Linux); NaN where unknown.
+
+    The children count: nginx's master only hands the work to its worker processes.
+    """
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     except (OSError, IndexError):
         return math.nan
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(int(child)) for child in children)
 
 
 # -- what a run records -----------------------------------------------------------------

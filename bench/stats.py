@@ -35,7 +35,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncEngine
 from stats_fill import (
     FEW_PAST_GAMES,
     GROWTH_RUNS,
@@ -95,18 +96,34 @@ def median_ms_of(samples: list[float]) -> str:
     return f"{statistics.median(samples) * 1000:7.1f} ms (p90 {p90 * 1000:.1f})"
 
 
+async def players_by_chat(engine: AsyncEngine) -> dict[int, list[int]]:
+    """Who played in each chat that has games (a /stats of anyone else shows no figures)."""
+    query = (
+        select(Game.chat_id, GamePlayer.user_id)
+        .join(GamePlayer, GamePlayer.game_id == Game.id)
+        .distinct()
+        .order_by(Game.chat_id, GamePlayer.user_id)
+    )
+    players: dict[int, list[int]] = {}
+    async with engine.connect() as connection:
+        for chat_id, user_id in await connection.execute(query):
+            players.setdefault(chat_id, []).append(user_id)
+    return players
+
+
 async def measure(url: str, args: argparse.Namespace) -> None:
     engine = create_engine(url)
     service = StatsService(UnitsOfWork(session_factory(engine)))
     signer = StatsButtonSigner(b"bench")
     tr = translator("en")
     rng = random.Random(args.seed + 1)
-    chats = [-(1000 + chat) for chat in range(args.chats)]
+    players_of = await players_by_chat(engine)
+    chats = sorted(players_of)
     stats_text, stats_chart_s, stats_total, boards, global_boards = [], [], [], [], []
     await service.leaderboard(chats[0])  # warm the pool
     for run in range(TIMED_RUNS):
         chat = rng.choice(chats)
-        user = rng.randint(1, args.players)
+        user = rng.choice(players_of[chat])  # /stats of someone who played there: with a chart
         began = time.perf_counter()
         view = await service.player(chat, user, "?")
         render_player_stats(view, tr)
