@@ -17,6 +17,7 @@ from functools import partial
 from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
+from telegram import Bot, Update
 from telegram.error import InvalidToken, NetworkError
 
 from .bot.delivery.live import RecentLines
@@ -24,12 +25,13 @@ from .bot.delivery.lookout import GRACE, LOOK_EVERY_S, Lookout
 from .bot.delivery.pace import FloodLimits, Pacer
 from .bot.delivery.sender import Senders
 from .bot.delivery.show import HeadShow
+from .bot.handlers.membership import removes_the_bot
 from .bot.handlers.menu import publish_commands
 from .bot.handlers.privacy import PrivacyBot
 from .bot.handlers.runtime import Runtime, install
 from .bot.handlers.stats import StatsBot
 from .bot.ingress.application import BotApplication, StampingBot, build_application
-from .bot.ingress.dispatcher import InboxDispatcher
+from .bot.ingress.dispatcher import TOPIC_BATCH, InboxDispatcher
 from .bot.ingress.gate import IntakeGate, toast_turned_away
 from .bot.ingress.health import Readiness
 from .bot.ingress.intake import Intake
@@ -207,6 +209,9 @@ class BotRunner:
         # A cold start holds the others back (they wait here) until it has resumed.
         cold = await coordination.start(dispatcher.wake, senders.rows_written)
         started = datetime.now(UTC)
+        if cold:  # before anything is sent: the resume and the rows a kill left
+            for chat_id in await _removals_left(inbox, application.bot):
+                senders.close_chat(chat_id)  # its games end when the removal is handled
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if cold:
             logger.info("cold start: no other worker is alive on this database")
@@ -334,3 +339,24 @@ class BotRunner:
                 task.cancel()
             await asyncio.gather(starting, stopping, return_exceptions=True)
             await self.stop()
+
+
+async def _removals_left(inbox: InboxService, bot: Bot) -> list[int]:
+    """The chats whose removal of the bot a stop or a kill left unhandled in the inbox.
+
+    Telegram refuses (403) whatever goes there, so nothing does from the start; the removal
+    itself (the chat's games ending) waits for its turn in the chat's line.
+    """
+    removed = []
+    for topic in await inbox.pending_topics():
+        if topic.thread_id != 0:  # a membership update is in the chat's line, no forum topic's
+            continue
+        for stored in await inbox.next_in_topic(topic, TOPIC_BATCH):
+            try:
+                removal = removes_the_bot(Update.de_json(stored.payload, bot))
+            except Exception:
+                continue  # the dispatcher logs it and sets it aside
+            if removal:
+                removed.append(topic.chat_id)
+                break
+    return removed

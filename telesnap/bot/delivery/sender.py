@@ -219,7 +219,7 @@ class Senders:
             if head:
                 showing = await self._show.show(head, line, translator(language))
         except HeadNotShownError as failed:
-            return await self._failed_head(chat, failed.entry_ids, failed.error)
+            return await self._failed_head(chat, failed.entry_ids, head[0].game_id, failed.error)
         finally:
             await self._pacer.sent(chat_id)
         if not head:
@@ -232,12 +232,14 @@ class Senders:
             return True
         return await self._let_go(chat)
 
-    async def _failed_head(self, chat: _Chat, ids: list[int], error: Exception) -> bool:
-        """What a failed send of rows ``ids`` means for them; whether the chat goes on."""
+    async def _failed_head(
+        self, chat: _Chat, ids: list[int], game_id: int | None, error: Exception
+    ) -> bool:
+        """What a failed send of rows ``ids`` (of ``game_id``) means; whether the chat goes on."""
         chat_id = chat.chat_id
         if is_refused_for_good(error) or chat.failures.own_fault_is_last(error, ids[0]):
-            logger.error("chat %s: rows %s set aside: %r", chat_id, ids, error)
-            await self._outbox.failed(chat_id, ids, repr(error))
+            logger.error("chat %s: rows %s (game %s) set aside: %r", chat_id, ids, game_id, error)
+            await self._outbox.failed(chat_id, ids, repr(error), game_id=game_id)
             return True
         return await self._retry(chat, error, f"rows {ids}")
 

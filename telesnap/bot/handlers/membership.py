@@ -12,6 +12,12 @@ _GONE = (ChatMemberStatus.BANNED, ChatMemberStatus.LEFT)
 """BANNED is Telegram's "kicked"."""
 
 
+def removes_the_bot(update: Update) -> bool:
+    """Whether ``update`` says the bot was removed from its chat (left, or kicked)."""
+    change = update.my_chat_member
+    return change is not None and change.new_chat_member.status in _GONE
+
+
 @finishing
 async def on_my_chat_member(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """The bot was removed from a chat (its games there end) or added to one."""

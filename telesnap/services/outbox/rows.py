@@ -82,6 +82,8 @@ class Notice:
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> Notice:
         """Rebuild what :meth:`to_json` wrote (raises ``ValueError`` if it is not a notice)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a notice is a JSON object, not {type(data).__name__}")
         kind, args = data["kind"], data.get("args", {})
         if not isinstance(kind, str) or not isinstance(args, dict):
             raise ValueError(f"not a notice: {data!r}")
@@ -178,8 +180,13 @@ def keep_board(row: OutboxMessage, board: PlayOutcome) -> None:
 
 
 def entry_of(row: OutboxMessage) -> Entry:
-    """The entry a row holds; one of :data:`UNREADABLE` if this version cannot read it."""
+    """The entry a row holds; one of :data:`UNREADABLE` if this version cannot read it.
+
+    Every kind's payload is a JSON object: any other shape is unreadable, not a crash later.
+    """
     payload = row.payload
+    if not isinstance(payload, Mapping):
+        raise ValueError(f"an outbox row's payload is a JSON object, not {type(payload).__name__}")
     if row.kind == BOARD and row.game_id is not None:
         notes = tuple(Notice.from_json(note) for note in payload.get("notes", ()))
         board = inspect(row).info.get(_BOARD) or play_from_json(payload)

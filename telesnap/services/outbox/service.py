@@ -245,10 +245,15 @@ class OutboxService:
             if mark.lobby_of is not None and mark.message_id is not None:
                 await _store_lobby_message(uow, mark.lobby_of, mark.message_id)
 
-    async def failed(self, chat_id: int, entry_ids: Sequence[int], error: str) -> None:
-        """Mark rows failed for good (Telegram refused them): the chat's later rows go on."""
+    async def failed(
+        self, chat_id: int, entry_ids: Sequence[int], error: str, *, game_id: int | None = None
+    ) -> None:
+        """Mark rows failed for good (Telegram refused them): the chat's later rows go on.
+
+        ``game_id``: the rows' game, named in the log with the chat.
+        """
         self._forget_rows(chat_id, entry_ids)
-        await self._set_aside(chat_id, entry_ids, error)
+        await self._set_aside(chat_id, entry_ids, error, game_id)
 
     async def chat_gone(self, chat_id: int) -> None:
         """The bot was removed from the chat: its unsent rows are set aside."""
@@ -259,10 +264,15 @@ class OutboxService:
             )
         self._lines.pop(chat_id, None)
 
-    async def _set_aside(self, chat_id: int, entry_ids: Sequence[int], error: str) -> None:
+    async def _set_aside(
+        self, chat_id: int, entry_ids: Sequence[int], error: str, game_id: int | None = None
+    ) -> None:
         async with self._units() as uow:
             await uow.outbox.settle(entry_ids, OutboxState.FAILED, self._clock(), error=error[:200])
-        logger.warning("chat %s: outbox rows %s set aside (%s)", chat_id, list(entry_ids), error)
+        of_game = "" if game_id is None else f" of game {game_id}"
+        logger.warning(
+            "chat %s: outbox rows %s%s set aside (%s)", chat_id, list(entry_ids), of_game, error
+        )
 
     async def forget_settled(self, older_than: timedelta) -> int:
         """Delete rows settled longer than ``older_than`` ago; how many were deleted."""
