@@ -187,7 +187,7 @@ async def test_presses_are_spaced_by_the_emulator_timer(
 
     presses = [u for u in await client.updates() if u.kind == "callback_query"]
     gap = presses[1].enqueued_at - presses[0].enqueued_at
-    assert 0.04 <= gap < 0.09
+    assert gap >= 0.04, "Bob's press comes at its offset, not before (a busy machine may be later)"
     assert presses[0].payload["callback_query"]["from"]["id"] == alice["id"]
     assert len([t for t in await client.toasts() if t.is_answered]) == 2
 
