@@ -44,13 +44,20 @@ async def get_updates(emulator: Emulator, params: dict[str, Any]) -> Any:
 
 
 async def set_webhook(emulator: Emulator, params: dict[str, Any]) -> Any:
-    """setWebhook: an http(s) URL to POST updates to; an empty URL removes the webhook."""
+    """setWebhook: an http(s) URL to POST updates to; an empty URL removes the webhook.
+
+    A refused webhook changes nothing: ``drop_pending_updates`` drops only once it is set.
+    """
     url = params["url"]
+    webhook = _checked_webhook(emulator, params) if url else None
     if params.get("drop_pending_updates"):
         emulator.updates.drop_pending()
-    if not url:
-        await emulator.updates.set_webhook(None)
-        return True
+    await emulator.updates.set_webhook(webhook)
+    return True
+
+
+def _checked_webhook(emulator: Emulator, params: dict[str, Any]) -> Webhook:
+    url = params["url"]
     if not re.match(r"^https?://", url):
         raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
     host = URL(url).host or ""
@@ -62,9 +69,7 @@ async def set_webhook(emulator: Emulator, params: dict[str, Any]) -> Any:
     secret = params.get("secret_token")
     if secret is not None and not re.match(r"^[A-Za-z0-9_-]{1,256}$", secret):
         raise bad_request("bad webhook: secret token contains unallowed characters")
-    webhook = Webhook(url, secret, params.get("max_connections", 40))
-    await emulator.updates.set_webhook(webhook)
-    return True
+    return Webhook(url, secret, params.get("max_connections", 40))
 
 
 async def delete_webhook(emulator: Emulator, params: dict[str, Any]) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import bad_request
+from .errors import MESSAGE_TEXT_EMPTY, bad_request
 from .formatting import parse_html, utf16_length
 
 MAX_TEXT = 4096
@@ -59,7 +59,7 @@ def render_text(
 def check_message_text(text: str) -> None:
     """Reject empty text and text over 4096 characters (after entity parsing)."""
     if not text.strip():
-        raise bad_request("message text is empty")
+        raise bad_request(MESSAGE_TEXT_EMPTY)
     if utf16_length(text) > MAX_TEXT:
         raise bad_request("message is too long")
 

@@ -44,6 +44,10 @@ class EmulatorConfig:
     clock: Clock = time.monotonic
     log_limit: int = 10_000
     """How many calls, presses, violations and updates the logs keep (the oldest go first)."""
+    messages_kept_per_chat: int = 10_000
+    """How many of each chat's latest messages are kept (forgotten ones are not found)."""
+    versions_kept_per_message: int = 1_000
+    """How many earlier versions of an edited message its history keeps (the oldest go first)."""
     file_store_bytes: int = 64 * 1024 * 1024
     """How many bytes of uploaded files are kept to serve (the oldest go first)."""
     access_key: str | None = field(default_factory=new_key)

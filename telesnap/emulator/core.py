@@ -51,7 +51,7 @@ class Emulator:
             username=self.config.bot_username,
             is_bot=True,
         )
-        self.world = World(self.bot, self.clock)
+        self.world = World(self.bot, self.clock, self.config.messages_kept_per_chat)
         self.changes = ChangeSignal()
         self.updates = UpdateHub(self.config, self._touch)
         self.flood = FloodControl(self.config.flood, self.clock)
@@ -79,9 +79,16 @@ class Emulator:
         self.changes.notify()
 
     async def handle_call(
-        self, token: str, method_name: str, raw: dict[str, Any]
+        self,
+        token: str,
+        method_name: str,
+        raw: dict[str, Any],
+        unreadable: ApiError | None = None,
     ) -> dict[str, Any]:
-        """Run one Bot API call and return Telegram's answer body (``error_code`` on failure)."""
+        """Run one Bot API call and return Telegram's answer body (``error_code`` on failure).
+
+        ``unreadable`` is the error of a body that could not be read: the call answers it.
+        """
         if token != self.config.token:
             return ApiError(401, "Unauthorized").to_json()
         try:
@@ -95,6 +102,8 @@ class Emulator:
         body: dict[str, Any] | None = None
         try:
             await self._apply_fault(fault)
+            if unreadable is not None:
+                raise unreadable
             params = coerce_params(method, raw)
             attached = {k: v for k, v in raw.items() if isinstance(v, UploadedFile)}
             if attached:

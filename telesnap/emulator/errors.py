@@ -17,6 +17,7 @@ MESSAGE_NOT_MODIFIED = (
     "message is not modified: specified new message content and reply markup are exactly "
     "the same as a current content and reply markup of the message"
 )
+MESSAGE_TEXT_EMPTY = "message text is empty"
 QUERY_TOO_OLD = "query is too old and response timeout expired or query ID is invalid"
 
 

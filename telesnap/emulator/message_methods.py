@@ -44,12 +44,8 @@ def _new_bot_message(
     """The chat and topic of a message the bot sends, and the message it replies to."""
     thread_id = params.get("message_thread_id")
     chat = emulator.world.writable_chat(params["chat_id"], thread_id)
-    reply_to = params.get("reply_to_message_id") or (params.get("reply_parameters") or {}).get(
-        "message_id"
-    )
-    allow_without = params.get("allow_sending_without_reply") or (
-        params.get("reply_parameters") or {}
-    ).get("allow_sending_without_reply")
+    reply = params.get("reply_parameters") or {}
+    reply_to, allow_without = reply.get("message_id"), reply.get("allow_sending_without_reply")
     replied = emulator.world.messages.get((chat.id, reply_to)) if reply_to else None
     if replied is not None and replied.deleted:
         replied = None
@@ -145,6 +141,15 @@ def _editable(emulator: Emulator, params: dict[str, Any]) -> TranscriptMessage:
     return message
 
 
+def _keep_version(emulator: Emulator, message: TranscriptMessage) -> None:
+    """Keep the version an edit replaces; only the latest few, so a long game does not grow."""
+    message.history.append(
+        Revision(message.text, message.parse_mode, message.reply_markup, emulator.clock())
+    )
+    del message.history[: -emulator.config.versions_kept_per_message]
+    message.edits += 1
+
+
 def _apply_edit(
     emulator: Emulator,
     message: TranscriptMessage,
@@ -156,9 +161,7 @@ def _apply_edit(
     if (text, entities, markup) == (message.text, message.entities, message.reply_markup):
         raise bad_request(MESSAGE_NOT_MODIFIED)
     _admit(emulator, emulator.world.chat(message.chat_id))
-    message.history.append(
-        Revision(message.text, message.parse_mode, message.reply_markup, emulator.clock())
-    )
+    _keep_version(emulator, message)
     message.text, message.entities, message.parse_mode = text, entities, parse_mode
     message.reply_markup = markup
     message.edit_date = int(time.time())
@@ -170,7 +173,9 @@ async def edit_message_text(emulator: Emulator, params: dict[str, Any]) -> Any:
     message = _editable(emulator, params)
     if message.kind != "text":
         raise bad_request("there is no text in the message to edit")
-    text, entities = render_text(params["text"], params.get("parse_mode"), params.get("entities"))
+    text, entities = render_text(
+        params.get("text", ""), params.get("parse_mode"), params.get("entities")
+    )
     check_message_text(text)
     markup = check_reply_markup(params.get("reply_markup"))
     return _apply_edit(emulator, message, text, entities, params.get("parse_mode"), markup)
@@ -208,9 +213,7 @@ async def edit_message_media(emulator: Emulator, params: dict[str, Any]) -> Any:
     check_caption(caption)
     markup = check_reply_markup(params.get("reply_markup"))
     _admit(emulator, emulator.world.chat(message.chat_id))
-    message.history.append(
-        Revision(message.text, message.parse_mode, message.reply_markup, emulator.clock())
-    )
+    _keep_version(emulator, message)
     message.kind, message.file = kind, _file_json(emulator, source, kind)
     message.text, message.entities, message.parse_mode = caption, entities, media.get("parse_mode")
     message.reply_markup = markup

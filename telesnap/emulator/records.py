@@ -57,6 +57,9 @@ class TranscriptMessage:
     file: dict[str, Any] | None = None
     """The file as Telegram describes it (``file_id``, ``file_size``, ...)."""
     history: list[Revision] = field(default_factory=list)
+    """The latest earlier versions (``EmulatorConfig.versions_kept_per_message``), oldest first."""
+    edits: int = 0
+    """How many times it was edited, however few versions ``history`` keeps."""
     edit_date: int | None = None
     deleted: bool = False
     pinned: bool = False
@@ -161,6 +164,8 @@ class UpdateRecord:
     enqueued_wall: float
     deliveries: list[Delivery] = field(default_factory=list)
     confirmed: bool = False
+    redelivery: bool = False
+    """Handed over again on a test's request: it waits for its turn whatever the offset."""
 
     @property
     def first_delivery(self) -> Delivery | None:

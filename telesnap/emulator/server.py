@@ -7,6 +7,7 @@ uploads as file parts or ``attach://`` references) and JSON bodies.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from aiohttp import web
 from .config import EmulatorConfig
 from .control import EMULATOR_KEY, add_control_routes
 from .core import DropConnectionError, Emulator
+from .errors import ApiError, bad_request
 from .guard import KEY_PARAMETER, AccessGuard
 from .live import add_live_routes
 from .spec import UploadedFile
@@ -27,9 +29,7 @@ async def read_params(request: web.Request) -> dict[str, Any]:
     params: dict[str, Any] = dict(request.query)
     if request.can_read_body:
         if request.content_type == "application/json":
-            body = await request.json()
-            if isinstance(body, dict):
-                params.update(body)
+            params.update(_json_object(await request.text()))
         else:
             form = await request.post()
             for name, value in form.items():
@@ -48,13 +48,28 @@ async def read_params(request: web.Request) -> dict[str, Any]:
     return params
 
 
+def _json_object(text: str) -> dict[str, Any]:
+    """The parameters of a JSON body, which Telegram takes only as one object."""
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise bad_request(f"can't parse JSON object: {error.msg}") from None
+    if not isinstance(body, dict):
+        raise bad_request("JSON object expected")
+    return body
+
+
 async def handle_bot_call(request: web.Request) -> web.StreamResponse:
-    """Answer one Bot API call as Telegram would."""
+    """Answer one Bot API call as Telegram would (an unreadable body too, as a violation)."""
     emulator = request.app[EMULATOR_KEY]
-    params = await read_params(request)
+    unreadable = None
+    try:
+        params = await read_params(request)
+    except ApiError as error:
+        params, unreadable = dict(request.query), error
     try:
         body = await emulator.handle_call(
-            request.match_info["token"], request.match_info["method"], params
+            request.match_info["token"], request.match_info["method"], params, unreadable
         )
     except DropConnectionError:
         if request.transport is not None:

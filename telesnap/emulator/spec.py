@@ -18,13 +18,15 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from .errors import ApiError, bad_request
+from .errors import MESSAGE_TEXT_EMPTY, ApiError, bad_request
 
 DATA_FILE = "botapi_methods.json"
 ATTACHED = "_attached"
 """The key under which a handler finds every uploaded file part of its call, by field name
 (for ``attach://`` references inside JSON values, such as an InputMedia's ``media``)."""
 SCALAR_TYPES = frozenset({"String", "Integer", "Float", "Boolean"})
+MISSING_WORDS = {("sendMessage", "text"): MESSAGE_TEXT_EMPTY}
+"""Telegram's words for a required parameter left out, where they are not ``<name> is empty``."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ def coerce_params(method: Method, raw: dict[str, Any]) -> dict[str, Any]:
     for param in method.params:
         if param.name not in raw or raw[param.name] is None:
             if param.required:
-                raise bad_request(f"{param.name} is empty")
+                missing = MISSING_WORDS.get((method.name, param.name), f"{param.name} is empty")
+                raise bad_request(missing)
             continue
         coerced[param.name] = _coerce(param, raw[param.name])
     return coerced

@@ -74,7 +74,7 @@ def message_json(emulator: Emulator, message: TranscriptMessage) -> dict[str, An
         "reply_markup": message.reply_markup,
         "deleted": message.deleted,
         "pinned": message.pinned,
-        "edits": len(message.history),
+        "edits": message.edits,
         "date": message.date,
         "reply_to": None
         if replied is None
@@ -167,7 +167,7 @@ class StateFeed:
                 lambda message: (message.chat_id, message.message_id),
                 lambda message: message_json(emulator, message),
                 fingerprint=lambda message: (
-                    len(message.history),
+                    message.edits,
                     message.deleted,
                     message.pinned,
                     message.reply_to_message_id is not None and world.replied(message) is None,

@@ -27,6 +27,10 @@ WEBHOOK_CONFLICT = (
     "Conflict: can't use getUpdates method while webhook is active; "
     "use deleteWebhook to delete the webhook first"
 )
+TERMINATED_BY_OTHER_POLL = (
+    "Conflict: terminated by other getUpdates request; "
+    "make sure that only one bot instance is running"
+)
 
 
 @dataclass
@@ -53,10 +57,20 @@ class UpdateHub:
         self.webhook: Webhook | None = None
         self.paused = False
         self._last_update_id = 0
+        self._polls_begun = 0
         self._arrived = ChangeSignal()
         self._workers: dict[int | None, asyncio.Task[None]] = {}
         self._session: aiohttp.ClientSession | None = None
         self._closing = False
+
+    @property
+    def last_update_id(self) -> int:
+        """The id of the latest update; the next one gets a higher id, never a reused one."""
+        return self._last_update_id
+
+    def continue_after(self, update_id: int) -> None:
+        """Number the next updates after ``update_id`` (one an earlier run handed out)."""
+        self._last_update_id = max(self._last_update_id, update_id)
 
     def enqueue(self, kind: str, body: dict[str, Any], chat_id: int | None) -> UpdateRecord:
         """Add an update of ``kind`` (e.g. ``message``) carrying ``body``."""
@@ -90,6 +104,7 @@ class UpdateHub:
             original.payload,
             self._clock(),
             time.time(),
+            redelivery=True,
         )
         self._remember(again)
         self.pending.appendleft(again)
@@ -111,15 +126,24 @@ class UpdateHub:
         return bool(self.pending)
 
     async def get_updates(self, offset: int | None, limit: int, poll_seconds: float) -> list[Any]:
-        """Answer getUpdates: confirm below ``offset``, then wait ``poll_seconds`` for some."""
+        """Answer getUpdates: confirm below ``offset``, then wait ``poll_seconds`` for some.
+
+        One poll waits at a time: a newer one ends the waiting one with 409, as Telegram does.
+        """
         if self.webhook is not None:
             raise ApiError(409, WEBHOOK_CONFLICT)
+        self._polls_begun += 1
+        this_poll = self._polls_begun
+        self._arrived.notify()
         if offset is not None:
             self._confirm_below(offset)
         limit = min(max(limit, 1), 100)
         await self._arrived.wait_until(
-            lambda: bool(self._deliverable()) or self._closing, poll_seconds
+            lambda: bool(self._deliverable()) or self._closing or self._polls_begun != this_poll,
+            poll_seconds,
         )
+        if self._polls_begun != this_poll:
+            raise ApiError(409, TERMINATED_BY_OTHER_POLL)
         batch = self._deliverable()[:limit]
         for update in batch:
             update.deliveries.append(Delivery(self._clock(), time.time(), "getUpdates"))
@@ -131,16 +155,23 @@ class UpdateHub:
         return [] if self.paused or self.webhook else list(self.pending)
 
     def _confirm_below(self, offset: int) -> None:
-        if offset < 0:
-            offset = self._last_update_id + offset + 1
-        # Only updates handed over can be confirmed: a redelivered one waits for its turn.
-        kept: deque[UpdateRecord] = deque()
-        for update in self.pending:
-            if update.update_id < offset and update.deliveries:
-                update.confirmed = True
+        """Confirm (and forget) the updates below ``offset``, fetched or not, as Telegram does.
+
+        A negative offset keeps only the last ``-offset`` updates of the queue. A redelivery
+        not yet handed over stays: the bot's offset is past its id already.
+        """
+        queue = list(self.pending)
+        first_kept = max(len(queue) + offset, 0)
+        self.pending = deque()
+        for position, update in enumerate(queue):
+            if offset < 0:
+                waits = position >= first_kept
             else:
-                kept.append(update)
-        self.pending = kept
+                waits = update.update_id >= offset or (update.redelivery and not update.deliveries)
+            if waits:
+                self.pending.append(update)
+            else:
+                update.confirmed = True
         self._changed()
 
     def drop_pending(self) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from .checks import find_button
 from .core import Emulator
 from .formatting import utf16_length
-from .records import Toast, UpdateRecord
+from .records import Toast, TranscriptMessage, UpdateRecord
 from .world import ADMIN_RIGHTS, Chat
 
 COMMAND = re.compile(r"(?<!\S)/[A-Za-z0-9_]{1,32}(?:@[A-Za-z0-9_]{3,32})?")
@@ -64,15 +64,24 @@ def _member_chat(emulator: Emulator, chat_id: int, user_id: int) -> Chat:
     return chat
 
 
-def _delivered_in_privacy_mode(emulator: Emulator, chat: Chat, text: str) -> bool:
+def _delivered_in_privacy_mode(
+    emulator: Emulator, chat: Chat, text: str, replied: TranscriptMessage | None
+) -> bool:
+    """Whether a group bot in privacy mode gets the message, as BotFather's /setprivacy says.
+
+    It gets commands addressed to it (or to no bot in particular), messages that mention
+    it by username, and replies to its own messages.
+    """
     if chat.type == "private" or chat.bot_role == "administrator":
+        return True
+    if replied is not None and replied.sender_id == emulator.bot.id:
         return True
     own_name = f"@{emulator.bot.username}".lower()
     for match in COMMAND.finditer(text):
         _, at, addressee = match.group(0).partition("@")
         if not at or f"@{addressee}".lower() == own_name:
             return True
-    return False
+    return re.search(rf"(?<![\w@]){re.escape(own_name)}\b", text, re.IGNORECASE) is not None
 
 
 def send_text(
@@ -87,7 +96,8 @@ def send_text(
 
     ``reply_to`` is the id of a message of the same chat the user replies to.
     As with Telegram's privacy mode, a group bot that is not an administrator
-    gets only commands addressed to it (or to no bot in particular). A user
+    gets only commands addressed to it (or to no bot in particular), mentions of
+    it and replies to its messages. A user
     with a slow network (:attr:`Emulator.network`) gets the message into the
     chat at once, but its update is enqueued only after their delay; the
     update returned is then ``None``.
@@ -106,7 +116,7 @@ def send_text(
     message.text, message.entities = text, command_entities(text)
     message.reply_to_message_id = replied.message_id if replied else None
     emulator.changes.notify()  # the chat changed, whether or not the bot hears of it
-    if not _delivered_in_privacy_mode(emulator, chat, text):
+    if not _delivered_in_privacy_mode(emulator, chat, text, replied):
         return message.message_id, None
     payload = emulator.world.telegram_message(message)
     delay = emulator.network_delay(user_id)

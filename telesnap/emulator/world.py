@@ -23,6 +23,9 @@ KICKED_MESSAGES = {
     "group": "bot was kicked from the group chat",
     "supergroup": "bot was kicked from the supergroup chat",
 }
+TOPIC_CREATED = "forum_topic_created"
+"""The kind of a topic's first message: the service message its other messages reply to."""
+TOPIC_ICON_COLOR = 0x6FB9F0
 
 
 @dataclass
@@ -86,9 +89,11 @@ class Chat:
 class World:
     """Every user, chat and message of the emulated Telegram."""
 
-    def __init__(self, bot: User, clock: Clock) -> None:
+    def __init__(self, bot: User, clock: Clock, messages_per_chat: int = 10_000) -> None:
         self.bot = bot
         self.clock = clock
+        self.messages_per_chat = messages_per_chat
+        """How many of a chat's latest message ids keep their message (topics' first stay)."""
         self.users: dict[int, User] = {bot.id: bot}
         self.chats: dict[int, Chat] = {}
         self.messages: dict[tuple[int, int], TranscriptMessage] = {}
@@ -152,6 +157,8 @@ class World:
     def restore_chat(self, chat: Chat) -> None:
         """Put back a chat saved from an earlier run (its topics and last message id too)."""
         self.chats[chat.id] = chat
+        for thread_id, name in chat.topics.items():
+            self._add_topic_created(chat, thread_id, name)
         if chat.type != "private":
             number = -chat.id if chat.type == "group" else -chat.id - 1_000_000_000_000
             self._group_ids = itertools.count(max(next(self._group_ids), number + 1))
@@ -163,7 +170,31 @@ class World:
             raise ValueError(f"chat {chat_id} is not a forum")
         thread_id = chat.next_message_id()
         chat.topics[thread_id] = name
+        self._add_topic_created(chat, thread_id, name)
         return thread_id
+
+    def _add_topic_created(self, chat: Chat, thread_id: int, name: str) -> None:
+        """Store the topic's first message: as in Telegram, its id is the topic's thread id."""
+        opener_id = next(
+            (
+                user_id
+                for role in ("creator", "administrator", "member")
+                for user_id, user_role in chat.roles.items()
+                if user_role == role and user_id != self.bot.id
+            ),
+            self.bot.id,
+        )
+        self.messages[(chat.id, thread_id)] = TranscriptMessage(
+            chat_id=chat.id,
+            message_id=thread_id,
+            sender_id=opener_id,
+            is_from_bot=opener_id == self.bot.id,
+            date=int(time.time()),
+            sent_at=self.clock(),
+            message_thread_id=thread_id,
+            kind=TOPIC_CREATED,
+            text=name,
+        )
 
     def user(self, user_id: int) -> User:
         """Return the user ``user_id`` or raise ``Bad Request: user not found``."""
@@ -200,7 +231,10 @@ class World:
     def add_message(
         self, chat: Chat, sender: User, thread_id: int | None = None
     ) -> TranscriptMessage:
-        """Store a new, empty message in ``chat``; the caller fills its content in."""
+        """Store a new, empty message in ``chat``; the caller fills its content in.
+
+        The chat's message ``messages_per_chat`` ids older is forgotten, so a chat does not grow.
+        """
         message = TranscriptMessage(
             chat_id=chat.id,
             message_id=chat.next_message_id(),
@@ -211,6 +245,9 @@ class World:
             message_thread_id=thread_id,
         )
         self.messages[(chat.id, message.message_id)] = message
+        forgotten_id = message.message_id - self.messages_per_chat
+        if forgotten_id not in chat.topics:
+            self.messages.pop((chat.id, forgotten_id), None)
         return message
 
     def transcript(self, chat_id: int, *, include_users: bool = False) -> list[TranscriptMessage]:
@@ -225,15 +262,27 @@ class World:
         """The message ``message`` replies to, if it still exists."""
         if message.reply_to_message_id is None:
             return None
-        replied = self.messages.get((message.chat_id, message.reply_to_message_id))
-        return None if replied is None or replied.deleted else replied
+        return self._live_message(message.chat_id, message.reply_to_message_id)
+
+    def _shown_reply(self, message: TranscriptMessage) -> TranscriptMessage | None:
+        """What Telegram shows ``message`` replying to: its own choice, else its topic's first."""
+        replied = self.replied(message)
+        thread_id = message.message_thread_id
+        if replied is None and thread_id is not None and thread_id != message.message_id:
+            return self._live_message(message.chat_id, thread_id)
+        return replied
+
+    def _live_message(self, chat_id: int, message_id: int) -> TranscriptMessage | None:
+        message = self.messages.get((chat_id, message_id))
+        return None if message is None or message.deleted else message
 
     def telegram_message(
         self, message: TranscriptMessage, *, with_reply: bool = True
     ) -> dict[str, Any]:
         """Return ``message`` as the Message object Telegram sends.
 
-        A replied-to message is included without its own reply, as Telegram does.
+        A replied-to message is included without its own reply, as Telegram does; in a
+        topic, a message that replies to nothing else replies to the topic's first one.
         """
         data: dict[str, Any] = {
             "message_id": message.message_id,
@@ -244,6 +293,9 @@ class World:
         if message.message_thread_id is not None:
             data["message_thread_id"] = message.message_thread_id
             data["is_topic_message"] = True
+        if message.kind == TOPIC_CREATED:
+            data[TOPIC_CREATED] = {"name": message.text, "icon_color": TOPIC_ICON_COLOR}
+            return data
         if message.edit_date is not None:
             data["edit_date"] = message.edit_date
         text_key, entities_key = ("text", "entities")
@@ -258,7 +310,7 @@ class World:
             data[entities_key] = message.entities
         if message.reply_markup is not None:
             data["reply_markup"] = message.reply_markup
-        replied = self.replied(message) if with_reply else None
+        replied = self._shown_reply(message) if with_reply else None
         if replied is not None:
             data["reply_to_message"] = self.telegram_message(replied, with_reply=False)
         return data

@@ -171,6 +171,47 @@ async def test_forum_topics(api: RawBotApi, emulator: RunningEmulator) -> None:
     assert message.message_thread_id == topic
 
 
+async def test_a_topics_messages_reply_to_its_creation(
+    api: RawBotApi, emulator: RunningEmulator
+) -> None:
+    client = emulator.client
+    alice = await client.create_user("Alice")
+    forum = await client.create_chat("supergroup", admins=[alice["id"]], forum=True)
+    topic = await client.create_topic(forum["id"], "Table 1")
+    command = await client.send_command(forum["id"], alice["id"], "start", message_thread_id=topic)
+    sent = await api.ok("sendMessage", chat_id=forum["id"], text="Dealt", message_thread_id=topic)
+    answer = await api.ok(
+        "sendMessage",
+        chat_id=forum["id"],
+        text="To you",
+        message_thread_id=topic,
+        reply_parameters={"message_id": command},
+    )
+
+    (update,) = await api.ok("getUpdates")
+    created = update["message"]["reply_to_message"]
+    assert (created["message_id"], created["from"]["id"]) == (topic, alice["id"])
+    assert created["forum_topic_created"]["name"] == "Table 1"
+    assert (created["message_thread_id"], created["is_topic_message"]) == (topic, True)
+    assert "text" not in created
+    assert sent["reply_to_message"]["message_id"] == topic
+    assert answer["reply_to_message"]["message_id"] == command
+    assert [m.reply_to_message_id for m in await client.transcript(forum["id"])] == [None, command]
+
+
+async def test_ignored_legacy_reply_parameters_send_no_reply(
+    api: RawBotApi, group: dict[str, Any]
+) -> None:
+    sent = await api.ok(
+        "sendMessage",
+        chat_id=group["id"],
+        text="Alone",
+        reply_to_message_id=999,
+        allow_sending_without_reply=False,
+    )
+    assert "reply_to_message" not in sent, "Bot API 10.1 documents only reply_parameters"
+
+
 async def test_chat_information_and_pinning(api: RawBotApi, emulator: RunningEmulator) -> None:
     alice = await emulator.client.create_user("Alice")
     bob = await emulator.client.create_user("Bob")

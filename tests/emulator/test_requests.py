@@ -56,6 +56,32 @@ async def test_missing_and_mistyped_parameters_are_violations(
     assert violations[0].params == {"text": "hi"}
 
 
+async def test_a_missing_text_is_worded_as_an_empty_one(
+    api: RawBotApi, emulator: RunningEmulator
+) -> None:
+    alice = await emulator.client.create_user("Alice")
+    chat = await emulator.client.create_chat("private", members=[alice["id"]])
+    empty = (400, "Bad Request: message text is empty")
+    assert await api.error("sendMessage", chat_id=chat["id"]) == empty
+    sent = await api.ok("sendMessage", chat_id=chat["id"], text="hi")
+    edit = {"chat_id": chat["id"], "message_id": sent["message_id"]}
+    assert await api.error("editMessageText", **edit) == empty
+
+
+async def test_malformed_json_is_a_bad_request_in_the_bot_apis_shape(
+    api: RawBotApi, emulator: RunningEmulator
+) -> None:
+    headers = {"Content-Type": "application/json"}
+    for body in ("{bad json", "[1, 2]"):
+        status, answer = await api.post("/sendMessage", data=body, headers=headers)
+        assert status == 400
+        assert answer["ok"] is False
+        assert answer["error_code"] == 400
+        assert answer["description"].startswith("Bad Request: ")
+    violations = await emulator.client.violations()
+    assert [(v.method, v.status) for v in violations] == [("sendMessage", 400)] * 2
+
+
 async def test_multipart_upload_records_file_name_and_size(
     api: RawBotApi, emulator: RunningEmulator
 ) -> None:

@@ -9,7 +9,7 @@ import aiohttp
 from telesnap.emulator.config import EmulatorConfig
 from telesnap.emulator.core import Emulator
 from telesnap.emulator.network import NetworkDelay
-from telesnap.emulator.state import StateFeed
+from telesnap.emulator.state import StateFeed, message_json
 from telesnap.emulator.testing import RunningEmulator, running_emulator
 from telesnap.emulator.users import Press, schedule_presses, send_text
 
@@ -183,6 +183,39 @@ async def test_the_logs_keep_only_the_latest_entries() -> None:
     ]
     assert list(emulator.callback_queries) == ids[-3:]
     assert [update.update_id for update in emulator.updates.history] == [3, 4, 5]
+    await emulator.close()
+
+
+async def test_each_chat_keeps_its_latest_messages_and_their_latest_versions() -> None:
+    emulator = Emulator(EmulatorConfig(messages_kept_per_chat=3, versions_kept_per_message=2))
+    token = emulator.config.token
+    ann = emulator.world.add_user("Ann")
+    chat = emulator.world.add_chat("group", title="Snap", member_ids=[ann.id])
+    sent = [
+        await emulator.handle_call(token, "sendMessage", {"chat_id": chat.id, "text": f"m{n}"})
+        for n in range(5)
+    ]
+    first, newest = (body["result"]["message_id"] for body in (sent[0], sent[-1]))
+    feed = StateFeed(emulator)
+    for text in ("v1", "v2", "v3", "v4"):
+        feed.snapshot()
+        edit = {"chat_id": chat.id, "message_id": newest, "text": text}
+        assert (await emulator.handle_call(token, "editMessageText", edit))["ok"]
+        (shown,) = feed.changes()["messages"]
+        assert (shown["text"], shown["edits"]) == (text, int(text[1])), "the page sees each edit"
+
+    assert [m.text for m in emulator.world.transcript(chat.id)] == ["m2", "m3", "v4"]
+    (edited,) = (m for m in emulator.world.transcript(chat.id) if m.message_id == newest)
+    assert ([r.text for r in edited.history], edited.edits) == (["v2", "v3"], 4)
+    assert message_json(emulator, edited)["edits"] == 4
+    forgotten = {"chat_id": chat.id, "message_id": first, "text": "again"}
+    assert (await emulator.handle_call(token, "editMessageText", forgotten))["description"] == (
+        "Bad Request: message to edit not found"
+    )
+    reply = {"chat_id": chat.id, "text": "re", "reply_parameters": {"message_id": first}}
+    assert (await emulator.handle_call(token, "sendMessage", reply))["description"] == (
+        "Bad Request: message to be replied not found"
+    )
     await emulator.close()
 
 

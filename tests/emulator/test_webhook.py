@@ -91,6 +91,25 @@ async def test_delete_webhook_can_drop_pending_updates(
     assert (await api.ok("getWebhookInfo"))["url"] == ""
 
 
+@pytest.mark.parametrize(
+    "refused",
+    [
+        {"url": "ftp://127.0.0.1/hook"},
+        {"url": "http://127.0.0.1:9/hook", "secret_token": "not allowed!"},
+    ],
+)
+async def test_a_refused_webhook_drops_nothing(
+    api: RawBotApi, emulator: RunningEmulator, refused: dict[str, str]
+) -> None:
+    client = emulator.client
+    alice = await client.create_user("Alice")
+    chat = await client.create_chat("private", members=[alice["id"]])
+    await client.send_text(chat["id"], alice["id"], "kept")
+    status, _ = await api.error("setWebhook", drop_pending_updates=True, **refused)
+    assert status == 400
+    assert [u["message"]["text"] for u in await api.ok("getUpdates", timeout=0)] == ["kept"]
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
