@@ -43,6 +43,11 @@ DEFAULT_PORT = 8080
 SAVE_EVERY_SECONDS = 2.0
 DEFAULT_DATABASE_FILE = "telesnap-sandbox.db"
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
+LOBBY_AFTER_A_RESTART = (
+    "A game open when the sandbox stopped comes back when its creator sends /extend "
+    "(or /startgame starts it)."
+)
+"""The bot posts running games again at start, not a lobby: the hint says how to bring one back."""
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 """Earlier than any look the timer loop has planned: wakes it at once."""
 
@@ -108,6 +113,7 @@ class Sandbox:
         self._saver: BackgroundLoop | None = None
         self._saved_version = 0
         self._world_ready = False
+        self._restored = False
         self.saves = ChangeSignal()
         """Bumped each time the chats are saved (tests wait on it)."""
 
@@ -150,6 +156,7 @@ class Sandbox:
                 raise ConfigError(
                     f"{options.roster_file} cannot be read ({error}); --fresh starts over"
                 ) from None
+        self._restored = skipped is not None
         if skipped is None:
             roster.create_first_world(self.emulator)
         elif skipped > 0:
@@ -231,7 +238,10 @@ class Sandbox:
         }
 
     def first_hint(self) -> str:
-        """What to do first, with the people's names: shown in a group with no messages yet."""
+        """What to do first, with the people's names: shown in a group with no messages yet.
+
+        After a restart the panes are empty, so it also says how to bring back an open lobby.
+        """
         world = self.emulator.world
         groups = [chat for chat in world.chats.values() if chat.type != "private"]
         people = {user.id: user for user in world.users.values() if not user.is_bot}
@@ -245,12 +255,14 @@ class Sandbox:
             else []
         )
         if len(in_group) < 2:
-            return "Send /newgame here to open a game of Snap."
-        host, guest = (display_name(user.first_name, user.last_name) for user in in_group[:2])
-        return (
-            f"Send /newgame in {host}'s pane to open a game of Snap, "
-            f"press Join in {guest}'s pane, then Start in {host}'s."
-        )
+            hint = "Send /newgame here to open a game of Snap."
+        else:
+            host, guest = (display_name(user.first_name, user.last_name) for user in in_group[:2])
+            hint = (
+                f"Send /newgame in {host}'s pane to open a game of Snap, "
+                f"press Join in {guest}'s pane, then Start in {host}'s."
+            )
+        return f"{hint} {LOBBY_AFTER_A_RESTART}" if self._restored else hint
 
     def skip(self, seconds: float) -> None:
         """Move the bot's clock ahead and let the timers that came due fire."""

@@ -10,6 +10,8 @@ import sys
 import webbrowser
 from pathlib import Path
 
+from sqlalchemy import make_url
+
 from ..config import (
     LOG_LEVEL_VARIABLE,
     SANDBOX_PORT_VARIABLE,
@@ -84,10 +86,26 @@ def options_from(args: argparse.Namespace, settings: Settings | None = None) -> 
     )
 
 
-def _kept_in(database_url: str) -> str:
-    """Where the games are kept, as the start lines name it."""
-    where = sqlite_file(database_url)
-    return str(where) if where is not None else describe_database(database_url)
+def start_lines(url: str, options: SandboxOptions) -> list[str]:
+    """What the sandbox says when it is up: the page, where the games are, who can reach it."""
+    file = sqlite_file(options.database_url)
+    kept = (
+        f"{file} (--fresh starts over)"
+        if file is not None
+        else describe_database(options.database_url)
+    )
+    shown_url = make_url(options.database_url).render_as_string(hide_password=True)
+    lines = [
+        f"telesnap sandbox: open {url} in a browser",
+        f"  games are kept in {kept}",
+        f"  replay one: telesnap replay --game ID --database-url {shown_url}",
+    ]
+    if options.host in LOOPBACK_HOSTS:
+        lines.append(f"  listening on {options.host} only: other machines cannot reach it (--host)")
+    else:
+        lines.append(f"  listening on {options.host}: anyone who can reach this machine can use it")
+    lines.append("  Ctrl-C stops it")
+    return lines
 
 
 async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
@@ -99,15 +117,7 @@ async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
     url = ""
     try:
         url = await sandbox.start()
-        options = sandbox.options
-        print(f"telesnap sandbox: open {url} in a browser", flush=True)
-        print(f"  games are kept in {_kept_in(options.database_url)} (--fresh starts over)")
-        print(f"  replay one: telesnap replay --game ID --database-url {options.database_url}")
-        if options.host in LOOPBACK_HOSTS:
-            print(f"  listening on {options.host} only: other machines cannot reach it (--host)")
-        else:
-            print(f"  listening on {options.host}: anyone who can reach this machine can use it")
-        print("  Ctrl-C stops it", flush=True)
+        print("\n".join(start_lines(url, sandbox.options)), flush=True)
         if open_browser:
             webbrowser.open(url)
         await stop.wait()

@@ -189,7 +189,7 @@ class Robots:
         return list(newest.values())
 
     def _act(self, robot: Robot, message: TranscriptMessage) -> None:
-        mark = (message.chat_id, message.message_id, len(message.history))
+        mark = (message.chat_id, message.message_id, message.edits)
         if mark in robot.seen:
             return
         robot.seen.add(mark)

@@ -1,10 +1,11 @@
 """The sandbox's people and chats, kept in a JSON file beside the database between runs.
 
 The games are in the database; the emulator's users, chats, topics, roles,
-network delays, robots and the skipped clock are saved here, so a restarted
-sandbox has the same ids and the games go on. Messages are not kept (the bot
-posts each running game again when it starts). A first run creates two
-people, a group, a forum with two topics and a private chat for each person.
+network delays, robots, the skipped clock and the last update id are saved
+here, so a restarted sandbox has the same ids, never hands the bot an update
+id it has seen, and the games go on. Messages are not kept (the bot posts
+each running game again when it starts). A first run creates two people, a
+group, a forum with two topics and a private chat for each person.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ logger = logging.getLogger(__name__)
 FORMAT_VERSION = 1
 MADE_DATABASE = "made_database"
 """The field that marks a database the sandbox created (only such a one ``--fresh`` removes)."""
+UNSAVED_UPDATES = 10_000
+"""Room left after the saved update id for updates a crash kept from being saved."""
 
 
 def save(
@@ -44,6 +47,7 @@ def save(
         "version": FORMAT_VERSION,
         MADE_DATABASE: made_database,
         "skipped_seconds": skipped_seconds,
+        "last_update_id": emulator.updates.last_update_id,
         "users": [
             {
                 "id": user.id,
@@ -101,6 +105,8 @@ def restore(path: Path, emulator: Emulator, robots: Robots) -> float | None:
     if data.get("version") != FORMAT_VERSION:
         raise ValueError(f"{path} was written by another version of the sandbox")
     world = emulator.world
+    # The bot skips an update id it has seen, so a new run goes on after the last one.
+    emulator.updates.continue_after(int(data.get("last_update_id", 0)) + UNSAVED_UPDATES)
     for saved in data["users"]:
         world.restore_user(
             User(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ CHROMIUM_ARGS = [
 ]
 
 try:
-    from playwright.async_api import Browser, Page, async_playwright
+    from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright
 except ImportError:  # pragma: no cover - the dev extra installs it
     async_playwright = None
 
@@ -87,10 +88,12 @@ async def browser() -> AsyncIterator[Browser]:
 async def page(
     browser: Browser, sandbox: Sandbox, request: pytest.FixtureRequest
 ) -> AsyncIterator[Page]:
-    opened = await browser.new_page(viewport={"width": 1400, "height": 900})
+    context = await browser.new_context(viewport={"width": 1400, "height": 900})
+    opened = await context.new_page()
     opened.set_default_timeout(15_000)
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.on("console", partial(_collect_error, errors))
     await opened.goto(sandbox.page_url)
     await opened.locator("#status", has_text="live").wait_for()
     try:
@@ -98,5 +101,10 @@ async def page(
     finally:
         ARTIFACTS.mkdir(exist_ok=True)
         await opened.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"))
-        await opened.close()
-    assert errors == [], f"the page raised: {errors}"
+        await context.close()
+    assert errors == [], f"the page raised or logged errors: {errors}"
+
+
+def _collect_error(errors: list[str], message: ConsoleMessage) -> None:
+    if message.type == "error":
+        errors.append(f"console: {message.text} ({message.location.get('url')})")

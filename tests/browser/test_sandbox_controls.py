@@ -123,3 +123,39 @@ async def test_a_persons_network_delay_is_set_in_their_pane(page: Page, sandbox:
     link = sandbox.emulator.network[ANN]
     assert (link.delay_ms, link.jitter_ms) == (80, 20)
     await expect(pane(page, BOB).locator(".network summary")).to_have_text("network")
+
+
+PANE_NAMES = "[...document.querySelectorAll('.pane .name')].map((input) => input.value)"
+
+
+def people_named(sandbox: Sandbox, name: str) -> int:
+    return sum(user.first_name == name for user in sandbox.emulator.world.users.values())
+
+
+async def test_a_double_click_adds_one_person_and_one_robot(page: Page, sandbox: Sandbox) -> None:
+    await page.fill("#add-person input[name=first_name]", "Dee")
+    await page.dblclick("#add-person button")
+    await page.fill("#add-robot input[name=first_name]", "Rob")
+    await page.dblclick("#add-robot button")
+    await page.fill("#add-person input[name=first_name]", "Eve")  # added after both, one click
+    await page.click("#add-person button")
+    await page.wait_for_function(f"() => ({PANE_NAMES}).includes('Eve')")
+    names = await page.evaluate(PANE_NAMES)
+    assert sorted(names) == ["Ann", "Bob", "Dee", "Eve", "Rob"]
+    assert (people_named(sandbox, "Dee"), people_named(sandbox, "Rob")) == (1, 1)
+    assert len(sandbox.robots.robots) == 1
+
+
+async def test_a_long_call_keeps_its_log_line_on_one_row(page: Page, sandbox: Sandbox) -> None:
+    calls = sandbox.emulator.calls
+    answered = next(c for c in reversed(calls.values()) if c.answered_at is not None)
+    calls[answered.sequence] = dataclasses.replace(
+        answered, answered_at=answered.received_at + 30.001
+    )  # as long as a long poll with nothing to hand over
+    sandbox.emulator.changes.notify()
+    line = page.locator("#log li", has_text="30001 ms")
+    await expect(line).to_have_count(1)
+    heights = await page.locator("#log li").evaluate_all(
+        "lines => lines.map((l) => Math.round(l.getBoundingClientRect().height))"
+    )
+    assert len(set(heights)) == 1, heights

@@ -5,6 +5,10 @@
 
 // ---- messages: text and entities to DOM (never as HTML), keyboards, files, replies
 function renderMessage(message, pane) {
+  // A topic's first message is Telegram's service line, not a bubble of its creator's.
+  if (message.kind === "forum_topic_created") {
+    return el("div", { class: "service", "data-key": message.key, "data-message-id": message.message_id, text: `Topic “${message.text}” created`, dir: "auto" });
+  }
   const mine = message.sender_id === pane.userId;
   const node = el("div", { class: `message${mine ? " mine" : ""}`, "data-key": message.key, "data-message-id": message.message_id });
   if (!mine) node.append(el("div", { class: "sender", text: fullName(state.users.get(message.sender_id)), dir: "auto" }));

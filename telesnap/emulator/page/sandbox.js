@@ -407,6 +407,16 @@ async function loadRaces() {
 }
 
 // ---- the bar's controls
+// A form whose submit adds someone: its button is off while the call runs, so a double-click adds one.
+function onSubmitOnce(form, action) {
+  const button = form.querySelector("button[type=submit]");
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (button.disabled) return;
+    button.disabled = true;
+    try { await action(form); } finally { button.disabled = false; }
+  });
+}
 function setUpBar() {
   for (const button of document.querySelectorAll("[data-skip]")) {
     button.addEventListener("click", async () => {
@@ -417,16 +427,14 @@ function setUpBar() {
   $("#flood-switch").addEventListener("change", (event) => call("PUT", "/_emulator/flood", { enabled: event.target.checked }));
   const language = $("#add-person select");
   for (const code of LANGUAGES) language.append(el("option", { value: code, text: code }));
-  $("#add-person").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const form = new FormData(event.target);
+  onSubmitOnce($("#add-person"), async (element) => {
+    const form = new FormData(element);
     if (sandbox) await call("POST", "/_sandbox/people", Object.fromEntries(form));
     else await addPersonToEmulator(form.get("first_name"), form.get("language_code"));
-    event.target.reset();
+    element.reset();
   });
-  $("#add-robot").addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const form = Object.fromEntries(new FormData(event.target));
+  onSubmitOnce($("#add-robot"), async (element) => {
+    const form = Object.fromEntries(new FormData(element));
     const robot = await call("POST", "/_sandbox/robots", { first_name: form.first_name, reaction_ms: Number(form.reaction_ms), jitter_ms: Number(form.jitter_ms), wrong_rate: Number(form.wrong_rate) });
     sandbox.robots.push(robot);
     panes.get(robot.user_id)?.update(state.users.get(robot.user_id));
