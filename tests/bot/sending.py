@@ -144,6 +144,8 @@ class Wired:
     sessions: Sessions
     bot: FakeBotApi
     limits: FloodLimits = field(default_factory=lambda: FloodLimits(enabled=False))
+    pacer: Pacer | None = None
+    """The flood-limit pacer (default: one of ``limits`` on the real clock)."""
     store: GameStore = field(init=False)
     outbox: OutboxService = field(init=False)
     senders: Senders = field(init=False)
@@ -174,7 +176,7 @@ class Wired:
             self.bot,  # type: ignore[arg-type]
             self.outbox,
             coordination,
-            Pacer(self.limits, coordination),
+            self.pacer or Pacer(self.limits, coordination),
             languages,
             show,
             on_forbidden=self.removed.append,

@@ -17,6 +17,8 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter
 
 from telesnap.bot.delivery.direct import EditPost, TextPost
 from telesnap.bot.delivery.failures import OWN_FAULT_ATTEMPTS
+from telesnap.bot.delivery.pace import FloodLimits, Pacer
+from telesnap.coordination import LocalCoordination
 from telesnap.services.outbox.service import Line
 from telesnap.services.types import Place
 
@@ -200,3 +202,29 @@ async def test_a_line_that_cannot_be_read_is_tried_again_and_nothing_is_lost(
     assert f"chat {PLACE.chat_id}: taking its unsent rows failed" in caplog.text
     assert wired.sleeps == [1.0], "after a backoff"
     assert {row.state for row in await wired.rows()} == {"sent"}, "then everything went out"
+
+
+async def test_a_chat_that_removed_the_bot_while_a_send_waited_for_its_slot_gets_nothing(
+    session_factory: Sessions,
+) -> None:
+    now = [0.0]
+    sent_before_removal: list[int] = []
+
+    async def wait_and_be_removed(seconds: float) -> None:
+        """The pace holds the send; meanwhile the bot's removal from the chat is handled."""
+        if wired.senders.close_chat(PLACE.chat_id):
+            sent_before_removal.append(len(wired.bot.calls))
+        now[0] += seconds
+        await asyncio.sleep(0)
+
+    limits = FloodLimits(group_burst=1)
+    pacer = Pacer(limits, LocalCoordination(), lambda: now[0], wait_and_be_removed)
+    wired = Wired(session_factory, FakeBotApi(), limits=limits, pacer=pacer)
+    try:
+        await wired.started()
+        await wired.settle()
+        assert sent_before_removal, "a send waited for its slot"
+        assert len(wired.bot.calls) == sent_before_removal[0], "nothing went out after it"
+        assert "pending" not in {row.state for row in await wired.rows()}, "its rows set aside"
+    finally:
+        await wired.close()

@@ -213,6 +213,8 @@ class Senders:
         language = await self._languages.of(chat_id)  # before the slot: a failed read takes none
         waited = await self._pacer.wait_for_slot(chat_id)
         try:  # the slot is given back whatever happens
+            if waited and chat_id in self._closed:
+                return True  # the bot was removed while this waited: the next turn sets rows aside
             if waited:
                 line = await self._outbox.line(chat_id)  # time passed: take what came meanwhile
                 head = next_head(line.entries)
