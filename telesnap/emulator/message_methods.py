@@ -46,9 +46,7 @@ def _new_bot_message(
     chat = emulator.world.writable_chat(params["chat_id"], thread_id)
     reply = params.get("reply_parameters") or {}
     reply_to, allow_without = reply.get("message_id"), reply.get("allow_sending_without_reply")
-    replied = emulator.world.messages.get((chat.id, reply_to)) if reply_to else None
-    if replied is not None and replied.deleted:
-        replied = None
+    replied = emulator.world.live_message(chat.id, reply_to) if reply_to else None
     if reply_to and replied is None and not allow_without:
         raise bad_request("message to be replied not found")
     return chat, thread_id, replied

@@ -109,8 +109,8 @@ def send_text(
         raise ValueError(f"the bot is not in chat {chat_id}")
     replied = None
     if reply_to is not None:
-        replied = emulator.world.messages.get((chat.id, reply_to))
-        if replied is None or replied.deleted:
+        replied = emulator.world.live_message(chat.id, reply_to)
+        if replied is None:
             raise ValueError(f"chat {chat_id} has no message {reply_to} to reply to")
     message = emulator.world.add_message(chat, emulator.world.user(user_id), thread_id)
     message.text, message.entities = text, command_entities(text)

@@ -223,8 +223,8 @@ class World:
     ) -> TranscriptMessage:
         """Return a live message or raise ``Bad Request: message to <action> not found``."""
         chat = self.writable_chat(chat_id)
-        message = self.messages.get((chat.id, message_id))
-        if message is None or message.deleted:
+        message = self.live_message(chat.id, message_id)
+        if message is None:
             raise bad_request(f"message to {action} not found")
         return message
 
@@ -262,17 +262,18 @@ class World:
         """The message ``message`` replies to, if it still exists."""
         if message.reply_to_message_id is None:
             return None
-        return self._live_message(message.chat_id, message.reply_to_message_id)
+        return self.live_message(message.chat_id, message.reply_to_message_id)
 
     def _shown_reply(self, message: TranscriptMessage) -> TranscriptMessage | None:
         """What Telegram shows ``message`` replying to: its own choice, else its topic's first."""
         replied = self.replied(message)
         thread_id = message.message_thread_id
         if replied is None and thread_id is not None and thread_id != message.message_id:
-            return self._live_message(message.chat_id, thread_id)
+            return self.live_message(message.chat_id, thread_id)
         return replied
 
-    def _live_message(self, chat_id: int, message_id: int) -> TranscriptMessage | None:
+    def live_message(self, chat_id: int, message_id: int) -> TranscriptMessage | None:
+        """The message, unless it is deleted or was never kept."""
         message = self.messages.get((chat_id, message_id))
         return None if message is None or message.deleted else message
 

@@ -10,14 +10,13 @@ import sys
 import webbrowser
 from pathlib import Path
 
-from sqlalchemy import make_url
-
 from ..config import (
     LOG_LEVEL_VARIABLE,
     SANDBOX_PORT_VARIABLE,
     ConfigError,
     Settings,
     load_settings,
+    mask_password,
     normalize_database_url,
 )
 from ..storage.database import describe_database
@@ -94,11 +93,11 @@ def start_lines(url: str, options: SandboxOptions) -> list[str]:
         if file is not None
         else describe_database(options.database_url)
     )
-    shown_url = make_url(options.database_url).render_as_string(hide_password=True)
     lines = [
         f"telesnap sandbox: open {url} in a browser",
         f"  games are kept in {kept}",
-        f"  replay one: telesnap replay --game ID --database-url {shown_url}",
+        "  replay one: telesnap replay --game ID --database-url "
+        + mask_password(options.database_url),
     ]
     if options.host in LOOPBACK_HOSTS:
         lines.append(f"  listening on {options.host} only: other machines cannot reach it (--host)")

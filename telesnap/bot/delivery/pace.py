@@ -290,13 +290,13 @@ class Pacer:
             # Taken before the swap's await: the chats that take theirs meanwhile count this one.
             bot_window.begin()
             self._bot["window"] = bot_window.state()
+            replaced = False
             try:
                 replaced = await self._replace(chat_id, seen, chat)
-            except BaseException:
-                self._give_back_bot_slot(now)
-                raise
+            finally:
+                if not replaced:
+                    self._give_back_bot_slot(now)
             if not replaced:
-                self._give_back_bot_slot(now)
                 seen = self._chats[chat_id]
                 continue  # another worker sent to the chat meanwhile: count it
             self._begun.setdefault(chat_id, deque()).append(now)
