@@ -104,7 +104,8 @@ class SettingsService(Service):
             if place.chat_id < 0 or settings.language is not None:
                 self.languages.chosen(uow, place.chat_id, settings.language)
             if announce_to is not None:
-                saved = Notice(NoticeKind.SETTINGS_SAVED, {"settings": settings.to_values()})
+                values = {"settings": settings.to_values(), "language": actor.language_code}
+                saved = Notice(NoticeKind.SETTINGS_SAVED, values)
                 await record_notice(uow, place, saved, reply_to=announce_to)
             return settings
 

@@ -114,6 +114,8 @@ class Reason(enum.Enum):
     TOO_FEW_PLAYERS = "too_few_players"
     NOT_CREATOR = "not_creator"
     NOT_ADMIN = "not_admin"
+    ADMIN_UNKNOWN = "admin_unknown"
+    """Telegram could not say whether the actor is an admin: refused, to be tried again."""
     NOT_PLAYING = "not_playing"
     PLAYER_OUT = "player_out"
     NOT_YOUR_TURN = "not_your_turn"

@@ -163,7 +163,7 @@ class Table:
             self.chat_id,
             lambda m: (
                 m.message_id not in self.seen_boards
-                and ("face-down" in m.text or " wins" in m.text or "Nobody wins" in m.text)
+                and ("face-down" in m.text or " wins" in m.text)
                 and (self.thread_id is None or m.message_thread_id == self.thread_id)
             ),
             timeout=limit_s,

@@ -21,7 +21,7 @@ from .harness import NO_FLOOD, Table, database_file
 from .test_resilience import bot_process
 
 FLIP = re.compile(r"^(\w+) flips ", re.MULTILINE)
-STOPPED = "The game was stopped. Nobody wins."
+STOPPED = "🛑 Game #1 was stopped: nobody wins."
 
 
 async def _unsent_operations(database_url: str) -> list[str]:

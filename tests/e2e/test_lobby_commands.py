@@ -9,6 +9,7 @@ from telesnap.emulator.testing import RunningEmulator
 from .harness import database_file, table_with
 
 NOT_MANAGER = "Only the game's creator or a chat admin can do that."
+NOT_ASKED = "I could not ask Telegram whether you are an admin; try again in a moment."
 
 
 async def test_lobby_by_commands_and_a_kick_by_reply(
@@ -62,7 +63,7 @@ async def test_a_chat_admin_removes_a_player_and_ends_the_game(
 
         await table.command("Zed", "endgame")
         final = await table.next_board()
-        assert "The game was stopped. Nobody wins." in final.message.text
+        assert "🛑 Game #1 was stopped: nobody wins." in final.message.text.splitlines()
         assert final.message.buttons == [], "an ended game has no buttons left"
         assert len(await table.client.calls("getChatMember")) == 3, "once per action"
 
@@ -135,9 +136,29 @@ async def test_endgame_right_after_a_wrong_call_ends_the_game_in_the_chat(
         caller = next(name for name in ("Bob", "Cid") if name != board.turn)
         assert "Nothing matches" in (await table.press(caller, board.message, "Snap!")).text
         await table.command("Ann", "endgame")  # the creator; the board's version is unchanged
-        ended = await table.wait_for_text("The game was stopped. Nobody wins.")
+        ended = await table.wait_for_text("🛑 Game #1 was stopped: nobody wins.")
         await table.client.wait_until_idle()
         texts = [m.text for m in await table.messages()]
         assert sum(f"{caller} called, but nothing matches." in text for text in texts) == 1
         assert [m.message_id for m in await table.messages() if m.buttons] == []
         assert ended.message_id == max(m.message_id for m in await table.messages())
+
+
+async def test_an_admin_whom_telegram_cannot_vouch_for_is_asked_to_try_again(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    names = ["Ann", "Bob", "Zed"]
+    async with table_with(emulator, database_file(tmp_path), names, admins=["Zed"]) as table:
+        await table.open_and_start(["Ann", "Bob"])
+        await table.client.inject_fault("getChatMember", "server_error", count=2)
+        refused = await table.command("Zed", "endgame")
+        assert (await table.reply_to(refused)).text == NOT_ASKED
+        unsaved = await table.command("Zed", "settings", "tie_window 150")
+        assert (await table.reply_to(unsaved)).text == NOT_ASKED
+        await table.client.wait_until_idle()
+        assert not [m for m in await table.messages() if "stopped" in m.text], "nothing changed"
+
+        again = await table.command("Zed", "endgame")
+        final = await table.next_board()
+        assert final.message.message_id > again
+        assert "🛑 Game #1 was stopped: nobody wins." in final.message.text.splitlines()

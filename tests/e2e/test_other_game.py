@@ -73,7 +73,7 @@ async def test_a_flip_on_the_last_board_after_endgame_is_answered(
     ) as table:
         board = await table.open_and_start(["Ann", "Bob"])
         await table.command("Ann", "endgame")
-        assert "Nobody wins" in (await table.next_board()).message.text
+        assert "was stopped: nobody wins." in (await table.next_board()).message.text
         assert board.turn is not None
         # Pressed on the board as the player's phone still showed it (the bot then
         # takes the buttons off the old boards).

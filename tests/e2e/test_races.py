@@ -210,7 +210,7 @@ async def test_a_race_the_game_ended_before_its_decision_answers_its_caller(
         await table.client.wait_for(lambda: calls_stored(table.database_url), what="the call")
         await table.command("Ann", "endgame")
         final = await table.next_board()
-        assert "Nobody wins" in final.message.text
+        assert "was stopped: nobody wins." in final.message.text
         game_over.set()
         toast = await table.client.wait_for_toast(callback_query_id=query_id)
         assert toast.text == "The game ended before the race was decided: nobody wins it."

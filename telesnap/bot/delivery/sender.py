@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from telegram import Bot
@@ -21,7 +21,7 @@ from telegram.error import BadRequest, Forbidden
 
 from ...coordination import Coordination
 from ...services.chat_settings import ChatLanguages
-from ...services.outbox.rows import next_head
+from ...services.outbox.rows import Entry, NoticeEntry, next_head
 from ...services.outbox.service import OutboxService
 from ...support.bounded import BoundedDict
 from ..render.i18n import translator
@@ -219,7 +219,7 @@ class Senders:
                 line = await self._outbox.line(chat_id)  # time passed: take what came meanwhile
                 head = next_head(line.entries)
             if head:
-                showing = await self._show.show(head, line, translator(language))
+                showing = await self._show.show(head, line, translator(language or asker(head)))
         except HeadNotShownError as failed:
             return await self._failed_head(chat, failed.entry_ids, head[0].game_id, failed.error)
         finally:
@@ -363,3 +363,9 @@ class Senders:
 def _name(post: Post) -> str:
     """A direct post named in a log line: its kind."""
     return type(post).__name__
+
+
+def asker(head: Sequence[Entry]) -> str | None:
+    """The language of whom a notice answers: it is written in theirs while the chat has none."""
+    language = head[0].notice.args.get("language") if isinstance(head[0], NoticeEntry) else None
+    return language if isinstance(language, str) else None

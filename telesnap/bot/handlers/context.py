@@ -10,7 +10,7 @@ from telegram.constants import ChatMemberStatus
 from telegram.error import TelegramError
 
 from ...services.play.managers import AdminCheck
-from ...services.types import Actor, Place
+from ...services.types import Actor, Place, Reason, Refused
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,8 @@ def place_of_update(update: Update) -> Place | None:
 async def is_chat_admin(bot: Bot, chat_id: int, user_id: int) -> bool:
     """Whether the user is the chat's creator or an administrator.
 
-    A private chat is its person's own; when Telegram cannot say, the user counts as a plain member.
+    A private chat is its person's own. When Telegram cannot say, the failure is logged and the
+    action refused as such: "only an admin can" would be false.
     """
     if chat_id == user_id:
         return True
@@ -56,7 +57,7 @@ async def is_chat_admin(bot: Bot, chat_id: int, user_id: int) -> bool:
         logger.warning(
             "chat %s: cannot tell whether user %s is an admin: %r", chat_id, user_id, error
         )
-        return False
+        raise Refused(Reason.ADMIN_UNKNOWN) from error
     return member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
 
 

@@ -45,13 +45,17 @@ async def notify_command(request: Request) -> None:
     """``/notify`` (or ``/notify on``), ``/notify off``: the sender's alerts for this chat."""
     runtime, place, actor = request.runtime, request.place, request.actor
     notify = _service(runtime)
-    tr = runtime.translations(place)
+    tr = runtime.translations(place, actor.language_code)
+
+    def reply(text: str, button: InlineKeyboardMarkup | None = None) -> None:
+        runtime.say(place, text, request.message.message_id, button, written_in=tr)
+
     words = [word.lower() for word in command_arguments(request.message)]
     if place.is_private:
-        request.reply(await private_start_line(request) or private_alerts_text((), tr))
+        reply(await private_start_line(request) or private_alerts_text((), tr))
         return
     if words not in ([], ["on"], ["off"]):
-        request.reply(
+        reply(
             tr.gettext("/notify: a private message when a game opens here; /notify off stops them.")
         )
         return
@@ -62,7 +66,7 @@ async def notify_command(request: Request) -> None:
     button = None
     if state.subscribed and not state.reachable:
         button = start_button(runtime.bot.username, tr)
-    request.reply(alert_text(state, place, tr), button)
+    reply(alert_text(state, place, tr), button)
 
 
 def alert_text(state: AlertState, place: Place, tr: gettext.NullTranslations) -> str:
@@ -121,7 +125,9 @@ async def private_start_line(request: Request) -> str | None:
     runtime.senders.open_chat(request.place.chat_id)
     if not chats:
         return None
-    return private_alerts_text(chats, runtime.translations(request.place))
+    return private_alerts_text(
+        chats, runtime.translations(request.place, request.actor.language_code)
+    )
 
 
 def _chat_title(title: str | None, tr: gettext.NullTranslations) -> str:

@@ -25,7 +25,7 @@ from .context import command_arguments
 async def _change(
     request: Request, setting: str, value: str, announce_to: int | None = None
 ) -> tuple[GameSettings, gettext.NullTranslations]:
-    """Change a setting (admins only); the settings now, and the chat's language's translations.
+    """Change a setting (admins only); the settings now, and the translations to show them in.
 
     ``announce_to``: the command to answer with the settings saved (a notice in the outbox).
     """
@@ -39,7 +39,7 @@ async def _change(
         receipt=request.receipt,
         announce_to=announce_to,
     )
-    return changed, translator(await runtime.language(place))
+    return changed, translator(await runtime.language(place, request.actor.language_code))
 
 
 async def settings_command(request: Request) -> None:
@@ -50,15 +50,14 @@ async def settings_command(request: Request) -> None:
         setting, value = words
         await _change(request, setting, value, announce_to=message.message_id)
         return  # "Saved." and the settings are in the outbox
-    tr = runtime.translations(place)
+    tr = runtime.translations(place, request.actor.language_code)
     if words:
-        request.reply(
-            tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150.")
-        )
+        hint = tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150.")
+        runtime.say(place, hint, message.message_id, written_in=tr)
         return
     current = await runtime.settings.show(place)
     keyboard = overview_keyboard(current, MenuSigner(runtime.signer, place.chat_id), tr)
-    runtime.say(place, settings_text(current, tr), None, keyboard)
+    runtime.say(place, settings_text(current, tr), None, keyboard, written_in=tr)
 
 
 async def settings_button(request: Request, press: ButtonPress) -> str:
@@ -85,11 +84,11 @@ async def settings_button(request: Request, press: ButtonPress) -> str:
         index = BACK
     else:
         current = await runtime.settings.show(place)
-        tr = runtime.translations(place)
+        tr = runtime.translations(place, request.actor.language_code)
     if index >= BACK:
         text, keyboard = settings_text(current, tr), overview_keyboard(current, menu, tr)
     else:
         text = choices_text(index, current, tr)
         keyboard = choices_keyboard(index, current, menu, tr)
-    runtime.edit(place, message.message_id, text, keyboard)
+    runtime.edit(place, message.message_id, text, keyboard, written_in=tr)
     return toast

@@ -261,9 +261,10 @@ def _ending(
     return tr.gettext("The time limit was reached: the most cards wins.")
 
 
-def _describe_end(op: GameEnded, who: _Who, tr: gettext.NullTranslations) -> str:
+def _describe_end(op: GameEnded, who: _Who, tr: gettext.NullTranslations) -> str | None:
+    """Who won; nothing for a stopped game, whose standings and stop event both say it."""
     if op.reason is EndReason.ABANDONED:
-        return tr.gettext("🛑 The game was stopped. Nobody wins.")
+        return None
     if len(op.winners) == 1:
         return tr.gettext("🏆 {name} wins the game!").format(name=who(op.winners[0]))
     names = ", ".join(who(seat) for seat in op.winners)

@@ -42,6 +42,9 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         ).format(count=least),
         Reason.NOT_CREATOR: tr.gettext("Only the game's creator or a chat admin can do that."),
         Reason.NOT_ADMIN: tr.gettext("Only a chat admin can do that."),
+        Reason.ADMIN_UNKNOWN: tr.gettext(
+            "I could not ask Telegram whether you are an admin; try again in a moment."
+        ),
         Reason.NOT_PLAYING: tr.gettext("You are not playing in this game."),
         Reason.PLAYER_OUT: tr.gettext("You have no cards left, so you are out of this game."),
         Reason.NOT_YOUR_TURN: tr.gettext("It is not your turn to flip."),

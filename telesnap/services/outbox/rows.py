@@ -42,7 +42,8 @@ class NoticeKind(StrEnum):
     CALLED_OFF = "called_off"
     """The lobby was called off (``/endgame``)."""
     SETTINGS_SAVED = "settings_saved"
-    """args: ``settings`` (the chat's settings values after the change)."""
+    """args: ``settings`` (the chat's settings values after the change), ``language`` (the
+    asker's language code: the notice's while the chat has none)."""
     AUTO_FLIPPED = "auto_flipped"
     """A note: args ``name``, the player the timer flipped for."""
     SKIPPED = "skipped"
