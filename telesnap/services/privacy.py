@@ -16,7 +16,7 @@ from ..storage.models import WHOLE_CHAT
 from ..storage.repositories.privacy import Erased, PrivacyRepository
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings
-from .types import display_name
+from .types import Actor, display_name
 
 __all__ = ["FORMER_PLAYER", "ChatErasure", "PersonErasure", "PrivacyService"]
 
@@ -70,11 +70,14 @@ class PrivacyService:
     def __init__(self, units: UnitOfWorkFactory) -> None:
         self._units = units
 
-    async def forget_person(self, user_id: int, update_id: int | None = None) -> PersonErasure:
+    async def forget_person(
+        self, user_id: int, update_id: int | None = None, asker: Actor | None = None
+    ) -> PersonErasure:
         """Erase the person's names, figures and ratings (refused while they are seated).
 
         ``update_id``, the confirming update, is marked processed with the erasure (its payload
-        dropped too), so a redelivery erases nothing more.
+        dropped too), so a redelivery erases nothing more. ``asker``: the person as that update
+        names them, which the bot may never have stored (an admin who only stopped a game).
         """
         async with self._units() as uow:
             repository = PrivacyRepository(uow.session)
@@ -85,11 +88,13 @@ class PrivacyService:
             user = await uow.users.get(user_id)
             names = frozenset(
                 name
+                for person in (user, asker)
+                if person is not None
                 for name in (
-                    user and display_name(user.first_name, user.last_name),
-                    user and user.first_name,
-                    user and user.last_name,
-                    user and user.username,
+                    display_name(person.first_name, person.last_name),
+                    person.first_name,
+                    person.last_name,
+                    person.username,
                 )
                 if name
             )

@@ -12,6 +12,7 @@ from telesnap.bot.render.boards import describe
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.replay_film import film_frames, replay_film
 from telesnap.game import CardFlipped, Game
+from telesnap.services.privacy import FORMER_PLAYER
 from telesnap.services.views import TableView
 from telesnap.simulate import play_game
 
@@ -58,8 +59,24 @@ def test_the_film_is_a_looping_gif_of_every_frame(language: str) -> None:
     assert picture.n_frames == len(film_frames(game.history, NAMES[:3], tr))
 
 
+def test_a_stopped_game_ends_on_a_frame_that_says_so() -> None:
+    ended = play_game(random.Random(11), 2, 300, 6)  # ended by its flip limit
+    game = Game.replay(ended.history[:-1])
+    game.abandon()
+    frames = film_frames(game.history, ["Ann", "Bob"], translator("es"))
+    assert frames[-1].event == translator("es").gettext("🛑 stopped: nobody won")
+    assert frames[-1].event != frames[-2].event
+
+
 def test_a_history_without_moves_makes_no_film() -> None:
     assert replay_film(1, [], ["Ann", "Bob"], translator("en")) == b""
+
+
+def test_a_former_player_is_named_in_the_films_language() -> None:
+    game = play_game(random.Random(11), 2, 300, 20)
+    tr = translator("es")
+    erased = replay_film(3, game.history, [FORMER_PLAYER, "Bob"], tr)
+    assert erased == replay_film(3, game.history, ["un exjugador", "Bob"], tr)
 
 
 def _described(game: Game) -> list[bool]:

@@ -10,11 +10,16 @@ from telegram import Bot, Update
 
 from telesnap.services.housekeeping import HousekeepingService
 from telesnap.services.inbox import InboxService, StoredUpdate, trimmed
-from telesnap.services.privacy import PrivacyService
+from telesnap.services.play.lobby import LobbyService
+from telesnap.services.play.service import PlayService
+from telesnap.services.play.store import GameStore
+from telesnap.services.privacy import FORMER_PLAYER, PrivacyService
 from telesnap.services.stats.service import StatsService
 from telesnap.storage.models import Chat, Game, InboxUpdate, PlayerStats
 from telesnap.storage.repositories.privacy import PURGE_KEY
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
+
+from .test_play_flow import ANN, BOB, CID, PLACE, receipt
 
 Factory = async_sessionmaker[AsyncSession]
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -162,3 +167,75 @@ async def test_figures_across_chats_are_shown_only_where_the_chat_opted_in(
     assert own.everywhere is not None
     assert own.everywhere.games == 5
     assert not (await stats.leaderboard(7, is_global=True)).is_global, "no board of others"
+
+
+async def test_a_chat_sharing_figures_shows_none_of_someone_who_never_played_there(
+    session_factory: Factory,
+) -> None:
+    await figures_in_two_chats(session_factory)
+    async with UnitOfWork(session_factory) as uow:
+        await uow.settings.save_values(KEPT, 0, {"shared_stats": True})
+    stats = StatsService(UnitsOfWork(session_factory))
+    bob = await stats.player(KEPT, 8, "Bob")  # he played only in SHORT, which keeps its own
+    assert (bob.chat, bob.everywhere, bob.ratings) == (None, None, ())
+    own = await stats.player(8, 8, "Bob")  # his private chat with the bot: all of his
+    assert own.everywhere is not None
+    assert own.everywhere.games == 3
+
+
+def pressed(update_id: int, user_id: int, first_name: str) -> StoredUpdate:
+    """A press (a Snap call) on a board in the "Algebra club" group."""
+    chat = {"id": -5, "type": "group", "title": "Algebra club"}
+    payload = {
+        "update_id": update_id,
+        "callback_query": {
+            "id": str(update_id),
+            "from": {"id": user_id, "is_bot": False, "first_name": first_name},
+            "data": "snap",
+            "message": {"message_id": 3, "date": 1_700_000_000, "chat": chat},
+        },
+    }
+    return StoredUpdate(update_id, -5, 0, True, payload, update_id, "host")
+
+
+async def test_forgetme_leaves_other_peoples_updates_whatever_their_names(
+    session_factory: Factory,
+) -> None:
+    """Al's name is part of Alba's and of the chat's: their updates are not his."""
+    units = UnitsOfWork(session_factory)
+    async with UnitOfWork(session_factory) as uow:
+        await uow.users.upsert(7, "Al")
+        await uow.users.upsert(8, "Alba")
+    inbox = InboxService(units)
+    await inbox.store([pressed(21, 8, "Alba"), pressed(22, 8, "Alba"), pressed(23, 7, "Al")])
+    async with UnitOfWork(session_factory) as uow:
+        for handled in (22, 23):  # Snap calls their races answer: handled, content kept
+            await uow.updates.mark_handled(handled, keep_content=True)
+    await PrivacyService(units).forget_person(7)
+    async with UnitOfWork(session_factory) as uow:
+        rows = await uow.session.execute(select(InboxUpdate.update_id, InboxUpdate.payload))
+        kept = {update_id for update_id, payload in rows if payload is not None}
+    assert kept == {21, 22}, "Alba's pending and handled calls stay; Al's handled one went"
+
+
+async def test_every_worker_shows_a_player_who_left_then_erased_their_data_as_a_former_one(
+    session_factory: Factory,
+) -> None:
+    """Each worker caches the running game; the erasure is done by none of them."""
+    units = UnitsOfWork(session_factory)
+    workers = [GameStore(shared=True), GameStore(shared=True)]
+    lobby = LobbyService(units, workers[0], shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    for player in (BOB, CID):
+        await lobby.join(PLACE, player, receipt())
+    await lobby.start(PLACE, ANN, is_admin=False, receipt=receipt())
+    await lobby.leave(PLACE, ANN, receipt())
+    plays = [PlayService(units, store) for store in workers]
+    for play in plays:
+        assert (await play.table(PLACE)).table.players[0].name == "Ann"
+    assert (await PrivacyService(units).forget_person(ANN.user_id)).done
+    async with UnitOfWork(session_factory) as uow:  # she plays again elsewhere: named again
+        await uow.users.upsert(ANN.user_id, "Ann")
+    restarted = PlayService(units, GameStore(shared=True))
+    for play in [*plays, restarted]:
+        assert (await play.table(PLACE)).table.players[0].name == FORMER_PLAYER

@@ -24,10 +24,10 @@ from bidi.algorithm import get_display
 from fontTools.ttLib import TTFont
 from PIL import Image, ImageDraw, ImageFont
 
-from ...game import Card, CardFlipped, Game, Operation, SeatStatus
+from ...game import Card, CardFlipped, EndReason, Game, GameEnded, Operation, SeatStatus
 from ...game.apply import apply_operation
 from ...services.views import TableView
-from .boards import describe, plain_text
+from .boards import board_name, describe, plain_text
 from .i18n import is_rtl
 from .names import shorten
 
@@ -86,6 +86,8 @@ def film_frames(
         apply_operation(game, op)
         table = TableView.of(0, game, user_ids, list(names))
         line = describe(op, table, tr)
+        if isinstance(op, GameEnded) and op.reason is EndReason.ABANDONED:
+            line = tr.gettext("🛑 stopped: nobody won")  # a board's standings say it there
         if line is None:
             continue
         pause = _FLIP_MS if isinstance(op, CardFlipped) else _EVENT_MS
@@ -168,7 +170,8 @@ class _Painter:
             colour = _DIM if out else (_GOLD if player.is_turn else _TEXT)
             if player.is_turn:
                 draw.polygon([(8, top + 9), (18, top + 15), (8, top + 21)], fill=_GOLD)
-            _write(draw, (26, top + 4), shorten(player.name, 18), 17, colour, self._rtl)
+            shown = plain_text(board_name(player.name, self._tr))  # "a former player", translated
+            _write(draw, (26, top + 4), shorten(shown, 18), 17, colour, self._rtl)
             _card(draw, (300, top + 1), player.top)
             counts = f"▼ {player.face_down}   ▲ {player.face_up}"
             _write(draw, (352, top + 6), counts, 15, colour, False)

@@ -22,6 +22,7 @@ from ...game import (
     Game,
     GameStarted,
     Operation,
+    SeatStatus,
     SnapCalled,
     TurnSkipped,
 )
@@ -61,6 +62,8 @@ class LoadedGame:
     """Absences in a row, by seat (only seats with some)."""
     fastest_calls: dict[int, int] = field(default_factory=dict)
     """The reaction time (ms) of each seat's fastest correct call, for the final standings."""
+    erased_seats: set[int] = field(default_factory=set)
+    """Seats shown under the name their person's erasure gave them (it never changes again)."""
 
     def note_call(self, seat: int, reaction_ms: int | None) -> None:
         """Keep ``reaction_ms`` if it is the seat's fastest correct call so far."""
@@ -233,6 +236,7 @@ class GameStore:
             not self._shared or cached.stored_operations == await uow.history.last_seq(row.id)
         ):
             self._games.touch(row.id)
+            await _rename_erased(uow, cached)
             return cached
         rows = await uow.history.operations(row.id)
         game = Game()
@@ -340,19 +344,43 @@ async def loaded_game(
     settings: GameSettings,
     stored_operations: int,
 ) -> LoadedGame:
-    """A started game with its seats' users (in seat order) and their names."""
+    """A started game with its seats' users (in seat order) and their names.
+
+    A seat whose person erased their data keeps the name the erasure gave it.
+    """
+    user_ids = [player.user_id for player in players]
+    names = await names_of(uow, user_ids)
     return LoadedGame(
         game_id=row.id,
         place=place_of(row),
         game=game,
-        user_ids=[player.user_id for player in players],
-        names=await names_of(uow, [player.user_id for player in players]),
+        user_ids=user_ids,
+        names=[player.shown_name or name for player, name in zip(players, names, strict=True)],
         settings=settings,
         stored_operations=stored_operations,
         stored_turn=game.turn,
         turn_started_at=row.started_at or row.created_at,
         last_action_at=row.started_at or row.created_at,
+        erased_seats={seat for seat, player in enumerate(players) if player.shown_name},
     )
+
+
+async def _rename_erased(uow: UnitOfWork, loaded: LoadedGame) -> None:
+    """Name a seat whose person left, then erased their data, as the erasure did.
+
+    The erasure writes no history, all a cached game is checked against, in any worker: while a
+    seat that left keeps its old name, the seats are read again (a seated person cannot erase).
+    """
+    if all(
+        seat.status is not SeatStatus.LEFT or index in loaded.erased_seats
+        for index, seat in enumerate(loaded.game.seats)
+    ):
+        return
+    for player in await uow.games.list_players(loaded.game_id):
+        if player.shown_name is not None and player.user_id in loaded.user_ids:
+            seat = loaded.user_ids.index(player.user_id)
+            loaded.names[seat] = player.shown_name
+            loaded.erased_seats.add(seat)
 
 
 def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:

@@ -61,11 +61,14 @@ class StatsService:
         self.rating_points = rating_points
 
     async def player(self, chat_id: int, user_id: int, fallback_name: str) -> PlayerStatsView:
-        """A player's figures here, and in every chat if this chat shares them or is their own."""
+        """A player's figures here, and in every chat where those may be shown.
+
+        Their private chat shows them; a group, only if it shares figures and saw them play.
+        """
         async with self._units(read_only=True) as uow:
-            shared = user_id == chat_id or await _shares(uow, chat_id)
             user = await uow.users.get(user_id)
             here = await uow.stats.player_stats(chat_id, user_id)
+            shared = user_id == chat_id or (here is not None and await _shares(uow, chat_id))
             everywhere = await uow.stats.player_stats(ALL_CHATS, user_id) if shared else None
             reactions = await uow.stats.reaction_counts(ALL_CHATS if shared else chat_id, user_id)
             chat_timeline = await uow.stats.rating_timeline(

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Table, delete, func, null, or_, select, update
+from sqlalchemy import CursorResult, Table, delete, func, null, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import (
@@ -42,37 +42,43 @@ _SCAN = 500
 def scrub(value: Any, user_id: int, names: frozenset[str], placeholder: str) -> Any:
     """``value`` (a JSON payload) with every trace of the person replaced by ``placeholder``.
 
-    Views with their id are renamed, strings in ``names`` replaced, their user object cut to its id.
+    Views with their id are renamed, a ``name`` in ``names`` replaced, their user object cut to
+    its id. Only names: every row is scrubbed, and a name may be any word ("active", "messages").
 
-    >>> scrub({"players": [[7, "Ann"], [8, "Bob"]], "fastest": {"name": "Ann"}},
+    >>> scrub({"players": [[7, "Ann"], [8, "Bob"]], "fastest": {"name": "Ann"}, "status": "Ann"},
     ...       7, frozenset({"Ann"}), "-")
-    {'players': [[7, '-'], [8, 'Bob']], 'fastest': {'name': '-'}}
+    {'players': [[7, '-'], [8, 'Bob']], 'fastest': {'name': '-'}, 'status': 'Ann'}
     """
     if isinstance(value, dict):
         if value.get("id") == user_id and "first_name" in value:
             return {"id": user_id, "is_bot": False, "first_name": placeholder}
         scrubbed = {key: scrub(item, user_id, names, placeholder) for key, item in value.items()}
-        if value.get("user_id") == user_id and "name" in value:
+        name = value.get("name")
+        if isinstance(name, str) and (value.get("user_id") == user_id or name in names):
             scrubbed["name"] = placeholder
         return scrubbed
     if isinstance(value, list):
         if len(value) == 2 and value[0] == user_id and isinstance(value[1], str):
             return [user_id, placeholder]
         return [scrub(item, user_id, names, placeholder) for item in value]
-    if isinstance(value, str) and value in names:
-        return placeholder
     return value
 
 
 def _mentions(value: Any, user_id: int, names: frozenset[str]) -> bool:
-    """Whether a received update names the person or comes from them."""
+    """Whether a received update shows the person's user, or a text that is one of ``names``.
+
+    Whole texts only: a short name is part of many other people's names and texts.
+    """
     if isinstance(value, dict):
         if value.get("id") == user_id and "first_name" in value:
+            return True
+        text = value.get("text")
+        if isinstance(text, str) and text in names:
             return True
         return any(_mentions(item, user_id, names) for item in value.values())
     if isinstance(value, list):
         return any(_mentions(item, user_id, names) for item in value)
-    return isinstance(value, str) and any(name in value for name in names)
+    return False
 
 
 class Erased(dict[str, int]):
@@ -102,7 +108,10 @@ class PrivacyRepository:
         return await self._session.scalar(statement) is not None
 
     async def forget_user(self, user_id: int, placeholder: str, names: frozenset[str]) -> Erased:
-        """Erase every form of their name (``names``) and their figures; keep seats, renamed."""
+        """Erase every form of their name (``names``), their figures and their private chat.
+
+        Their seats stay, renamed ``placeholder``.
+        """
         names = names - {placeholder}
         user = await self._session.get(User, user_id)
         erased = Erased()
@@ -119,26 +128,32 @@ class PrivacyRepository:
         erased["ratings"] = await self._count_deleted(
             update(GamePlayerResult)
             .where(GamePlayerResult.user_id == user_id)
-            .values(chat_mu=None, chat_sigma=None, global_mu=None, global_sigma=None)
+            .values(
+                chat_mu=None,
+                chat_sigma=None,
+                global_mu=None,
+                global_sigma=None,
+                chat_points=None,
+                global_points=None,
+            )
         )
         await self._session.execute(
             update(GamePlayer).where(GamePlayer.user_id == user_id).values(shown_name=placeholder)
         )
         games = select(GamePlayer.game_id).where(GamePlayer.user_id == user_id)
-        chats = select(Game.chat_id).where(Game.id.in_(games))
         erased["games"] = int(
             await self._session.scalar(select(func.count()).select_from(games.subquery())) or 0
         )
-        rows = select(OutboxMessage).where(
-            or_(
-                OutboxMessage.game_id.in_(games),
-                OutboxMessage.game_id.is_(None) & OutboxMessage.chat_id.in_(chats),
-            )
-        )
+        # A private chat's id is its person's: its language and its row go with them.
+        await self._session.execute(delete(ChatSettings).where(ChatSettings.chat_id == user_id))
+        await self._session.execute(delete(Chat).where(Chat.id == user_id, Chat.type == "private"))
 
         def rename(payload: Any) -> Any:
             return scrub(payload, user_id, names, placeholder)
 
+        # Every row: others' messages name them too (a /notify message, a lobby they left, the
+        # game an admin stopped); the outbox keeps about two days of rows.
+        rows = select(OutboxMessage)
         erased["messages"] = await self._rewrite(rows, OutboxMessage.id, rename)
         erased["updates"] = await self._forget_updates(user_id, names)
         return erased
@@ -163,13 +178,21 @@ class PrivacyRepository:
             last = getattr(found[-1], key.key)
 
     async def _forget_updates(self, user_id: int, names: frozenset[str]) -> int:
-        """Drop the payloads of received updates that mention the person (their id or name)."""
+        """Drop the payloads of handled updates that mention the person (their user or name).
+
+        A pending update keeps its content until it is handled (which then drops it): the
+        dispatcher would set it aside unanswered.
+        """
         dropped: list[int] = []
         last = -(2**63)
         while True:
             statement = (
                 select(_INBOX.c.update_id, _INBOX.c.payload)
-                .where(_INBOX.c.payload.is_not(None), _INBOX.c.update_id > last)
+                .where(
+                    _INBOX.c.payload.is_not(None),
+                    _INBOX.c.processed_at.is_not(None),
+                    _INBOX.c.update_id > last,
+                )
                 .order_by(_INBOX.c.update_id)
                 .limit(_SCAN)
             )
