@@ -8,13 +8,14 @@ from typing import cast
 
 import pytest
 
-from telesnap.bot.handlers.runtime import Runtime
+from telesnap.bot.handlers.runtime import Answerer, Runtime
 from telesnap.bot.handlers.stats import (
     MAX_CAPTION,
     replay_caption,
     send_leaderboard,
     within_length,
 )
+from telesnap.bot.ingress.gate import IntakeGate
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.stats import StatsButtonSigner, render_leaderboard
 from telesnap.emulator.formatting import parse_html, utf16_length
@@ -72,8 +73,9 @@ class Uploads:
     def __init__(self) -> None:
         self.said: list[str] = []
         self.uploaded: list[tuple[str, str]] = []
+        self.gate = IntakeGate()
 
-    def say(self, _place: Place, text: str, *_args: object) -> None:
+    def say(self, _place: Place, text: str, *_args: object, **_kwargs: object) -> None:
         self.said.append(text)
 
     def upload(
@@ -95,7 +97,8 @@ async def test_a_leaderboard_too_long_for_a_caption_is_still_a_picture_with_its_
     assert utf16_length(parse_html(render_leaderboard(view, tr))[0]) > MAX_CAPTION
     runtime = Uploads()
     signer = StatsButtonSigner(b"secret").in_chat(-1)
-    await send_leaderboard(cast("Runtime", runtime), Place(-1), view, signer, tr, reply_to=1)
+    answer = Answerer(cast("Runtime", runtime), Place(-1), 7, tr, reply_to=1)
+    await send_leaderboard(answer, view, signer)
     assert runtime.said == []
     ((kind, caption),) = runtime.uploaded
     assert kind == "photo"

@@ -73,6 +73,16 @@ def test_a_users_refusals_get_a_few_replies_per_window() -> None:
     assert gate.may_reply(-200, 1)
 
 
+def test_a_crowd_each_within_their_share_gets_the_chats_share_of_replies() -> None:
+    gate = IntakeGate(
+        GateLimits(replies_per_user=Budget(5, 10.0), replies_per_chat=Budget(4, 60.0))
+    )
+    answered = [gate.may_reply(-100, user) for user in range(1, 11)]
+    assert answered == [True] * 4 + [False] * 6
+    assert gate.may_reply(-200, 5), "another chat has its own share"
+    assert gate.may_reply(5, 5), "and so has a private chat"
+
+
 def test_updates_without_a_sender_are_always_let_in() -> None:
     gate = IntakeGate(GateLimits(updates_per_chat=Budget(1, 10.0)))
     for _ in range(3):

@@ -21,8 +21,9 @@ from PIL import Image
 from telegram import Bot
 
 from telesnap.bot.delivery.direct import PhotoEditPost, UploadPost
-from telesnap.bot.handlers.runtime import Runtime
+from telesnap.bot.handlers.runtime import Answerer, Runtime
 from telesnap.bot.handlers.stats import send_leaderboard
+from telesnap.bot.ingress.gate import IntakeGate
 from telesnap.bot.render import chart_fonts, charts
 from telesnap.bot.render.chart_fonts import chart_text, drawable, families_for
 from telesnap.bot.render.charts import (
@@ -220,8 +221,9 @@ class _Runtime:
     def __init__(self) -> None:
         self.posts: list[Any] = []
         self.said: list[str] = []
+        self.gate = IntakeGate()
 
-    def say(self, place: Place, text: str, reply_to: int | None, keyboard: Any) -> None:
+    def say(self, place: Place, text: str, reply_to: int | None, keyboard: Any, **_: Any) -> None:
         self.said.append(text)
 
     def send(self, post: Any) -> None:
@@ -232,14 +234,9 @@ class _Runtime:
 
 async def _send(players: int, tr: gettext.NullTranslations) -> _Runtime:
     runtime = _Runtime()
-    await send_leaderboard(
-        runtime,  # type: ignore[arg-type]
-        Place(chat_id=-1, thread_id=0),
-        _leaderboard(players),
-        StatsButtonSigner(b"secret"),
-        tr,
-        reply_to=5,
-    )
+    place = Place(chat_id=-1, thread_id=0)
+    answer = Answerer(runtime, place, 7, tr, reply_to=5)  # type: ignore[arg-type]
+    await send_leaderboard(answer, _leaderboard(players), StatsButtonSigner(b"secret"))
     return runtime
 
 

@@ -14,12 +14,19 @@ from telegram import Chat, Message, MessageEntity, Update, User
 from telegram.ext import CommandHandler
 
 from telesnap.bot.handlers.commands import command_handlers, on_unknown_command
+from telesnap.bot.handlers.privacy import PrivacyBot, on_privacy_command
 from telesnap.bot.handlers.runtime import RUNTIME_KEY
+from telesnap.bot.handlers.stats import StatsBot, on_stats_command
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.texts import refusal_text
 from telesnap.services.types import Reason, Refused
 
 from .runtimes import ChatBot, wired_runtime
+
+POST_AS_YOURSELF = (
+    "Post as yourself to play: a message sent on behalf of a group or a channel "
+    "cannot take part in a game."
+)
 
 GROUP = Chat(-100, Chat.SUPERGROUP, title="Snap club")
 CHANNEL = Chat(-200, Chat.CHANNEL, title="News")
@@ -77,11 +84,31 @@ async def test_a_command_posted_as_a_chat_gets_a_reply_and_changes_nothing(
     await handler_of(name)(command(f"/{name}", sender, sender_chat), context)
     await runtime.settle()
     assert lobby.calls == []
-    answer = (
-        "Post as yourself to play: a message sent on behalf of a group or a channel "
-        "cannot take part in a game."
-    )
-    assert [(m.chat_id, m.text, m.reply_to) for m in bot.sent] == [(GROUP.id, answer, 9)]
+    assert [(m.chat_id, m.text, m.reply_to) for m in bot.sent] == [(GROUP.id, POST_AS_YOURSELF, 9)]
+    await runtime.close()
+
+
+@pytest.mark.parametrize(
+    ("sender", "sender_chat"), [(GROUP_STAND_IN, GROUP), (CHANNEL_STAND_IN, CHANNEL)]
+)
+@pytest.mark.parametrize(
+    "name", ["stats", "leaderboard", "history", "replay", "forgetme", "forgetchat"]
+)
+async def test_a_stats_or_privacy_command_posted_as_a_chat_is_answered_the_same(
+    sender: User, sender_chat: Chat, name: str
+) -> None:
+    """Nobody's figures are shown, nor an erase button signed for the shared stand-in."""
+    services = RecordingLobby()
+    bot = ChatBot()
+    runtime = wired_runtime(bot=bot)
+    runtime.stats = StatsBot.for_token(services, "123:secret")  # type: ignore[arg-type]
+    runtime.privacy = PrivacyBot.for_token(services, "123:secret")  # type: ignore[arg-type]
+    context = SimpleNamespace(bot_data={RUNTIME_KEY: runtime}, bot=bot)
+    handler = on_privacy_command if name.startswith("forget") else on_stats_command
+    await handler(command(f"/{name}", sender, sender_chat), context)  # type: ignore[arg-type]
+    await runtime.settle()
+    assert services.calls == []
+    assert [(m.chat_id, m.text, m.reply_to) for m in bot.sent] == [(GROUP.id, POST_AS_YOURSELF, 9)]
     await runtime.close()
 
 

@@ -65,6 +65,24 @@ async def test_boards_committed_while_the_sender_is_busy_go_out_in_one_message(
     assert {row.state for row in await wired.rows("board")} == {"sent"}
 
 
+async def test_answers_waiting_in_a_chat_let_its_next_board_go_before_them(wired: Wired) -> None:
+    table = await wired.started()
+    await wired.settle()
+    wired.bot.held = asyncio.Event()
+    for number in range(5):
+        wired.senders.post(TextPost(PLACE.chat_id, 0, f"answer {number}"))
+    await wired.bot.waiting.wait()  # the first answer is on its way
+    await wired.flip(table)
+    wired.bot.held.set()
+    await wired.settle()
+    sent = [call.text for call in wired.bot.calls if call.method == "send_message"]
+    after_start = sent[sent.index("answer 0") :]
+    assert " flips " in after_start[1], f"the board went second, not behind the answers: {sent}"
+    assert [text for text in after_start if text.startswith("answer")] == [
+        f"answer {number}" for number in range(5)
+    ]
+
+
 async def test_each_new_board_takes_the_buttons_off_the_one_before_next_in_line(
     wired: Wired,
 ) -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from telesnap.bot.render.i18n import LRI, PDI, RLM
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
@@ -165,11 +163,6 @@ async def test_an_arabic_askers_answers_run_right_to_left_while_the_chat_has_no_
         assert LRI not in english.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="/help, /rules and the refusals are said by commands.py and actions.Request.reply, "
-    "which do not pass the translations that wrote them to Runtime.say",
-)
 async def test_an_arabic_askers_help_runs_right_to_left_while_the_chat_has_no_language(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import telesnap
+from telesnap.bot.ingress.gate import GateLimits
 from telesnap.emulator.records import Toast
 from telesnap.emulator.testing import RunningEmulator
 from telesnap.emulator.users import Press
@@ -183,11 +184,12 @@ async def test_one_members_flood_costs_a_handful_of_replies_and_stalls_nothing(
             f"\nthe flooded game's board came {paced[0]:.0f} ms after its Flip before and "
             f"{paced[1]:.0f} ms during (ratio {paced[1] / paced[0]:.2f})"
         )
-        # A member's replies are limited to 5 in any 10 s: the flood spanned this many windows.
+        # A member's replies are limited (10 in any 30 s): the flood spanned this many windows.
+        limit = GateLimits().replies_per_user
         sent_spam = [
             m.sent_at
             for m in await client.transcript(table.chat_id, include_users=True)
             if m.message_id in spam
         ]
-        windows = math.floor((max(sent_spam) - min(sent_spam)) / 10) + 1
-        assert len(replies) <= 5 * windows
+        windows = math.floor((max(sent_spam) - min(sent_spam)) / limit.seconds) + 1
+        assert len(replies) <= limit.count * windows

@@ -174,6 +174,10 @@ class Senders:
                         chat.queue.append(ROWS)
                 else:
                     await self._direct(chat, item)
+                    if chat.rows_queued and chat.queue[0] is not ROWS:
+                        # The boards go next: a crowd of answers never holds a game back.
+                        chat.queue.remove(ROWS)
+                        chat.queue.appendleft(ROWS)
         finally:
             chat.task = None
             if not chat.queue and not chat.leased and self._chats.get(chat.chat_id) is chat:

@@ -6,6 +6,7 @@ request and answer it; what the chat sees of a change, the change wrote to the o
 
 from __future__ import annotations
 
+import gettext
 from dataclasses import dataclass
 
 from telegram import InlineKeyboardMarkup, Message
@@ -17,7 +18,7 @@ from ...services.views import CallOutcome, PlayOutcome
 from ..referee.races import JoinedCall, Waiter
 from ..render.i18n import language_of
 from .context import admin_check
-from .runtime import Runtime
+from .runtime import Answerer, Runtime
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +32,19 @@ class Request:
     actor: Actor
     receipt: Receipt
 
+    def translations(self) -> gettext.NullTranslations:
+        """The translations of the chat's language (the actor's, in a chat with none yet)."""
+        return self.runtime.translations(self.place, self.actor.language_code)
+
+    @property
+    def answer(self) -> Answerer:
+        """Answers to the actor that change nothing, in :meth:`translations`, quoting them."""
+        tr, quoted = self.translations(), self.message.message_id
+        return Answerer(self.runtime, self.place, self.actor.user_id, tr, quoted)
+
     def reply(self, text: str, reply_markup: InlineKeyboardMarkup | None = None) -> None:
-        """Answer with a message that replies to :attr:`message`."""
-        self.runtime.say(self.place, text, self.message.message_id, reply_markup)
+        """Answer with a message that replies to :attr:`message` (if the gate lets it go)."""
+        self.answer.say(text, reply_markup)
 
     def is_admin(self) -> AdminCheck:
         """Asks Telegram whether the actor is one of the chat's admins, when awaited."""

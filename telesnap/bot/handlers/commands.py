@@ -6,9 +6,7 @@ buttons is in :mod:`.actions`.
 
 from __future__ import annotations
 
-import gettext
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -18,27 +16,17 @@ from telegram.ext import BaseHandler, CommandHandler, filters
 from ...game import CallKind, CallVerdict
 from ...services.types import Reason, Refused
 from ..render.boards import clock_time, name
-from ..render.i18n import language_of, translator
+from ..render.i18n import language_of
 from ..render.names import shorten
 from ..render.rules_text import full_rules
 from ..render.texts import help_text, refusal_text, verdict_toast
 from . import actions
 from .context import actor_of, command_arguments, place_of_message, replied_to
 from .notify import lobby_link, notify_command, private_start_line
-from .runtime import Context, Runtime, UpdateHandler, finishing, runtime_of
+from .runtime import Answerer, Context, UpdateHandler, finishing, runtime_of
 from .settings import settings_command
 
-
-@dataclass(frozen=True, slots=True)
-class CommandRequest(actions.Request):
-    """A command of ours, read from its update: what, who, where and when."""
-
-    def translations(self) -> gettext.NullTranslations:
-        """The translations of the chat's language (the sender's, in a chat with none yet)."""
-        return self.runtime.translations(self.place, self.actor.language_code)
-
-
-CommandBody = Callable[[CommandRequest], Awaitable[None]]
+CommandBody = Callable[[actions.Request], Awaitable[None]]
 
 
 def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> UpdateHandler:
@@ -53,62 +41,64 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
             return
         place = place_of_message(message)
         receipt = runtime.book.arrival_for(update).receipt
+        answer = await runtime.answering(place, user.id, user.language_code, message.message_id)
         try:
-            tr = translator(await runtime.language(place, user.language_code))
-            if message.sender_chat is not None:
-                # Sent as the group (an anonymous admin) or as a channel: Telegram shows
-                # one shared stand-in user for all of them, so it is nobody's seat.
-                text = tr.gettext(
-                    "Post as yourself to play: a message sent on behalf of a group or a channel "
-                    "cannot take part in a game."
-                )
-                runtime.say(place, text, message.message_id)
+            if posted_as_a_chat(answer, message):
                 return
             if not takes_arguments and command_arguments(message):
-                text = tr.gettext("/{command} takes no arguments.").format(command=command)
-                _refuse(runtime, message, user.id, text)
+                text = answer.tr.gettext("/{command} takes no arguments.").format(command=command)
+                _refuse(answer, text)
                 return
-            await body(CommandRequest(runtime, message, place, actor_of(user), receipt))
+            await body(actions.Request(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
             if refused.reason is not Reason.DUPLICATE_UPDATE:
-                text = refusal_text(refused, tr)
-                _refuse(runtime, message, user.id, text, refused.reason)
+                _refuse(answer, refusal_text(refused, answer.tr), refused.reason)
 
     handle.__name__ = handle.__qualname__ = f"on_{command}"
     return handle
 
 
-def _refuse(
-    runtime: Runtime, command: Message, user_id: int, text: str, reason: Reason | None = None
-) -> None:
-    """Count a refused command; answer it unless its sender had their share of answers."""
-    runtime.gate.refused(command.chat.id, user_id, reason)
-    if runtime.gate.may_reply(command.chat.id, user_id):
-        runtime.say(place_of_message(command), text, command.message_id)
+def posted_as_a_chat(answer: Answerer, message: Message) -> bool:
+    """Answer a message sent as the group (an anonymous admin) or a channel; whether it was.
+
+    Telegram shows one stand-in user for all such senders: nobody's seat, figures or data.
+    """
+    if message.sender_chat is None:
+        return False
+    answer.say(
+        answer.tr.gettext(
+            "Post as yourself to play: a message sent on behalf of a group or a channel "
+            "cannot take part in a game."
+        )
+    )
+    return True
 
 
-async def _help(request: CommandRequest) -> None:
-    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
-        request.runtime.say(request.place, help_text(request.translations()))
+def _refuse(answer: Answerer, text: str, reason: Reason | None = None) -> None:
+    """Count a refused command; answer it unless its sender or the chat had their share."""
+    answer.runtime.gate.refused(answer.place.chat_id, answer.user_id, reason)
+    answer.say(text)
 
 
-async def _start(request: CommandRequest) -> None:
+async def _help(request: actions.Request) -> None:
+    request.answer.say(help_text(request.translations()), quoting=False)
+
+
+async def _start(request: actions.Request) -> None:
     """What the bot does; in the private chat, the bot may write there from now on."""
     text = help_text(request.translations())
     if request.place.is_private:
         alerts = await private_start_line(request)
         if alerts is not None:
             text = f"{alerts}\n\n{text}"
-    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
-        request.runtime.say(request.place, text)
+    request.answer.say(text, quoting=False)
 
 
-async def _rules(request: CommandRequest) -> None:
-    if request.runtime.gate.may_reply(request.place.chat_id, request.actor.user_id):
-        request.runtime.say(request.place, full_rules(request.translations()))
+async def _rules(request: actions.Request) -> None:
+    request.answer.say(full_rules(request.translations()), quoting=False)
 
 
-async def _newgame(request: CommandRequest) -> None:
+async def _newgame(request: actions.Request) -> None:
     runtime, place, actor = request.runtime, request.place, request.actor
     language = language_of(actor.language_code)
     # The lobby and the alerts are written to the outbox: their commit wakes the senders.
@@ -123,7 +113,7 @@ LONGEST_EXTENSION_MIN = 1440
 """The most minutes one ``/extend`` may ask for (a day: the longest a lobby stays open)."""
 
 
-async def _extend(request: CommandRequest) -> None:
+async def _extend(request: actions.Request) -> None:
     """The lobby's creator or an admin keeps it open longer (the lobby message shows until when)."""
     runtime, place, actor = request.runtime, request.place, request.actor
     tr = request.translations()
@@ -166,13 +156,13 @@ def extension_minutes(words: list[str]) -> int | None:
     return minutes if 1 <= minutes <= LONGEST_EXTENSION_MIN else None
 
 
-async def _endgame(request: CommandRequest) -> None:
+async def _endgame(request: actions.Request) -> None:
     await request.runtime.lobby.end(
         request.place, request.actor, is_admin=request.is_admin(), receipt=request.receipt
     )
 
 
-async def _kick(request: CommandRequest) -> None:
+async def _kick(request: actions.Request) -> None:
     reply_to = replied_to(request.message)
     target = reply_to.from_user if reply_to else None
     if target is None or target.is_bot:
@@ -191,12 +181,12 @@ async def _kick(request: CommandRequest) -> None:
     )
 
 
-async def _flip(request: CommandRequest) -> None:
+async def _flip(request: actions.Request) -> None:
     await actions.flip(request)
 
 
 def _caller(kind: CallKind) -> CommandBody:
-    async def call(request: CommandRequest) -> None:
+    async def call(request: actions.Request) -> None:
         outcome = await actions.call(request, kind)
         if outcome.verdict in (CallVerdict.TOO_LATE, CallVerdict.TOO_SLOW):
             request.reply(verdict_toast(outcome.verdict, outcome.behind_ms, request.translations()))
@@ -250,12 +240,14 @@ async def on_unknown_command(update: Update, context: Context) -> None:
     user = update.effective_user
     if user is None:
         return
-    runtime = runtime_of(context)
-    tr = translator(await runtime.language(place_of_message(message), user.language_code))
-    text = tr.gettext("I don't know {command}. /help lists what I can do.").format(
+    place = place_of_message(message)
+    answer = await runtime_of(context).answering(
+        place, user.id, user.language_code, message.message_id
+    )
+    text = answer.tr.gettext("I don't know {command}. /help lists what I can do.").format(
         command=name(command_word(message.text))
     )
-    _refuse(runtime, message, user.id, text)
+    _refuse(answer, text)
 
 
 COMMAND_WORD_LIMIT = 33

@@ -45,11 +45,7 @@ async def notify_command(request: Request) -> None:
     """``/notify`` (or ``/notify on``), ``/notify off``: the sender's alerts for this chat."""
     runtime, place, actor = request.runtime, request.place, request.actor
     notify = _service(runtime)
-    tr = runtime.translations(place, actor.language_code)
-
-    def reply(text: str, button: InlineKeyboardMarkup | None = None) -> None:
-        runtime.say(place, text, request.message.message_id, button, written_in=tr)
-
+    tr, reply = request.translations(), request.reply
     words = [word.lower() for word in command_arguments(request.message)]
     if place.is_private:
         reply(await private_start_line(request) or private_alerts_text((), tr))
@@ -125,9 +121,7 @@ async def private_start_line(request: Request) -> str | None:
     runtime.senders.open_chat(request.place.chat_id)
     if not chats:
         return None
-    return private_alerts_text(
-        chats, runtime.translations(request.place, request.actor.language_code)
-    )
+    return private_alerts_text(chats, request.translations())
 
 
 def _chat_title(title: str | None, tr: gettext.NullTranslations) -> str:

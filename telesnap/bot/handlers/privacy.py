@@ -15,11 +15,14 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import Application, CallbackQueryHandler, CommandHandler
 
 from ...services.privacy import ChatErasure, PersonErasure, PrivacyService
+from ...services.types import Refused
 from ...support.bounded import BoundedDict
 from ..render.callbacks import Signer, carries_button
 from ..render.i18n import language_of, translator
-from .context import command_name, is_chat_admin, place_of_message
-from .runtime import Context, finishing, runtime_of
+from ..render.texts import refusal_text
+from .commands import posted_as_a_chat
+from .context import actor_of, command_name, is_chat_admin, place_of_message
+from .runtime import Answerer, Context, finishing, runtime_of
 
 __all__ = [
     "PRIVACY_COMMANDS",
@@ -95,7 +98,10 @@ async def on_privacy_command(update: Update, context: Context) -> None:
     if message is None or message.text is None or user is None or privacy is None:
         return
     place = place_of_message(message)
-    tr = translator(await runtime.language(place))
+    answer = await runtime.answering(place, user.id, user.language_code, message.message_id)
+    tr = answer.tr
+    if posted_as_a_chat(answer, message):
+        return
     if command_name(message) == "forgetme":
         text = tr.gettext(
             "This erases what the bot keeps about you: your name and username, your "
@@ -106,9 +112,8 @@ async def on_privacy_command(update: Update, context: Context) -> None:
     elif place.chat_type == "private":
         text = tr.gettext("/forgetchat erases a group's data: send it in the group.")
         button = None
-    elif not await is_chat_admin(runtime.bot, place.chat_id, user.id):
-        text = tr.gettext("Only the chat's admins can erase its data.")
-        button = None
+    elif not await _answers_an_admin(answer):
+        return
     else:
         text = tr.gettext(
             "This erases this chat's games, their figures and the chat's settings, for "
@@ -117,7 +122,7 @@ async def on_privacy_command(update: Update, context: Context) -> None:
         button = _keyboard(
             tr.gettext("Erase this chat's data"), privacy.signer.encode(CHAT, place.chat_id)
         )
-    runtime.say(place, text, message.message_id, button)
+    answer.say(text, button)
 
 
 @finishing
@@ -145,12 +150,13 @@ async def on_privacy_button(update: Update, context: Context) -> None:
         await query.answer(toast_tr.gettext("This button is not valid."))
         return
     kind, target = button
-    tr = translator(await runtime.language(place))
+    tr = translator(await runtime.language(place, query.from_user.language_code))
     if kind == PERSON:
         if target != query.from_user.id:
             await query.answer(toast_tr.gettext("Only the person who asked can press this."))
             return
-        person = await privacy.service.forget_person(target, update.update_id)
+        asker = actor_of(query.from_user)
+        person = await privacy.service.forget_person(target, update.update_id, asker)
         done = person.done
         await query.answer()
         text = _person_text(person, tr)
@@ -158,7 +164,12 @@ async def on_privacy_button(update: Update, context: Context) -> None:
         if target != place.chat_id:
             await query.answer(toast_tr.gettext("This button is not valid."))
             return
-        if not await is_chat_admin(runtime.bot, place.chat_id, query.from_user.id):
+        try:
+            admin = await is_chat_admin(runtime.bot, place.chat_id, query.from_user.id)
+        except Refused as unknown:  # Telegram could not say: nothing is erased, try again
+            await query.answer(refusal_text(unknown, toast_tr))
+            return
+        if not admin:
             await query.answer(toast_tr.gettext("Only the chat's admins can erase its data."))
             return
         chat = await privacy.service.forget_chat(target, update.update_id)
@@ -167,7 +178,18 @@ async def on_privacy_button(update: Update, context: Context) -> None:
         text = _chat_text(chat, tr)
     if done:
         privacy.answered[question] = None
-    runtime.edit(place, message.message_id, text, None)
+    runtime.edit(place, message.message_id, text, None, written_in=tr)
+
+
+async def _answers_an_admin(answer: Answerer) -> bool:
+    """Whether the asker is one of the chat's admins; if not, or if Telegram cannot say, say so."""
+    try:
+        if await is_chat_admin(answer.runtime.bot, answer.place.chat_id, answer.user_id):
+            return True
+        answer.say(answer.tr.gettext("Only the chat's admins can erase its data."))
+    except Refused as unknown:
+        answer.say(refusal_text(unknown, answer.tr))
+    return False
 
 
 def _person_text(erased: PersonErasure, tr: gettext.NullTranslations) -> str:

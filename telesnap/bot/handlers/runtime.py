@@ -116,7 +116,7 @@ class Runtime:
         data: bytes,
         file_name: str,
         caption: str,
-        reply_to: int,
+        reply_to: int | None,
         reply_markup: InlineKeyboardMarkup | None = None,
     ) -> None:
         """Post a file in the topic, with ``caption`` as it is given."""
@@ -124,6 +124,13 @@ class Runtime:
             kind, place.chat_id, place.thread_id, data, file_name, caption, reply_markup, reply_to
         )
         self.send(post)
+
+    async def answering(
+        self, place: Place, user_id: int, language_code: str | None, reply_to: int | None
+    ) -> Answerer:
+        """Direct answers to this person here, in the chat's language (theirs if it has none)."""
+        tr = translator(await self.language(place, language_code))
+        return Answerer(self, place, user_id, tr, reply_to)
 
     def send(self, post: Post) -> None:
         """Post directly, in the chat's pace (nothing goes to a chat that removed the bot)."""
@@ -220,3 +227,48 @@ def finishing(handler: UpdateHandler) -> UpdateHandler:
             runtime_of(context).book.finished(update)
 
     return handle
+
+
+@dataclass(frozen=True, slots=True)
+class Answerer:
+    """Answers to one person in one topic that change nothing (a refusal, /help, /stats…).
+
+    Written in ``tr`` and set in its direction. Each takes one of the answers the gate leaves
+    the person and the chat (:meth:`IntakeGate.may_reply`), so a flood of commands costs the
+    chat a handful of messages; what changes a game goes through the outbox and is always shown.
+    """
+
+    runtime: Runtime
+    place: Place
+    user_id: int
+    tr: gettext.NullTranslations
+    reply_to: int | None
+    """The message answered (quoted unless an answer says otherwise)."""
+
+    def say(
+        self,
+        text: str,
+        reply_markup: InlineKeyboardMarkup | None = None,
+        *,
+        quoting: bool = True,
+    ) -> bool:
+        """Post ``text``; whether the gate let it go."""
+        if not self.runtime.gate.may_reply(self.place.chat_id, self.user_id):
+            return False
+        reply_to = self.reply_to if quoting else None
+        self.runtime.say(self.place, text, reply_to, reply_markup, written_in=self.tr)
+        return True
+
+    def upload(
+        self,
+        kind: Literal["photo", "animation", "document"],
+        data: bytes,
+        file_name: str,
+        caption: str,
+        reply_markup: InlineKeyboardMarkup | None = None,
+    ) -> bool:
+        """Post a file, with ``caption`` as it is given; whether the gate let it go."""
+        if not self.runtime.gate.may_reply(self.place.chat_id, self.user_id):
+            return False
+        self.runtime.upload(self.place, kind, data, file_name, caption, self.reply_to, reply_markup)
+        return True

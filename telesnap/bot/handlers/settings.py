@@ -50,14 +50,14 @@ async def settings_command(request: Request) -> None:
         setting, value = words
         await _change(request, setting, value, announce_to=message.message_id)
         return  # "Saved." and the settings are in the outbox
-    tr = runtime.translations(place, request.actor.language_code)
+    tr = request.translations()
     if words:
         hint = tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150.")
-        runtime.say(place, hint, message.message_id, written_in=tr)
+        request.reply(hint)
         return
     current = await runtime.settings.show(place)
     keyboard = overview_keyboard(current, MenuSigner(runtime.signer, place.chat_id), tr)
-    runtime.say(place, settings_text(current, tr), None, keyboard, written_in=tr)
+    request.answer.say(settings_text(current, tr), keyboard, quoting=False)
 
 
 async def settings_button(request: Request, press: ButtonPress) -> str:
@@ -84,7 +84,7 @@ async def settings_button(request: Request, press: ButtonPress) -> str:
         index = BACK
     else:
         current = await runtime.settings.show(place)
-        tr = runtime.translations(place, request.actor.language_code)
+        tr = request.translations()
     if index >= BACK:
         text, keyboard = settings_text(current, tr), overview_keyboard(current, menu, tr)
     else:

@@ -37,8 +37,9 @@ from ..render.stats import (
     render_player_stats,
     wants_picture,
 )
+from .commands import posted_as_a_chat
 from .context import command_arguments, command_name, place_of_update, replied_to
-from .runtime import Context, Runtime, finishing, runtime_of
+from .runtime import Answerer, Context, Runtime, finishing, runtime_of
 
 STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
 MAX_CAPTION = 1024
@@ -70,41 +71,39 @@ async def on_stats_command(update: Update, context: Context) -> None:
     """/stats, /leaderboard, /history or /replay."""
     message = update.effective_message
     place = place_of_update(update)
-    if message is None or message.text is None or place is None:
+    if message is None or message.text is None or place is None or message.from_user is None:
         return
     runtime = runtime_of(context)
     command = command_name(message)
-    tr = translator(await runtime.language(place))
+    user = message.from_user
+    answer = await runtime.answering(place, user.id, user.language_code, message.message_id)
+    tr = answer.tr
     stats_bot = runtime.stats
     assert stats_bot is not None, "telesnap.app gives the runtime its stats"
+    if posted_as_a_chat(answer, message):
+        return
     if place.chat_type == "private" and command in ("leaderboard", "history"):
         # No game is played here, and a leaderboard of other people is not shown here.
         text = tr.gettext(
             "🏆 Leaderboards and game history are kept per group: send /{command} in a"
             " group where you play. Here /stats shows your own figures."
         ).format(command=command)
-        runtime.say(place, text, message.message_id)
+        answer.say(text)
     elif command == "stats":
-        await _send_stats(runtime, stats_bot, message, place, tr)
+        await _send_stats(answer, stats_bot, message)
     elif command == "leaderboard":
         view = await stats_bot.service.leaderboard(place.chat_id)
-        signer = stats_bot.signer.in_chat(place.chat_id)
-        await send_leaderboard(runtime, place, view, signer, tr, message.message_id)
+        await send_leaderboard(answer, view, stats_bot.signer.in_chat(place.chat_id))
     elif command == "history":
         page = await stats_bot.service.history(place.chat_id)
         keyboard = history_keyboard(page, stats_bot.signer.in_chat(place.chat_id), tr)
-        runtime.say(place, render_history(page, tr), message.message_id, keyboard)
+        answer.say(render_history(page, tr), keyboard)
     else:
-        await _send_replay(runtime, stats_bot, message, place, tr)
+        await _send_replay(answer, stats_bot, message)
 
 
-async def _send_stats(
-    runtime: Runtime,
-    stats_bot: StatsBot,
-    message: Message,
-    place: Place,
-    tr: gettext.NullTranslations,
-) -> None:
+async def _send_stats(answer: Answerer, stats_bot: StatsBot, message: Message) -> None:
+    place, tr = answer.place, answer.tr
     reply_to = replied_to(message)
     replied = reply_to.from_user if reply_to else None
     if place.chat_type == "private":  # a private chat shows its person's own figures only
@@ -115,7 +114,7 @@ async def _send_stats(
     view = await stats_bot.service.player(place.chat_id, target.id, target.full_name)
     text = render_player_stats(view, tr, private=place.chat_type == "private")
     if not view.can_plot:
-        runtime.say(place, text, message.message_id)
+        answer.say(text)
         return
     from ..render.charts import stats_chart  # on the first picture: see _leaderboard_picture
 
@@ -133,18 +132,13 @@ async def _send_stats(
     caption = text
     if len(text) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
-        runtime.say(place, text, message.message_id)
-    runtime.upload(place, "photo", chart, f"stats-{target.id}.png", caption, message.message_id)
+        answer.say(text)
+    answer.upload("photo", chart, f"stats-{target.id}.png", caption)
 
 
-async def _send_replay(
-    runtime: Runtime,
-    stats_bot: StatsBot,
-    message: Message,
-    place: Place,
-    tr: gettext.NullTranslations,
-) -> None:
+async def _send_replay(answer: Answerer, stats_bot: StatsBot, message: Message) -> None:
     """/replay ID sends the game as a film; /replay ID file sends its move-by-move file."""
+    tr = answer.tr
     words = command_arguments(message)
     as_file = len(words) == 2 and words[1].lower() == REPLAY_FILE_OPTION
     if (
@@ -156,14 +150,13 @@ async def _send_replay(
             "Write /replay ID to watch a game, or /replay ID file for its moves; "
             "/history lists the games."
         )
-        runtime.say(place, text, message.message_id)
+        answer.say(text)
         return
     game_id = int(words[0].lstrip("#"))
     try:
-        document = await stats_bot.service.replay(place.chat_id, game_id)
+        document = await stats_bot.service.replay(answer.place.chat_id, game_id)
     except Refused:
-        text = tr.gettext("No game #{id} has ended in this chat.").format(id=game_id)
-        runtime.say(place, text, message.message_id)
+        answer.say(tr.gettext("No game #{id} has ended in this chat.").format(id=game_id))
         return
     film = b""
     if not as_file:
@@ -174,11 +167,9 @@ async def _send_replay(
         )
     caption = replay_caption(document.game, tr, film=bool(film))
     if film:
-        file_name = f"snap-game-{game_id}.gif"
-        runtime.upload(place, "animation", film, file_name, caption, message.message_id)
+        answer.upload("animation", film, f"snap-game-{game_id}.gif", caption)
     else:
-        data = document.text.encode()
-        runtime.upload(place, "document", data, document.file_name, caption, message.message_id)
+        answer.upload("document", document.text.encode(), document.file_name, caption)
 
 
 REPLAY_FILE_OPTION = "file"
@@ -292,7 +283,7 @@ async def on_stats_button(update: Update, context: Context) -> None:
     if button is None or not carries_button(message.reply_markup, query.data):
         await query.answer(toast_tr.gettext("This button is not valid."))
         return
-    tr = translator(await runtime.language(place))
+    tr = translator(await runtime.language(place, query.from_user.language_code))
     board = button.ranking()
     if board is not None:
         ranking, is_global = board
@@ -310,7 +301,7 @@ async def on_stats_button(update: Update, context: Context) -> None:
     await query.answer()
     text = directed(text, tr)  # as the message shows it, so an unchanged one is seen as such
     if not _shows(message, text, keyboard):
-        runtime.edit(place, message.message_id, text, keyboard)
+        runtime.edit(place, message.message_id, text, keyboard, written_in=tr)
 
 
 async def _leaderboard_picture(view: LeaderboardView, tr: gettext.NullTranslations) -> bytes:
@@ -323,21 +314,16 @@ async def _leaderboard_picture(view: LeaderboardView, tr: gettext.NullTranslatio
 
 
 async def send_leaderboard(
-    runtime: Runtime,
-    place: Place,
-    view: LeaderboardView,
-    signer: StatsButtonSigner,
-    tr: gettext.NullTranslations,
-    reply_to: int,
+    answer: Answerer, view: LeaderboardView, signer: StatsButtonSigner
 ) -> None:
     """Send ``view`` in the topic, as a picture when it lists enough players."""
+    tr = answer.tr
     keyboard = leaderboard_keyboard(view, signer, tr)
     if not wants_picture(view):
-        runtime.say(place, render_leaderboard(view, tr), reply_to, keyboard)
+        answer.say(render_leaderboard(view, tr), keyboard)
         return
     picture = await _leaderboard_picture(view, tr)
-    caption = _leaderboard_caption(view, tr)
-    runtime.upload(place, "photo", picture, LEADERBOARD_FILE_NAME, caption, reply_to, keyboard)
+    answer.upload("photo", picture, LEADERBOARD_FILE_NAME, _leaderboard_caption(view, tr), keyboard)
 
 
 def _leaderboard_caption(view: LeaderboardView, tr: gettext.NullTranslations) -> str:

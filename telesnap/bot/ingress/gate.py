@@ -44,9 +44,12 @@ class GateLimits:
     refusal now and then, a late press; a flood meets one per update)."""
     calls_per_topic: int = 24
     """Snap calls of one topic on their way at once (two per seat of a full table)."""
-    replies_per_user: Budget = Budget(5, 10.0)
-    """A user's refusals, unknown commands, /help and /rules: a few mistakes in a row are
-    each answered; a flood of them is not."""
+    replies_per_user: Budget = Budget(10, 30.0)
+    """A user's answers that change nothing (a refusal, an unknown command, /help, /stats…):
+    a few questions or mistakes in a row are each answered; a flood of them is not."""
+    replies_per_chat: Budget = Budget(20, 60.0)
+    """The same answers, all members of a chat together: no more than a group may be sent in
+    a minute, so a crowd cannot queue up answers for longer (the boards go between them)."""
 
 
 class Verdict(enum.Enum):
@@ -94,6 +97,7 @@ class IntakeGate:
         self._chat_updates = MovingWindows(limits.updates_per_chat)
         self._refusals = MovingWindows(limits.refusals_per_user)
         self._replies = MovingWindows(limits.replies_per_user)
+        self._chat_replies = MovingWindows(limits.replies_per_chat)
         self._logged = MovingWindows(Budget(1, 5.0))
         self._calls_in_flight = calls_in_flight
         self._waiting_from = waiting_from
@@ -113,12 +117,12 @@ class IntakeGate:
         refused = Verdict.ANSWER if is_press else Verdict.DROP
         sender = (chat.id, user.id)
         if not self._refusals.has_room(sender):
-            return self._turned_away(refused, f"user {user.id} keeps being refused", chat)
+            return self._turned_away(refused, "keeps being refused", chat, user.id)
         kind = "presses" if is_press else "commands"
         if self._waiting_from(chat.id, user.id, update.update_id) > self.limits.waiting_per_user:
-            return self._turned_away(refused, f"user {user.id} has too many on their way", chat)
+            return self._turned_away(refused, "has too many on their way", chat, user.id)
         if not (self._presses if is_press else self._commands).hit(sender):
-            return self._turned_away(refused, f"user {user.id} is over the {kind} budget", chat)
+            return self._turned_away(refused, f"is over the {kind} budget", chat, user.id)
         if not self._chat_updates.hit(chat.id):
             return self._turned_away(refused, "the chat is over its budget", chat)
         crowded = topic is not None and self._calls_in_flight(topic) > self.limits.calls_per_topic
@@ -135,14 +139,24 @@ class IntakeGate:
             self._refusals.hit((chat_id, user_id))
 
     def may_reply(self, chat_id: int, user_id: int) -> bool:
-        """Whether a refusal or an unknown command of this user may be answered now."""
-        return self._replies.hit((chat_id, user_id))
+        """Whether an answer to this user that changes nothing may be posted now (counted if so).
 
-    def _turned_away(self, verdict: Verdict, why: str, chat: Chat) -> Verdict:
+        A game's changes are always shown; these answers take what the sender's and the chat's
+        reply budgets leave.
+        """
+        sender = (chat_id, user_id)
+        if not (self._replies.has_room(sender) and self._chat_replies.has_room(chat_id)):
+            return False
+        return self._replies.hit(sender) and self._chat_replies.hit(chat_id)
+
+    def _turned_away(
+        self, verdict: Verdict, why: str, chat: Chat, user_id: int | None = None
+    ) -> Verdict:
         self.turned_away += 1
-        # Logged once per window and reason, not once per update of a flood.
+        # Logged once per window and reason (whoever meets it), not once per update of a flood.
         if self._logged.hit((chat.id, why)):
-            logger.info("chat %s: updates turned away at intake: %s", chat.id, why)
+            who = "" if user_id is None else f"user {user_id} "
+            logger.info("chat %s: updates turned away at intake: %s%s", chat.id, who, why)
         return verdict
 
 
