@@ -92,6 +92,7 @@ async def alert_subscribers(
         NoticeKind.LOBBY_OPENED,
         {
             "chat": place.title,
+            "user_id": opener.user_id,
             "name": display_name(opener.first_name, opener.last_name),
             "link": link,
         },

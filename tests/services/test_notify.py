@@ -52,7 +52,12 @@ async def test_the_open_writes_one_private_notice_per_reachable_subscriber_but_t
     (row,) = await private_rows(session_factory, BOB.user_id)
     assert row["notice"] == {
         "kind": "lobby_opened",
-        "args": {"chat": "Club", "name": "Ann", "link": "https://t.me/club/9"},
+        "args": {
+            "chat": "Club",
+            "user_id": ANN.user_id,
+            "name": "Ann",
+            "link": "https://t.me/club/9",
+        },
     }
     assert await private_rows(session_factory, ANN.user_id) == []
     assert await private_rows(session_factory, CID.user_id) == []

@@ -213,7 +213,8 @@ async def test_why_a_timer_flipped_rides_in_its_boards_row(session_factory: Sess
     await world.timers.fire_due()
     (board,) = await world.unsent()
     assert isinstance(board, BoardEntry)
-    assert board.notes == (Notice("auto_flipped", {"name": away.first_name}),)
+    away_note = {"user_id": away.user_id, "name": away.first_name}
+    assert board.notes == (Notice("auto_flipped", away_note),)
     assert board.board.operations, "the flip itself"
     async with session_factory() as session:  # as a restart would read it
         stored = await session.get(OutboxMessage, board.id)

@@ -45,20 +45,20 @@ class NoticeKind(StrEnum):
     """args: ``settings`` (the chat's settings values after the change), ``language`` (the
     asker's language code: the notice's while the chat has none)."""
     AUTO_FLIPPED = "auto_flipped"
-    """A note: args ``name``, the player the timer flipped for."""
+    """A note: args ``user_id``, ``name``: the player the timer flipped for."""
     SKIPPED = "skipped"
-    """A note: args ``name``, the player whose turn the timer skipped."""
+    """A note: args ``user_id``, ``name``: the player whose turn the timer skipped."""
     IDLE_ABANDONED = "idle_abandoned"
     """A note: nobody played for too long, the game is abandoned."""
     TIME_UP = "time_up"
     """A note: the game's time limit is reached."""
     STOPPED = "stopped"
-    """A note: args ``name``, who stopped the running game with ``/endgame``."""
+    """A note: args ``user_id``, ``name``: who stopped the running game with ``/endgame``."""
     RESUMED = "resumed"
     """A note: the bot started again and shows the running game again ("I am back")."""
     LOBBY_OPENED = "lobby_opened"
-    """A private message (``/notify``): args ``chat`` (its title), ``name`` (who opened
-    the lobby), ``link`` (to the lobby, or None)."""
+    """A private message (``/notify``): args ``chat`` (its title), ``user_id`` and ``name``
+    (who opened the lobby), ``link`` (to the lobby, or None)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -234,7 +234,10 @@ class LobbyService(Service):
             _, operations = await self._apply(
                 uow, row, loaded, loaded.game.abandon, actor=actor, receipt=receipt
             )
-            stopped_by = {"name": display_name(actor.first_name, actor.last_name)}
+            stopped_by = {
+                "user_id": actor.user_id,
+                "name": display_name(actor.first_name, actor.last_name),
+            }
             await note_board(uow, place, row.id, Notice(NoticeKind.STOPPED, stopped_by))
             self._store.forget(row.id)
             return PlayOutcome(loaded.table(), operations)

@@ -236,7 +236,8 @@ class TimerService(Service):
         removed, operations = await self._apply(uow, row, loaded, act, actor=None, receipt=None)
         action = "skipped" if skipping else "auto_flipped"
         why = NoticeKind.SKIPPED if skipping else NoticeKind.AUTO_FLIPPED
-        await note_board(uow, place, row.id, Notice(why, {"name": loaded.names[seat]}))
+        absent = {"user_id": loaded.user_ids[seat], "name": loaded.names[seat]}
+        await note_board(uow, place, row.id, Notice(why, absent))
         if not game.is_over and loaded.settings.turn_timer_s is not None:
             planner = self._store.planner
             await planner.arm_turn(

@@ -42,19 +42,23 @@ _SCAN = 500
 def scrub(value: Any, user_id: int, names: frozenset[str], placeholder: str) -> Any:
     """``value`` (a JSON payload) with every trace of the person replaced by ``placeholder``.
 
-    Views with their id are renamed, a ``name`` in ``names`` replaced, their user object cut to
-    its id. Only names: every row is scrubbed, and a name may be any word ("active", "messages").
+    Views with their id are renamed, a ``name`` in ``names`` replaced where no ``user_id`` says
+    whose it is, their user object cut to its id. Only names: every row is scrubbed, and a name
+    may be any word ("active", "messages"), or another person's too.
 
     >>> scrub({"players": [[7, "Ann"], [8, "Bob"]], "fastest": {"name": "Ann"}, "status": "Ann"},
     ...       7, frozenset({"Ann"}), "-")
     {'players': [[7, '-'], [8, 'Bob']], 'fastest': {'name': '-'}, 'status': 'Ann'}
+    >>> scrub({"user_id": 9, "name": "Ann"}, 7, frozenset({"Ann"}), "-")  # another Ann
+    {'user_id': 9, 'name': 'Ann'}
     """
     if isinstance(value, dict):
         if value.get("id") == user_id and "first_name" in value:
             return {"id": user_id, "is_bot": False, "first_name": placeholder}
         scrubbed = {key: scrub(item, user_id, names, placeholder) for key, item in value.items()}
         name = value.get("name")
-        if isinstance(name, str) and (value.get("user_id") == user_id or name in names):
+        whose = value.get("user_id", user_id if name in names else None)
+        if isinstance(name, str) and whose == user_id:
             scrubbed["name"] = placeholder
         return scrubbed
     if isinstance(value, list):
