@@ -43,6 +43,24 @@ async def test_lobby_by_commands_and_a_kick_by_reply(
         assert set(board.tops) == {"Ann", "Cid"}
 
 
+async def test_a_lobby_its_creator_left_is_started_by_who_joined_first_after_them(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+        await table.command("Ann", "newgame")
+        for name in ("Bob", "Cid"):
+            await table.command(name, "join")
+        await table.command("Ann", "leave")
+        await table.wait_for_text("Players (2/12)")
+        refused = await table.command("Cid", "startgame")
+        assert (await table.reply_to(refused)).text == NOT_MANAGER
+        await table.command("Bob", "startgame")
+        board = await table.next_board()
+        assert set(board.tops) == {"Bob", "Cid"}
+        checked = await table.client.calls("getChatMember")
+        assert len(checked) == 1, "Cid was looked up; Bob, its creator now, was not"
+
+
 async def test_a_chat_admin_removes_a_player_and_ends_the_game(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:

@@ -137,7 +137,7 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, actor.user_id):
                     raise Refused(Reason.NOT_JOINED)
-                if await uow.games.count_players(row.id) == 0:
+                if not await _keep_a_creator(uow, row):
                     row.status = GameStatus.CANCELLED.value
                     row.ended_at = self._store.planner.now()
                 return await shown_lobby(uow, place, row, self._store.planner)
@@ -163,6 +163,7 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
                     raise Refused(Reason.TARGET_NOT_PLAYING)
+                await _keep_a_creator(uow, row)
                 return await shown_lobby(uow, place, row, self._store.planner)
             return await self._remove_from_running(
                 uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
@@ -380,3 +381,14 @@ async def shown_lobby(
     view = await lobby_view(uow, row, planner)
     await record_lobby(uow, place, view)
     return view
+
+
+async def _keep_a_creator(uow: UnitOfWork, row: GameRow) -> bool:
+    """Whether anyone is left in the lobby; if its creator is not, who joined first takes over.
+
+    Else the players left could not start it, and would wait for an admin or its expiry.
+    """
+    players = await uow.games.list_players(row.id)
+    if players and row.creator_id not in {player.user_id for player in players}:
+        row.creator_id = players[0].user_id
+    return bool(players)
