@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot, Update
-from telegram.error import InvalidToken, NetworkError
+from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
 
 from .bot.delivery.live import RecentLines
 from .bot.delivery.lookout import GRACE, LOOK_EVERY_S, Lookout
@@ -135,7 +135,7 @@ class BotRunner:
         """Migrate the database, connect, resume the running games and start listening."""
         token = self.settings.token
         assert token is not None
-        await upgrade_database(self.settings.database_url)
+        await upgrade_database(self.settings.database_url, pool=self.settings.pool)
         engine = self.engine = create_engine(self.settings.database_url, self.settings.pool)
         units = UnitsOfWork(session_factory(engine))
         # The updates received, the sent marks and the content of handled updates share commits.
@@ -251,27 +251,51 @@ class BotRunner:
             )
             await server.start()
             self.webhook_server = server
-            await application.bot.set_webhook(
-                self._webhook.url,
-                secret_token=self._webhook.secret,
-                allowed_updates=list(ALLOWED_UPDATES),
-            )
+            try:
+                await application.bot.set_webhook(
+                    self._webhook.url,
+                    secret_token=self._webhook.secret,
+                    allowed_updates=list(ALLOWED_UPDATES),
+                )
+            except BadRequest as error:
+                raise ConfigError(
+                    f"--webhook-url {self._webhook.url} was refused by the Bot API: {error.message}"
+                ) from None
         logger.info("telesnap is running as @%s", application.bot.username)
 
-    @staticmethod
-    async def _initialize(application: BotApplication) -> None:
-        """Connect to the Bot API, waiting (with backoff) while it is unreachable."""
+    async def _initialize(self, application: BotApplication) -> None:
+        """Connect to the Bot API, waiting (with backoff) while it is unreachable.
+
+        A refusal of the token (401, or Telegram's 404) and an answer that is not JSON stop
+        the start: the token, or the URL, is wrong, and waiting changes neither.
+        """
         backoff = Backoff(1.0, 30.0)
         while True:
             try:
                 await application.initialize()
                 return
-            except InvalidToken:
-                raise ConfigError("TELESNAP_TOKEN was refused by the Bot API server") from None
+            except InvalidToken as error:
+                raise self._not_the_bot_api(error) from None
             except NetworkError as error:
                 delay = backoff.next()
                 logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", error, delay)
                 await asyncio.sleep(delay)
+            except TelegramError as error:
+                if not isinstance(error.__cause__, ValueError):  # JSON that did not parse
+                    raise
+                raise self._not_the_bot_api(error) from None
+
+    def _not_the_bot_api(self, error: TelegramError) -> ConfigError:
+        """Name both suspects; never the token (python-telegram-bot's message holds it)."""
+        if isinstance(error.__cause__, InvalidToken):
+            error = error.__cause__  # the server's own answer
+        reason = error.message.partition(". Parsing the server response")[0]
+        if isinstance(error.__cause__, (TelegramError, ValueError)):
+            reason += ", in an answer that is not JSON"
+        return ConfigError(
+            f"TELESNAP_TOKEN was refused by the Bot API server at {self.settings.api_url}"
+            f" ({reason}), or TELESNAP_API_URL is not the root of a Bot API server"
+        )
 
     async def _resume(self, runtime: Runtime) -> None:
         """Decide the races a stop interrupted, and show every other running game again.

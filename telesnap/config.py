@@ -7,6 +7,7 @@ accepts, never the value of a secret.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import socket
@@ -14,10 +15,14 @@ import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
 
 from dotenv import dotenv_values
+from dotenv.parser import parse_stream  # not python-dotenv's documented API: see _read_env_file
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 TOKEN_VARIABLE = "TELESNAP_TOKEN"
 DATABASE_URL_VARIABLE = "TELESNAP_DATABASE_URL"
@@ -97,7 +102,13 @@ class Settings:
 
 
 def normalize_database_url(url: str, variable: str = DATABASE_URL_VARIABLE) -> str:
-    """Return ``url`` with its scheme mapped to the async driver telesnap uses."""
+    """Return ``url`` with its scheme mapped to the async driver telesnap uses.
+
+    A SQLite URL must name a file; a PostgreSQL URL a host, any port from 1 to 65535, and no
+    query but libpq's ``sslmode``, passed on as asyncpg's ``ssl`` (which takes the same modes).
+    """
+    from sqlalchemy.engine import make_url  # here: ``telesnap simulate`` loads no database
+
     match = _DATABASE_URL.fullmatch(url.strip())
     if match is None:
         raise ConfigError(
@@ -105,7 +116,59 @@ def normalize_database_url(url: str, variable: str = DATABASE_URL_VARIABLE) -> s
             " postgresql+asyncpg://user@host/db (plain sqlite:// and postgresql:// too)"
         )
     path, rest = match.groups()
-    return f"sqlite+aiosqlite://{path}" if path else f"postgresql+asyncpg://{rest}"
+    if path is not None:
+        normalized = f"sqlite+aiosqlite://{path}"
+        if _in_memory(make_url(normalized)):
+            raise ConfigError(
+                f"{variable} names an in-memory SQLite database, which each connection sees"
+                " empty and which is gone at exit: give a file, like sqlite:///telesnap.db"
+            )
+        return normalized
+    normalized = f"postgresql+asyncpg://{rest}"
+    try:
+        parsed = make_url(normalized)
+    except ValueError:  # a port that is no number, an IPv6 address without its "]"
+        raise ConfigError(
+            f"{variable} must name its server as HOST or HOST:PORT with a port from 1 to 65535"
+            " (an IPv6 address in brackets: [::1]:5432)"
+        ) from None
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        raise ConfigError(f"{variable} has port {parsed.port}: it must be from 1 to 65535")
+    return _with_asyncpg_ssl(parsed, normalized, variable)
+
+
+_SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+_SSL_MODES_ACCEPTED = f"one of {', '.join(_SSL_MODES[:-1])} or {_SSL_MODES[-1]}"
+
+
+def _with_asyncpg_ssl(parsed: URL, normalized: str, variable: str) -> str:
+    """``normalized`` with libpq's ``sslmode`` as asyncpg's ``ssl``; any other query refused."""
+    for name, value in parsed.query.items():
+        if name not in ("sslmode", "ssl"):
+            raise ConfigError(
+                f"{variable} has {_shorten(name)}: a PostgreSQL URL takes only sslmode"
+                f" ({_SSL_MODES_ACCEPTED})"
+            )
+        if not isinstance(value, str):
+            raise ConfigError(f"{variable} has {name} more than once: give it once")
+        if value not in _SSL_MODES:
+            raise ConfigError(
+                f"{variable} has {name}={_shorten(value)!r}: it must be {_SSL_MODES_ACCEPTED}"
+            )
+    if len(parsed.query) > 1:
+        raise ConfigError(f"{variable} has both sslmode and ssl: give one")
+    if "sslmode" not in parsed.query:
+        return normalized
+    ssl = parsed.difference_update_query(["sslmode"]).update_query_dict(
+        {"ssl": parsed.query["sslmode"]}
+    )
+    return ssl.render_as_string(hide_password=False)
+
+
+def _in_memory(url: URL) -> bool:
+    database = url.database or ""
+    in_memory = database in ("", ":memory:") or database.startswith("file::memory:")
+    return in_memory or url.query.get("mode") == "memory"
 
 
 def mask_password(url: str) -> str:
@@ -151,6 +214,19 @@ class Variable(NamedTuple):
     """Its value is never shown in an error."""
 
 
+_API_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?", re.IGNORECASE)
+
+
+def _api_url(text: str) -> str:
+    """``text`` without a trailing ``/``; ValueError unless it has a host and a usable port."""
+    url = text.rstrip("/")
+    parts = urlsplit(url)  # ValueError: an IPv6 address without its "]"
+    port = parts.port  # ValueError: a port that is no number, or above 65535
+    if not _API_URL.fullmatch(url) or not parts.hostname or port == 0:
+        raise ValueError(url)
+    return url
+
+
 _LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _SECONDS = "a number of seconds above 0 and at most 3600"
 VARIABLES = (
@@ -158,8 +234,7 @@ VARIABLES = (
              " (digits, a colon, then no spaces)", check=re.compile(r"\d+:\S+").fullmatch,
              secret=True),
     Variable("TELESNAP_API_URL", "api_url", "an http:// or https:// URL of a Bot API server,"
-             f" like {DEFAULT_API_URL}", lambda url: url.rstrip("/"),
-             re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?", re.IGNORECASE).fullmatch),
+             f" with a host and any port from 1 to 65535, like {DEFAULT_API_URL}", _api_url),
     Variable(DATABASE_URL_VARIABLE, "database_url", "a database URL", normalize_database_url),
     Variable(LOG_LEVEL_VARIABLE, "log_level", f"one of {', '.join(_LEVELS)}", str.upper,
              _LEVELS.__contains__),
@@ -268,14 +343,28 @@ def _warnings(settings: Settings, env_file: Path | None) -> tuple[str, ...]:
 
 
 def _read_env_file(env_file: Path | None) -> dict[str, str]:
+    """The values ``env_file`` sets; a line python-dotenv cannot read stops with its number."""
     if env_file is None or not env_file.is_file():
         return {}
     try:
-        values = dotenv_values(env_file, encoding="utf-8")
+        text = env_file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(
             f"cannot read {env_file}: it must be a UTF-8 text file ({error})"
         ) from None
+    # python-dotenv's own parser, the one its API uses, which says where a line failed (not
+    # documented API: test_cli_errors.py's malformed .env test is the seam's test).
+    for binding in parse_stream(io.StringIO(text)):
+        # A TELESNAP_ name without "=" sets nothing: a value lost, not a shell-style export.
+        bare = binding.value is None and (binding.key or "").startswith("TELESNAP_")
+        if binding.error or bare:
+            named = re.match(r"\s*(?:export\s+)?(TELESNAP_\w*)", binding.original.string)
+            raise ConfigError(
+                f"{env_file} line {binding.original.line}"
+                f"{f' ({named[1]})' if named else ''} cannot be read: it must be NAME=VALUE"
+                " with any quote closed"
+            )
+    values = dotenv_values(stream=io.StringIO(text))
     return {key: value for key, value in values.items() if value is not None}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -120,6 +121,7 @@ def test_replay_and_export_point_to_the_sandboxs_games(tmp_path: Path) -> None:
         line = one_line(telesnap(tmp_path, *arguments))
         assert "there is no database at telesnap.db" in line
         assert line.endswith(hint)
+        assert f"\n    {line}\n" in (REPOSITORY / "README.md").read_text(encoding="utf-8")
     assert sorted(path.name for path in tmp_path.iterdir()) == before
 
 
@@ -195,3 +197,163 @@ def test_a_port_in_use_is_one_line_naming_it(tmp_path: Path) -> None:
 def test_an_ipv6_host_in_brackets_is_the_host_without_them() -> None:
     arguments = build_parser().parse_args(["run", "--listen", "[::1]:8443"])
     assert arguments.listen == "::1:8443"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://postgres@127.0.0.1:99999/test",
+        "postgresql://postgres@127.0.0.1:0/test",
+        "postgresql://postgres@127.0.0.1:abc/test",
+        "postgresql://postgres@[::1:5432/test",
+    ],
+)
+def test_a_database_url_with_a_bad_port_is_one_line_naming_it(tmp_path: Path, url: str) -> None:
+    line = one_line(telesnap(tmp_path, "db", "upgrade", TELESNAP_DATABASE_URL=url))
+    assert line.startswith("telesnap: TELESNAP_DATABASE_URL ")
+    assert "1 to 65535" in line
+    line = one_line(telesnap(tmp_path, "export", "--chat", "5", "--database-url", url))
+    assert line.startswith("telesnap: --database-url ")
+    assert "1 to 65535" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["sqlite:///", "sqlite:///:memory:"])
+def test_an_in_memory_sqlite_database_is_refused(tmp_path: Path, url: str) -> None:
+    line = one_line(telesnap(tmp_path, "db", "upgrade", TELESNAP_DATABASE_URL=url))
+    assert line.startswith("telesnap: TELESNAP_DATABASE_URL names an in-memory SQLite database")
+    line = one_line(telesnap(tmp_path, "sandbox", "--database-url", url))
+    assert line.startswith("telesnap sandbox: --database-url names an in-memory SQLite database")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://127.0.0.1:99999", "http://127.0.0.1:abc", "https://:8081"]
+)
+def test_a_bot_api_url_with_a_bad_host_or_port_is_one_line(tmp_path: Path, url: str) -> None:
+    line = one_line(telesnap(tmp_path, "db", "upgrade", TELESNAP_API_URL=url))
+    assert line.startswith("telesnap: TELESNAP_API_URL must be an http:// or https:// URL")
+    assert url in line
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ('TELESNAP_TOKEN="123456:secret', " (TELESNAP_TOKEN)"),  # a quote left open
+        ("TELESNAP_TOKEN 123456:secret", " (TELESNAP_TOKEN)"),
+        ("TELESNAP_DATABASE_URL", " (TELESNAP_DATABASE_URL)"),  # no "=" at all
+        ("OTHER_TOOL='x", ""),
+    ],
+)
+def test_a_malformed_env_file_line_stops_the_command_naming_it(
+    tmp_path: Path, text: str, named: str
+) -> None:
+    (tmp_path / ".env").write_text(f"# telesnap\n{text}\nTELESNAP_LOG_LEVEL=INFO\n")
+    line = one_line(telesnap(tmp_path, "db", "upgrade"))
+    assert line == (
+        f"telesnap: .env line 2{named} cannot be read: it must be NAME=VALUE with any quote closed"
+    )
+    assert [path.name for path in tmp_path.iterdir()] == [".env"]
+
+
+def test_a_database_from_a_newer_telesnap_is_named_and_left_alone(tmp_path: Path) -> None:
+    asyncio.run(upgrade_database(f"sqlite+aiosqlite:///{tmp_path / 'telesnap.db'}"))
+    database = sqlite3.connect(tmp_path / "telesnap.db")
+    database.execute("UPDATE alembic_version SET version_num = 'f00dfeedbeef'")
+    database.commit()
+    database.close()
+    line = one_line(telesnap(tmp_path, "db", "upgrade"))
+    assert line == (
+        "telesnap: the SQLite file telesnap.db is at revision f00dfeedbeef, which this telesnap"
+        " does not know: made by a newer version?"
+    )
+
+
+def test_a_database_that_is_not_telesnaps_is_named_and_left_alone(tmp_path: Path) -> None:
+    database = sqlite3.connect(tmp_path / "telesnap.db")
+    database.execute("CREATE TABLE games (id INTEGER PRIMARY KEY, title TEXT)")
+    database.commit()
+    line = one_line(telesnap(tmp_path, "db", "upgrade"))
+    assert line == (
+        "telesnap: the SQLite file telesnap.db holds tables (games) but no telesnap revision:"
+        " it is not telesnap's database"
+    )
+    tables = database.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    database.close()
+    assert tables == [("games",)]
+
+
+def test_a_sandbox_that_cannot_start_leaves_no_file_behind(tmp_path: Path) -> None:
+    url = f"postgresql://postgres@127.0.0.1:{closed_port()}/games"
+    arguments = ("sandbox", "--database-url", url, "--port", str(closed_port()))
+    line = one_line(telesnap(tmp_path, *arguments))
+    assert "cannot connect to the PostgreSQL database games" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+NO_SUCH_FOLDER = "sqlite:///no-such-folder/games.db"
+"""A database a bot that got past its options' checks stops on at once (no Bot API needed)."""
+
+
+def test_listen_without_a_webhook_url_is_refused(tmp_path: Path) -> None:
+    line = one_line(
+        telesnap(
+            tmp_path,
+            "run",
+            "--listen",
+            "localhost:8443",
+            TELESNAP_TOKEN="123456:secret",
+            TELESNAP_DATABASE_URL=NO_SUCH_FOLDER,
+        )
+    )
+    assert line == "telesnap: --listen needs --webhook-url (long polling listens nowhere)"
+
+
+def test_a_webhook_url_without_a_host_is_refused(tmp_path: Path) -> None:
+    line = one_line(
+        telesnap(
+            tmp_path,
+            "run",
+            "--webhook-url",
+            "https://",
+            TELESNAP_TOKEN="123456:secret",
+            TELESNAP_WEBHOOK_SECRET="s" * 40,
+            TELESNAP_DATABASE_URL=NO_SUCH_FOLDER,
+        )
+    )
+    assert line == "telesnap: --webhook-url must be an http(s) URL with a host, not 'https://'"
+
+
+def test_replay_and_export_agree_on_the_exit_code_of_a_database_they_cannot_use(
+    tmp_path: Path,
+) -> None:
+    unreachable = f"postgresql://postgres@127.0.0.1:{closed_port()}/games"
+    for database in ((), ("--database-url", unreachable)):
+        for command in (("replay", "--game", "999"), ("export", "--chat", "12345")):
+            result = telesnap(tmp_path, *command, *database)
+            one_line(result)
+            assert result.returncode == 2, (command, database)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (("replay", "--game", "abc"), "argument --game: must be a whole number of at least 1"),
+        (("run", "--workers", "x"), "argument --workers: must be a whole number of at least 1"),
+        (("simulate", "--players", "abc"), "argument --players: must be a whole number"),
+        (("simulate", "--tie-window", "x"), "argument --tie-window: must be a whole number"),
+    ],
+)
+def test_a_number_that_is_not_one_reads_well(
+    tmp_path: Path, arguments: tuple[str, ...], expected: str
+) -> None:
+    line = one_line(telesnap(tmp_path, *arguments))
+    assert expected in line
+    assert f"not {arguments[-1]!r}" in line
+
+
+def test_a_host_that_does_not_resolve_names_the_option(tmp_path: Path) -> None:
+    port = str(closed_port())
+    line = one_line(telesnap(tmp_path, "emulator", "--host", "nosuch.invalid", "--port", port))
+    assert line.startswith("telesnap: cannot listen on --host nosuch.invalid: ")

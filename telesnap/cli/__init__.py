@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,17 +19,23 @@ from ..config import ConfigError
 DESCRIPTION = "Snap for Telegram group chats: the bot, and the tools around it."
 
 
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+
+
 def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return int(text)
 
 
 def _player_count(text: str) -> int:
     from ..game import MAX_PLAYERS, MIN_PLAYERS
 
-    value = int(text)
+    value = _whole_number(text)
     if not MIN_PLAYERS <= value <= MAX_PLAYERS:
         raise argparse.ArgumentTypeError(
             f"Snap needs {MIN_PLAYERS} to {MAX_PLAYERS} players, not {value}"
@@ -37,7 +44,7 @@ def _player_count(text: str) -> int:
 
 
 def _non_negative_int(text: str) -> int:
-    value = int(text)
+    value = _whole_number(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
@@ -101,9 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--listen",
         type=_host_and_port,
-        default="127.0.0.1:8443",
         metavar="HOST:PORT",
-        help="where to listen",
+        help="with --webhook-url: where to listen (default: 127.0.0.1:8443)",
     )
     run.add_argument(
         "--webhook-secret-file",
@@ -209,6 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 2
+    except socket.gaierror as error:  # a host to listen on that names no address
+        option = "host" if getattr(args, "host", None) else "listen"  # emulator, or run
+        where = f"--{option} {getattr(args, option, None)}"
+        print(f"telesnap: cannot listen on {where}: {error.strerror}", file=sys.stderr)
+        return 1
     except OSError as error:  # a port in use, an address this machine lacks, a missing folder
         print(f"telesnap: {error}", file=sys.stderr)
         return 1

@@ -104,11 +104,13 @@ def replay_command(args: argparse.Namespace) -> int:
                 )
                 return 1
             stored = found
+    except ConfigError:
+        raise  # a database it cannot use, as for every command (exit code 2)
     except OSError as error:
         what = f"cannot read {error.filename}: {error.strerror}" if error.filename else error
         print(f"telesnap: {what}", file=sys.stderr)
         return 1
-    except (ValueError, ConfigError) as error:
+    except ValueError as error:  # a document that is no replay
         print(f"telesnap: {error}", file=sys.stderr)
         return 1
     problems = check_game(stored)

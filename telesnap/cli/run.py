@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import logging
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..app import BotRunner, Webhook
 from ..bot.ingress.redaction import install_token_redaction
@@ -26,6 +27,7 @@ from .workers import Supervisor, worker_specs
 __all__ = ["check_workers", "run_command", "upgrade_command", "webhook_from"]
 
 logger = logging.getLogger("telesnap.config")
+DEFAULT_LISTEN = "127.0.0.1:8443"
 
 
 def _configure_logging(settings: Settings) -> None:
@@ -35,6 +37,9 @@ def _configure_logging(settings: Settings) -> None:
     )
     # httpx logs every request URL, and those URLs contain the token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # Its one error, an answer that is not JSON, with a traceback: the error it then raises
+    # says it again, in one line (app.py stops at start on it, or retries a 5xx).
+    logging.getLogger("telegram.request.BaseRequest").setLevel(logging.CRITICAL)
 
 
 def webhook_from(args: argparse.Namespace, settings: Settings) -> Webhook | None:
@@ -47,9 +52,13 @@ def webhook_from(args: argparse.Namespace, settings: Settings) -> Webhook | None
     if args.webhook_url is None:
         if secret_file:
             raise ConfigError("--webhook-secret-file needs --webhook-url")
+        if args.listen is not None:
+            raise ConfigError("--listen needs --webhook-url (long polling listens nowhere)")
         return None
-    if not args.webhook_url.startswith(("https://", "http://")):
-        raise ConfigError(f"--webhook-url must be an http(s) URL, not {args.webhook_url!r}")
+    if not _has_host(args.webhook_url):
+        raise ConfigError(
+            f"--webhook-url must be an http(s) URL with a host, not {args.webhook_url!r}"
+        )
     if secret_file and settings.webhook_secret:
         raise ConfigError(
             f"--webhook-secret-file and {WEBHOOK_SECRET_VARIABLE} (or its _FILE) are both given:"
@@ -64,8 +73,17 @@ def webhook_from(args: argparse.Namespace, settings: Settings) -> Webhook | None
             f"--webhook-url needs a secret: set {WEBHOOK_SECRET_VARIABLE}, or give"
             " --webhook-secret-file PATH (at least 32 of A-Z a-z 0-9 _ -)"
         )
-    host, _, port = args.listen.rpartition(":")  # HOST:PORT, checked by the parser
+    host, _, port = (args.listen or DEFAULT_LISTEN).rpartition(":")  # checked by the parser
     return Webhook(args.webhook_url, host, int(port), secret)
+
+
+def _has_host(url: str) -> bool:
+    """Whether ``url`` is http(s) with a host (and, if any, a port from 1 to 65535)."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("https", "http") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port that is no number or above 65535, a "[" left open
+        return False
 
 
 def check_workers(settings: Settings, webhook: Webhook | None, workers: int) -> None:
@@ -90,7 +108,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.workers is not None:
         check_workers(settings, webhook, args.workers)
         assert webhook is not None
-        asyncio.run(upgrade_database(settings.database_url))  # once, before the workers start
+        asyncio.run(upgrade_database(settings.database_url, pool=settings.pool))  # once, first
         specs = worker_specs(webhook, args.workers, resume=not args.no_resume)
         return 0 if asyncio.run(Supervisor(specs).run()) else 1
     runner = BotRunner(settings, webhook=webhook, resume=not args.no_resume)
@@ -101,6 +119,6 @@ def run_command(args: argparse.Namespace) -> int:
 def upgrade_command(args: argparse.Namespace) -> int:
     """``telesnap db upgrade``: apply every migration."""
     settings = load_settings(require_token=False)
-    asyncio.run(upgrade_database(settings.database_url))
+    asyncio.run(upgrade_database(settings.database_url, pool=settings.pool))
     print(f"telesnap: the database is up to date ({settings.database_url.split('://')[0]})")
     return 0

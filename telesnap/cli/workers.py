@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import aiohttp
 
 from ..app import Webhook
-from ..config import WEBHOOK_SECRET_FILE_VARIABLE, WEBHOOK_SECRET_VARIABLE
+from ..config import WEBHOOK_SECRET_FILE_VARIABLE, WEBHOOK_SECRET_VARIABLE, ConfigError
 from ..support.retry import Backoff
 
 __all__ = ["Supervisor", "WorkerSpec", "worker_specs"]
@@ -40,6 +40,8 @@ DRAIN_TIMEOUT_S = 30.0
 """How long a worker may take to drain after SIGTERM before it is killed."""
 READY_TIMEOUT_S = 60.0
 """How long a rolling restart waits for a restarted worker's ``/ready``."""
+SETTINGS_REFUSED = 2
+"""The exit code of a ``telesnap run`` that cannot use its settings (``telesnap.cli.main``)."""
 
 
 @dataclass(frozen=True)
@@ -123,11 +125,13 @@ class Supervisor:
         self._stopping = asyncio.Event()
         self._rolling: asyncio.Task[None] | None = None
         self._failed = False
+        self._refused: _Worker | None = None
 
     async def run(self) -> bool:
         """Run the workers until SIGTERM or SIGINT; SIGHUP restarts them one at a time.
 
-        Return False if the supervisor itself failed (a worker could not be started).
+        Return False if the supervisor itself failed (a worker could not be started). A worker
+        whose first run refuses its settings stops them all: raise :class:`ConfigError`.
         """
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -147,6 +151,12 @@ class Supervisor:
             for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 loop.remove_signal_handler(signum)
         logger.info("all workers stopped")
+        if self._refused is not None:
+            spec = self._refused.spec
+            raise ConfigError(
+                f"worker {spec.number} (port {spec.webhook.port}) could not start: it refused its"
+                " settings (the line above says why); every worker is stopped"
+            )
         return not self._failed
 
     async def _keep_running(self, worker: _Worker) -> None:
@@ -163,6 +173,11 @@ class Supervisor:
             assert worker.process is not None
             code = await worker.process.wait()
             if self._stopping.is_set():
+                return
+            # At its first run, never ready yet: the settings are wrong, and would be again.
+            if code == SETTINGS_REFUSED and worker.starts == 1:
+                self._refused = worker
+                self._stopping.set()
                 return
             if worker.restarting:
                 continue  # a rolling restart stopped it on purpose: start it again now

@@ -113,6 +113,8 @@ async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    roster_file = sandbox.options.roster_file
+    had_roster = roster_file is None or roster_file.exists()
     url = ""
     try:
         url = await sandbox.start()
@@ -124,6 +126,15 @@ async def serve(sandbox: Sandbox, *, open_browser: bool) -> None:
         await sandbox.stop()
         if url:
             print("telesnap sandbox: stopped", flush=True)
+        elif not had_roster:
+            _forget_roster(sandbox.options)
+
+
+def _forget_roster(options: SandboxOptions) -> None:
+    """Remove the chats a start that failed saved, unless they mark a database it created."""
+    database_file = sqlite_file(options.database_url)
+    if options.roster_file is not None and (database_file is None or not database_file.exists()):
+        options.roster_file.unlink(missing_ok=True)
 
 
 def main(args: argparse.Namespace) -> int:

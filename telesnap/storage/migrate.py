@@ -18,12 +18,13 @@ from alembic import command, context
 from alembic.autogenerate.api import AutogenContext
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import text
+from alembic.script import ScriptDirectory
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
-from ..config import ConfigError, load_settings
-from .database import connection_to, create_engine
+from ..config import ConfigError, PoolSettings, load_settings
+from .database import connection_to, create_engine, describe_database
 from .models import Base, UtcDateTime
 
 __all__ = [
@@ -82,13 +83,17 @@ def alembic_config(url: str | None = None, connection: Connection | None = None)
     return config
 
 
-async def upgrade_database(url: str, revision: str = "head") -> None:
+async def upgrade_database(
+    url: str, revision: str = "head", pool: PoolSettings | None = None
+) -> None:
     """Run ``alembic upgrade <revision>`` on the database at ``url``, in one transaction.
 
-    A database that cannot be opened raises :class:`.DatabaseUnreachableError`.
+    ``pool`` gives the connect timeout. A database that cannot be opened raises
+    :class:`.DatabaseUnreachableError`; one that is not telesnap's, or is at a revision this
+    telesnap does not know, :class:`~telesnap.config.ConfigError` (nothing is changed).
     """
     lock = _IN_PROCESS.setdefault(asyncio.get_running_loop(), asyncio.Lock())
-    engine = create_engine(url)
+    engine = create_engine(url, pool)
     try:
         async with lock, connection_to(engine) as connection, connection.begin():
             await connection.run_sync(_upgrade_on_connection, revision)
@@ -141,7 +146,29 @@ def _upgrade_on_connection(connection: Connection, revision: str) -> None:
     if connection.dialect.name == "postgresql":  # after the advisory lock, which may wait long
         milliseconds = int(MIGRATION_LOCK_TIMEOUT_S * 1000)
         connection.execute(text(f"SET LOCAL lock_timeout = {milliseconds}"))
-    command.upgrade(alembic_config(connection=connection), revision)
+    config = alembic_config(connection=connection)
+    _check_telesnaps(connection, ScriptDirectory.from_config(config))
+    command.upgrade(config, revision)
+
+
+def _check_telesnaps(connection: Connection, scripts: ScriptDirectory) -> None:
+    """Refuse a database at a revision not in ``scripts``, or with tables but no revision."""
+    where = describe_database(connection.engine.url)
+    at = MigrationContext.configure(connection).get_current_heads()
+    known = {script.revision for script in scripts.walk_revisions()}
+    for head in at:
+        if head not in known:
+            raise ConfigError(
+                f"{where} is at revision {head}, which this telesnap does not know:"
+                " made by a newer version?"
+            )
+    if not at:
+        ours = sorted(set(inspect(connection).get_table_names()) & set(Base.metadata.tables))
+        if ours:
+            raise ConfigError(
+                f"{where} holds tables ({', '.join(ours)}) but no telesnap revision:"
+                " it is not telesnap's database"
+            )
 
 
 def _take_migration_lock(connection: Connection) -> None:
