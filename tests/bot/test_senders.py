@@ -15,7 +15,7 @@ from datetime import timedelta
 import pytest
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter
 
-from telesnap.bot.delivery.direct import EditPost, TextPost
+from telesnap.bot.delivery.direct import EditPost, KeyboardRemovalPost, TextPost
 from telesnap.bot.delivery.failures import OWN_FAULT_ATTEMPTS
 from telesnap.bot.delivery.pace import FloodLimits, Pacer
 from telesnap.coordination import LocalCoordination
@@ -81,6 +81,18 @@ async def test_answers_waiting_in_a_chat_let_its_next_board_go_before_them(wired
     assert [text for text in after_start if text.startswith("answer")] == [
         f"answer {number}" for number in range(5)
     ]
+
+
+async def test_buttons_of_a_message_deleted_in_the_chat_are_no_error(
+    wired: Wired, caplog: pytest.LogCaptureFixture
+) -> None:
+    gone = BadRequest("Bad Request: message to edit not found")
+    wired.bot.errors.append(("edit_message_reply_markup", gone))
+    with caplog.at_level(logging.INFO):
+        wired.senders.post(KeyboardRemovalPost(PLACE.chat_id, 41))
+        await wired.settle()
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert f"chat {PLACE.chat_id}: KeyboardRemovalPost: the message is gone" in caplog.text
 
 
 async def test_each_new_board_takes_the_buttons_off_the_one_before_next_in_line(

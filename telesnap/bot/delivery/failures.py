@@ -36,6 +36,12 @@ def is_unchanged(error: BadRequest) -> bool:
     return "not modified" in str(error).lower()
 
 
+def is_gone(error: BadRequest) -> bool:
+    """Whether Telegram refused an edit because the message is gone (someone deleted it)."""
+    text = str(error).lower()
+    return "message" in text and "not found" in text
+
+
 @dataclass(eq=False)
 class SendFailures:
     """One chat's failed sends: its backoff, and the own faults of each message."""

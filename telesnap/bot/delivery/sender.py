@@ -26,7 +26,7 @@ from ...services.outbox.service import OutboxService
 from ...support.bounded import BoundedDict
 from ..render.i18n import translator
 from .direct import KeyboardRemovalPost, Post
-from .failures import SendFailures, is_refused_for_good, is_unchanged
+from .failures import SendFailures, is_gone, is_refused_for_good, is_unchanged
 from .pace import Pacer
 from .show import HeadNotShownError, HeadShow
 
@@ -257,7 +257,10 @@ class Senders:
             finally:
                 await self._pacer.sent(chat.chat_id)
         except BadRequest as error:
-            if not is_unchanged(error):
+            if is_gone(error):  # deleted in the chat, or before a restart (the sandbox's)
+                what = _name(post)
+                logger.info("chat %s: %s: the message is gone (%s)", chat.chat_id, what, error)
+            elif not is_unchanged(error):
                 logger.error("chat %s: Telegram refused %s: %s", chat.chat_id, _name(post), error)
             return
         except Exception as error:

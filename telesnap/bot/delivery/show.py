@@ -25,7 +25,7 @@ from ..render.digest import BoardEvent, board_lines, fits_together
 from ..render.i18n import directed
 from ..render.notices import render_notice
 from .direct import EditPost, QuickSender, TextPost
-from .failures import is_unchanged
+from .failures import is_gone, is_unchanged
 from .live import LIVE, RecentLines, edit_in_place, entry_events, with_earlier
 
 logger = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ class HeadShow:
         except BadRequest as error:
             if is_unchanged(error):
                 return True
-            if "not found" not in str(error).lower():
+            if not is_gone(error):
                 raise
             logger.warning(
                 "chat %s: lobby message %s of game %s is gone; posting it again",
