@@ -97,6 +97,8 @@ async def test_stats_leaderboard_history_and_replay(
         await table.wait_for_text("No game #99 has ended in this chat.")
         await table.command("Ann", "replay", "1 gif")
         await table.wait_for_text("Write /replay ID to watch a game")
+        named = await table.command("Bob", "stats", "Ann")
+        assert (await table.reply_to(named)).text == "/stats takes no arguments."
 
     engine = create_engine(url)
     try:

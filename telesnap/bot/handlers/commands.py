@@ -47,12 +47,12 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
                 return
             if not takes_arguments and command_arguments(message):
                 text = answer.tr.gettext("/{command} takes no arguments.").format(command=command)
-                _refuse(answer, text)
+                refuse(answer, text)
                 return
             await body(actions.Request(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
             if refused.reason is not Reason.DUPLICATE_UPDATE:
-                _refuse(answer, refusal_text(refused, answer.tr), refused.reason)
+                refuse(answer, refusal_text(refused, answer.tr), refused.reason)
 
     handle.__name__ = handle.__qualname__ = f"on_{command}"
     return handle
@@ -74,7 +74,7 @@ def posted_as_a_chat(answer: Answerer, message: Message) -> bool:
     return True
 
 
-def _refuse(answer: Answerer, text: str, reason: Reason | None = None) -> None:
+def refuse(answer: Answerer, text: str, reason: Reason | None = None) -> None:
     """Count a refused command; answer it unless its sender or the chat had their share."""
     answer.runtime.gate.refused(answer.place.chat_id, answer.user_id, reason)
     answer.say(text)
@@ -247,7 +247,7 @@ async def on_unknown_command(update: Update, context: Context) -> None:
     text = answer.tr.gettext("I don't know {command}. /help lists what I can do.").format(
         command=name(command_word(message.text))
     )
-    _refuse(answer, text)
+    refuse(answer, text)
 
 
 COMMAND_WORD_LIMIT = 33

@@ -37,7 +37,7 @@ from ..render.stats import (
     render_player_stats,
     wants_picture,
 )
-from .commands import posted_as_a_chat
+from .commands import posted_as_a_chat, refuse
 from .context import command_arguments, command_name, place_of_update, replied_to
 from .runtime import Answerer, Context, Runtime, finishing, runtime_of
 
@@ -82,7 +82,10 @@ async def on_stats_command(update: Update, context: Context) -> None:
     assert stats_bot is not None, "telesnap.app gives the runtime its stats"
     if posted_as_a_chat(answer, message):
         return
-    if place.chat_type == "private" and command in ("leaderboard", "history"):
+    if command != "replay" and command_arguments(message):
+        # "/stats Ann" would show the sender's own figures as if they were Ann's.
+        refuse(answer, tr.gettext("/{command} takes no arguments.").format(command=command))
+    elif place.chat_type == "private" and command in ("leaderboard", "history"):
         # No game is played here, and a leaderboard of other people is not shown here.
         text = tr.gettext(
             "🏆 Leaderboards and game history are kept per group: send /{command} in a"
