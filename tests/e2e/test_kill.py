@@ -200,3 +200,32 @@ async def test_a_press_applied_before_a_kill_but_never_answered_is_answered_afte
     assert toast.is_answered, "the press applied before the kill is answered after the restart"
     assert await _count(database_url, FLIPS) == 1, "the Flip applied once"
     assert await client.violations() == [], "no press answered twice"
+
+
+async def test_an_erasure_committed_before_a_kill_has_its_press_answered_after(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """The erasure drops what the person's updates say, but keeps its own press's id."""
+    client = emulator.client
+    table, database_url, log = await _two_players(emulator, tmp_path)
+    bob = table.players["Bob"]
+
+    async def committed() -> bool | None:
+        (record,) = [r for r in await client.updates() if r.payload.get("callback_query")]
+        done = f"SELECT count(*) FROM inbox WHERE update_id = {record.update_id}"
+        return True if await _count(database_url, f"{done} AND processed_at IS NOT NULL") else None
+
+    async with bot_process(emulator, database_url, log) as process:
+        question = await table.reply_to(await table.command("Bob", "forgetme"), limit_s=20)
+        await client.inject_fault("answerCallbackQuery", "timeout", hold=60.0)
+        query_id = await client.press(
+            table.chat_id, question.message_id, bob, button_text="Erase my data"
+        )
+        await client.wait_for(committed, what="the erasure committed")
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+    await client.clear_faults()
+    async with bot_process(emulator, database_url, log):
+        toast = await client.wait_for_toast(callback_query_id=query_id, timeout=20)
+        await client.wait_until_idle()
+    assert toast.is_answered, "the confirming press is answered after the restart"

@@ -85,6 +85,23 @@ def _mentions(value: Any, user_id: int, names: frozenset[str]) -> bool:
     return False
 
 
+def press_only(payload: Any) -> dict[str, Any] | None:
+    """What an erasure keeps of a handled press: its id alone (None: nothing, not a press).
+
+    A press whose handler a kill cut short (the confirming one, say) is answered at the next
+    start, which finds it by its id; the id names nobody.
+
+    >>> press_only({"update_id": 5, "callback_query": {"id": "77", "from": {"id": 1}}})
+    {'callback_query': {'id': '77'}}
+    >>> press_only({"update_id": 6, "message": {"text": "hi"}}) is None
+    True
+    """
+    query = payload.get("callback_query") if isinstance(payload, dict) else None
+    if isinstance(query, dict) and isinstance(query.get("id"), str):
+        return {"callback_query": {"id": query["id"]}}
+    return None
+
+
 class Erased(dict[str, int]):
     """How many stored records an erasure touched, by kind (for the person's answer)."""
 
@@ -187,7 +204,7 @@ class PrivacyRepository:
         A pending update keeps its content until it is handled (which then drops it): the
         dispatcher would set it aside unanswered.
         """
-        dropped: list[int] = []
+        dropped: list[tuple[int, Any]] = []
         last = -(2**63)
         while True:
             statement = (
@@ -201,18 +218,30 @@ class PrivacyRepository:
                 .limit(_SCAN)
             )
             found = list(await self._session.execute(statement))
-            for update_id, payload in found:
-                if _mentions(payload, user_id, names):
-                    dropped.append(update_id)
+            dropped += [
+                (update_id, payload)
+                for update_id, payload in found
+                if _mentions(payload, user_id, names)
+            ]
             if len(found) < _SCAN:
                 break
             last = found[-1][0]
-        for start in range(0, len(dropped), _SCAN):
-            batch = dropped[start : start + _SCAN]
+        await self._drop_contents(dropped)
+        return len(dropped)
+
+    async def _drop_contents(self, rows: list[tuple[int, Any]]) -> None:
+        """Drop these handled updates' content, but for a press's id (see :func:`press_only`)."""
+        emptied = [update_id for update_id, payload in rows if press_only(payload) is None]
+        for start in range(0, len(emptied), _SCAN):
+            batch = emptied[start : start + _SCAN]
             await self._session.execute(
                 update(_INBOX).where(_INBOX.c.update_id.in_(batch)).values(payload=null())
             )
-        return len(dropped)
+        for update_id, payload in rows:
+            if (kept := press_only(payload)) is not None:
+                await self._session.execute(
+                    update(_INBOX).where(_INBOX.c.update_id == update_id).values(payload=kept)
+                )
 
     # -- one chat -----------------------------------------------------------------------
 
@@ -254,11 +283,12 @@ class PrivacyRepository:
         await self._session.execute(delete(Timer).where(Timer.chat_id == chat_id))
         await self._session.execute(delete(OutboxMessage).where(OutboxMessage.chat_id == chat_id))
         await self._session.execute(delete(OutboxSender).where(OutboxSender.chat_id == chat_id))
-        await self._session.execute(
-            update(_INBOX)
-            .where(_INBOX.c.chat_id == chat_id, _INBOX.c.processed_at.is_not(None))
-            .values(payload=null())
+        handled = select(_INBOX.c.update_id, _INBOX.c.payload).where(
+            _INBOX.c.chat_id == chat_id,
+            _INBOX.c.processed_at.is_not(None),
+            _INBOX.c.payload.is_not(None),
         )
+        await self._drop_contents([tuple(row) for row in await self._session.execute(handled)])
         # The settings go with the chat row (ON DELETE CASCADE).
         erased["chat"] = await self._count_deleted(delete(Chat).where(Chat.id == chat_id))
         return erased, True
