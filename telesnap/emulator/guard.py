@@ -12,6 +12,9 @@ emulator's port. Three checks keep such requests out:
   on) with the server's port, never another name (DNS rebinding).
 - the **Origin**, when a browser sends one: the page's own (a cross-site request).
 
+A page an earlier run served (its cookie holds that run's key) has its live feed
+opened and closed at once with :data:`EARLIER_KEY_CLOSE_CODE`, so it can say so.
+
 >>> is_loopback_host("127.0.0.5"), is_loopback_host("localhost"), is_loopback_host("10.0.0.1")
 (True, True, False)
 """
@@ -32,6 +35,13 @@ logger = logging.getLogger(__name__)
 KEY_PARAMETER = "k"
 KEY_HEADER = "X-Telesnap-Key"
 BOT_PATH_PREFIXES = ("/bot", "/file/bot")
+LIVE_FEED_PATH = "/_emulator/live"
+EARLIER_KEY_CLOSE_CODE = 4403
+"""The live feed's close code for a page an earlier run served (its cookie holds that run's key).
+
+The socket opens, then closes with this code: a page can read a close code, where a refused
+handshake tells it nothing, so a tab left open across a restart says so instead of retrying.
+"""
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
 
 
@@ -122,6 +132,8 @@ class AccessGuard:
             refusal = self.host_refusal(request)
             needs_key = not request.path.startswith(BOT_PATH_PREFIXES)
             if refusal is None and needs_key and not self.has_key(request):
+                if request.path == LIVE_FEED_PATH and self.cookie_name in request.cookies:
+                    return await _close_an_earlier_runs_feed(request)
                 refusal = (
                     "this needs the key of this run: open the address the sandbox "
                     f"or emulator printed at start (it ends in /?{KEY_PARAMETER}=...)"
@@ -141,3 +153,14 @@ class AccessGuard:
             return await handler(request)
 
         return guard
+
+
+async def _close_an_earlier_runs_feed(request: web.Request) -> web.WebSocketResponse:
+    """Open the live feed of a page an earlier run served, only to close it saying why."""
+    logger.warning(
+        "refused %s %s: the page holds an earlier run's key", request.method, request.path
+    )
+    socket = web.WebSocketResponse()
+    await socket.prepare(request)
+    await socket.close(code=EARLIER_KEY_CLOSE_CODE, message=b"the page holds an earlier run's key")
+    return socket

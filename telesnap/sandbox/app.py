@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from ..app import BotRunner
@@ -29,6 +31,7 @@ from ..emulator.server import EmulatorServer
 from ..emulator.world import User
 from ..services.types import display_name
 from ..storage.database import create_engine, session_factory
+from ..storage.models import Game, GameStatus
 from ..support.loops import BackgroundLoop
 from ..support.retry import Backoff
 from . import roster
@@ -88,6 +91,13 @@ def _newer(changes: ChangeSignal, version: int) -> bool:
     return changes.version > version
 
 
+async def _a_lobby_is_open(sessions: async_sessionmaker[AsyncSession]) -> bool:
+    """Whether a game waits in its lobby (at a restart: one the bot does not post again)."""
+    async with sessions() as session:
+        lobby = select(Game.id).where(Game.status == GameStatus.LOBBY).limit(1)
+        return await session.scalar(lobby) is not None
+
+
 class Sandbox:
     """Starts and stops everything ``telesnap sandbox`` runs."""
 
@@ -114,6 +124,8 @@ class Sandbox:
         self._saved_version = 0
         self._world_ready = False
         self._restored = False
+        self._lobby_was_open = False
+        """Whether a lobby was open when the run before this one stopped."""
         self.saves = ChangeSignal()
         """Bumped each time the chats are saved (tests wait on it)."""
 
@@ -128,8 +140,11 @@ class Sandbox:
         options = self.options
         try:
             server_url = await self.server.start(options.host, options.port)
-        except OSError as error:
-            raise ConfigError(f"cannot listen on {options.host}:{options.port}: {error}") from None
+        except socket.gaierror:
+            raise  # a host that names no address: the command line names its option
+        except OSError as error:  # a port in use: the machine refuses, not a setting
+            where = f"{options.host}:{options.port}"
+            raise OSError(f"cannot listen on {where}: {error.strerror or error}") from None
         try:
             await self._start_the_rest(server_url)
         except BaseException:
@@ -178,6 +193,7 @@ class Sandbox:
         await self.runner.start()
         self._engine = create_engine(options.database_url)
         self._sessions = session_factory(self._engine)
+        self._lobby_was_open = self._restored and await _a_lobby_is_open(self._sessions)
         self.robots.start()
         if options.roster_file is not None:
             self._saved_version = self.emulator.changes.version
@@ -240,7 +256,7 @@ class Sandbox:
     def first_hint(self) -> str:
         """What to do first, with the people's names: shown in a group with no messages yet.
 
-        After a restart the panes are empty, so it also says how to bring back an open lobby.
+        After a restart the panes are empty, so with a lobby open it also says how to bring it back.
         """
         world = self.emulator.world
         groups = [chat for chat in world.chats.values() if chat.type != "private"]
@@ -262,7 +278,7 @@ class Sandbox:
                 f"Send /newgame in {host}'s pane to open a game of Snap, "
                 f"press Join in {guest}'s pane, then Start in {host}'s."
             )
-        return f"{hint} {LOBBY_AFTER_A_RESTART}" if self._restored else hint
+        return f"{hint} {LOBBY_AFTER_A_RESTART}" if self._lobby_was_open else hint
 
     def skip(self, seconds: float) -> None:
         """Move the bot's clock ahead and let the timers that came due fire."""

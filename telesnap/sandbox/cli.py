@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import signal
+import socket
 import sys
 import webbrowser
 from pathlib import Path
@@ -138,7 +139,11 @@ def _forget_roster(options: SandboxOptions) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    """``telesnap sandbox``: run until interrupted; 2 on a bad option or a port it cannot use."""
+    """``telesnap sandbox``: run until interrupted.
+
+    A setting it cannot use exits with 2; what the machine refuses (a port in use, a host with
+    no address) with 1.
+    """
     try:
         settings = sandbox_settings()
         logging.basicConfig(
@@ -149,7 +154,13 @@ def main(args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"telesnap sandbox: {error}", file=sys.stderr)
         return 2
+    except socket.gaierror as error:
+        print(
+            f"telesnap sandbox: cannot listen on --host {args.host}: {error.strerror}",
+            file=sys.stderr,
+        )
+        return 1
     except OSError as error:
         print(f"telesnap sandbox: {error}", file=sys.stderr)
-        return 2
+        return 1
     return 0

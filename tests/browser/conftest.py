@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 
@@ -51,6 +52,9 @@ elif not Path(CHROMIUM).exists():
     SKIP_REASON = f"no Chromium at {CHROMIUM} (apt-get install chromium)"
 else:
     SKIP_REASON = ""
+
+REFUSED_CALL = "the server responded with a status of 400 (Bad Request)"
+"""How Chromium logs a call the server refused (the page shows why in its error line)."""
 
 LOOP = pytest.mark.asyncio(loop_scope="session")
 """The browser tests run on the session's loop, where the shared browser lives."""
@@ -88,23 +92,46 @@ async def browser() -> AsyncIterator[Browser]:
 async def page(
     browser: Browser, sandbox: Sandbox, request: pytest.FixtureRequest
 ) -> AsyncIterator[Page]:
+    async with open_page(browser, sandbox.page_url, request.node.name) as opened:
+        yield opened
+
+
+@asynccontextmanager
+async def open_page(
+    browser: Browser,
+    url: str,
+    name: str,
+    *,
+    fake_clock: bool = False,
+    refused_calls: bool = False,
+) -> AsyncIterator[Page]:
+    """``url`` open and live in a new browser context; at the end, no error raised or logged.
+
+    ``fake_clock``: the page keeps Playwright's time (``page.clock``), which the test moves.
+    ``refused_calls``: the browser's line for each call answered 400 is no error (the test
+    makes the page ask for what the server refuses).
+    """
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
     opened = await context.new_page()
     opened.set_default_timeout(15_000)
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.on("console", partial(_collect_error, errors))
-    await opened.goto(sandbox.page_url)
+    opened.on("console", partial(_collect_error, errors, refused_calls=refused_calls))
+    if fake_clock:
+        await opened.clock.install()
+    await opened.goto(url)
     await opened.locator("#status", has_text="live").wait_for()
     try:
         yield opened
     finally:
         ARTIFACTS.mkdir(exist_ok=True)
-        await opened.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"))
+        await opened.screenshot(path=str(ARTIFACTS / f"{name}.png"))
         await context.close()
     assert errors == [], f"the page raised or logged errors: {errors}"
 
 
-def _collect_error(errors: list[str], message: ConsoleMessage) -> None:
+def _collect_error(errors: list[str], message: ConsoleMessage, *, refused_calls: bool) -> None:
+    if refused_calls and message.text.endswith(REFUSED_CALL):
+        return
     if message.type == "error":
         errors.append(f"console: {message.text} ({message.location.get('url')})")

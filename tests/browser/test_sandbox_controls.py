@@ -5,14 +5,14 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from playwright.async_api import Page, expect
+from playwright.async_api import Browser, Page, expect
 
 from telesnap.bot.handlers.menu import command_descriptions
 from telesnap.bot.render.i18n import translator
 from telesnap.sandbox.app import Sandbox
 from tests.sandbox.helpers import ANN, BOB
 
-from .conftest import LOOP
+from .conftest import LOOP, open_page
 from .page_helpers import message, pane, send
 
 pytestmark = LOOP
@@ -159,3 +159,76 @@ async def test_a_long_call_keeps_its_log_line_on_one_row(page: Page, sandbox: Sa
         "lines => lines.map((l) => Math.round(l.getBoundingClientRect().height))"
     )
     assert len(set(heights)) == 1, heights
+
+
+async def test_a_blank_name_is_refused_and_the_name_comes_back(
+    page: Page, sandbox: Sandbox
+) -> None:
+    bob = pane(page, BOB)
+    await bob.locator(".name").fill("   ")
+    await bob.locator(".name").press("Enter")
+    await expect(page.locator("#error")).to_contain_text("a name is 1-64 characters")
+    await expect(bob.locator(".name")).to_have_value("Bob")
+    assert sandbox.emulator.world.user(BOB).first_name == "Bob"
+
+
+async def test_a_name_counts_characters_not_utf16_units(page: Page, sandbox: Sandbox) -> None:
+    bob = pane(page, BOB)
+    jokers = "🃏" * 40  # 80 UTF-16 units
+    await bob.locator(".name").fill(jokers)
+    await bob.locator(".name").press("Enter")
+    await expect(bob.locator(".name")).to_have_value(jokers)
+    renamed = sandbox.emulator.world.user(BOB)
+    assert await sandbox.emulator.changes.wait_until(lambda: renamed.first_name == jokers, 10.0)
+    await bob.locator(".name").fill("é" * 65)
+    await bob.locator(".name").press("Enter")
+    await expect(page.locator("#error")).to_contain_text("a name is 1-64 characters")
+    await expect(bob.locator(".name")).to_have_value(jokers)
+    await page.fill("#add-person input[name=first_name]", jokers)
+    await page.click("#add-person button")
+    await expect(page.locator(".pane .name")).to_have_count(3)
+    assert people_named(sandbox, jokers) == 2
+
+
+async def test_the_command_menu_works_from_the_keyboard(page: Page, sandbox: Sandbox) -> None:
+    ann = pane(page, ANN)
+    text, menu = ann.locator(".text"), ann.locator(".command-menu")
+    await text.fill("/he")
+    await expect(menu.locator("li")).to_have_count(1)
+    await text.press("ArrowDown")
+    await expect(menu.locator("li.active")).to_contain_text("/help")
+    await text.press("Enter")
+    await expect(text).to_have_value("/help ")
+    await expect(menu).to_be_hidden()
+    await text.fill("/")
+    items = menu.locator("li")
+    await expect(items.first).to_be_visible()
+    first = await items.nth(0).locator("b").inner_text()
+    second = await items.nth(1).locator("b").inner_text()
+    await text.press("ArrowDown")
+    await text.press("ArrowDown")
+    await expect(menu.locator("li.active b")).to_have_text(second)
+    await text.press("ArrowUp")
+    await text.press("Tab")
+    await expect(text).to_have_value(f"{first} ")
+    await expect(text).to_be_focused()
+    await text.fill("/")
+    await expect(menu).to_be_visible()
+    await text.press("Escape")
+    await expect(menu).to_be_hidden()
+    await expect(message(ann, "/he")).to_have_count(0)
+
+
+async def test_a_refused_add_shows_the_error_line_and_raises_nothing(
+    browser: Browser, sandbox: Sandbox
+) -> None:
+    name = "refused-add"
+    async with open_page(browser, sandbox.page_url, name, refused_calls=True) as page:
+        await page.fill("#add-robot input[name=reaction_ms]", "250")
+        await page.fill("#add-robot input[name=jitter_ms]", "300")
+        await page.click("#add-robot button")
+        await expect(page.locator("#error")).to_contain_text("POST /_sandbox/robots")
+        await page.fill("#add-person input[name=first_name]", "   ")
+        await page.click("#add-person button")
+        await expect(page.locator("#error")).to_contain_text("POST /_sandbox/people")
+    assert len(sandbox.emulator.world.users) == 3, "nobody was added"

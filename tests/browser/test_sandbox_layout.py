@@ -108,6 +108,18 @@ async def test_an_empty_group_says_what_to_do_first(page: Page, sandbox: Sandbox
         await expect(person.locator(".hint")).to_have_count(0)
 
 
+async def test_a_new_forum_topic_says_what_to_do_first_under_its_service_line(
+    page: Page, sandbox: Sandbox
+) -> None:
+    ann = pane(page, ANN)
+    await ann.get_by_role("tab", name="Snap forum › Table 1").click()
+    await expect(ann.locator(".service")).to_have_text("Topic “Table 1” created")
+    await expect(ann.locator(".hint")).to_have_text(
+        "Send /newgame in Ann's pane to open a game of Snap, "
+        "press Join in Bob's pane, then Start in Ann's."
+    )
+
+
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (1400, 900)])
 async def test_the_page_fits_the_screen(
     page: Page, sandbox: Sandbox, width: int, height: int

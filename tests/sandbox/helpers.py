@@ -21,12 +21,12 @@ ANN, BOB = 1001, 1002
 
 @asynccontextmanager
 async def running_sandbox(
-    tmp_path: Path, *, flood_limits: bool = False, roster: bool = False
+    tmp_path: Path, *, flood_limits: bool = False, roster: bool = False, port: int = 0
 ) -> AsyncIterator[Sandbox]:
-    """A fresh sandbox on a free loopback port (shuffle seed 7), stopped at the end."""
+    """A sandbox on a loopback port (0: a free one) with shuffle seed 7, stopped at the end."""
     options = SandboxOptions(
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'sandbox.db'}",
-        port=0,
+        port=port,
         flood_limits=flood_limits,
         shuffle_seed=7,
         roster_file=tmp_path / "sandbox.db.sandbox.json" if roster else None,

@@ -1,4 +1,4 @@
-"""`telesnap sandbox` as people run it: where it is, the page, and a clean stop on Ctrl-C."""
+"""`telesnap sandbox` as people run it: where it is, the page, a clean stop, what it refuses."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -81,3 +82,35 @@ async def test_it_starts_says_it_listens_on_this_machine_only_and_stops_on_ctrl_
     assert rest.decode().strip().endswith("telesnap sandbox: stopped")
     assert "Traceback" not in errors.decode()
     assert (database.with_name("games.db.sandbox.json")).exists()
+
+
+def run_sandbox(folder: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """``telesnap sandbox ARGUMENTS`` in ``folder``, as a person runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "telesnap", "sandbox", *arguments],
+        cwd=folder,
+        env={**os.environ, "TELESNAP_LOG_LEVEL": "WARNING"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_port_in_use_is_refused_by_the_machine_with_code_1(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        result = run_sandbox(tmp_path, "--port", port)
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"telesnap sandbox: cannot listen on 127.0.0.1:{port}: ")
+    assert "in use" in line
+
+
+def test_a_host_that_names_no_address_names_the_option_with_code_1(tmp_path: Path) -> None:
+    result = run_sandbox(tmp_path, "--host", "no.such.host.invalid", "--port", str(free_port()))
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("telesnap sandbox: cannot listen on --host no.such.host.invalid: ")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -259,27 +258,6 @@ def test_fresh_refuses_a_database_with_no_sandbox_beside_it(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match=r"telesnap\.db is not one .*nothing was removed"):
         options_from(fresh_args(database))
     assert database.read_bytes() == b"an operator's real games"
-
-
-def test_a_port_in_use_is_a_one_line_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        args = argparse.Namespace(
-            database_url=f"sqlite:///{tmp_path / 'games.db'}",
-            fresh=False,
-            host="127.0.0.1",
-            port=port,
-            no_flood_limits=False,
-            open=False,
-        )
-        assert sandbox_main(args) == 2
-    error = capsys.readouterr().err
-    assert error.startswith(f"telesnap sandbox: cannot listen on 127.0.0.1:{port}:")
-    assert len(error.strip().splitlines()) == 1
 
 
 async def test_the_chats_are_saved_while_it_runs(tmp_path: Path) -> None:

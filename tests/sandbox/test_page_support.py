@@ -6,6 +6,7 @@ from pathlib import Path
 
 import aiohttp
 
+from telesnap.emulator.state import CALLS_SHOWN
 from tests.sandbox.helpers import ANN, keyed_session, running_sandbox
 
 
@@ -52,3 +53,11 @@ async def test_the_sandbox_api_refuses_a_request_without_the_runs_key(tmp_path: 
         ) as refused:
             assert refused.status == 403
         assert sandbox.clock.skipped_seconds == 0
+
+
+def test_the_readme_says_how_many_calls_the_log_shows() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    the_sandbox = readme.split("## The sandbox\n", 1)[1].split("\n## ", 1)[0]
+    said = " ".join(the_sandbox.split())
+    assert "every Bot API call" not in said
+    assert f"the latest {CALLS_SHOWN} Bot API calls" in said

@@ -81,3 +81,13 @@ async def test_an_open_lobby_comes_back_with_extend_after_a_restart(tmp_path: Pa
             assert read_board(board.text).turn in {"Ann", "Bob"}
         finally:
             await table.close()
+
+
+async def test_a_restart_with_no_lobby_open_does_not_speak_of_one(tmp_path: Path) -> None:
+    async with running_sandbox(tmp_path, roster=True) as first:
+        await ask_for_help_three_times(first)
+    async with running_sandbox(tmp_path, roster=True) as second:
+        assert second.overview()["hint"] == (
+            "Send /newgame in Ann's pane to open a game of Snap, "
+            "press Join in Bob's pane, then Start in Ann's."
+        )

@@ -6,7 +6,8 @@
 
 const LANGUAGES = ["en", "mk", "sw", "es", "ar", "th", "de", "fr", "ru", "he", "fa"];
 const state = { bot: null, users: new Map(), chats: new Map(), messages: new Map(), toasts: new Map(), calls: new Map(), flood: true, refusals: 0 };
-const CALLS_KEPT = 400; // the log's latest calls, besides every 429
+const CALLS_KEPT = 300; // the log's latest calls, besides every 429 (as many as the state sends)
+const KEY_REFUSED = 4403;  // how the live feed closes on a tab that holds another run's key (guard.py)
 const panes = new Map();   // user id -> pane
 let sandbox = null;        // the sandbox interface's overview, or null without one
 let firstState = true;
@@ -25,6 +26,11 @@ const el = (tag, props = {}, ...children) => {
 };
 
 // ---- talking to the emulator and the sandbox
+// A call the server refused: call() has shown why in the error line, so nothing more is needed
+// where no caller catches it (a form, a switch).
+class Refusal extends Error {}
+window.addEventListener("unhandledrejection", (event) => { if (event.reason instanceof Refusal) event.preventDefault(); });
+
 async function call(method, path, body) {
   const response = await fetch(path, {
     method,
@@ -34,7 +40,7 @@ async function call(method, path, body) {
   const data = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
   if (!response.ok) {
     showError(`${method} ${path}: ${data.error || response.status}`);
-    throw new Error(data.error || String(response.status));
+    throw new Refusal(data.error || String(response.status));
   }
   $("#error").hidden = true;
   return data;
@@ -54,7 +60,11 @@ function connect() {
   const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/_emulator/live`);
   socket.onopen = () => { $("#status").textContent = "live"; };
   socket.onmessage = (event) => apply(JSON.parse(event.data));
-  socket.onclose = () => {
+  socket.onclose = (event) => {
+    if (event.code === KEY_REFUSED) { // restarted with a new key: the page's address has changed
+      $("#status").textContent = `the ${sandbox ? "sandbox" : "emulator"} restarted: open the address it printed`;
+      return;
+    }
     $("#status").textContent = "disconnected: reconnecting…";
     setTimeout(connect, 1000);
   };
@@ -140,6 +150,7 @@ class Pane {
     this.replyTo = null;
     this.shown = new Map(); // message key -> element
     this.commands = [];
+    this.shownCommands = []; // the menu's items, in order
     // At the bottom, the pane stays there: as messages come, and as they grow (a picture
     // loading, a font arriving, an edit). Only a scroll of the person's own changes that.
     this.following = true;
@@ -161,7 +172,7 @@ class Pane {
     const text = $(".text", head);
     text.addEventListener("input", () => this.showMenu());
     text.addEventListener("focus", () => this.loadCommands());
-    text.addEventListener("keydown", (event) => { if (event.key === "Escape") $(".command-menu", head).hidden = true; });
+    text.addEventListener("keydown", (event) => this.menuKey(event));
     $(".replying button", head).addEventListener("click", () => this.setReply(null));
     $(".alert button", head).addEventListener("click", () => { $(".alert", head).hidden = true; });
   }
@@ -255,11 +266,12 @@ class Pane {
     this.ownScrollTop = box.scrollTop;
   }
 
-  // A group with no messages yet: what to do first, as the sandbox words it.
+  // A group with no messages yet (a topic's service line is not one): what to do first,
+  // as the sandbox words it.
   showHint() {
     const box = $(".messages", this.node);
     const hint = $(".hint", box);
-    const wanted = sandbox?.hint && this.place.chat.type !== "private" && this.shown.size === 0;
+    const wanted = sandbox?.hint && this.place.chat.type !== "private" && !$(".message", box);
     if (!wanted) { hint?.remove(); return; }
     if (hint) hint.textContent = sandbox.hint;
     else box.append(el("p", { class: "hint", text: sandbox.hint, dir: "auto" }));
@@ -319,23 +331,55 @@ class Pane {
     const typed = input.value;
     if (!typed.startsWith("/") || typed.includes(" ")) { menu.hidden = true; return; }
     const matching = this.commands.filter((command) => `/${command.command}`.startsWith(typed));
+    this.shownCommands = matching;
     menu.replaceChildren(...matching.map((command) => {
       const item = el("li", { dir: "auto" }, el("b", { text: `/${command.command}` }), command.description);
-      item.addEventListener("mousedown", (event) => {
-        event.preventDefault();
-        input.value = `/${command.command} `;
-        menu.hidden = true;
-        input.focus();
-      });
+      item.addEventListener("mousedown", (event) => { event.preventDefault(); this.pickCommand(command); });
       return item;
     }));
     menu.hidden = matching.length === 0;
   }
 
-  async rename(name) {
-    const [first, ...rest] = name.trim().split(" ");
-    if (!first) return;
-    await this.patch({ first_name: first, last_name: rest.join(" ") });
+  // In the open menu: ArrowDown and ArrowUp move the highlight, Enter picks the highlighted
+  // command, Tab that one or the first, Escape closes the menu.
+  menuKey(event) {
+    const menu = $(".command-menu", this.node);
+    if (menu.hidden) return;
+    const items = [...menu.children];
+    const active = items.findIndex((item) => item.classList.contains("active"));
+    if (event.key === "Escape") {
+      menu.hidden = true;
+    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      const last = items.length - 1;
+      const next = event.key === "ArrowDown" ? (active === last ? 0 : active + 1) : (active <= 0 ? last : active - 1);
+      items.forEach((item, at) => item.classList.toggle("active", at === next));
+      items[next].scrollIntoView({ block: "nearest" });
+    } else if ((event.key === "Enter" && active >= 0) || event.key === "Tab") {
+      event.preventDefault();
+      this.pickCommand(this.shownCommands[Math.max(active, 0)]);
+    }
+  }
+
+  pickCommand(command) {
+    const input = $(".text", this.node);
+    input.value = `/${command.command} `;
+    $(".command-menu", this.node).hidden = true;
+    input.focus();
+  }
+
+  // A name is 1-64 characters, counted as the server counts them (code points, not UTF-16 units).
+  async rename(typed) {
+    const name = typed.trim();
+    const field = $(".name", this.node);
+    const length = [...name].length;
+    if (length < 1 || length > 64) {
+      showError(`a name is 1-64 characters, not ${length}`);
+      field.value = fullName(this.user);
+      return;
+    }
+    const [first, ...rest] = name.split(" ");
+    await this.patch({ first_name: first, last_name: rest.join(" ") }).catch(() => { field.value = fullName(this.user); });
   }
   patch(fields) { return call("PATCH", `/_emulator/users/${this.userId}`, fields); }
   async setAdmin(admin) {
