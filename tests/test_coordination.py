@@ -14,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from telesnap.coordination import PostgresCoordination, coordination_for
+from telesnap.coordination.postgres import BOT_WINDOW_S
 from telesnap.services.outbox.rows import NOTICE
 from telesnap.storage.database import create_engine, is_sqlite, session_factory
 from telesnap.storage.uow import UnitsOfWork
@@ -118,10 +119,15 @@ async def test_each_worker_takes_an_even_share_of_the_bot_wide_limit(
 async def test_a_worker_joining_others_keeps_its_share_from_its_first_send(
     postgres_engine: AsyncEngine,
 ) -> None:
-    first = await started(postgres_engine, check_every_s=60.0)
-    second = await started(postgres_engine, check_every_s=60.0)
+    now = [1000.0]
+    first = await started(postgres_engine, check_every_s=1.0)
+    second = PostgresCoordination(postgres_engine, check_every_s=1.0, clock=lambda: now[0])
+    await second.start(lambda stored: None)
     try:
-        assert second.bot_share() == pytest.approx(1 / 2), "before its first count of the workers"
+        assert first.bot_share() == 1.0, "alone until its next count"
+        assert second.bot_share() == 0.0, "nothing while the first may still send at 30 a second"
+        now[0] += 1.0 + BOT_WINDOW_S  # the first has counted it, and a window has passed since
+        assert second.bot_share() == pytest.approx(1 / 2), "counted before its first send"
     finally:
         await second.close()
         await first.close()

@@ -102,7 +102,7 @@ class Coordination(Protocol):
         ...
 
     def bot_share(self) -> float:
-        """The share of the bot-wide flood limit this worker may use (1.0 alone)."""
+        """The share of the bot-wide flood limit this worker may use (1.0 alone, 0: none yet)."""
         ...
 
     async def ping(self) -> None:

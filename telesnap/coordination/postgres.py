@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import uuid
 import zlib
 from collections.abc import Callable, Sequence
@@ -37,6 +38,8 @@ __all__ = ["CHECK_EVERY_S", "PostgresCoordination"]
 
 CHECK_EVERY_S = 1.0
 """How often a worker checks its coordination connection (and counts the live workers)."""
+BOT_WINDOW_S = 1.0
+"""Telegram's bot-wide flood window (30 messages in any second), for a joining worker's wait."""
 
 _TOPIC = 0x7E1E_0001
 """The first key of a topic's claim (the second is a hash of the topic)."""
@@ -95,7 +98,12 @@ class PostgresCoordination:
 
     shared = True
 
-    def __init__(self, engine: AsyncEngine, check_every_s: float = CHECK_EVERY_S) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        check_every_s: float = CHECK_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._engine = engine
         self._origin = uuid.uuid4().hex
         self._connection: AsyncConnection | None = None
@@ -112,6 +120,9 @@ class PostgresCoordination:
         self._exclusive = False
         self._workers = 1
         self._check_every_s = check_every_s
+        self._clock = clock
+        self._quiet_until = 0.0
+        """A worker that joined others sends nothing before this (see :meth:`bot_share`)."""
         self._own_backends: set[int] = set()
         """The server pids of this worker's connections: the outbox wake-ups they send are its
         own, and its senders were woken in process already (``OutboxService.on_rows``)."""
@@ -158,6 +169,7 @@ class PostgresCoordination:
                 await driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE)
                 # Its share from its first send: counted alone, the shares would add up to more.
                 self._workers = max(1, int(await driver.fetchval(_LIVE_WORKERS, _LIVE) or 1))
+                self._quiet_until = self._clock() + self._check_every_s + BOT_WINDOW_S
         self._keeper.start(first_after_s=self._check_every_s)
         return self._exclusive
 
@@ -290,7 +302,14 @@ class PostgresCoordination:
         return bool(swapped)
 
     def bot_share(self) -> float:
-        """An even share of the bot-wide limit among the live workers (counted every second)."""
+        """An even share of the bot-wide limit among the live workers (counted every second).
+
+        None (0) for a worker that just joined others, until each of them has counted it and
+        sent within its smaller share for a whole window: only then do the shares add up to
+        the whole, where the others' last second may hold what their old shares let them send.
+        """
+        if self._clock() < self._quiet_until:
+            return 0.0
         return 1.0 / max(1, self._workers)
 
     async def ping(self) -> None:

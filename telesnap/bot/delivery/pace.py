@@ -170,6 +170,8 @@ State = dict[str, Any]
 
 SWAP_ATTEMPTS = 5
 """How often a slot is tried against a state other workers keep changing, before waiting."""
+NO_SHARE_YET_S = 0.1
+"""How long a send waits while this worker has no share of the bot-wide limit yet."""
 
 
 @dataclass(frozen=True)
@@ -276,7 +278,10 @@ class Pacer:
         if not self.limits.enabled:
             return 0.0
         limit = self.limits.of_chat(chat_id)
-        bot_count = max(1, int(self.limits.bot_messages * self._coordination.bot_share()))
+        share = self._coordination.bot_share()
+        if share <= 0:
+            return NO_SHARE_YET_S  # a worker that just joined others waits for their counts
+        bot_count = max(1, int(self.limits.bot_messages * share))
         if chat_id not in self._chats:
             self._forget_quiet_chats(self._clock())
         seen = self._chats.setdefault(chat_id, {})
