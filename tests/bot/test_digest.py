@@ -17,6 +17,7 @@ from telesnap.bot.render.callbacks import CallbackSigner
 from telesnap.bot.render.digest import BoardEvent, board_events, summarised
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.names import shorten
+from telesnap.emulator.formatting import parse_html, utf16_length
 from telesnap.game import CallKind, CardFlipped, Game, Operation, standard_deck
 from telesnap.services.outbox.rows import BoardEntry
 from telesnap.services.outbox.service import Line, OutboxService
@@ -31,21 +32,23 @@ FLIP_LINE = re.compile(r"^(?P<name>\S+) (?:turns their pile over and )?flips (?P
 SUMMARY_LINE = re.compile(r"^(?P<name>\S+) flips \d+ cards?: (?P<cards>.+)$")
 
 
-def play(seed: int, actions: int) -> list[tuple[list[Operation], TableView]]:
+def play(
+    seed: int, actions: int, names: list[str] = NAMES
+) -> list[tuple[list[Operation], TableView]]:
     """A fast game: flips, snaps on matches, a wrong call now and then; each action's ops."""
     rng = random.Random(seed)
     game = Game()
     deck = standard_deck()
     rng.shuffle(deck)
-    game.deal(len(NAMES), dealer=0, deck=deck)
+    game.deal(len(names), dealer=0, deck=deck)
     steps: list[tuple[list[Operation], TableView]] = []
-    users = [100 + seat for seat in range(len(NAMES))]
+    users = [100 + seat for seat in range(len(names))]
     for _ in range(actions):
         if game.is_over:
             break
         before = len(game.history)
         callers = [
-            s for s in range(len(NAMES)) if game.can_call(s, game.board_version, CallKind.SNAP)
+            s for s in range(len(names)) if game.can_call(s, game.board_version, CallKind.SNAP)
         ]
         if game.is_call_correct(CallKind.SNAP) and callers:
             game.call(
@@ -66,7 +69,7 @@ def play(seed: int, actions: int) -> list[tuple[list[Operation], TableView]]:
             )
         else:
             game.flip(game.turn)
-        table = TableView.of(1, game, users, NAMES)
+        table = TableView.of(1, game, users, names)
         steps.append((list(game.history[before:]), table))
     return steps
 
@@ -100,7 +103,7 @@ def shown_flips(texts: list[str]) -> Counter[tuple[str, str]]:
 async def test_every_flip_and_every_other_event_is_shown_within_telegrams_limit(seed: int) -> None:
     steps = play(seed, actions=900)
     texts = await held_back_boards(steps)
-    assert all(len(text) <= MAX_TEXT for text in texts)
+    assert all(utf16_length(parse_html(text)[0]) <= MAX_TEXT for text in texts)
     assert not any("earlier event" in text for text in texts)
     flipped = Counter(
         (shorten(NAMES[op.seat], BOARD_NAME_LIMIT), str(op.card))

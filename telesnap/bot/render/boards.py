@@ -1,7 +1,8 @@
 """Turning tables, lobbies and operations into HTML messages and keyboards.
 
 The table format is fixed so players (and tests) can read it. Boards cut long names (the
-lobby and the final standings show them whole). Names and cards whose direction differs
+lobby shows them whole, and so do the final standings where they fit). Lengths are measured
+as Telegram measures them (:func:`shown_length`). Names and cards whose direction differs
 from the line's are isolated (:func:`~.i18n.isolate`), and in a right-to-left language
 every line is marked right-to-left.
 """
@@ -37,7 +38,7 @@ from ...services.stats.standings import FinalView, StandingRow
 from ...services.views import LobbyView, TableView
 from .callbacks import Action, CallbackSigner
 from .i18n import directed, is_rtl, isolate
-from .names import grapheme_count, shorten
+from .names import grapheme_count, shorten, utf16_length
 
 MAX_TEXT = 4096
 _Who = Callable[[int], str]
@@ -46,6 +47,16 @@ BOARD_NAME_LIMIT = 20
 """Boards show names up to this many characters; longer ones are cut, ending in "…"."""
 TURN_LINE_NAME_LIMIT = 12
 """The ``Turn:`` line repeats a name only this short; the turn marker points at longer ones."""
+FINAL_ROOM = MAX_TEXT - 1024
+"""The final standings' share of a message: the events that ended the game go above them."""
+_HEADER_ROOM = 64
+"""Kept free for the line that says how many earlier events a board leaves out."""
+NAME_CUTS: tuple[Callable[[str], str], ...] = (
+    lambda whole: whole,
+    lambda text: shorten(text, BOARD_NAME_LIMIT),
+    lambda text: shorten(text, TURN_LINE_NAME_LIMIT, units=2 * TURN_LINE_NAME_LIMIT),
+)
+"""How a message that lists many names cuts them, each tried in turn until the message fits."""
 
 
 def name(text: str) -> str:
@@ -60,6 +71,15 @@ def plain_text(markup: str) -> str:
     'Ann & Bob'
     """
     return unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def shown_length(markup: str) -> int:
+    """How long Telegram counts HTML: the UTF-16 units of the text it shows.
+
+    >>> shown_length("<b>Ann &amp; 🃏</b>")
+    8
+    """
+    return utf16_length(plain_text(markup))
 
 
 def _person(text: str, tr: gettext.NullTranslations) -> str:
@@ -130,19 +150,35 @@ def render_final(
     """The end of a game: how it ended, the places, cards, snaps and wrong calls, the fastest call.
 
     A limit-ended game names the flip limit if its flips reached ``flip_limit``, else the time.
+    Names are whole where the message fits :data:`FINAL_ROOM`, else cut (:data:`NAME_CUTS`).
     """
+    ending = _ending(final.reason, flips, flip_limit, tr)
+    for cut in NAME_CUTS:
+        text = _final_text(game_id, final, tr, ending, cut)
+        if shown_length(text) <= FINAL_ROOM:
+            break
+    return text
+
+
+def _final_text(
+    game_id: int,
+    final: FinalView,
+    tr: gettext.NullTranslations,
+    ending: str,
+    cut: Callable[[str], str],
+) -> str:
     if final.reason is EndReason.ABANDONED:
         lines = [tr.gettext("🛑 <b>Game #{id} was stopped</b>: nobody wins.").format(id=game_id)]
     else:
         lines = [
             tr.gettext("🏁 <b>Game #{id}: final standings</b>").format(id=game_id),
-            _ending(final.reason, flips, flip_limit, tr),
+            ending,
         ]
-    lines += [_standing_line(row, tr) for row in final.rows]
+    lines += [_standing_line(row, cut(row.name), tr) for row in final.rows]
     if final.fastest is not None:
         lines.append(
             tr.gettext("⚡ Fastest correct call: {name}, {time}").format(
-                name=f"<b>{_person(final.fastest.name, tr)}</b>",
+                name=f"<b>{_person(cut(final.fastest.name), tr)}</b>",
                 time=milliseconds(final.fastest.reaction_ms, tr),
             )
         )
@@ -150,7 +186,7 @@ def render_final(
     return directed("\n".join(lines), tr)
 
 
-def _standing_line(row: StandingRow, tr: gettext.NullTranslations) -> str:
+def _standing_line(row: StandingRow, shown_name: str, tr: gettext.NullTranslations) -> str:
     if row.left_reason is LeaveReason.AFK:
         held = tr.gettext("removed as away")
     elif row.left_reason is LeaveReason.REMOVED:
@@ -171,7 +207,7 @@ def _standing_line(row: StandingRow, tr: gettext.NullTranslations) -> str:
         ),
     ]
     trophy = "🏆 " if row.is_winner else ""
-    return f"{row.place}. {trophy}<b>{_person(row.name, tr)}</b> — {' · '.join(figures)}"
+    return f"{row.place}. {trophy}<b>{_person(shown_name, tr)}</b> — {' · '.join(figures)}"
 
 
 def milliseconds(count: int, tr: gettext.NullTranslations) -> str:
@@ -277,10 +313,13 @@ def compose_board(events: Sequence[str], table: TableView, tr: gettext.NullTrans
     When too much happened to fit one message, the oldest lines are summarised.
     """
     board = render_table(table, tr)
-    kept = list(events)
-    while kept and len(directed("\n".join(kept), tr)) + len(board) + 64 > MAX_TEXT:
-        kept.pop(0)
-    dropped = len(events) - len(kept)
+    room = MAX_TEXT - _HEADER_ROOM - shown_length(board)
+    lengths = [shown_length(directed(line, tr)) + 1 for line in events]  # each with its newline
+    used, dropped = sum(lengths), 0
+    while dropped < len(events) and used > room:
+        used -= lengths[dropped]
+        dropped += 1
+    kept = events[dropped:]
     header = (
         [
             tr.ngettext(

@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from ...game import CardFlipped, Operation
 from ...services.views import TableView
-from .boards import MAX_TEXT, board_name, describe, render_table
+from .boards import MAX_TEXT, board_name, describe, render_table, shown_length
 from .i18n import directed, isolate
 
 _ROOM_FOR_LAYOUT = 128
-"""Characters kept free beside the events and the table (compose_board needs 64)."""
+"""UTF-16 units kept free beside the events and the table (compose_board needs 64)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +76,7 @@ def board_lines(
 ) -> list[str]:
     """The event lines a board shows: all of them if they fit, else the summary."""
     full = [event.line for event in events]
-    if _fits(full, table, tr):
+    if _within(full, _room_for_events(table, tr), tr):
         return full
     return summarised(events, tr)
 
@@ -85,7 +85,9 @@ def fits_together(
     events: Sequence[BoardEvent], table: TableView, tr: gettext.NullTranslations
 ) -> bool:
     """Whether one board can show all of ``events`` (summarised if need be) with ``table``."""
-    return _fits(board_lines(events, table, tr), table, tr)
+    room = _room_for_events(table, tr)
+    full = [event.line for event in events]
+    return _within(full, room, tr) or _within(summarised(events, tr), room, tr)
 
 
 def summarised(events: Sequence[BoardEvent], tr: gettext.NullTranslations) -> list[str]:
@@ -114,6 +116,10 @@ def _flip_lines(run: Sequence[Flip], tr: gettext.NullTranslations) -> list[str]:
     ]
 
 
-def _fits(lines: Sequence[str], table: TableView, tr: gettext.NullTranslations) -> bool:
-    used = len(directed("\n".join(lines), tr)) + len(render_table(table, tr))
-    return used + _ROOM_FOR_LAYOUT <= MAX_TEXT
+def _room_for_events(table: TableView, tr: gettext.NullTranslations) -> int:
+    """The UTF-16 units a board of ``table`` leaves for its event lines."""
+    return MAX_TEXT - _ROOM_FOR_LAYOUT - shown_length(render_table(table, tr))
+
+
+def _within(lines: Sequence[str], room: int, tr: gettext.NullTranslations) -> bool:
+    return shown_length(directed("\n".join(lines), tr)) <= room

@@ -9,13 +9,15 @@ with its modifiers or joined parts, a flag); cutting inside one leaves a broken 
 'Alexandria…'
 >>> shorten("Ann", 12)
 'Ann'
+>>> shorten("𝐀𝐁𝐂𝐃", 12, units=6), utf16_length("𝐀𝐁…")
+('𝐀𝐁…', 5)
 """
 
 from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["ELLIPSIS", "grapheme_count", "graphemes", "shorten"]
+__all__ = ["ELLIPSIS", "grapheme_count", "graphemes", "shorten", "utf16_length"]
 
 ELLIPSIS = "…"
 ZWJ = "\u200d"
@@ -62,9 +64,21 @@ def grapheme_count(text: str) -> int:
     return len(graphemes(text))
 
 
-def shorten(text: str, limit: int) -> str:
-    """``text`` if it has at most ``limit`` characters, else its first ``limit - 1`` and "…"."""
+def utf16_length(text: str) -> int:
+    """How long Telegram counts ``text``: in UTF-16 code units (an emoji is often two)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def shorten(text: str, limit: int, *, units: int | None = None) -> str:
+    """``text`` if it has at most ``limit`` characters, else its first ``limit - 1`` and "…".
+
+    ``units``: the cut name is also at most this long in UTF-16 units, as one character can
+    be many (an emoji family, a letter under a stack of marks).
+    """
     clusters = graphemes(text)
-    if len(clusters) <= limit:
+    if len(clusters) <= limit and (units is None or utf16_length(text) <= units):
         return text
-    return "".join(clusters[: limit - 1]).rstrip() + ELLIPSIS
+    kept = clusters[: limit - 1]
+    while units is not None and kept and utf16_length("".join(kept)) >= units:
+        kept.pop()
+    return "".join(kept).rstrip() + ELLIPSIS

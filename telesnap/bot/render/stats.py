@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gettext
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
@@ -31,9 +32,9 @@ from ...services.stats.views import (
     PlayerStatsView,
     Ranking,
 )
-from .boards import milliseconds, name
+from .boards import MAX_TEXT, NAME_CUTS, milliseconds, name, shown_length
 from .callbacks import Signer
-from .i18n import isolate
+from .i18n import directed, isolate
 from .names import shorten
 
 __all__ = [
@@ -358,8 +359,10 @@ def leaderboard_keyboard(
     return InlineKeyboardMarkup([rankings, scopes])
 
 
-def render_game_line(game: GameLine, tr: gettext.NullTranslations) -> str:
-    """Two lines about one ended game: when, how long, flips; who played and who won."""
+def render_game_line(
+    game: GameLine, tr: gettext.NullTranslations, cut: Callable[[str], str] = NAME_CUTS[0]
+) -> str:
+    """Two lines about one ended game: when, how long, flips; who played and who won (``cut``)."""
     when = game.ended_at.strftime("%Y-%m-%d %H:%M UTC") if game.ended_at else "?"
     length_s = game.length_s
     length = "?" if length_s is None else f"{length_s // 60}:{length_s % 60:02d}"
@@ -368,10 +371,10 @@ def render_game_line(game: GameLine, tr: gettext.NullTranslations) -> str:
         "#{id} · {when} · {length} · {flips} flips",
         game.flips,
     ).format(id=game.game_id, when=when, length=length, flips=game.flips)
-    players = ", ".join(isolate(name(player), tr) for player in game.players)
+    players = ", ".join(isolate(name(cut(player)), tr) for player in game.players)
     if game.winners:
         outcome = tr.gettext("🏆 {names}").format(
-            names=", ".join(f"<b>{isolate(name(w), tr)}</b>" for w in game.winners)
+            names=", ".join(f"<b>{isolate(name(cut(w)), tr)}</b>" for w in game.winners)
         )
     else:
         outcome = tr.gettext("🛑 stopped: nobody won")  # only a stopped game has no winner
@@ -379,17 +382,19 @@ def render_game_line(game: GameLine, tr: gettext.NullTranslations) -> str:
 
 
 def render_history(page: HistoryPage, tr: gettext.NullTranslations) -> str:
-    """A page of the chat's past games."""
+    """A page of the chat's past games, its names cut where whole they would not fit a message."""
     if not page.total:
         return tr.gettext("📜 No game has ended in this chat yet.")
-    lines = [
-        tr.gettext("📜 <b>Games played here</b> · page {page} of {pages} ({games})").format(
-            page=page.page + 1, pages=page.pages, games=_games(page.total, tr)
-        )
-    ]
-    lines += [render_game_line(game, tr) for game in page.games]
-    lines.append(tr.gettext("<i>/replay ID sends a game's whole history.</i>"))
-    return "\n\n".join(lines)
+    title = tr.gettext("📜 <b>Games played here</b> · page {page} of {pages} ({games})").format(
+        page=page.page + 1, pages=page.pages, games=_games(page.total, tr)
+    )
+    hint = tr.gettext("<i>/replay ID sends a game's whole history.</i>")
+    for cut in NAME_CUTS:
+        lines = [title, *(render_game_line(game, tr, cut) for game in page.games), hint]
+        text = "\n\n".join(lines)
+        if shown_length(directed(text, tr)) <= MAX_TEXT:  # as it is sent
+            break
+    return text
 
 
 def history_keyboard(
