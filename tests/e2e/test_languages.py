@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from telesnap.bot.render.i18n import LRI, PDI, translator
+from telesnap.bot.render.i18n import LRI, PDI, RLM, translator
 from telesnap.emulator.records import TranscriptMessage
 from telesnap.emulator.testing import RunningEmulator
 
 from .harness import Table, database_file, table_with
+from .stats_helpers import wait_for_kind
 
 NAMES = ("Ann", "Bob", "Cid")
 
@@ -76,5 +77,17 @@ async def test_a_whole_game_in_the_chat_language(
         assert number is not None, board.text
         if language == "ar":  # the command reads whole: "/replay 6", never "replay 6/"
             assert f"{LRI}/replay {number[1]}{PDI}" in board.text
+            await arabic_captions_read_right_to_left(table, number[1])
         else:
             assert f"/replay {number[1]}" in board.text
+
+
+async def arabic_captions_read_right_to_left(table: Table, game_id: str) -> None:
+    """The captions of /replay's film and file, as an Arabic chat reads them."""
+    await table.command("Ann", "replay", game_id)
+    film = await wait_for_kind(table, "animation", f"#{game_id}")
+    assert f"{LRI}/replay {game_id} file{PDI}" in film.text
+    await table.command("Ann", "replay", f"{game_id} file")
+    document = await wait_for_kind(table, "document", f"#{game_id}")
+    for caption in (film.text, document.text):
+        assert all(line.startswith(RLM) for line in caption.split("\n") if line), caption

@@ -119,7 +119,7 @@ class Runtime:
         reply_to: int | None,
         reply_markup: InlineKeyboardMarkup | None = None,
     ) -> None:
-        """Post a file in the topic, with ``caption`` as it is given."""
+        """Post a file in the topic, with ``caption`` as given (an :class:`Answerer` directs it)."""
         post = UploadPost(
             kind, place.chat_id, place.thread_id, data, file_name, caption, reply_markup, reply_to
         )
@@ -267,8 +267,13 @@ class Answerer:
         caption: str,
         reply_markup: InlineKeyboardMarkup | None = None,
     ) -> bool:
-        """Post a file, with ``caption`` as it is given; whether the gate let it go."""
+        """Post a file, its caption set in the direction of ``tr``; whether the gate let it go.
+
+        A caption cut to Telegram's limit is cut after it was directed (directing it again
+        changes nothing), so the marks count towards the limit.
+        """
         if not self.runtime.gate.may_reply(self.place.chat_id, self.user_id):
             return False
+        caption = directed(caption, self.tr)
         self.runtime.upload(self.place, kind, data, file_name, caption, self.reply_to, reply_markup)
         return True

@@ -21,9 +21,10 @@ from ...services.stats.service import StatsService
 from ...services.stats.views import GameLine, LeaderboardView
 from ...services.types import Place, Refused
 from ..delivery.direct import PhotoEditPost
-from ..render.boards import plain_text
+from ..render.boards import plain_text, shown_length
 from ..render.callbacks import carries_button
 from ..render.i18n import directed, language_of, translator
+from ..render.names import utf16_length
 from ..render.stats import (
     STATS_CALLBACK_PATTERN,
     StatsButtonSigner,
@@ -132,8 +133,8 @@ async def _send_stats(answer: Answerer, stats_bot: StatsBot, message: Message) -
             chat_ratings_from=view.chat_ratings_from,
         )
     )
-    caption = text
-    if len(text) > MAX_CAPTION:
+    caption = directed(text, tr)  # as the caption shows it, marks included
+    if shown_length(caption) > MAX_CAPTION:
         caption = tr.gettext("📊 Reaction times and rating")
         answer.say(text)
     answer.upload("photo", chart, f"stats-{target.id}.png", caption)
@@ -180,7 +181,7 @@ REPLAY_FILE_OPTION = "file"
 
 
 def replay_caption(game: GameLine, tr: gettext.NullTranslations, *, film: bool = False) -> str:
-    """The caption of a /replay film or file, cut to fit: the game's line, then a hint.
+    """The caption of a /replay film or file, directed then cut to fit: the game's line, a hint.
 
     Under a film, the hint is how to get the file; under the file, how to check it.
     """
@@ -191,7 +192,7 @@ def replay_caption(game: GameLine, tr: gettext.NullTranslations, *, film: bool =
         hint = tr.gettext(
             "One operation a line: seq, kind, JSON. Check it with: telesnap replay FILE"
         )
-    return within_length(render_game_line(game, tr) + "\n" + hint, MAX_CAPTION)
+    return within_length(directed(render_game_line(game, tr) + "\n" + hint, tr), MAX_CAPTION)
 
 
 def within_length(markup: str, limit: int) -> str:
@@ -204,16 +205,12 @@ def within_length(markup: str, limit: int) -> str:
     >>> within_length("<b>short</b>", 100)
     '<b>short</b>'
     """
-    if _utf16_length(plain_text(markup)) <= limit:
+    if shown_length(markup) <= limit:
         return markup
     cutter = _Cutter(limit)
     cutter.feed(markup)
     cutter.close()
     return "".join(cutter.out) + "".join(f"</{tag}>" for tag in reversed(cutter.open_tags))
-
-
-def _utf16_length(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
 
 
 class _Cutter(HTMLParser):
@@ -242,16 +239,16 @@ class _Cutter(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._full:
             return
-        if _utf16_length(data) > self._room:
+        if utf16_length(data) > self._room:
             kept = ""
             for character in data:
-                if _utf16_length(kept + character) > self._room:
+                if utf16_length(kept + character) > self._room:
                     break
                 kept += character
             data = kept + "…"
             self._full = True
         else:
-            self._room -= _utf16_length(data)
+            self._room -= utf16_length(data)
         self.out.append(html.escape(data, quote=False))
 
 
@@ -335,7 +332,7 @@ def _leaderboard_caption(view: LeaderboardView, tr: gettext.NullTranslations) ->
     The picture shows every row.
     """
     lines = directed(render_leaderboard(view, tr), tr).split("\n")
-    while len(lines) > 1 and _utf16_length(plain_text("\n".join(lines))) > MAX_CAPTION:
+    while len(lines) > 1 and utf16_length(plain_text("\n".join(lines))) > MAX_CAPTION:
         lines.pop(-2)
     return "\n".join(lines)
 

@@ -49,8 +49,15 @@ LRI = "\u2066"
 RLM = "\u200f"
 """RIGHT-TO-LEFT MARK: makes the line it starts a right-to-left line."""
 
-_COMMAND = re.compile(r"(?<![\w/<\u2066])/[a-z_]+(?:@\w+)?(?: [A-Za-z0-9_]+)*")
-"""A command with its Latin arguments; not a closing tag, a path or an isolated command."""
+RLI = "\u2067"
+"""RIGHT-TO-LEFT ISOLATE: starts a run laid out right to left on its own."""
+
+_COMMAND = r"(?<![\w/<])/[a-z][a-z0-9_]*(?:@\w+)?(?: [A-Za-z0-9_]+)*"
+"""A command with its Latin arguments; not a path, not a closing tag."""
+_HAS_COMMAND = re.compile(_COMMAND)
+_ATTRIBUTES_ISOLATE_OR_COMMAND = re.compile(rf"<\w+\s[^>]*>|[{LRI}{RLI}{FSI}{PDI}]|{_COMMAND}")
+"""What :func:`directed` looks at: a tag's attributes (a link) and an isolate's start or end,
+which it skips, or a command, which it wraps."""
 _EXPLICIT = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 """Bidi classes of the explicit direction controls: a run holding one is always isolated."""
 _AGAINST_LTR = frozenset({"R", "AL"}) | _EXPLICIT
@@ -110,14 +117,36 @@ def directed(text: str, tr: gettext.NullTranslations) -> str:
 
     Telegram clients pick a line's direction from its first letter (a name or a card, in a
     table line), so in a right-to-left language each non-empty line starts with :data:`RLM`
-    and each command is wrapped in :data:`LRI` ... :data:`PDI`, never twice.
+    and each command is wrapped in :data:`LRI` ... :data:`PDI`, never twice, never inside a tag
+    or an isolated run (a name, a chat title: people's text is shown as they typed it).
 
     >>> directed("/replay 6", translator("ar")) == RLM + LRI + "/replay 6" + PDI
     True
     """
     if not is_rtl(tr):
         return text
-    text = _COMMAND.sub(lambda command: f"{LRI}{command[0]}{PDI}", text)
+    if _HAS_COMMAND.search(text):  # most boards have none: a quick look is enough
+        text = _ATTRIBUTES_ISOLATE_OR_COMMAND.sub(_CommandIsolator(), text)
     return "\n".join(
         RLM + line if line and not line.startswith(RLM) else line for line in text.split("\n")
     )
+
+
+class _CommandIsolator:
+    """Wraps each command outside tags and isolates (a name, a title, a wrapped command).
+
+    What people typed is isolated where it is put in a right-to-left line, so it stays as typed.
+    """
+
+    def __init__(self) -> None:
+        self._depth = 0
+
+    def __call__(self, match: re.Match[str]) -> str:
+        found = match[0]
+        if found in (LRI, RLI, FSI):
+            self._depth += 1
+        elif found == PDI:
+            self._depth = max(0, self._depth - 1)
+        elif found.startswith("/") and not self._depth:
+            return f"{LRI}{found}{PDI}"
+        return found
