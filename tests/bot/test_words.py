@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gettext
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -456,6 +457,15 @@ def test_names_are_not_cut_inside_a_character() -> None:
     name = "นิ้" * 30  # a letter with a vowel and a tone mark above it, thirty times
     text = render_table(_table(_player(0, name)), tr)
     assert ("นิ้" * (BOARD_NAME_LIMIT - 1)) + "…" in text
+
+
+@pytest.mark.parametrize(
+    "letter",
+    ["กำ", unicodedata.normalize("NFD", "김")],  # Thai with SARA AM; a Hangul syllable in jamo
+)
+def test_names_are_not_cut_inside_letters_of_any_script(letter: str) -> None:
+    text = render_table(_table(_player(0, letter * 30)), translator("th"))
+    assert (letter * (BOARD_NAME_LIMIT - 1)) + "…" in text
 
 
 # -- the final message -----------------------------------------------------------------

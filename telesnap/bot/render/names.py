@@ -3,8 +3,8 @@
 A "character" is what a reader sees as one (a letter with its combining marks, an emoji
 with its modifiers or joined parts, a flag); cutting inside one leaves a broken glyph.
 
->>> graphemes("นิ้ว 👍🏽!")
-['นิ้', 'ว', ' ', '👍🏽', '!']
+>>> graphemes("นิ้ว 👍🏽! กำ")
+['นิ้', 'ว', ' ', '👍🏽', '!', ' ', 'กำ']
 >>> shorten("Alexandria Catherine Montgomery", 12)
 'Alexandria…'
 >>> shorten("Ann", 12)
@@ -15,48 +15,18 @@ with its modifiers or joined parts, a flag); cutting inside one leaves a broken 
 
 from __future__ import annotations
 
-import unicodedata
+import regex
 
 __all__ = ["ELLIPSIS", "grapheme_count", "graphemes", "shorten", "utf16_length"]
 
 ELLIPSIS = "…"
-ZWJ = "\u200d"
-
-
-def _extends(char: str) -> bool:
-    """Whether ``char`` belongs to the character before it rather than starting one."""
-    code = ord(char)
-    return (
-        unicodedata.category(char) in ("Mn", "Mc", "Me")
-        or 0xFE00 <= code <= 0xFE0F  # variation selectors
-        or 0xE0100 <= code <= 0xE01EF
-        or 0x1F3FB <= code <= 0x1F3FF  # emoji skin tones
-        or 0xE0020 <= code <= 0xE007F  # emoji tag sequences (subdivision flags)
-        or char == ZWJ
-    )
-
-
-def _is_regional_indicator(char: str) -> bool:
-    return 0x1F1E6 <= ord(char) <= 0x1F1FF
+_GRAPHEME = regex.compile(r"\X")
+"""An extended grapheme cluster (Unicode's UAX #29), which the ``regex`` package knows."""
 
 
 def graphemes(text: str) -> list[str]:
-    """``text`` split into the characters a reader sees (an approximation of UAX #29)."""
-    clusters: list[str] = []
-    for char in text:
-        if clusters and (
-            _extends(char)
-            or clusters[-1].endswith(ZWJ)
-            or (
-                _is_regional_indicator(char)
-                and len(clusters[-1]) == 1
-                and _is_regional_indicator(clusters[-1])
-            )
-        ):
-            clusters[-1] += char
-        else:
-            clusters.append(char)
-    return clusters
+    """``text`` split into the characters a reader sees."""
+    return _GRAPHEME.findall(text)
 
 
 def grapheme_count(text: str) -> int:
