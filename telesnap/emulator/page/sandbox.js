@@ -56,11 +56,14 @@ function forgetKeyInAddress() {
   history.replaceState(history.state, "", address.pathname + address.search + address.hash);
 }
 
+let live = false; // the live feed is open: the server is up, and this page holds its key
 function connect() {
   const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/_emulator/live`);
-  socket.onopen = () => { $("#status").textContent = "live"; };
+  socket.onopen = () => { live = true; $("#status").textContent = "live"; };
   socket.onmessage = (event) => apply(JSON.parse(event.data));
   socket.onclose = (event) => {
+    live = false;
+    clearTimeout(racesTimer); // nothing to ask a server that is gone, or that refuses this page
     if (event.code === KEY_REFUSED) { // restarted with a new key: the page's address has changed
       $("#status").textContent = `the ${sandbox ? "sandbox" : "emulator"} restarted: open the address it printed`;
       return;
@@ -445,7 +448,7 @@ function scheduleRaces() {
 }
 async function loadRaces() {
   const [chatId, thread] = $("#races-chat").value.split(":");
-  if (!chatId) return;
+  if (!chatId || !live) return;
   const races = await call("GET", `/_sandbox/races?chat_id=${chatId}${thread ? `&message_thread_id=${thread}` : ""}`);
   $("#races").replaceChildren(...races.reverse().map(renderRace));
 }
