@@ -25,6 +25,7 @@ from telegram.error import BadRequest, Forbidden
 from telesnap.bot.delivery.lookout import Lookout
 from telesnap.bot.handlers.membership import on_my_chat_member
 from telesnap.bot.handlers.runtime import RUNTIME_KEY, Runtime
+from telesnap.bot.render.i18n import translator
 from telesnap.services.chat_settings import ChatLanguages, SettingsService
 from telesnap.services.outbox.record import record_boards
 from telesnap.services.outbox.service import OutboxService
@@ -37,6 +38,7 @@ from ..admin import known_admin
 from .runtimes import ChatBot, NoRows, wired_runtime
 
 PLACE = Place(chat_id=-5, chat_type="group", title="Snap club")
+ENGLISH = translator("en")
 ANN, BOB = Actor(1, "Ann"), Actor(2, "Bob")
 _update_ids = itertools.count(500)
 SAFETY_S = 10.0
@@ -124,8 +126,8 @@ async def test_a_post_refused_for_good_is_dropped_and_logged_and_the_chat_goes_o
     reports = unretrieved_reports()
     bot = RefusingOne()
     runtime = wired_runtime(bot=bot)
-    runtime.say(PLACE, "<b>unbalanced")
-    runtime.say(PLACE, "Hello")
+    runtime.say(PLACE, "<b>unbalanced", written_in=ENGLISH)
+    runtime.say(PLACE, "Hello", written_in=ENGLISH)
     await runtime.settle()
     assert bot.texts(PLACE.chat_id) == ["Hello"]
     assert bot.calls == 2, "the refused message is not tried again"
@@ -161,14 +163,14 @@ async def test_a_403_on_a_post_closes_the_chat_and_ends_its_games() -> None:
     bot = ChatBot(refuse={PLACE.chat_id: KICKED})
     outbox = NoRows()
     runtime = wired_runtime(bot=bot, lobby=games, outbox=outbox)
-    runtime.say(PLACE, "Hello")
+    runtime.say(PLACE, "Hello", written_in=ENGLISH)
     await runtime.senders.flush()
     assert runtime.senders.is_closed(PLACE.chat_id)
     assert outbox.gone == [PLACE.chat_id], "its unsent rows are set aside"
     await asyncio.wait_for(games.done.wait(), SAFETY_S)
     assert games.ended == [PLACE.chat_id]
     calls = bot.calls
-    runtime.say(PLACE, "Anyone there?")
+    runtime.say(PLACE, "Anyone there?", written_in=ENGLISH)
     await runtime.settle()
     assert bot.calls == calls, "nothing more is sent there"
     await runtime.close()
@@ -182,7 +184,7 @@ async def test_settling_waits_for_what_the_senders_started() -> None:
     """
     games = EndingGames()
     runtime = wired_runtime(bot=ChatBot(refuse={PLACE.chat_id: KICKED}), lobby=games)
-    runtime.say(PLACE, "Hello")
+    runtime.say(PLACE, "Hello", written_in=ENGLISH)
     await runtime.settle()
     assert games.ended == [PLACE.chat_id]
     await runtime.close()
@@ -238,7 +240,7 @@ async def test_nothing_is_posted_to_a_chat_that_removed_the_bot(
     assert before > 0, "the lobby and the first board are out"
 
     await on_my_chat_member(removal(PLACE.chat_id), context)  # type: ignore[arg-type]
-    runtime.say(PLACE, "Hello")
+    runtime.say(PLACE, "Hello", written_in=ENGLISH)
     await runtime.settle()
     assert len(bot.sent) == before, "neither the abandoned game's board nor a reply goes out"
     async with UnitOfWork(session_factory, read_only=True) as uow:
@@ -246,7 +248,7 @@ async def test_nothing_is_posted_to_a_chat_that_removed_the_bot(
     assert [row.kind for row in pending] == [], "its unsent boards are set aside"
 
     await on_my_chat_member(removal(PLACE.chat_id, back=True), context)  # type: ignore[arg-type]
-    runtime.say(PLACE, "Hello again")
+    runtime.say(PLACE, "Hello again", written_in=ENGLISH)
     clock.ahead = timedelta(minutes=10)  # long after the removal: anything unsent is overdue
     await Lookout(runtime.senders, outbox).look_once()
     await runtime.settle()

@@ -121,6 +121,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
                 "⚠️ Something went wrong on my side with {command}. Please try again in a moment."
             ).format(command=html.escape(command)),
             message.message_id,
+            written_in=tr,
         )
 
 

@@ -86,14 +86,14 @@ class Runtime:
         reply_to: int | None = None,
         reply_markup: InlineKeyboardMarkup | None = None,
         *,
-        written_in: gettext.NullTranslations | None = None,
+        written_in: gettext.NullTranslations,
     ) -> None:
         """Post a message in the topic, set in the direction of the language it is written in.
 
-        ``written_in``: the translations that wrote ``text`` (the chat's, if not given), which
-        differ from the chat's when a chat with no language yet answers someone in theirs.
+        ``written_in``: the translations that wrote ``text``; they differ from the chat's when a
+        chat with no language yet answers someone in theirs.
         """
-        text = directed(text, written_in or self.translations(place))
+        text = directed(text, written_in)
         self.send(TextPost(place.chat_id, place.thread_id, text, reply_markup, reply_to=reply_to))
 
     def edit(
@@ -103,10 +103,10 @@ class Runtime:
         text: str,
         reply_markup: InlineKeyboardMarkup | None = None,
         *,
-        written_in: gettext.NullTranslations | None = None,
+        written_in: gettext.NullTranslations,
     ) -> None:
         """Give a message new text, set in the direction of its language (as :meth:`say`)."""
-        text = directed(text, written_in or self.translations(place))
+        text = directed(text, written_in)
         self.send(EditPost(place.chat_id, message_id, text, reply_markup))
 
     def upload(
