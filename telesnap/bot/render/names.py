@@ -45,8 +45,11 @@ def shorten(text: str, limit: int, *, units: int | None = None) -> str:
     ``units``: the cut name is also at most this long in UTF-16 units, as one character can
     be many (an emoji family, a letter under a stack of marks).
     """
+    fits_units = units is None or utf16_length(text) <= units
+    if len(text) <= limit and fits_units:  # no more clusters than code points: no need to split
+        return text
     clusters = graphemes(text)
-    if len(clusters) <= limit and (units is None or utf16_length(text) <= units):
+    if len(clusters) <= limit and fits_units:
         return text
     kept = clusters[: limit - 1]
     while units is not None and kept and utf16_length("".join(kept)) >= units:
