@@ -163,7 +163,7 @@ def test_every_message_is_translated(fresh_template: Catalog, language: str) -> 
     nplurals = PLURAL_RULES[language][0]
     missing = []
     for english in _messages(fresh_template):
-        message = catalog.get(english.id)
+        message = catalog.get(english.id, english.context)
         if (
             message is None
             or not all(_forms(message))

@@ -23,6 +23,7 @@ from telesnap.bot.render.boards import (
 from telesnap.bot.render.i18n import FSI, LANGUAGES, LOCALE_DIR, PDI, RLM, translator
 from telesnap.bot.render.settings_menu import settings_text, value_label
 from telesnap.bot.render.stats import (
+    render_game_line,
     render_history,
     render_leaderboard,
     render_player_stats,
@@ -45,6 +46,7 @@ from telesnap.services.stats.standings import FastestCall, FinalView, StandingRo
 from telesnap.services.stats.views import (
     BoardEntry,
     Figures,
+    GameLine,
     HistoryPage,
     LeaderboardView,
     PlayerStatsView,
@@ -544,3 +546,21 @@ def test_players_who_walked_away_are_shown_as_such() -> None:
         "3. <b>Cid</b> — removed as away · 0 snaps won · 0 wrong calls",
     ]
     assert "Fastest" not in "\n".join(lines)
+
+
+def test_arabic_lists_of_names_are_separated_by_the_arabic_comma() -> None:
+    tr = translator("ar")
+    tie = RaceResolved(
+        CallKind.SNAP,
+        (0, 1),
+        (0, 1),
+        False,
+        4,
+        (CallResult(0, CallVerdict.TIED), CallResult(1, CallVerdict.TIED)),
+    )
+    game = GameLine(42, None, None, ("Ann", "Bob", "Cy"), ("Ann", "Bob"), "limit", 9, 20, True)
+    texts = [describe(tie, _table(*ANN_BOB), tr) or "", render_game_line(game, tr)]
+    for text in (text.replace("<b>", "").replace("</b>", "") for text in texts):
+        assert f"Ann{PDI}، {FSI}Bob" in text
+        assert ", " not in text
+    assert "Ann, Bob, Cy" in render_game_line(game, translator("es"))

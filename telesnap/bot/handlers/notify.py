@@ -14,7 +14,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
 from ...services.notify import AlertState, NotifyService
 from ...services.types import Place
 from ..render.boards import name
-from ..render.i18n import isolate
+from ..render.i18n import isolate, listed
 from ..render.names import shorten
 from .actions import Request
 from .context import command_arguments
@@ -108,10 +108,10 @@ def private_alerts_text(chats: Sequence[str | None], tr: gettext.NullTranslation
             "Send /notify in a group where you play, and I will write to you here when a "
             "game opens there."
         )
-    listed = ", ".join(_chat_title(title, tr) for title in chats)
+    titles = listed((_chat_title(title, tr) for title in chats), tr)
     return tr.gettext(
         "🔔 I write to you here when a game opens in: {chats}. Send /notify off in a chat to stop."
-    ).format(chats=listed)
+    ).format(chats=titles)
 
 
 async def private_start_line(request: Request) -> str | None:

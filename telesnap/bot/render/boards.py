@@ -37,7 +37,7 @@ from ...game.engine import MAX_PLAYERS
 from ...services.stats.standings import FinalView, StandingRow
 from ...services.views import LobbyView, TableView
 from .callbacks import Action, CallbackSigner
-from .i18n import directed, is_rtl, isolate
+from .i18n import directed, is_rtl, isolate, listed
 from .names import grapheme_count, shorten, utf16_length
 
 MAX_TEXT = 4096
@@ -263,7 +263,7 @@ def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> s
 
 def _describe_race(op: RaceResolved, who: _Who, tr: gettext.NullTranslations) -> str:
     if len(op.winners) > 1:
-        names = ", ".join(who(seat) for seat in op.winners)
+        names = listed((who(seat) for seat in op.winners), tr)
         return tr.gettext("🤝 {names} called together: the piles go into the Snap Pot.").format(
             names=names
         )
@@ -303,7 +303,7 @@ def _describe_end(op: GameEnded, who: _Who, tr: gettext.NullTranslations) -> str
         return None
     if len(op.winners) == 1:
         return tr.gettext("🏆 {name} wins the game!").format(name=who(op.winners[0]))
-    names = ", ".join(who(seat) for seat in op.winners)
+    names = listed((who(seat) for seat in op.winners), tr)
     return tr.gettext("🏆 {names} share the win: each wins the game!").format(names=names)
 
 

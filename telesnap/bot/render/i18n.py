@@ -26,6 +26,7 @@ import functools
 import gettext
 import re
 import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 from ...services.privacy import FORMER_PLAYER
@@ -96,6 +97,15 @@ def is_rtl(tr: gettext.NullTranslations) -> bool:
     False
     """
     return language_of_translations(tr) in RTL_LANGUAGES
+
+
+def listed(items: Iterable[str], tr: gettext.NullTranslations) -> str:
+    """``items`` as a list in ``tr``'s language (Arabic separates them with its own comma).
+
+    >>> listed(["Ann", "Bob"], translator("ar"))
+    'Ann، Bob'
+    """
+    return tr.pgettext("list separator", ", ").join(items)
 
 
 def isolate(text: str, tr: gettext.NullTranslations) -> str:

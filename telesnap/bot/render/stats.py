@@ -34,7 +34,7 @@ from ...services.stats.views import (
 )
 from .boards import MAX_TEXT, NAME_CUTS, milliseconds, name, shown_length
 from .callbacks import Signer
-from .i18n import directed, isolate
+from .i18n import directed, isolate, listed
 from .names import shorten
 
 __all__ = [
@@ -241,7 +241,7 @@ def _board_value(view: LeaderboardView, figures: Figures, tr: gettext.NullTransl
                 count=figures.timed_calls
             ),
         )
-    return ", ".join(_snaps_won(figures, tr))
+    return listed(_snaps_won(figures, tr), tr)
 
 
 def _ranking_label(ranking: Ranking, tr: gettext.NullTranslations) -> str:
@@ -371,10 +371,10 @@ def render_game_line(
         "#{id} · {when} · {length} · {flips} flips",
         game.flips,
     ).format(id=game.game_id, when=when, length=length, flips=game.flips)
-    players = ", ".join(isolate(name(cut(player)), tr) for player in game.players)
+    players = listed((isolate(name(cut(player)), tr) for player in game.players), tr)
     if game.winners:
         outcome = tr.gettext("🏆 {names}").format(
-            names=", ".join(f"<b>{isolate(name(cut(w)), tr)}</b>" for w in game.winners)
+            names=listed((f"<b>{isolate(name(cut(w)), tr)}</b>" for w in game.winners), tr)
         )
     else:
         outcome = tr.gettext("🛑 stopped: nobody won")  # only a stopped game has no winner
