@@ -17,7 +17,7 @@ from telesnap.bot.handlers.commands import command_handlers, on_unknown_command
 from telesnap.bot.handlers.privacy import PrivacyBot, on_privacy_command
 from telesnap.bot.handlers.runtime import RUNTIME_KEY
 from telesnap.bot.handlers.stats import StatsBot, on_stats_command
-from telesnap.bot.render.i18n import translator
+from telesnap.bot.render.i18n import FSI, PDI, translator
 from telesnap.bot.render.texts import refusal_text
 from telesnap.services.types import Reason, Refused
 
@@ -136,3 +136,10 @@ def test_an_unknown_setting_is_named_escaped() -> None:
     refused = Refused(Reason.UNKNOWN_SETTING, {"name": "<b>tie</b>&"})
     text = refusal_text(refused, translator("en"))
     assert text == "There is no setting called &lt;b&gt;tie&lt;/b&gt;&amp;."
+
+
+def test_an_unknown_setting_in_another_script_is_isolated_from_the_sentence() -> None:
+    english = refusal_text(Refused(Reason.UNKNOWN_SETTING, {"name": "مهلة"}), translator("en"))
+    assert english == f"There is no setting called {FSI}مهلة{PDI}."
+    arabic = refusal_text(Refused(Reason.UNKNOWN_SETTING, {"name": "tie"}), translator("ar"))
+    assert f"{FSI}tie{PDI}" in arabic

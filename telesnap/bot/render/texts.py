@@ -8,6 +8,7 @@ from ...game import CallVerdict
 from ...game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ...services.types import Reason, Refused
 from .boards import clock_time, milliseconds, name
+from .i18n import isolate
 
 
 def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
@@ -64,7 +65,7 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         ),
         Reason.BAD_BUTTON: tr.gettext("This button is not valid."),
         Reason.UNKNOWN_SETTING: tr.gettext("There is no setting called {name}.").format(
-            name=name(str(details.get("name", "?")))  # as typed: escaped for HTML
+            name=isolate(name(str(details.get("name", "?"))), tr)  # as typed: escaped, isolated
         ),
         Reason.BAD_SETTING_VALUE: tr.gettext("{name} must be one of: {allowed}.").format(
             name=details.get("name", "?"), allowed=details.get("allowed", "?")
