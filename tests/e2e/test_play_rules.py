@@ -160,3 +160,16 @@ async def test_private_chat_unknown_commands_and_junk_arguments_get_answers(
         await client.send_command(int(private["id"]), table.players["Ann"], "newgame")
         answer = await client.wait_for_message(int(private["id"]), lambda m: bool(m.text))
         assert "Snap is played in groups" in answer.text
+
+
+async def test_a_typed_call_repeated_on_the_same_board_is_told_it_counts_once(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        await table.reply_to(await table.command("Ann", "settings", "penalty off"))
+        board = await table.open_and_start(["Ann", "Bob"])
+        assert not board.has_match
+        await table.command("Bob", "snap")
+        await table.client.wait_until_idle()
+        again = await table.reply_to(await table.command("Bob", "snap"))
+        assert again.text == "You did that already on this board: it counts once."
