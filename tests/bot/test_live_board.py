@@ -12,7 +12,7 @@ from telesnap.bot.delivery.live import (
     LIVE_EVENTS,
     RecentLines,
     edit_in_place,
-    with_earlier,
+    kept_earlier,
 )
 from telesnap.game import Card, CardFlipped, SeatStatus
 from telesnap.services.outbox.rows import BoardEntry
@@ -21,12 +21,12 @@ from telesnap.services.views import PlayerView, PlayOutcome, TableView
 
 def test_a_live_board_shows_earlier_lines_above_its_own_up_to_the_limit() -> None:
     first = [f"flip {index}" for index in range(LIVE_EVENTS - 2)]
-    assert with_earlier([], first) == first
+    assert kept_earlier([], first) == []
     second = ["flip a", "flip b", "flip c"]
-    shown = with_earlier(first, second)
-    assert shown == [*first[-(LIVE_EVENTS - 3) :], *second], "topped up with earlier lines"
+    kept = kept_earlier(first, second)
+    assert kept == first[-(LIVE_EVENTS - 3) :], "topped up with earlier lines"
     many = [f"event {index}" for index in range(LIVE_EVENTS + 4)]
-    assert with_earlier(first, many) == many, "every new event, however many"
+    assert kept_earlier(first, many) == [], "every new event, however many"
 
 
 def flipped(entry_id: int, card: str) -> BoardEntry:

@@ -7,20 +7,27 @@ HTML escapes (five times longer in the markup), and emoji joined into one charac
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
+from typing import cast
 
 import pytest
 
+from telesnap.bot.delivery.live import LIVE, RecentLines
+from telesnap.bot.delivery.show import HeadShow
 from telesnap.bot.render.boards import compose_board
 from telesnap.bot.render.digest import board_events, board_lines
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.stats import render_history
 from telesnap.emulator.formatting import parse_html, utf16_length
-from telesnap.game import Game, standard_deck
+from telesnap.game import Game, Operation, standard_deck
+from telesnap.services.outbox.rows import BoardEntry
+from telesnap.services.outbox.service import Line, OutboxService
 from telesnap.services.stats.views import GameLine, HistoryPage
-from telesnap.services.views import TableView
+from telesnap.services.views import PlayOutcome, TableView
 
-from .test_digest import held_back_boards, play
+from .sending import FakeBotApi
+from .test_digest import SIGNER, held_back_boards, play
 
 TR = translator("en")
 PLAYERS = 12
@@ -99,3 +106,28 @@ def test_a_history_page_of_long_named_games_fits_telegrams_limit(kind: str) -> N
     assert text.startswith("📜 Games played here · page 1 of 2 (10 games)")
     assert all(f"#{game_id} · 2026-12-01 10:05 UTC" in text for game_id in range(5, 10))
     assert text.endswith("/replay ID sends a game's whole history.")
+
+
+@pytest.mark.parametrize("kind", sorted(LONG_NAMES))
+async def test_a_live_board_never_counts_lines_it_showed_as_left_out(kind: str) -> None:
+    steps = [
+        (operations, dataclasses.replace(table, board_style=LIVE))
+        for operations, table in play(2, actions=40, names=LONG_NAMES[kind])
+    ]
+    texts = await boards_shown_one_by_one(steps)
+    assert len(texts) == len(steps)
+    assert max(utf16_length(shown(text)) for text in texts) <= 4096
+    assert not [text for text in texts if "earlier event" in text]
+
+
+async def boards_shown_one_by_one(steps: list[tuple[list[Operation], TableView]]) -> list[str]:
+    """The texts a chat's sender shows of each row as it comes, editing a live board in place."""
+    bot = FakeBotApi()
+    show = HeadShow(bot, cast(OutboxService, None), SIGNER, RecentLines())  # type: ignore[arg-type]
+    line = Line([])
+    for row_id, (operations, table) in enumerate(steps, start=1):
+        entry = BoardEntry(row_id, -1, 0, 1, PlayOutcome(table, tuple(operations)))
+        showing = await show.show([entry], line, TR)
+        assert showing.shown.board is not None
+        line.shown[table.game_id] = showing.shown.board
+    return [call.text for call in bot.calls if call.text]

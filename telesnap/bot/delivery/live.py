@@ -53,10 +53,10 @@ def entry_events(entry: BoardEntry, tr: gettext.NullTranslations) -> list[BoardE
     return events + board_events(entry.board.operations, entry.board.table, tr)
 
 
-def with_earlier(earlier: Sequence[str], lines: Sequence[str]) -> list[str]:
-    """``lines`` (the new events), after as many ``earlier`` ones as :data:`LIVE_EVENTS` leaves."""
+def kept_earlier(earlier: Sequence[str], lines: Sequence[str]) -> list[str]:
+    """The last ``earlier`` lines that :data:`LIVE_EVENTS` leaves room for above ``lines``."""
     room = max(0, LIVE_EVENTS - len(lines))
-    return [*(earlier[-room:] if room else []), *lines]
+    return list(earlier[-room:]) if room else []
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from ..render.i18n import directed
 from ..render.notices import render_notice
 from .direct import EditPost, QuickSender, TextPost
 from .failures import is_gone, is_unchanged
-from .live import LIVE, RecentLines, edit_in_place, entry_events, with_earlier
+from .live import LIVE, RecentLines, edit_in_place, entry_events, kept_earlier
 
 logger = logging.getLogger(__name__)
 
@@ -109,12 +109,13 @@ class HeadShow:
             return Showing(Shown(first.chat_id, ids, None))  # a newer board is on screen
         lines = board_lines(events, table, tr)
         live = table.board_style == LIVE
+        earlier: list[str] = []
         if live:
-            earlier = await self.recent.earlier(
+            shown_before = await self.recent.earlier(
                 table.game_id, before.version if before else None, tr
             )
-            lines = with_earlier(earlier, lines)
-        text = compose_board(lines, table, tr)
+            earlier = kept_earlier(shown_before, lines)
+        text = compose_board(lines, table, tr, earlier=earlier)
         keyboard = board_keyboard(table, self.signer, tr)
         message_id = None
         try:
@@ -128,7 +129,10 @@ class HeadShow:
             raise HeadNotShownError(ids, error) from error  # the rows behind wait for the next
         if live:
             self.recent.shown(
-                table.game_id, lines, version=table.board_version, is_over=table.is_over
+                table.game_id,
+                [*earlier, *lines],
+                version=table.board_version,
+                is_over=table.is_over,
             )
         board = ShownBoard(table.game_id, table.board_version, message_id, self.clock())
         bare = None

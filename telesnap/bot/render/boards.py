@@ -307,26 +307,35 @@ def _describe_end(op: GameEnded, who: _Who, tr: gettext.NullTranslations) -> str
     return tr.gettext("🏆 {names} share the win: each wins the game!").format(names=names)
 
 
-def compose_board(events: Sequence[str], table: TableView, tr: gettext.NullTranslations) -> str:
+def compose_board(
+    events: Sequence[str],
+    table: TableView,
+    tr: gettext.NullTranslations,
+    *,
+    earlier: Sequence[str] = (),
+) -> str:
     """A board message: what happened since the last one, then the table.
 
-    When too much happened to fit one message, the oldest lines are summarised.
+    ``earlier``: lines a live board showed before, above the new ones; short of room, they go
+    first, unsaid. When the new events alone do not fit, the oldest are summarised.
     """
     board = render_table(table, tr)
     room = MAX_TEXT - _HEADER_ROOM - shown_length(board)
-    lengths = [shown_length(directed(line, tr)) + 1 for line in events]  # each with its newline
+    lines = [*earlier, *events]
+    lengths = [shown_length(directed(line, tr)) + 1 for line in lines]  # each with its newline
     used, dropped = sum(lengths), 0
-    while dropped < len(events) and used > room:
+    while dropped < len(lines) and used > room:
         used -= lengths[dropped]
         dropped += 1
-    kept = events[dropped:]
+    kept = lines[dropped:]
+    summarised = max(0, dropped - len(earlier))
     header = (
         [
             tr.ngettext(
-                "…and {count} earlier event", "…and {count} earlier events", dropped
-            ).format(count=dropped)
+                "…and {count} earlier event", "…and {count} earlier events", summarised
+            ).format(count=summarised)
         ]
-        if dropped
+        if summarised
         else []
     )
     return directed("\n".join([*header, *kept, "", board]).strip(), tr)
