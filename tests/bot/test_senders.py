@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter
 
 from telesnap.bot.delivery.direct import EditPost, KeyboardRemovalPost, TextPost
 from telesnap.bot.delivery.failures import OWN_FAULT_ATTEMPTS
@@ -171,6 +171,18 @@ async def test_a_403_sets_the_chats_rows_aside_and_reports_the_chat_once(wired: 
     wired.senders.post(TextPost(PLACE.chat_id, 0, "hello"))
     await wired.settle()
     assert [call.text for call in wired.bot.calls] == [], "nothing more is sent there"
+
+
+async def test_a_group_that_became_a_supergroup_is_closed_like_a_removed_chat(
+    wired: Wired,
+) -> None:
+    wired.bot.errors.append(("send_message", ChatMigrated(-100123)))
+    await wired.started()
+    await wired.settle()
+    assert wired.removed == [PLACE.chat_id], "its games end"
+    assert {row.state for row in await wired.rows()} == {"failed"}
+    assert [call for call in wired.bot.calls if call.method == "send_message"] == []
+    assert wired.senders.is_closed(PLACE.chat_id), "not tried again and again"
 
 
 async def test_a_waiting_edit_of_a_message_is_replaced_by_a_newer_one(wired: Wired) -> None:

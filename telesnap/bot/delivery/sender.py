@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from telegram import Bot
-from telegram.error import BadRequest, Forbidden
+from telegram.error import BadRequest, ChatMigrated, Forbidden
 
 from ...coordination import Coordination
 from ...services.chat_settings import ChatLanguages
@@ -274,6 +274,14 @@ class Senders:
 
     async def _retry(self, chat: _Chat, error: Exception, what: str) -> bool:
         """Wait before trying ``what`` again; False: the chat is gone (nothing to try)."""
+        if isinstance(error, ChatMigrated):  # Telegram will not take this chat id again
+            logger.warning(
+                "chat %s became supergroup %s: its games here end; new ones are played there",
+                chat.chat_id,
+                error.new_chat_id,
+            )
+            await self._gone(chat)
+            return False
         if isinstance(error, Forbidden):
             logger.warning("chat %s: the bot cannot post here (%s)", chat.chat_id, error)
             await self._gone(chat)

@@ -13,7 +13,7 @@ import logging
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from telegram import Update
-from telegram.error import Forbidden
+from telegram.error import ChatMigrated, Forbidden
 from telegram.ext import ContextTypes
 
 from ...services.types import Place
@@ -99,7 +99,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         error,
         exc_info=error,
     )
-    if isinstance(error, Forbidden) and place is not None:
+    if isinstance(error, Forbidden | ChatMigrated) and place is not None:
         runtime.bot_removed(place.chat_id)
         return
     user = update.effective_user
