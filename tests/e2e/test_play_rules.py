@@ -165,11 +165,27 @@ async def test_private_chat_unknown_commands_and_junk_arguments_get_answers(
 async def test_a_typed_call_repeated_on_the_same_board_is_told_it_counts_once(
     emulator: RunningEmulator, tmp_path: Path
 ) -> None:
-    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
-        await table.reply_to(await table.command("Ann", "settings", "penalty off"))
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob"], admins=["Ann"]
+    ) as table:
+        saved = await table.reply_to(await table.command("Ann", "settings", "penalty off"))
+        assert saved.text.startswith("Saved."), saved.text
         board = await table.open_and_start(["Ann", "Bob"])
         assert not board.has_match
         await table.command("Bob", "snap")
         await table.client.wait_until_idle()
         again = await table.reply_to(await table.command("Bob", "snap"))
         assert again.text == "You did that already on this board: it counts once."
+
+
+async def test_a_long_typed_setting_or_game_number_is_not_echoed_at_length(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob"], admins=["Ann"]
+    ) as table:
+        setting = await table.reply_to(await table.command("Ann", "settings", "Z" * 4084 + " 5"))
+        assert setting.text == f"There is no setting called {'Z' * 32}…."
+        replay = await table.reply_to(await table.command("Bob", "replay", "9" * 4088))
+        assert replay.text == f"No game #{'9' * 32}… has ended in this chat."
+        assert await table.client.violations() == []

@@ -17,7 +17,7 @@ from ...game import CallKind, CallVerdict
 from ...services.types import Reason, Refused
 from ..render.boards import clock_time, name
 from ..render.i18n import language_of
-from ..render.names import shorten
+from ..render.names import TYPED_WORD_LIMIT, shorten
 from ..render.rules_text import full_rules
 from ..render.texts import help_text, refusal_text, verdict_toast
 from . import actions
@@ -250,10 +250,6 @@ async def on_unknown_command(update: Update, context: Context) -> None:
     refuse(answer, text)
 
 
-COMMAND_WORD_LIMIT = 33
-"""The longest command Telegram has (a slash and 32 characters)."""
-
-
 def command_word(text: str) -> str:
     """The command a message starts with, without the bot's name, cut to a command's length.
 
@@ -262,7 +258,7 @@ def command_word(text: str) -> str:
     """
     words = text.split(maxsplit=1)
     word = words[0].partition("@")[0] if words else text
-    return shorten(word, COMMAND_WORD_LIMIT)
+    return shorten(word, TYPED_WORD_LIMIT)
 
 
 async def forget_receipt(update: Update, context: Context) -> None:

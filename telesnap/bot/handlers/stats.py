@@ -24,7 +24,7 @@ from ..delivery.direct import PhotoEditPost
 from ..render.boards import plain_text, shown_length
 from ..render.callbacks import carries_button
 from ..render.i18n import directed, language_of, translator
-from ..render.names import utf16_length
+from ..render.names import TYPED_WORD_LIMIT, shorten, utf16_length
 from ..render.stats import (
     STATS_CALLBACK_PATTERN,
     StatsButtonSigner,
@@ -46,6 +46,8 @@ STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
 MAX_CAPTION = 1024
 """Telegram's limit on a caption, in characters of visible text."""
 LEADERBOARD_FILE_NAME = "leaderboard.png"
+MAX_GAME_ID_DIGITS = 19
+"""A game number has at most as many digits as the database's largest integer."""
 
 
 @dataclass(eq=False)
@@ -157,10 +159,14 @@ async def _send_replay(answer: Answerer, stats_bot: StatsBot, message: Message) 
         answer.say(text)
         return
     game_id = int(words[0].lstrip("#"))
+    no_game = tr.gettext("No game #{id} has ended in this chat.")
+    if len(str(game_id)) > MAX_GAME_ID_DIGITS:  # no game has such a number: not looked for
+        answer.say(no_game.format(id=shorten(str(game_id), TYPED_WORD_LIMIT)))
+        return
     try:
         document = await stats_bot.service.replay(answer.place.chat_id, game_id)
     except Refused:
-        answer.say(tr.gettext("No game #{id} has ended in this chat.").format(id=game_id))
+        answer.say(no_game.format(id=game_id))
         return
     film = b""
     if not as_file:

@@ -17,9 +17,19 @@ from __future__ import annotations
 
 import regex
 
-__all__ = ["ELLIPSIS", "grapheme_count", "graphemes", "shorten", "utf16_length"]
+__all__ = [
+    "ELLIPSIS",
+    "TYPED_WORD_LIMIT",
+    "grapheme_count",
+    "graphemes",
+    "shorten",
+    "utf16_length",
+]
 
 ELLIPSIS = "…"
+TYPED_WORD_LIMIT = 33
+"""How much of a word a user typed (a command, a setting's name) an answer repeats: the
+longest command Telegram has, a slash and 32 characters."""
 _GRAPHEME = regex.compile(r"\X")
 """An extended grapheme cluster (Unicode's UAX #29), which the ``regex`` package knows."""
 

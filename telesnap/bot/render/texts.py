@@ -9,6 +9,7 @@ from ...game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ...services.types import Reason, Refused
 from .boards import clock_time, milliseconds, name
 from .i18n import isolate
+from .names import TYPED_WORD_LIMIT, shorten
 
 
 def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
@@ -63,7 +64,7 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         ),
         Reason.BAD_BUTTON: tr.gettext("This button is not valid."),
         Reason.UNKNOWN_SETTING: tr.gettext("There is no setting called {name}.").format(
-            name=isolate(name(str(details.get("name", "?"))), tr)  # as typed: escaped, isolated
+            name=isolate(name(shorten(str(details.get("name", "?")), TYPED_WORD_LIMIT)), tr)
         ),
         Reason.BAD_SETTING_VALUE: tr.gettext("{name} must be one of: {allowed}.").format(
             name=details.get("name", "?"), allowed=details.get("allowed", "?")
