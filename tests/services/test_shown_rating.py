@@ -100,14 +100,14 @@ async def test_a_player_who_lost_both_games_is_not_shown_a_higher_rating(
     assert ann.chat.wins == 0
     assert ann.chat.mu - 3 * ann.chat.sigma > 0, "the ordinal rose after losses"
     assert ann.chat.rating == RATING_BASELINE
-    assert ann.ratings == (RATING_BASELINE, RATING_BASELINE)
+    assert ann.chat_ratings == (RATING_BASELINE, RATING_BASELINE)
     bob = await service.player(CHAT, BOB, "Bob")
     cid = await service.player(CHAT, CID, "Cid")
     assert bob.chat is not None
     assert cid.chat is not None
-    assert bob.ratings[0] > RATING_BASELINE
-    assert bob.ratings[1] > bob.ratings[0]
-    assert cid.ratings[1] < cid.ratings[0] < RATING_BASELINE
+    assert bob.chat_ratings[0] > RATING_BASELINE
+    assert bob.chat_ratings[1] > bob.chat_ratings[0]
+    assert cid.chat_ratings[1] < cid.chat_ratings[0] < RATING_BASELINE
     board = await service.leaderboard(CHAT, Ranking.RATING)
     assert [entry.name for entry in board.entries] == ["Bob", "Ann", "Cid"]
     assert board.provisional, "two games each: nobody has the five to be listed for good"

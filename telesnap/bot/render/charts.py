@@ -121,6 +121,7 @@ def stats_figure(
 ) -> Figure:
     """The figure :func:`stats_chart` draws.
 
+    ``ratings``: empty where figures across chats are not shown, leaving this chat's line.
     ``ratings_from``/``chat_ratings_from``: the rated game each rating line starts at (a long
     career shows its last games only).
     """
@@ -154,7 +155,9 @@ def stats_figure(
         )
         reaction_axes.set_xticks([])
         reaction_axes.set_yticks([])
-    if chat_ratings == ratings and chat_ratings_from == ratings_from:
+    if not ratings:  # no figures across chats shown here (or none yet)
+        lines = [(chat_ratings_from, chat_ratings, tr.gettext("this chat"))]
+    elif chat_ratings == ratings and chat_ratings_from == ratings_from:
         lines = [(ratings_from, ratings, tr.gettext("this chat and all chats"))]
     else:
         lines = [
@@ -164,7 +167,10 @@ def stats_figure(
     for first, values, label in lines:
         if values:
             rating_axes.plot(
-                range(first, first + len(values)), list(values), label=write.text(label)
+                range(first, first + len(values)),
+                list(values),
+                marker="o" if len(values) < 2 else None,  # a lone point draws no line
+                label=write.text(label),
             )
     if ratings or chat_ratings:
         rating_axes.legend(prop={"family": write.families, "size": 8})

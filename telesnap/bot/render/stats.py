@@ -41,6 +41,7 @@ __all__ = [
     "STATS_CALLBACK_PATTERN",
     "StatsButton",
     "StatsButtonSigner",
+    "game_length",
     "history_keyboard",
     "leaderboard_keyboard",
     "leaderboard_rows",
@@ -359,13 +360,23 @@ def leaderboard_keyboard(
     return InlineKeyboardMarkup([rankings, scopes])
 
 
+def game_length(seconds: int) -> str:
+    """A game's length as a clock shows it: ``m:ss``, or ``h:mm:ss`` from an hour.
+
+    >>> game_length(75), game_length(3 * 3600 + 31 * 60)
+    ('1:15', '3:31:00')
+    """
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
 def render_game_line(
     game: GameLine, tr: gettext.NullTranslations, cut: Callable[[str], str] = NAME_CUTS[0]
 ) -> str:
     """Two lines about one ended game: when, how long, flips; who played and who won (``cut``)."""
     when = game.ended_at.strftime("%Y-%m-%d %H:%M UTC") if game.ended_at else "?"
-    length_s = game.length_s
-    length = "?" if length_s is None else f"{length_s // 60}:{length_s % 60:02d}"
+    length = "?" if game.length_s is None else game_length(game.length_s)
     head = tr.ngettext(
         "#{id} · {when} · {length} · {flips} flip",
         "#{id} · {when} · {length} · {flips} flips",
@@ -373,9 +384,11 @@ def render_game_line(
     ).format(id=game.game_id, when=when, length=length, flips=game.flips)
     players = listed((isolate(name(cut(player)), tr) for player in game.players), tr)
     if game.winners:
-        outcome = tr.gettext("🏆 {names}").format(
-            names=listed((f"<b>{isolate(name(cut(w)), tr)}</b>" for w in game.winners), tr)
-        )
+        names = listed((f"<b>{isolate(name(cut(w)), tr)}</b>" for w in game.winners), tr)
+        if game.rated:
+            outcome = tr.gettext("🏆 {names}").format(names=names)
+        else:  # no win counted, as /stats shows
+            outcome = tr.gettext("🏆 {names} (unrated: only one player stayed)").format(names=names)
     else:
         outcome = tr.gettext("🛑 stopped: nobody won")  # only a stopped game has no winner
     return f"{head}\n{players} — {outcome}"

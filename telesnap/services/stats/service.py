@@ -75,9 +75,7 @@ class StatsService:
                 user_id, chat_id, last=self.rating_points
             )
             timeline = (
-                await uow.stats.rating_timeline(user_id, last=self.rating_points)
-                if shared
-                else chat_timeline
+                await uow.stats.rating_timeline(user_id, last=self.rating_points) if shared else []
             )
         return PlayerStatsView(
             user_id=user_id,
@@ -87,7 +85,7 @@ class StatsService:
             reaction_counts=tuple(reactions),
             ratings=tuple(timeline),
             chat_ratings=tuple(chat_timeline),
-            ratings_from=_first_shown(everywhere if shared else here, len(timeline)),
+            ratings_from=_first_shown(everywhere, len(timeline)),
             chat_ratings_from=_first_shown(here, len(chat_timeline)),
             min_games_to_plot=MIN_GAMES_TO_PLOT,
         )
@@ -123,9 +121,11 @@ class StatsService:
                 unlisted = await uow.stats.count_unlisted(
                     scope, ranking, minimum=minimum, seen_in=seen_in
                 )
+        figures = [Figures.of(stats) for stats, _ in rows]
+        places = _shared_places(ranking, figures)
         entries = tuple(
-            BoardEntry(position, stats.user_id, _name_of(user, UNKNOWN_NAME), Figures.of(stats))
-            for position, (stats, user) in enumerate(rows, start=1)
+            BoardEntry(place, stats.user_id, _name_of(user, UNKNOWN_NAME), shown)
+            for place, shown, (stats, user) in zip(places, figures, rows, strict=True)
         )
         return LeaderboardView(
             chat_id=chat_id,
@@ -201,6 +201,15 @@ class StatsService:
                 for stats in totals
             ],
         }
+
+
+def _shared_places(ranking: Ranking, figures: list[Figures]) -> list[int]:
+    """Each listed player's place, best first: a tie shares one, the next skips (1, 2, 2, 4)."""
+    places: list[int] = []
+    for index, shown in enumerate(figures):
+        tied = index > 0 and shown.ranked_by(ranking) == figures[index - 1].ranked_by(ranking)
+        places.append(places[-1] if tied else index + 1)
+    return places
 
 
 def _first_shown(stats: PlayerStats | None, shown: int) -> int:

@@ -51,6 +51,25 @@ class Figures:
         """
         return self.wins / self.games if self.games else 0.0
 
+    def ranked_by(self, ranking: Ranking) -> tuple[int, ...]:
+        """What a board ranks by, as it shows it: equal values share a place.
+
+        The rating is shown rounded; fewer games break a tie in wins; pots count as snaps.
+
+        >>> figures = Figures(4, 1, 3, 1, 0, 0, 0, 0, 0, None, None, 4, 1012.4, 25.0, 8.3)
+        >>> figures.ranked_by(Ranking.RATING), figures.ranked_by(Ranking.WINS)
+        ((1012,), (1, 4))
+        >>> figures.ranked_by(Ranking.SNAPS)
+        (4,)
+        """
+        if ranking is Ranking.RATING:
+            return (round(self.rating),)
+        if ranking is Ranking.WINS:
+            return (self.wins, self.games)
+        if ranking is Ranking.FASTEST:
+            return (self.median_reaction_ms or 0,)
+        return (self.snaps_won + self.pots_won,)
+
     @staticmethod
     def of(stats: PlayerStats) -> Figures:
         """The figures of a stored row of totals."""
@@ -84,7 +103,10 @@ class PlayerStatsView:
     reaction_counts: tuple[tuple[int, int], ...]
     """Their correct calls in every chat as ``(reaction_ms, calls)``, the fastest first."""
     ratings: tuple[float, ...]
-    """Their shown rating across every chat after each rated game, in order."""
+    """Their shown rating across every chat after each rated game, in order.
+
+    Empty where figures across chats are not shown (a group that keeps its figures to itself).
+    """
     chat_ratings: tuple[float, ...]
     """Their shown rating in this chat after each rated game here, in order."""
     min_games_to_plot: int
@@ -99,7 +121,8 @@ class PlayerStatsView:
         figures = self.everywhere or self.chat
         played = figures.games if figures else 0
         return played >= self.min_games_to_plot and (
-            len(self.ratings) >= 2 or sum(calls for _, calls in self.reaction_counts) >= 2
+            max(len(self.ratings), len(self.chat_ratings)) >= 2
+            or sum(calls for _, calls in self.reaction_counts) >= 2
         )
 
 
@@ -108,6 +131,7 @@ class BoardEntry:
     """One line of a leaderboard."""
 
     position: int
+    """The player's place: tied players share one (1, 2, 2, 4)."""
     user_id: int
     name: str
     figures: Figures
