@@ -1,5 +1,8 @@
 """Reading and changing a chat's settings (changes by chat admins only), and its language.
 
+A private chat has no games: its person sets its language (for the bot's messages there and
+their ``/notify`` alerts), and nothing else.
+
 Every message the bot renders asks for its chat's language, so recent chats' languages are
 kept (:class:`ChatLanguages`), updated the moment a change commits, before anything it
 wrote is shown.
@@ -19,6 +22,9 @@ from .play.store import GameStore
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings, parse_setting
 from .types import Actor, Place, Reason, Receipt, Refused
+
+PRIVATE_CHAT_SETTINGS = ("language",)
+"""The settings a private chat takes (by their public names): no game is played there."""
 
 LANGUAGES_KEPT = 10_000
 """How many chats' languages are kept; the least recently used is read again."""
@@ -87,12 +93,16 @@ class SettingsService(Service):
     ) -> GameSettings:
         """Set one setting by its public name (a chat admin only); return the settings now.
 
+        In a private chat, only :data:`PRIVATE_CHAT_SETTINGS`, by its person (it is theirs).
         The admin check is asked before any transaction opens. Settings are the whole chat's; a
         running game keeps its own. ``receipt`` is marked processed in the change's transaction, so
         a redelivery changes (and announces) nothing; the "saved" notice answering ``announce_to``
         is written to the outbox with the change.
         """
-        if not await is_admin():
+        if place.is_private:
+            if name.strip().lower() not in PRIVATE_CHAT_SETTINGS:
+                raise Refused(Reason.PRIVATE_CHAT_SETTING, {"name": name})
+        elif not await is_admin():
             raise Refused(Reason.NOT_ADMIN)
         field, stored_value = parse_setting(name, str(value) if value is not None else "off")
         async with self._change(place, receipt) as uow:
@@ -104,7 +114,11 @@ class SettingsService(Service):
             if place.chat_id < 0 or settings.language is not None:
                 self.languages.chosen(uow, place.chat_id, settings.language)
             if announce_to is not None:
-                values = {"settings": settings.to_values(), "language": actor.language_code}
+                values = {
+                    "settings": settings.to_values(),
+                    "language": actor.language_code,
+                    "private": place.is_private,
+                }
                 saved = Notice(NoticeKind.SETTINGS_SAVED, values)
                 await record_notice(uow, place, saved, reply_to=announce_to)
             return settings

@@ -130,6 +130,8 @@ class Reason(enum.Enum):
     BAD_SETTING_VALUE = "bad_setting_value"
     DUPLICATE_UPDATE = "duplicate_update"
     LOBBY_TOO_LONG = "lobby_too_long"
+    PRIVATE_CHAT_SETTING = "private_chat_setting"
+    """A private chat has no games, so of the settings it takes only its language."""
 
 
 @dataclass(eq=False)

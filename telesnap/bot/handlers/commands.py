@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from telegram import Message, Update
 from telegram.ext import BaseHandler, CommandHandler, filters
@@ -19,7 +19,7 @@ from ..render.boards import clock_time, name
 from ..render.i18n import language_of
 from ..render.names import TYPED_WORD_LIMIT, shorten
 from ..render.rules_text import full_rules
-from ..render.texts import help_text, refusal_text, verdict_toast
+from ..render.texts import help_text, played_in_groups, refusal_text, verdict_toast
 from . import actions
 from .context import actor_of, command_arguments, place_of_message, replied_to
 from .notify import lobby_link, notify_command, private_start_line
@@ -29,8 +29,19 @@ from .settings import settings_command
 CommandBody = Callable[[actions.Request], Awaitable[None]]
 
 
-def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> UpdateHandler:
-    """The update handler of one command: read the request, run ``body``, answer a refusal."""
+class Command(NamedTuple):
+    """How one command is handled, besides its body."""
+
+    body: CommandBody
+    takes_arguments: bool
+    in_groups_only: bool = False
+    """A game command: a private chat has no game, so there it is refused first of all."""
+    read_only: bool = False
+    """Answered even when posted as a chat: in a group it changes nothing and needs no seat."""
+
+
+def _handler(name: str, command: Command) -> UpdateHandler:
+    """The update handler of one command: read the request, run its body, answer a refusal."""
 
     @finishing
     async def handle(update: Update, context: Context) -> None:
@@ -43,18 +54,20 @@ def _handler(command: str, body: CommandBody, *, takes_arguments: bool) -> Updat
         receipt = runtime.book.arrival_for(update).receipt
         answer = await runtime.answering(place, user.id, user.language_code, message.message_id)
         try:
-            if posted_as_a_chat(answer, message):
+            if command.in_groups_only and place.is_private:
+                raise Refused(Reason.PRIVATE_CHAT)
+            if not command.read_only and posted_as_a_chat(answer, message):
                 return
-            if not takes_arguments and command_arguments(message):
-                text = answer.tr.gettext("/{command} takes no arguments.").format(command=command)
+            if not command.takes_arguments and command_arguments(message):
+                text = answer.tr.gettext("/{command} takes no arguments.").format(command=name)
                 refuse(answer, text)
                 return
-            await body(actions.Request(runtime, message, place, actor_of(user), receipt))
+            await command.body(actions.Request(runtime, message, place, actor_of(user), receipt))
         except Refused as refused:
             if refused.reason is not Reason.DUPLICATE_UPDATE:
                 refuse(answer, refusal_text(refused, answer.tr), refused.reason)
 
-    handle.__name__ = handle.__qualname__ = f"on_{command}"
+    handle.__name__ = handle.__qualname__ = f"on_{name}"
     return handle
 
 
@@ -81,17 +94,23 @@ def refuse(answer: Answerer, text: str, reason: Reason | None = None) -> None:
 
 
 async def _help(request: actions.Request) -> None:
-    request.answer.say(help_text(request.translations()), quoting=False)
+    request.answer.say(_help_for(request), quoting=False)
 
 
 async def _start(request: actions.Request) -> None:
     """What the bot does; in the private chat, the bot may write there from now on."""
-    text = help_text(request.translations())
-    if request.place.is_private:
-        alerts = await private_start_line(request)
-        if alerts is not None:
-            text = f"{alerts}\n\n{text}"
-    request.answer.say(text, quoting=False)
+    alerts = await private_start_line(request) if request.place.is_private else None
+    request.answer.say(_help_for(request, alerts), quoting=False)
+
+
+def _help_for(request: actions.Request, alerts: str | None = None) -> str:
+    """The help; in a private chat it opens with where Snap is played, then ``alerts``.
+
+    A private chat has no game: said first, its list of commands is not read as playable there.
+    """
+    tr = request.translations()
+    opening = [played_in_groups(tr), alerts] if request.place.is_private else []
+    return "\n\n".join([*(paragraph for paragraph in opening if paragraph), help_text(tr)])
 
 
 async def _rules(request: actions.Request) -> None:
@@ -126,8 +145,6 @@ async def _extend(request: actions.Request) -> None:
             ).format(most=LONGEST_EXTENSION_MIN, default=DEFAULT_EXTENSION_MIN)
         )
         return
-    if place.is_private:
-        raise Refused(Reason.PRIVATE_CHAT)
     lobby = await runtime.lobby.extend(
         place,
         actor,
@@ -194,37 +211,33 @@ def _caller(kind: CallKind) -> CommandBody:
     return call
 
 
-_BODIES: dict[str, tuple[CommandBody, bool]] = {
-    # command: (body, whether it takes arguments), in the order of the menu
-    "start": (_start, True),
-    "help": (_help, True),
-    "rules": (_rules, True),
-    "newgame": (_newgame, False),
-    "join": (actions.join, False),
-    "leave": (actions.leave, False),
-    "startgame": (actions.start, False),
-    "endgame": (_endgame, False),
-    "kick": (_kick, True),
-    "extend": (_extend, True),
-    "notify": (notify_command, True),
-    "flip": (_flip, False),
-    "snap": (_caller(CallKind.SNAP), False),
-    "snappot": (_caller(CallKind.SNAP_POT), False),
-    "settings": (settings_command, True),
+_COMMANDS: dict[str, Command] = {
+    # in the order of the menu
+    "start": Command(_start, takes_arguments=True, read_only=True),
+    "help": Command(_help, takes_arguments=True, read_only=True),
+    "rules": Command(_rules, takes_arguments=True, read_only=True),
+    "newgame": Command(_newgame, takes_arguments=False, in_groups_only=True),
+    "join": Command(actions.join, takes_arguments=False, in_groups_only=True),
+    "leave": Command(actions.leave, takes_arguments=False, in_groups_only=True),
+    "startgame": Command(actions.start, takes_arguments=False, in_groups_only=True),
+    "endgame": Command(_endgame, takes_arguments=False, in_groups_only=True),
+    "kick": Command(_kick, takes_arguments=True, in_groups_only=True),
+    "extend": Command(_extend, takes_arguments=True, in_groups_only=True),
+    "notify": Command(notify_command, takes_arguments=True),
+    "flip": Command(_flip, takes_arguments=False, in_groups_only=True),
+    "snap": Command(_caller(CallKind.SNAP), takes_arguments=False, in_groups_only=True),
+    "snappot": Command(_caller(CallKind.SNAP_POT), takes_arguments=False, in_groups_only=True),
+    "settings": Command(settings_command, takes_arguments=True),
 }
-COMMANDS = tuple(_BODIES)
+COMMANDS = tuple(_COMMANDS)
 """The game's commands, in the order the menu lists them."""
 
 
 def command_handlers() -> list[BaseHandler[Update, Any, None]]:
     """One CommandHandler per command of the game (new messages only: an edit is no command)."""
     return [
-        CommandHandler(
-            command,
-            _handler(command, body, takes_arguments=takes_arguments),
-            filters=filters.UpdateType.MESSAGE,
-        )
-        for command, (body, takes_arguments) in _BODIES.items()
+        CommandHandler(name, _handler(name, command), filters=filters.UpdateType.MESSAGE)
+        for name, command in _COMMANDS.items()
     ]
 
 

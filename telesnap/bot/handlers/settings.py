@@ -1,4 +1,4 @@
-"""``/settings`` and its inline-keyboard menu."""
+"""``/settings`` and its inline-keyboard menu (a private chat's lists only its language)."""
 
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ async def _change(
 async def settings_command(request: Request) -> None:
     """``/settings``: the menu; ``/settings NAME VALUE``: change one (admins)."""
     runtime, place, message = request.runtime, request.place, request.message
+    private = place.is_private
     words = command_arguments(message)
     if len(words) == 2:
         setting, value = words
@@ -52,12 +53,16 @@ async def settings_command(request: Request) -> None:
         return  # "Saved." and the settings are in the outbox
     tr = request.translations()
     if words:
-        hint = tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150.")
+        if private:
+            hint = tr.gettext("Write /settings language CODE, for example /settings language es.")
+        else:
+            hint = tr.gettext("Write /settings NAME VALUE, for example /settings tie_window 150.")
         request.reply(hint)
         return
     current = await runtime.settings.show(place)
-    keyboard = overview_keyboard(current, MenuSigner(runtime.signer, place.chat_id), tr)
-    request.answer.say(settings_text(current, tr), keyboard, quoting=False)
+    menu = MenuSigner(runtime.signer, place.chat_id)
+    keyboard = overview_keyboard(current, menu, tr, private=private)
+    request.answer.say(settings_text(current, tr, private=private), keyboard, quoting=False)
 
 
 async def settings_button(request: Request, press: ButtonPress) -> str:
@@ -85,10 +90,12 @@ async def settings_button(request: Request, press: ButtonPress) -> str:
     else:
         current = await runtime.settings.show(place)
         tr = request.translations()
+    private = place.is_private
     if index >= BACK:
-        text, keyboard = settings_text(current, tr), overview_keyboard(current, menu, tr)
+        text = settings_text(current, tr, private=private)
+        keyboard = overview_keyboard(current, menu, tr, private=private)
     else:
-        text = choices_text(index, current, tr)
+        text = choices_text(index, current, tr, private=private)
         keyboard = choices_keyboard(index, current, menu, tr)
     runtime.edit(place, message.message_id, text, keyboard, written_in=tr)
     return toast

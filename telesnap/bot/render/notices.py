@@ -43,7 +43,8 @@ def _reminder(args: Mapping[str, Any], tr: gettext.NullTranslations) -> str:
 
 def _settings_saved(args: Mapping[str, Any], tr: gettext.NullTranslations) -> str:
     settings = GameSettings.from_values(dict(args["settings"]))
-    return tr.gettext("Saved.") + "\n\n" + settings_text(settings, tr)
+    private = bool(args.get("private"))  # a private chat's show only its language
+    return tr.gettext("Saved.") + "\n\n" + settings_text(settings, tr, private=private)
 
 
 def _lobby_opened(args: Mapping[str, Any], tr: gettext.NullTranslations) -> str:

@@ -1,7 +1,8 @@
 """``/settings``: the chat's settings as text, and an inline-keyboard menu to change them.
 
-Everyone may look; only chat admins change anything. Each button is signed with its chat,
-and a press counts only on the menu message that carries it (see :mod:`.callbacks`).
+Everyone may look; only chat admins change anything. A private chat's menu lists only its
+language, which its person changes. Each button is signed with its chat, and a press counts
+only on the menu message that carries it (see :mod:`.callbacks`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from ...services.chat_settings import PRIVATE_CHAT_SETTINGS
 from ...services.settings import SPECS, GameSettings, SettingSpec
 from .boards import milliseconds
 from .callbacks import Action, CallbackSigner
@@ -26,6 +28,15 @@ LANGUAGE_NAMES = {
     "ar": "العربية",
     "th": "ไทย",
 }
+
+
+def listed_settings(private: bool) -> list[tuple[int, SettingSpec]]:
+    """The settings a menu lists, each with its index in :data:`SPECS` (its buttons' number)."""
+    return [
+        (index, spec)
+        for index, spec in enumerate(SPECS)
+        if not private or spec.name in PRIVATE_CHAT_SETTINGS
+    ]
 
 
 def setting_label(spec: SettingSpec, tr: gettext.NullTranslations) -> str:
@@ -59,9 +70,15 @@ def _minutes(minutes: int, tr: gettext.NullTranslations) -> str:
     return tr.ngettext("{count} minute", "{count} minutes", minutes).format(count=minutes)
 
 
-def value_label(spec: SettingSpec, value: Any, tr: gettext.NullTranslations) -> str:
+def value_label(
+    spec: SettingSpec, value: Any, tr: gettext.NullTranslations, *, private: bool = False
+) -> str:
     """A setting's value, as players read it (only values the setting allows)."""
     if spec.name == "language":
+        if value is None and private:
+            # Translators: a private chat with no language chosen is written in the language
+            # the person's Telegram app reports.
+            return tr.gettext("automatic (your Telegram app's)")
         if value is None:
             # Translators: the chat has no language yet; it takes the language of whoever
             # opens its first game.
@@ -95,21 +112,34 @@ def value_label(spec: SettingSpec, value: Any, tr: gettext.NullTranslations) -> 
     return choices.get(str(value), str(value))
 
 
-def settings_text(settings: GameSettings, tr: gettext.NullTranslations) -> str:
-    """Every setting with its value, and how to change it by command."""
-    lines = [tr.gettext("<b>Settings</b> (the next game plays by these)")]
-    for spec in SPECS:
-        value = settings.value_of(spec)
+def settings_text(
+    settings: GameSettings, tr: gettext.NullTranslations, *, private: bool = False
+) -> str:
+    """Every setting the chat takes with its value, and how to change it by command."""
+    if private:
+        title = tr.gettext(
+            "<b>Settings</b> of our private chat: the language I write to you in, here "
+            "and in your /notify messages"
+        )
+    else:
+        title = tr.gettext("<b>Settings</b> (the next game plays by these)")
+    lines = [title]
+    for _, spec in listed_settings(private):
+        value = value_label(spec, settings.value_of(spec), tr, private=private)
         lines.append(
-            f"• {setting_label(spec, tr)}: <b>{value_label(spec, value, tr)}</b> "
+            f"• {setting_label(spec, tr)}: <b>{value}</b> "
             f"(<code>{spec.name}</code>: {spec.allowed})"
         )
     lines.append("")
-    lines.append(
-        tr.gettext("Admins: press a button, or send /settings NAME VALUE, e.g. {example}.").format(
-            example="<code>/settings tie_window 150</code>"
-        )
-    )
+    if private:
+        how = tr.gettext(
+            "Press a button, or send {example}. A game's settings are set in its group."
+        ).format(example="<code>/settings language es</code>")
+    else:
+        how = tr.gettext(
+            "Admins: press a button, or send /settings NAME VALUE, e.g. {example}."
+        ).format(example="<code>/settings tie_window 150</code>")
+    lines.append(how)
     return "\n".join(lines)
 
 
@@ -129,16 +159,21 @@ class MenuSigner:
 
 
 def overview_keyboard(
-    settings: GameSettings, signer: MenuSigner, tr: gettext.NullTranslations
+    settings: GameSettings,
+    signer: MenuSigner,
+    tr: gettext.NullTranslations,
+    *,
+    private: bool = False,
 ) -> InlineKeyboardMarkup:
-    """One button per setting, two per row."""
+    """One button per setting the chat takes, two per row."""
     buttons = [
         signer.button(
-            f"{setting_label(spec, tr)}: {value_label(spec, settings.value_of(spec), tr)}",
+            f"{setting_label(spec, tr)}: "
+            f"{value_label(spec, settings.value_of(spec), tr, private=private)}",
             index,
             OPEN,
         )
-        for index, spec in enumerate(SPECS)
+        for index, spec in listed_settings(private)
     ]
     return InlineKeyboardMarkup([buttons[i : i + 2] for i in range(0, len(buttons), 2)])
 
@@ -162,12 +197,17 @@ def choices_keyboard(
     return InlineKeyboardMarkup(rows)
 
 
-def choices_text(index: int, settings: GameSettings, tr: gettext.NullTranslations) -> str:
-    """The title of a setting's choices."""
+def choices_text(
+    index: int, settings: GameSettings, tr: gettext.NullTranslations, *, private: bool = False
+) -> str:
+    """The title of a setting's choices (a private chat's are its person's to choose)."""
     spec = SPECS[index]
-    return tr.gettext("<b>{setting}</b>: now {value}. Choose (admins only):").format(
-        setting=setting_label(spec, tr), value=value_label(spec, settings.value_of(spec), tr)
-    )
+    if private:
+        title = tr.gettext("<b>{setting}</b>: now {value}. Choose:")
+    else:
+        title = tr.gettext("<b>{setting}</b>: now {value}. Choose (admins only):")
+    value = value_label(spec, settings.value_of(spec), tr, private=private)
+    return title.format(setting=setting_label(spec, tr), value=value)
 
 
 def preset_text(index: int, choice: int) -> str | None:

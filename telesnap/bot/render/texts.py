@@ -19,9 +19,7 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
     most = int(details.get("max", MAX_PLAYERS))
     least = int(details.get("min", MIN_PLAYERS))
     texts = {
-        Reason.PRIVATE_CHAT: tr.gettext(
-            "Snap is played in groups: add me to a group and send /newgame there."
-        ),
+        Reason.PRIVATE_CHAT: played_in_groups(tr),
         Reason.NO_GAME: (
             tr.gettext("The game has not started yet: its creator or an admin sends /startgame.")
             if details.get("lobby")
@@ -73,8 +71,17 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.LOBBY_TOO_LONG: tr.gettext(
             "A lobby stays open 24 hours at most: this one closes at {time} UTC."
         ).format(time=clock_time(str(details.get("closes_at", "")))),
+        Reason.PRIVATE_CHAT_SETTING: tr.gettext(
+            "In a private chat only the language can be set (for example "
+            "/settings language es): a game's settings are set in its group."
+        ),
     }
     return texts[reason]
+
+
+def played_in_groups(tr: gettext.NullTranslations) -> str:
+    """Where Snap is played: a private chat's answer to a game command, and its help's start."""
+    return tr.gettext("Snap is played in groups: add me to a group and send /newgame there.")
 
 
 def verdict_toast(verdict: CallVerdict, behind_ms: int | None, tr: gettext.NullTranslations) -> str:
