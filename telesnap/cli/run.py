@@ -32,8 +32,9 @@ DEFAULT_LISTEN = "127.0.0.1:8443"
 
 def _configure_logging(settings: Settings) -> None:
     install_token_redaction(settings.token)  # every record, before anything logs
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(  # the process id tells the workers of one supervisor apart
+        level=settings.log_level,
+        format="%(asctime)s %(levelname)s %(name)s[%(process)d]: %(message)s",
     )
     # httpx logs every request URL, and those URLs contain the token.
     logging.getLogger("httpx").setLevel(logging.WARNING)
