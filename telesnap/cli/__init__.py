@@ -223,4 +223,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # a port in use, an address this machine lacks, a missing folder
         print(f"telesnap: {error}", file=sys.stderr)
         return 1
+    except Exception as error:
+        refusal = _privilege_refused(error)
+        if refusal is None:
+            raise
+        print(
+            f"telesnap: the database refused: {refusal}: its user lacks a privilege there"
+            " (make it the database's owner, or GRANT what is named)",
+            file=sys.stderr,
+        )
+        return 2
     return exit_code
+
+
+INSUFFICIENT_PRIVILEGE = "42501"
+"""PostgreSQL's SQLSTATE for a statement the user has no privilege for."""
+
+
+def _privilege_refused(error: BaseException) -> str | None:
+    """PostgreSQL's refusal for want of a privilege, found in ``error``'s chain (else None).
+
+    Checked without importing SQLAlchemy or asyncpg, which most commands never load.
+    """
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [error]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if str(getattr(current, "sqlstate", "")) == INSUFFICIENT_PRIVILEGE:
+            return (str(current).strip().splitlines() or ["permission denied"])[0]
+        original = getattr(current, "orig", None)
+        pending += [
+            current.__cause__,
+            current.__context__,
+            original if isinstance(original, BaseException) else None,
+        ]
+    return None

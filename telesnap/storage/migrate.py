@@ -20,7 +20,7 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import DBAPIError
 
 from ..config import ConfigError, PoolSettings, load_settings
@@ -28,6 +28,7 @@ from .database import connection_to, create_engine, describe_database
 from .models import Base, UtcDateTime
 
 __all__ = [
+    "DatabasePrivilegeError",
     "MigrationBlockedError",
     "alembic_config",
     "current_revision",
@@ -49,6 +50,10 @@ MIGRATION_LOCK_TIMEOUT_S = 10.0
 """How long a migration on PostgreSQL waits for a table lock before it gives up."""
 LOCK_NOT_AVAILABLE = "55P03"
 """PostgreSQL's SQLSTATE for a lock not taken within ``lock_timeout``."""
+INSUFFICIENT_PRIVILEGE = "42501"
+"""PostgreSQL's SQLSTATE for a statement the user has no privilege for."""
+TABLE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
+"""What the bot does to every one of its tables."""
 # Alembic keeps the running migration's context in a module global: one upgrade at a
 # time per event loop (an asyncio lock, so that waiting never blocks the loop).
 _IN_PROCESS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
@@ -58,6 +63,10 @@ _IN_PROCESS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] 
 
 class MigrationBlockedError(ConfigError):
     """A migration waited too long for a lock that another transaction holds; nothing changed."""
+
+
+class DatabasePrivilegeError(ConfigError):
+    """The database's user may not do what telesnap needs there; nothing changed."""
 
 
 def script_location() -> Path:
@@ -90,7 +99,10 @@ async def upgrade_database(
 
     ``pool`` gives the connect timeout. A database that cannot be opened raises
     :class:`.DatabaseUnreachableError`; one that is not telesnap's, or is at a revision this
-    telesnap does not know, :class:`~telesnap.config.ConfigError` (nothing is changed).
+    telesnap does not know, :class:`~telesnap.config.ConfigError`; on PostgreSQL, a user that
+    cannot migrate it, or cannot read and write every table the bot uses,
+    :class:`DatabasePrivilegeError` (nothing is changed). The bot starts with an upgrade, so it
+    learns this at start, not at its first update.
     """
     lock = _IN_PROCESS.setdefault(asyncio.get_running_loop(), asyncio.Lock())
     engine = create_engine(url, pool)
@@ -104,9 +116,35 @@ async def upgrade_database(
                 "that another transaction holds, and changed nothing; end that transaction "
                 "(see pg_stat_activity) and start again"
             ) from error
+        if _sqlstate(error) == INSUFFICIENT_PRIVILEGE:
+            raise _cannot_migrate(engine.url, error) from None
         raise
     finally:
         await engine.dispose()
+
+
+def _owner_remedy(url: URL) -> str:
+    user = url.username or "USER"
+    database = url.database or "DATABASE"
+    return (
+        f"make {user} the database's owner (createdb -O {user} {database}, or"
+        f" ALTER DATABASE {database} OWNER TO {user})"
+    )
+
+
+def _cannot_migrate(url: URL, error: DBAPIError) -> DatabasePrivilegeError:
+    """Say which database refused a migration, what the user lacks, and how to give it."""
+    reason = (str(error.orig).strip().splitlines() or ["permission denied"])[0]
+    user = f"the user {url.username}" if url.username else "the user"
+    lacks = (
+        "cannot create tables in schema public"
+        if "schema" in reason
+        else "cannot use telesnap's tables"
+    )
+    return DatabasePrivilegeError(
+        f"{describe_database(url)} refused the migration ({reason}): {user} {lacks}:"
+        f" {_owner_remedy(url)}, or run telesnap db upgrade as the owner"
+    )
 
 
 def _sqlstate(error: DBAPIError) -> str | None:
@@ -116,15 +154,42 @@ def _sqlstate(error: DBAPIError) -> str | None:
 
 
 async def current_revision(url: str) -> str | None:
-    """Return the revision the database at ``url`` is at (None if never migrated)."""
+    """Return the revision the database at ``url`` is at (None if never migrated).
+
+    It only reads: an empty SQLite file is never migrated, and is not opened, since opening
+    one writes SQLite's header into it.
+    """
+    if _is_empty_sqlite_file(url):
+        return None
     engine = create_engine(url)
     try:
         async with connection_to(engine) as connection:
             return await connection.run_sync(
                 lambda sync: MigrationContext.configure(sync).get_current_revision()
             )
+    except DBAPIError as error:
+        if _sqlstate(error) == INSUFFICIENT_PRIVILEGE:
+            raise _cannot_read(engine.url, error) from None
+        raise
     finally:
         await engine.dispose()
+
+
+def _is_empty_sqlite_file(url: str) -> bool:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return False
+    file = Path(parsed.database)
+    return file.is_file() and file.stat().st_size == 0
+
+
+def _cannot_read(url: URL, error: DBAPIError) -> DatabasePrivilegeError:
+    reason = (str(error.orig).strip().splitlines() or ["permission denied"])[0]
+    user = url.username or "USER"
+    return DatabasePrivilegeError(
+        f"{describe_database(url)} refused to be read ({reason}): GRANT SELECT ON ALL TABLES"
+        f" IN SCHEMA public TO {user}"
+    )
 
 
 def run_environment() -> None:
@@ -149,6 +214,61 @@ def _upgrade_on_connection(connection: Connection, revision: str) -> None:
     config = alembic_config(connection=connection)
     _check_telesnaps(connection, ScriptDirectory.from_config(config))
     command.upgrade(config, revision)
+    if connection.dialect.name == "postgresql":
+        _check_privileges(connection)
+
+
+def _check_privileges(connection: Connection) -> None:
+    """Refuse a user that cannot read and write every table (and use its id sequences)."""
+    tables = sorted(Base.metadata.tables)
+    rows = connection.execute(
+        text(
+            "SELECT c.relname, string_agg(p.privilege, ', ' ORDER BY p.position)"
+            " FROM pg_class AS c, unnest(CAST(:privileges AS text[]))"
+            " WITH ORDINALITY AS p(privilege, position)"
+            " WHERE c.relkind IN ('r', 'p') AND c.relname = ANY(CAST(:tables AS text[]))"
+            " AND c.relnamespace = CAST(current_schema() AS regnamespace)"
+            # CASE: the privilege is asked of tables only, whatever order the plan takes
+            " AND CASE WHEN c.relkind IN ('r', 'p')"
+            " THEN NOT has_table_privilege(c.oid, p.privilege) END"
+            " GROUP BY c.relname ORDER BY c.relname"
+        ),
+        {"tables": tables, "privileges": list(TABLE_PRIVILEGES)},
+    ).all()
+    sequences = (
+        connection.execute(
+            text(
+                "SELECT s.relname FROM pg_class AS s"
+                " JOIN pg_depend AS d ON d.objid = s.oid JOIN pg_class AS c ON c.oid = d.refobjid"
+                " WHERE s.relkind = 'S' AND d.deptype IN ('a', 'i')"
+                " AND c.relname = ANY(CAST(:tables AS text[]))"
+                " AND c.relnamespace = CAST(current_schema() AS regnamespace)"
+                " AND CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') END"
+                " ORDER BY s.relname"
+            ),
+            {"tables": tables},
+        )
+        .scalars()
+        .all()
+    )
+    lacking: dict[str, list[str]] = {}
+    for table, privileges in rows:
+        lacking.setdefault(privileges, []).append(table)
+    what = [
+        f"{privileges} on {'every table' if len(on) == len(tables) else ', '.join(on)}"
+        for privileges, on in lacking.items()
+    ]
+    if sequences:
+        what.append(f"USAGE on the sequences {', '.join(sequences)}")
+    if what:
+        url = connection.engine.url
+        user = url.username or "USER"
+        raise DatabasePrivilegeError(
+            f"the user {user} cannot use telesnap's tables in {describe_database(url)}: it"
+            f" lacks {'; '.join(what)}: {_owner_remedy(url)}, or GRANT SELECT, INSERT,"
+            f" UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {user} and GRANT USAGE ON ALL"
+            f" SEQUENCES IN SCHEMA public TO {user}"
+        )
 
 
 def _check_telesnaps(connection: Connection, scripts: ScriptDirectory) -> None:

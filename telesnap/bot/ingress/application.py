@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from telegram import InlineKeyboardMarkup, Update
 from telegram.constants import ParseMode
+from telegram.error import TimedOut
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -40,6 +41,15 @@ if TYPE_CHECKING:
 
 BotApplication = Application[Any, Any, Any, Any, Any, Any]
 logger = logging.getLogger(__name__)
+
+
+class UpdatesNotStoredError(TimedOut):
+    """A batch of updates could not be stored; the same offset asks for it again.
+
+    A :class:`~telegram.error.TimedOut` (a network error), so python-telegram-bot's polling loop
+    asks again at once and quietly: the failure is logged, and the pause taken, where it
+    happened. Any other exception it would log as data lost, which it is not.
+    """
 
 
 class StampingBot(ExtBot[None]):
@@ -120,7 +130,8 @@ class StampingBot(ExtBot[None]):
         """Fetch updates, then stamp and store them before anything else can delay them.
 
         They are confirmed (by the next ``getUpdates``) only once committed in the inbox; if storing
-        fails this raises after a growing pause, and the same offset brings them back.
+        fails this raises :class:`UpdatesNotStoredError` after a growing pause, and the same
+        offset brings them back.
         """
         updates = await super().get_updates(*args, **kwargs)
         if not updates:
@@ -134,16 +145,17 @@ class StampingBot(ExtBot[None]):
             return updates  # confirmed by the next getUpdates, never stored: see .relevance
         try:
             await self.intake.receive([u for u, _ in kept], [p for _, p in kept])
-        except Exception:
+        except Exception as error:
+            first, last = updates[0].update_id, updates[-1].update_id
             delay = self.store_backoff.next()
             logger.exception(
                 "could not store updates %d to %d; asking for them again in %.1f s",
-                updates[0].update_id,
-                updates[-1].update_id,
+                first,
+                last,
                 delay,
             )
             await asyncio.sleep(delay)
-            raise
+            raise UpdatesNotStoredError(f"updates {first} to {last} were not stored") from error
         self.store_backoff.reset()
         return updates
 
