@@ -176,6 +176,20 @@ def test_every_message_is_translated(fresh_template: Catalog, language: str) -> 
     )
 
 
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Direction marks and isolates: the renderer adds those a line needs (``directed``)."""
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_translations_carry_no_direction_controls(language: str) -> None:
+    marked = [
+        message.id
+        for message in _messages(_catalog(language))
+        if any(BIDI_CONTROLS.search(form) for form in _forms(message) if form)
+    ]
+    assert not marked, f"{language}: invisible direction controls in:\n{_short(marked)}"
+
+
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_no_fuzzy_entries(language: str) -> None:
     catalog = _catalog(language)

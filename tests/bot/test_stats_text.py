@@ -82,3 +82,10 @@ def test_stats_in_a_private_chat_show_all_chats_without_a_line_about_this_chat()
     assert "this chat" not in text.lower()
     in_a_group = render_player_stats(view, translator("en"))
     assert "No finished games in this chat yet." in in_a_group
+
+
+def test_stats_in_a_private_chat_before_any_game_say_where_snap_is_played() -> None:
+    view = PlayerStatsView(1, "Ann", None, None, (), (), (), min_games_to_plot=2)
+    text = render_player_stats(view, translator("en"), private=True)
+    assert "No finished games yet: Snap is played in groups." in text
+    assert "this chat" not in text.lower()

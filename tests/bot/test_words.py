@@ -35,6 +35,7 @@ from telesnap.game import (
     CallVerdict,
     CardFlipped,
     EndReason,
+    GameEnded,
     GameStarted,
     LeaveReason,
     RaceResolved,
@@ -454,6 +455,20 @@ def test_the_lobby_and_the_final_message_show_long_names_whole() -> None:
     assert f"<b>{LONG}</b>" in render_final(42, _final(3, (LONG, "Bob")), tr)
 
 
+def test_the_line_saying_who_won_shows_the_name_whole() -> None:
+    tr = translator("en")
+    table = _table(_player(0, LONG), _player(1, "Bob", is_turn=False))
+    ended = GameEnded((0,), EndReason.LIMIT, (30, 22))
+    assert describe(ended, table, tr) == f"🏆 <b>{LONG}</b> wins the game!"
+    shared = describe(GameEnded((0, 1), EndReason.LIMIT, (26, 26)), table, tr)
+    assert shared == f"🏆 <b>{LONG}</b>, <b>Bob</b> share the win: each wins the game!"
+
+
+def test_a_lobby_called_off_in_arabic_reads_right_to_left() -> None:
+    lobby = LobbyView(game_id=1, creator_id=1, players=((1, "Ann"),), status="cancelled")
+    assert render_lobby(lobby, translator("ar")).startswith(RLM)
+
+
 def test_names_are_not_cut_inside_a_character() -> None:
     tr = translator("th")
     name = "นิ้" * 30  # a letter with a vowel and a tone mark above it, thirty times
@@ -564,3 +579,15 @@ def test_arabic_lists_of_names_are_separated_by_the_arabic_comma() -> None:
         assert f"Ann{PDI}، {FSI}Bob" in text
         assert ", " not in text
     assert "Ann, Bob, Cy" in render_game_line(game, translator("es"))
+
+
+def test_a_lobby_closing_in_whole_hours_says_hours() -> None:
+    lobby = LobbyView(
+        game_id=1,
+        creator_id=1,
+        players=((1, "Ann"),),
+        status="lobby",
+        closes_at="2026-12-04T19:00:00+00:00",
+        minutes_left=60,
+    )
+    assert "⏳ Closes in 1 hour (at 19:00 UTC)" in render_lobby(lobby, translator("en"))

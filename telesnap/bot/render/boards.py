@@ -49,6 +49,9 @@ TURN_LINE_NAME_LIMIT = 12
 """The ``Turn:`` line repeats a name only this short; the turn marker points at longer ones."""
 FINAL_ROOM = MAX_TEXT - 1024
 """The final standings' share of a message: the events that ended the game go above them."""
+ENDING_ROOM = 512
+"""The most the line saying who won may take of the room the standings leave: past it, the
+winners' names are cut as boards cut them."""
 _HEADER_ROOM = 64
 """Kept free for the line that says how many earlier events a board leaves out."""
 NAME_CUTS: tuple[Callable[[str], str], ...] = (
@@ -257,6 +260,12 @@ def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> s
         }
         return texts[op.leave_reason].format(name=who(op.seat))
     if isinstance(op, GameEnded):
+        # Like the standings under it, whole names where they leave the message room.
+        whole = _describe_end(
+            op, lambda seat: f"<b>{_person(table.name_of_seat(seat), tr)}</b>", tr
+        )
+        if whole is None or shown_length(whole) <= ENDING_ROOM:
+            return whole
         return _describe_end(op, who, tr)
     return None
 
@@ -362,7 +371,7 @@ def render_lobby(lobby: LobbyView, tr: gettext.NullTranslations) -> str:
     """The lobby message: who has joined, and how to start."""
     names = "\n".join(f"• {_person(player, tr)}" for player in lobby.player_names)
     if lobby.status == "cancelled":
-        return tr.gettext("This game was called off.")
+        return directed(tr.gettext("This game was called off."), tr)
     if lobby.status != "lobby":
         return directed(tr.gettext("🃏 Snap: the game has started!") + "\n" + names, tr)
     title = tr.gettext("🃏 A game of Snap is starting! Players ({count}/{max}):").format(
@@ -371,11 +380,12 @@ def render_lobby(lobby: LobbyView, tr: gettext.NullTranslations) -> str:
     hint = tr.gettext("Press Join to play. The creator (or an admin) presses Start.")
     if lobby.closes_at is not None and lobby.minutes_left is not None:
         hours, minutes = divmod(lobby.minutes_left, 60)
-        left = (
-            tr.gettext("{hours} h {minutes} min").format(hours=hours, minutes=minutes)
-            if hours
-            else tr.ngettext("{count} minute", "{count} minutes", minutes).format(count=minutes)
-        )
+        if hours and minutes:
+            left = tr.gettext("{hours} h {minutes} min").format(hours=hours, minutes=minutes)
+        elif hours:
+            left = tr.ngettext("{count} hour", "{count} hours", hours).format(count=hours)
+        else:
+            left = tr.ngettext("{count} minute", "{count} minutes", minutes).format(count=minutes)
         hint += "\n" + tr.gettext(
             "⏳ Closes in {left} (at {time} UTC); /extend keeps it open longer."
         ).format(left=left, time=clock_time(lobby.closes_at))

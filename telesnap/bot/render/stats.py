@@ -214,7 +214,9 @@ def render_player_stats(
     else:
         if here is not None and here.games:
             lines += _figures_lines(tr.gettext("This chat"), here, tr)
-        elif not private or not (everywhere is not None and everywhere.games):
+        elif private and not (everywhere is not None and everywhere.games):
+            lines.append(tr.gettext("No finished games yet: Snap is played in groups."))
+        elif not private:
             lines.append(tr.gettext("No finished games in this chat yet."))
         if everywhere is not None and everywhere.games:
             lines += _figures_lines(tr.gettext("All chats"), everywhere, tr)
