@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -206,6 +207,9 @@ class BotRunner:
         await self._initialize(application)
         await publish_commands(application)
         await application.start()
+        # Whatever can still refuse the start (the listener's address, the webhook URL) is
+        # checked before the cold start's resume: a start that fails posts nothing.
+        await self._open_transport(application, intake, engine, coordination)
         # A cold start holds the others back (they wait here) until it has resumed.
         cold = await coordination.start(dispatcher.wake, senders.rows_written)
         started = datetime.now(UTC)
@@ -228,46 +232,68 @@ class BotRunner:
             self.timer_loop.start()
         if self._webhook is None:
             assert application.updater is not None
-            await application.bot.delete_webhook()
             await application.updater.start_polling(
                 poll_interval=self._poll_interval,
                 timeout=30,
                 drop_pending_updates=False,
                 allowed_updates=list(ALLOWED_UPDATES),
+                error_callback=_log_polling_error,
             )
         else:
-            server = WebhookServer(
-                application,
-                intake,
-                secret=self._webhook.secret,
-                host=self._webhook.host,
-                port=self._webhook.port,
-                path=urlsplit(self._webhook.url).path or "/telegram",
-                readiness=Readiness(
-                    partial(database_answers, engine),
-                    application.bot.get_me,
-                    coordination.ping if coordination.shared else None,
-                ),
-            )
-            await server.start()
-            self.webhook_server = server
-            try:
-                await application.bot.set_webhook(
-                    self._webhook.url,
-                    secret_token=self._webhook.secret,
-                    allowed_updates=list(ALLOWED_UPDATES),
-                )
-            except BadRequest as error:
-                raise ConfigError(
-                    f"--webhook-url {self._webhook.url} was refused by the Bot API: {error.message}"
-                ) from None
+            assert self.webhook_server is not None
+            self.webhook_server.take_updates()
         logger.info("telesnap is running as @%s", application.bot.username)
+
+    async def _open_transport(
+        self,
+        application: BotApplication,
+        intake: Intake,
+        engine: AsyncEngine,
+        coordination: LocalCoordination | PostgresCoordination,
+    ) -> None:
+        """Delete the webhook (polling), or listen and set it; updates are taken only later.
+
+        The listener answers updates 503 until the resume is done (Telegram delivers them
+        again): a call taken before it would overtake the calls a stop left in the inbox.
+        Binding first, rather than after the resume, lets a port in use fail the start.
+        """
+        if self._webhook is None:
+            await application.bot.delete_webhook()
+            return
+        path = urlsplit(self._webhook.url).path or "/telegram"
+        server = WebhookServer(
+            application,
+            intake,
+            secret=self._webhook.secret,
+            host=self._webhook.host,
+            port=self._webhook.port,
+            path=path,
+            taking_updates=False,
+            readiness=Readiness(
+                partial(database_answers, engine),
+                application.bot.get_me,
+                coordination.ping if coordination.shared else None,
+            ),
+        )
+        await server.start()
+        self.webhook_server = server
+        try:
+            await application.bot.set_webhook(
+                self._webhook.url,
+                secret_token=self._webhook.secret,
+                allowed_updates=list(ALLOWED_UPDATES),
+            )
+        except BadRequest as error:
+            raise ConfigError(
+                f"--webhook-url {self._webhook.url} was refused by the Bot API: {error.message}"
+            ) from None
 
     async def _initialize(self, application: BotApplication) -> None:
         """Connect to the Bot API, waiting (with backoff) while it is unreachable.
 
         A refusal of the token (401, or Telegram's 404) and an answer that is not JSON stop
-        the start: the token, or the URL, is wrong, and waiting changes neither.
+        the start: the token, or the URL, is wrong, and waiting changes neither. Only a
+        gateway's 502, 503 or 504 page is waited out: a proxy says so while the API restarts.
         """
         backoff = Backoff(1.0, 30.0)
         while True:
@@ -277,8 +303,11 @@ class BotRunner:
             except InvalidToken as error:
                 raise self._not_the_bot_api(error) from None
             except NetworkError as error:
+                if _answered_but_is_no_bot_api(error):
+                    raise self._not_the_bot_api(error) from None
                 delay = backoff.next()
-                logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", error, delay)
+                reason = _reason(error)
+                logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", reason, delay)
                 await asyncio.sleep(delay)
             except TelegramError as error:
                 if not isinstance(error.__cause__, ValueError):  # JSON that did not parse
@@ -289,12 +318,9 @@ class BotRunner:
         """Name both suspects; never the token (python-telegram-bot's message holds it)."""
         if isinstance(error.__cause__, InvalidToken):
             error = error.__cause__  # the server's own answer
-        reason = error.message.partition(". Parsing the server response")[0]
-        if isinstance(error.__cause__, (TelegramError, ValueError)):
-            reason += ", in an answer that is not JSON"
         return ConfigError(
             f"TELESNAP_TOKEN was refused by the Bot API server at {self.settings.api_url}"
-            f" ({reason}), or TELESNAP_API_URL is not the root of a Bot API server"
+            f" ({_reason(error)}), or TELESNAP_API_URL is not the root of a Bot API server"
         )
 
     async def _resume(self, runtime: Runtime) -> None:
@@ -363,6 +389,34 @@ class BotRunner:
                 task.cancel()
             await asyncio.gather(starting, stopping, return_exceptions=True)
             await self.stop()
+
+
+_STATUS_OF_A_PAGE = re.compile(r"[^(]*\((\d{3})\)\. Parsing the server response")
+"""python-telegram-bot's message for an answer that is not JSON: "Not Found (404). Parsing…"."""
+GATEWAY_STATUSES = frozenset({502, 503, 504})
+"""The statuses of a page a proxy in front of the Bot API answers while it is away."""
+
+
+def _answered_but_is_no_bot_api(error: NetworkError) -> bool:
+    """Whether a server answered with a page that is not JSON, and no gateway's."""
+    page = _STATUS_OF_A_PAGE.match(error.message)
+    return page is not None and int(page[1]) not in GATEWAY_STATUSES
+
+
+def _reason(error: TelegramError) -> str:
+    """The server's answer in a few words: python-telegram-bot's message holds a whole page."""
+    reason = error.message.partition(". Parsing the server response")[0]
+    if isinstance(error.__cause__, (TelegramError, ValueError)):
+        reason += ", in an answer that is not JSON"
+    return reason
+
+
+def _log_polling_error(error: TelegramError) -> None:
+    """One line per failed ``getUpdates`` (it is retried); a traceback only if no outage."""
+    if isinstance(error, NetworkError):
+        logger.warning("long polling: the Bot API is unreachable (%s); retrying", _reason(error))
+    else:
+        logger.warning("long polling failed (%s); retrying", _reason(error), exc_info=error)
 
 
 async def _removals_left(inbox: InboxService, bot: Bot) -> list[int]:

@@ -200,6 +200,7 @@ def places_of_two(board: str) -> set[str]:
     assert len(lines) == 2
     (first, shown_first), (second, shown_second) = lines
     if shown_first == shown_second:
-        assert first.startswith("1. ") and second.startswith("1. "), "equal figures share a place"
+        assert first.startswith("1. "), "equal figures share the first place"
+        assert second.startswith("1. "), "equal figures share the first place"
         return {first, "2. " + second.removeprefix("1. ")}
     return {first, second}

@@ -93,15 +93,24 @@ class Readiness:
         return None
 
 
-def add_health_routes(app: web.Application, readiness_of: Callable[[], Readiness | None]) -> None:
-    """Add ``GET /health`` and ``GET /ready`` (running ``readiness_of()``'s checks) to ``app``."""
+def add_health_routes(
+    app: web.Application,
+    readiness_of: Callable[[], Readiness | None],
+    taking_updates: Callable[[], bool] = lambda: True,
+) -> None:
+    """Add ``GET /health`` and ``GET /ready`` (running ``readiness_of()``'s checks) to ``app``.
+
+    ``/ready`` is 503 too while the worker does not take updates (resuming, or draining).
+    """
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"alive": True})
 
     async def ready(request: web.Request) -> web.Response:
         readiness = readiness_of()
-        if readiness is None:
+        if not taking_updates():
+            problems = ["not taking updates: starting, or stopping"]
+        elif readiness is None:
             logger.error("not ready: no readiness checks were installed")
             problems = ["the readiness checks are not installed"]
         else:

@@ -2,9 +2,9 @@
 
 The 200 goes only once the update is committed in the inbox: a worker that dies before never
 acknowledged it, and Telegram delivers it again. A body that is not an update gets 200 all the
-same, so it is not redelivered again and again; a draining bot answers 503, so Telegram sends
-elsewhere. Oversized bodies (413; updates are a few KiB) and idle connections are cut off, so
-clients cannot hold memory.
+same, so it is not redelivered again and again; a bot not taking updates (still resuming, or
+draining) answers 503, so Telegram delivers again, or elsewhere. Oversized bodies (413;
+updates are a few KiB) and idle connections are cut off, so clients cannot hold memory.
 """
 
 from __future__ import annotations
@@ -45,12 +45,18 @@ class WebhookServer:
         path: str = "/telegram",
         keepalive_timeout_s: float = KEEPALIVE_TIMEOUT_S,
         readiness: Readiness | None = None,
+        taking_updates: bool = True,
     ) -> None:
+        """Listen at ``host:port`` and ``path`` once started.
+
+        ``taking_updates`` False: updates get 503 until :meth:`take_updates` (a start's resume
+        goes first, or an update would overtake the calls a stop left in the inbox).
+        """
         self._application = application
         self.readiness = readiness
         """What ``/ready`` checks (None: it answers 503, the checks are not installed)."""
         self._intake = intake
-        self._draining = False
+        self._taking = taking_updates
         self._secret = secret
         self._host = host
         self._port = port
@@ -61,15 +67,19 @@ class WebhookServer:
         self.app = web.Application(client_max_size=MAX_BODY_BYTES)
         """The aiohttp application (routes may be added before :meth:`start`)."""
         self.app.router.add_post(self.path, self._receive)
-        add_health_routes(self.app, lambda: self.readiness)
+        add_health_routes(self.app, lambda: self.readiness, lambda: self._taking)
+
+    def take_updates(self) -> None:
+        """Take updates from now on: the start is done."""
+        self._taking = True
 
     def drain(self) -> None:
         """Refuse new updates from now on (503): the bot is stopping."""
-        self._draining = True
+        self._taking = False
 
     async def _receive(self, request: web.Request) -> web.Response:
-        if self._draining:
-            return web.Response(status=503, text="stopping: deliver elsewhere")
+        if not self._taking:
+            return web.Response(status=503, text="not taking updates now: deliver again")
         given = request.headers.get(SECRET_HEADER, "")
         if not hmac.compare_digest(given.encode(), self._secret.encode()):
             return web.Response(status=403, text="forbidden")
