@@ -146,16 +146,16 @@ class StampingBot(ExtBot[None]):
         try:
             await self.intake.receive([u for u, _ in kept], [p for _, p in kept])
         except Exception as error:
-            first, last = updates[0].update_id, updates[-1].update_id
+            oldest, newest = updates[0].update_id, updates[-1].update_id
             delay = self.store_backoff.next()
             logger.exception(
                 "could not store updates %d to %d; asking for them again in %.1f s",
-                first,
-                last,
+                oldest,
+                newest,
                 delay,
             )
             await asyncio.sleep(delay)
-            raise UpdatesNotStoredError(f"updates {first} to {last} were not stored") from error
+            raise UpdatesNotStoredError(f"updates {oldest} to {newest} were not stored") from error
         self.store_backoff.reset()
         return updates
 
