@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +30,11 @@ from .bot.handlers.menu import publish_commands
 from .bot.handlers.privacy import PrivacyBot
 from .bot.handlers.runtime import Runtime, install
 from .bot.handlers.stats import StatsBot
+from .bot.ingress.api_errors import (
+    answered_but_is_no_bot_api,
+    log_polling_error,
+    short_reason,
+)
 from .bot.ingress.application import BotApplication, StampingBot, build_application
 from .bot.ingress.dispatcher import TOPIC_BATCH, InboxDispatcher
 from .bot.ingress.gate import IntakeGate, toast_turned_away
@@ -237,7 +241,7 @@ class BotRunner:
                 timeout=30,
                 drop_pending_updates=False,
                 allowed_updates=list(ALLOWED_UPDATES),
-                error_callback=_log_polling_error,
+                error_callback=log_polling_error,
             )
         else:
             assert self.webhook_server is not None
@@ -303,10 +307,10 @@ class BotRunner:
             except InvalidToken as error:
                 raise self._not_the_bot_api(error) from None
             except NetworkError as error:
-                if _answered_but_is_no_bot_api(error):
+                if answered_but_is_no_bot_api(error):
                     raise self._not_the_bot_api(error) from None
                 delay = backoff.next()
-                reason = _reason(error)
+                reason = short_reason(error)
                 logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", reason, delay)
                 await asyncio.sleep(delay)
             except TelegramError as error:
@@ -320,7 +324,7 @@ class BotRunner:
             error = error.__cause__  # the server's own answer
         return ConfigError(
             f"TELESNAP_TOKEN was refused by the Bot API server at {self.settings.api_url}"
-            f" ({_reason(error)}), or TELESNAP_API_URL is not the root of a Bot API server"
+            f" ({short_reason(error)}), or TELESNAP_API_URL is not the root of a Bot API server"
         )
 
     async def _resume(self, runtime: Runtime) -> None:
@@ -389,34 +393,6 @@ class BotRunner:
                 task.cancel()
             await asyncio.gather(starting, stopping, return_exceptions=True)
             await self.stop()
-
-
-_STATUS_OF_A_PAGE = re.compile(r"[^(]*\((\d{3})\)\. Parsing the server response")
-"""python-telegram-bot's message for an answer that is not JSON: "Not Found (404). Parsing…"."""
-GATEWAY_STATUSES = frozenset({502, 503, 504})
-"""The statuses of a page a proxy in front of the Bot API answers while it is away."""
-
-
-def _answered_but_is_no_bot_api(error: NetworkError) -> bool:
-    """Whether a server answered with a page that is not JSON, and no gateway's."""
-    page = _STATUS_OF_A_PAGE.match(error.message)
-    return page is not None and int(page[1]) not in GATEWAY_STATUSES
-
-
-def _reason(error: TelegramError) -> str:
-    """The server's answer in a few words: python-telegram-bot's message holds a whole page."""
-    reason = error.message.partition(". Parsing the server response")[0]
-    if isinstance(error.__cause__, (TelegramError, ValueError)):
-        reason += ", in an answer that is not JSON"
-    return reason
-
-
-def _log_polling_error(error: TelegramError) -> None:
-    """One line per failed ``getUpdates`` (it is retried); a traceback only if no outage."""
-    if isinstance(error, NetworkError):
-        logger.warning("long polling: the Bot API is unreachable (%s); retrying", _reason(error))
-    else:
-        logger.warning("long polling failed (%s); retrying", _reason(error), exc_info=error)
 
 
 async def _removals_left(inbox: InboxService, bot: Bot) -> list[int]:
