@@ -69,6 +69,9 @@ class PrivacyService:
 
     def __init__(self, units: UnitOfWorkFactory) -> None:
         self._units = units
+        self._looked_up_to: tuple[datetime, int] | None = None
+        """The last removed chat a sweep looked at: the next looks past it, so chats kept
+        longer never hide the ones behind them (None: start from the oldest)."""
 
     async def forget_person(
         self, user_id: int, update_id: int | None = None, asker: Actor | None = None
@@ -143,7 +146,11 @@ class PrivacyService:
             repository = PrivacyRepository(uow.session)
             if not await repository.try_purge_lock():
                 return 0
-            candidates = await repository.removed_before(now - SHORTEST_RETENTION, CHATS_PER_SWEEP)
+            candidates = await repository.removed_before(
+                now - SHORTEST_RETENTION, CHATS_PER_SWEEP, after=self._looked_up_to
+            )
+            full = len(candidates) == CHATS_PER_SWEEP
+            self._looked_up_to = (candidates[-1][1], candidates[-1][0]) if full else None
             due = []
             for chat_id, removed_at in candidates:
                 values = await uow.settings.get_values(chat_id, WHOLE_CHAT)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from telegram import Bot, Update
 
@@ -13,12 +14,22 @@ from telesnap.services.inbox import InboxService, StoredUpdate, trimmed
 from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
-from telesnap.services.privacy import FORMER_PLAYER, PrivacyService
+from telesnap.services.privacy import CHATS_PER_SWEEP, FORMER_PLAYER, PrivacyService
 from telesnap.services.stats.service import StatsService
-from telesnap.storage.models import Chat, Game, InboxUpdate, PlayerStats
+from telesnap.storage.models import (
+    Chat,
+    Game,
+    GamePlayerResult,
+    GameResult,
+    InboxUpdate,
+    OutboxMessage,
+    PlayerStats,
+)
 from telesnap.storage.repositories.privacy import PURGE_KEY
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
+from ..admin import known_admin
+from .stats_games import CHATS, PLAYERS, Driver
 from .test_play_flow import ANN, BOB, CID, PLACE, receipt
 
 Factory = async_sessionmaker[AsyncSession]
@@ -243,3 +254,85 @@ async def test_every_worker_shows_a_player_who_left_then_erased_their_data_as_a_
     restarted = PlayService(units, GameStore(shared=True))
     for play in [*plays, restarted]:
         assert (await play.table(PLACE)).table.players[0].name == FORMER_PLAYER
+
+
+async def test_forgetme_reads_only_the_outbox_rows_that_may_name_the_person(
+    session_factory: Factory,
+) -> None:
+    """The outbox keeps two days of rows: an erasure that read them all held every game up."""
+    person, name = 700123456, 'Zoë "Z" Ünal'
+    async with UnitOfWork(session_factory) as uow:
+        await uow.users.upsert(person, 'Zoë "Z"', "Ünal")
+        others = [
+            OutboxMessage(chat_id=-5, kind="notice", payload={"notice": {"name": f"Bo {n}"}})
+            for n in range(300)
+        ]
+        theirs = [
+            OutboxMessage(chat_id=-5, kind="notice", payload={"notice": {"name": name}}),
+            OutboxMessage(chat_id=-5, kind="board", payload={"players": [[person, "Z"]]}),
+        ]
+        uow.session.add_all([*others, *theirs])
+    loaded: list[int] = []
+
+    def count(row: OutboxMessage, _context: object) -> None:
+        loaded.append(row.id)
+
+    event.listen(OutboxMessage, "load", count)
+    try:
+        await PrivacyService(UnitsOfWork(session_factory)).forget_person(person)
+    finally:
+        event.remove(OutboxMessage, "load", count)
+    assert len(loaded) == len(theirs), "only the rows naming them are read"
+    async with UnitOfWork(session_factory) as uow:
+        payloads = (await uow.session.scalars(select(OutboxMessage.payload))).all()
+    assert not [p for p in payloads if name in str(p) or f"[{person}, 'Z']" in str(p)]
+    assert sum("Bo " in str(payload) for payload in payloads) == len(others)
+
+
+async def test_a_game_left_then_erased_gives_its_leaver_no_figures_when_it_ends(
+    session_factory: Factory,
+) -> None:
+    """She leaves, erases her data; the others finish: nothing of hers is kept again."""
+    driver = Driver(session_factory, random.Random(5))
+    place, (ann, bob, cid) = CHATS[0], PLAYERS[:3]
+    await driver.settings.change(place, ann, "flip_limit", "20", is_admin=known_admin(True))
+    game_id = await driver.start_one(place, [ann, bob, cid])
+    await driver.lobby.leave(place, ann, driver.receipt())
+    assert (await PrivacyService(UnitsOfWork(session_factory)).forget_person(ann.user_id)).done
+    await driver.finish_one(place, [bob, cid])
+    async with UnitOfWork(session_factory) as uow:
+        counted = await uow.session.scalar(
+            select(GameResult.counted).where(GameResult.game_id == game_id)
+        )
+        kept = (await uow.session.scalars(select(PlayerStats.user_id))).all()
+        her_rating = await uow.session.scalar(
+            select(GamePlayerResult.chat_mu).where(
+                GamePlayerResult.game_id == game_id, GamePlayerResult.user_id == ann.user_id
+            )
+        )
+    assert counted, "the others played it to its end"
+    assert ann.user_id not in kept, "no figures, in this chat or across chats"
+    assert {bob.user_id, cid.user_id} <= set(kept)
+    assert her_rating is None
+
+
+async def test_chats_kept_longer_do_not_hide_a_chat_whose_retention_passed(
+    session_factory: Factory,
+) -> None:
+    """A sweep looks at so many chats; the next one looks past them, so none waits for ever."""
+    units = UnitsOfWork(session_factory)
+    privacy = PrivacyService(units)
+    long_kept = [-1000 - n for n in range(CHATS_PER_SWEEP)]
+    async with UnitOfWork(session_factory) as uow:
+        for chat_id in [*long_kept, SHORT]:
+            await uow.chats.upsert(chat_id, "group", "Club")
+        for chat_id in long_kept:
+            await uow.settings.save_values(chat_id, 0, {"keep_after_removal_days": 365})
+        await uow.settings.save_values(SHORT, 0, {"keep_after_removal_days": 7})
+    for chat_id in long_kept:
+        await privacy.bot_removed(chat_id, NOW - timedelta(days=20))
+    await privacy.bot_removed(SHORT, NOW - timedelta(days=10))
+    purged = [await privacy.purge_removed_chats(NOW) for _ in range(2)]
+    assert purged == [0, 1], "the first sweep looked at the chats kept a year"
+    assert SHORT not in await chats_left(session_factory)
+    assert len(await chats_left(session_factory)) == CHATS_PER_SWEEP

@@ -38,11 +38,21 @@ async def record_game_result(
 async def record_summary(
     uow: UnitOfWork, row: GameRow, summary: GameSummary, user_ids: list[int]
 ) -> None:
-    """Store an ended game's :class:`GameSummary` and update the totals it touches."""
+    """Store an ended game's :class:`GameSummary` and update the totals it touches.
+
+    A player who left the game, then erased their data, gets no figures, rating or reaction
+    times back from it: their seat stays in the result, with no rating.
+    """
     start = initial_rating()
+    erased = {
+        player.user_id
+        for player in await uow.games.list_players(row.id)
+        if player.shown_name is not None
+    }
+    kept = [user for user in user_ids if user not in erased]
     totals: dict[tuple[int, int], PlayerStats] = {}
     if summary.counted:
-        keys = [(scope, user) for scope in (row.chat_id, ALL_CHATS) for user in user_ids]
+        keys = [(scope, user) for scope in (row.chat_id, ALL_CHATS) for user in kept]
         totals = await uow.stats.lock_player_stats(keys, start.mu, start.sigma, start.points)
     result = GameResult(
         game_id=row.id,
@@ -59,16 +69,19 @@ async def record_summary(
     ratings: dict[int, list[Rating]] = {}
     if summary.rated:
         for scope in (row.chat_id, ALL_CHATS):
-            before = [_rating_of(totals[(scope, user)]) for user in user_ids]
+            before = [
+                start if user in erased else _rating_of(totals[(scope, user)]) for user in user_ids
+            ]
             ratings[scope] = rate_game(before, summary.places)
-    await uow.stats.add_result(result, _player_results(row, summary, user_ids, ratings))
+    results = _player_results(row, summary, user_ids, ratings, erased)
+    await uow.stats.add_result(result, results)
     if not summary.counted:
         return
     game_times = await uow.stats.game_reaction_times(row.id)
     new_times = {
         (scope, user): game_times[user]
         for scope in (row.chat_id, ALL_CHATS)
-        for user in user_ids
+        for user in kept
         if user in game_times
     }
     await uow.stats.add_reaction_times(new_times)
@@ -76,6 +89,8 @@ async def record_summary(
     cursors = await _moved_cursors(uow, totals, new_times)
     for scope in (row.chat_id, ALL_CHATS):
         for seat, user in enumerate(user_ids):
+            if user in erased:
+                continue
             stats = totals[(scope, user)]
             _add_figures(stats, summary, seat)
             if (scope, user) in cursors:
@@ -120,12 +135,16 @@ def _set_reaction_figures(stats: PlayerStats, cursor: ReactionCursor) -> None:
 
 
 def _player_results(
-    row: GameRow, summary: GameSummary, user_ids: list[int], ratings: dict[int, list[Rating]]
+    row: GameRow,
+    summary: GameSummary,
+    user_ids: list[int],
+    ratings: dict[int, list[Rating]],
+    erased: set[int],
 ) -> list[GamePlayerResult]:
-    chat = ratings.get(row.chat_id)
-    everywhere = ratings.get(ALL_CHATS)
     results = []
     for seat, user in enumerate(user_ids):
+        chat = None if user in erased else ratings.get(row.chat_id)
+        everywhere = None if user in erased else ratings.get(ALL_CHATS)
         figures = summary.seats[seat]
         walked = figures.walked_away
         results.append(

@@ -7,11 +7,24 @@ every stored trace of their name goes, payloads included. A chat's erasure delet
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Table, delete, func, null, select, update
+from sqlalchemy import (
+    ColumnElement,
+    CursorResult,
+    String,
+    Table,
+    and_,
+    delete,
+    func,
+    null,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from ..models import (
@@ -66,6 +79,20 @@ def scrub(value: Any, user_id: int, names: frozenset[str], placeholder: str) -> 
             return [user_id, placeholder]
         return [scrub(item, user_id, names, placeholder) for item in value]
     return value
+
+
+def _may_name(payload: Any, user_id: int, names: frozenset[str]) -> ColumnElement[bool]:
+    """Whether a JSON column's text holds the person's id or one of their names.
+
+    Every row :func:`scrub` would change does, so only those are read: the outbox keeps about
+    two days of rows, too many to read whole in the erasure's transaction. A name is looked for
+    as typed and as JSON escapes it (non-ASCII letters, quotes).
+    """
+    text = payload.cast(String)
+    needles = {str(user_id)} | {
+        form for name in names if name for form in (name, json.dumps(name)[1:-1])
+    }
+    return or_(*(text.contains(needle, autoescape=True) for needle in sorted(needles)))
 
 
 def _mentions(value: Any, user_id: int, names: frozenset[str]) -> bool:
@@ -172,9 +199,9 @@ class PrivacyRepository:
         def rename(payload: Any) -> Any:
             return scrub(payload, user_id, names, placeholder)
 
-        # Every row: others' messages name them too (a /notify message, a lobby they left, the
-        # game an admin stopped); the outbox keeps about two days of rows.
-        rows = select(OutboxMessage)
+        # Others' messages name them too (a /notify message, a lobby they left, the game an
+        # admin stopped): every row that may, which the database finds in the rows' text.
+        rows = select(OutboxMessage).where(_may_name(OutboxMessage.payload, user_id, names))
         erased["messages"] = await self._rewrite(rows, OutboxMessage.id, rename)
         erased["updates"] = await self._forget_updates(user_id, names)
         return erased
@@ -307,14 +334,24 @@ class PrivacyRepository:
         """The bot is back in the chat: nothing is to be erased."""
         await self._session.execute(update(Chat).where(Chat.id == chat_id).values(removed_at=None))
 
-    async def removed_before(self, moment: datetime, limit: int) -> list[tuple[int, datetime]]:
-        """Chats the bot was removed from before ``moment``, oldest first, with when."""
+    async def removed_before(
+        self, moment: datetime, limit: int, *, after: tuple[datetime, int] | None = None
+    ) -> list[tuple[int, datetime]]:
+        """Chats the bot was removed from before ``moment``, oldest first, with when.
+
+        ``after``: only those past this (removal time, chat id), in that order.
+        """
         statement = (
             select(Chat.id, Chat.removed_at)
             .where(Chat.removed_at.is_not(None), Chat.removed_at < moment)
-            .order_by(Chat.removed_at)
+            .order_by(Chat.removed_at, Chat.id)
             .limit(limit)
         )
+        if after is not None:
+            at, chat_id = after  # compared column by column: each bound as its column's type
+            statement = statement.where(
+                or_(Chat.removed_at > at, and_(Chat.removed_at == at, Chat.id > chat_id))
+            )
         return [
             (chat_id, cast("datetime", at))
             for chat_id, at in await self._session.execute(statement)
