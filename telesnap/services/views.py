@@ -165,6 +165,8 @@ class CallOutcome:
     race_deadline_ns: int | None
     play: PlayOutcome
     race_id: int | None = None
+    penalised: bool = False
+    """A wrong call that costs its caller a card: now, or once the open race is decided."""
 
 
 class RaceEnding(enum.Enum):

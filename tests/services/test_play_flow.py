@@ -176,3 +176,21 @@ async def test_a_running_game_keeps_the_settings_it_started_with(
     assert race is not None
     assert {result.verdict for result in race.results} == {CallVerdict.TIED}
     assert (await settings.show(PLACE)).tie_window_ms == 0
+
+
+async def test_a_wrong_call_while_a_race_is_open_is_told_it_costs_a_card(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """Its penalty is paid once the race is decided, but its caller learns of it now."""
+    _, play = await started_game(session_factory)
+    version = await flip_until_match(play)
+    opened = await play.call(PLACE, ANN, CallKind.SNAP, receipt(1000.0), seen_version=version)
+    assert opened.verdict is CallVerdict.PENDING
+    wrong = await play.call(PLACE, BOB, CallKind.SNAP_POT, receipt(1010.0), seen_version=version)
+    assert wrong.verdict is CallVerdict.WRONG, "the pot is empty: nothing matches it"
+    assert not any(op.kind == "penalty_paid" for op in wrong.play.operations), "not paid yet"
+    assert wrong.penalised
+    races = RaceService(UnitsOfWork(session_factory), play._store)
+    race = await races.decide(PLACE, opened.race_id or 0)
+    assert race.play is not None
+    assert any(op.kind == "penalty_paid" for op in race.play.operations), "paid after the race"

@@ -111,8 +111,7 @@ def _caller(kind: CallKind) -> ButtonBody:
         if called.verdict is CallVerdict.PENDING:
             return None
         if called.verdict is CallVerdict.WRONG:
-            paid = any(op.kind == "penalty_paid" for op in called.play.operations)
-            return wrong_call_toast(paid, tr)
+            return wrong_call_toast(called.penalised, tr)
         return verdict_toast(called.verdict, called.behind_ms, tr)
 
     call.__name__ = kind.name.lower()

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Collection
 from datetime import datetime, timedelta
 
-from ...game import CallKind, CallVerdict, SnapError
+from ...game import CallKind, CallVerdict, PenaltyPaid, SnapError
 from ...storage.models import GameStatus
 from ...storage.uow import UnitOfWork
 from ..outbox.board_views import ShownBoards
@@ -113,6 +113,11 @@ class PlayService(Service):
                 race_deadline_ns=ticket.deadline_ns if ticket else None,
                 play=PlayOutcome(loaded.table(), operations),
                 race_id=ticket.race_id if ticket else None,
+                penalised=op.verdict is CallVerdict.WRONG
+                and (
+                    any(isinstance(paid, PenaltyPaid) for paid in operations)
+                    or seat in game.deferred_wrong_calls  # paid once the open race is decided
+                ),
             )
 
     @staticmethod
