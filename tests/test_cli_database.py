@@ -106,3 +106,13 @@ class _StoppedError(Exception):
 
 async def _refuse(*_: object) -> None:
     raise _StoppedError
+
+
+def test_a_file_that_is_not_a_sqlite_database_is_named_so(tmp_path: Path) -> None:
+    (tmp_path / "notes.db").write_text("shopping: milk, eggs\n" * 200)
+    url = "sqlite+aiosqlite:///notes.db"
+    result = telesnap(tmp_path, "db", "upgrade", TELESNAP_DATABASE_URL=url)
+    assert result.returncode == 2
+    assert one_line(result).startswith(
+        "telesnap: cannot open the SQLite file notes.db: it is not a SQLite database"
+    )

@@ -124,6 +124,10 @@ def _unreachable(url: URL, error: BaseException) -> DatabaseUnreachableError:
             return DatabaseUnreachableError(
                 f"cannot open {describe_database(url)}: the folder {folder} does not exist"
             )
+        if "not a database" in reason:  # SQLite's own words for a file of another kind
+            return DatabaseUnreachableError(
+                f"cannot open {describe_database(url)}: it is not a SQLite database ({reason})"
+            )
         return DatabaseUnreachableError(
             f"cannot open {describe_database(url)} ({reason}): check that the folder "
             "lets this user write there"
