@@ -379,8 +379,14 @@ class BotRunner:
         """Run until SIGINT or SIGTERM (also while still starting, e.g. waiting for the API)."""
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def stop_on(signum: signal.Signals) -> None:
+            if not stop.is_set():
+                logger.info("%s: stopping (finishing the updates taken)", signum.name)
+            stop.set()
+
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
+            loop.add_signal_handler(signum, stop_on, signum)
         starting = asyncio.create_task(self.start())
         stopping = asyncio.create_task(stop.wait())
         try:
@@ -393,6 +399,7 @@ class BotRunner:
                 task.cancel()
             await asyncio.gather(starting, stopping, return_exceptions=True)
             await self.stop()
+        logger.info("stopped")
 
 
 async def _removals_left(inbox: InboxService, bot: Bot) -> list[int]:
