@@ -1,7 +1,7 @@
 """A background loop: rounds in one task, a wait between them, started and stopped once each.
 
 A failed round is logged and tried again after a backoff: it never ends the loop, and
-never goes unseen.
+never goes unseen. The same failure again (an outage) is one line a round, its traceback once.
 """
 
 from __future__ import annotations
@@ -70,14 +70,29 @@ class BackgroundLoop:
     async def _run(self, first_after_s: float) -> None:
         if first_after_s > 0:
             await self._wait(first_after_s)
+        failures, last = 0, ""
         while not self._stopping:
             self._wake.clear()
             try:
                 wait = await self._round()
-            except Exception:
+            except Exception as error:
                 wait = self._backoff.next()
-                self._logger.exception("%s failed; trying again in %.1f s", self._what, wait)
+                failures += 1
+                if repr(error) != last:  # its traceback once, not once a round of an outage
+                    self._logger.exception("%s failed; trying again in %.1f s", self._what, wait)
+                else:
+                    self._logger.error(
+                        "%s failed again (%d in a row: %r); trying again in %.1f s",
+                        self._what,
+                        failures,
+                        error,
+                        wait,
+                    )
+                last = repr(error)
             else:
+                if failures:
+                    self._logger.info("%s works again, after %d failures", self._what, failures)
+                failures, last = 0, ""
                 self._backoff.reset()
             await self._wait(wait)
 

@@ -129,3 +129,20 @@ async def test_a_first_round_asked_for_later_waits_until_then_or_a_wake() -> Non
     await rounds.next()
     assert rounds.count == 1
     await loop.stop()
+
+
+async def test_an_outage_logs_its_traceback_once_then_a_line_a_round(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    down = ConnectionResetError("the database went away")
+    rounds = Rounds(down, ConnectionResetError("the database went away"), down, None)
+    loop = loop_of(rounds, Backoff(0.001, 0.001))
+    with caplog.at_level(logging.INFO, logger=LOGGER.name):
+        loop.start()
+        for _ in range(4):
+            await rounds.next()
+        await loop.stop()
+    records = [r for r in caplog.records if r.name == LOGGER.name]
+    assert [r.exc_info is not None for r in records] == [True, False, False, False]
+    assert "failed again (3 in a row: ConnectionResetError" in records[2].getMessage()
+    assert records[-1].getMessage() == "looking for unsent boards works again, after 3 failures"
