@@ -44,21 +44,30 @@ class ChatLanguages:
             return True, self._known[chat_id]
         return False, None
 
-    async def of(self, chat_id: int) -> str | None:
-        """The chat's language, read once and kept (:func:`written_in`)."""
-        known, language = self.known(chat_id)
-        if known:
-            return language
+    async def of(self, chat_id: int, app_language: str | None = None) -> str | None:
+        """The chat's language: its choice, read once and kept.
+
+        A private chat that chose none is written in its person's app language: ``app_language``
+        (as their update reports it now), else as last stored. That one is never kept here: it
+        changes with the app.
+        """
+        known, chosen = self.known(chat_id)
+        if not known:
+            async with self._units(read_only=True) as uow:
+                chosen = await chosen_language(uow, chat_id)
+            self._known[chat_id] = chosen
+        if chosen is not None or chat_id < 0 or app_language is not None:
+            return chosen or app_language
         async with self._units(read_only=True) as uow:
-            language = await written_in(uow, chat_id)
-        if language is not None or chat_id < 0:
-            # A private chat's person may not be stored yet: their language is read again.
-            self._known[chat_id] = language
-        return language
+            return await stored_app_language(uow, chat_id)
 
     def chosen(self, uow: UnitOfWork, chat_id: int, language: str | None) -> None:
         """The change in ``uow`` gives the chat ``language``: kept the moment it commits."""
         uow.after_commit(lambda: self._known.__setitem__(chat_id, language))
+
+    def forget(self, chat_id: int) -> None:
+        """The chat's settings were erased: its language is read again."""
+        self._known.pop(chat_id, None)
 
     def __len__(self) -> int:
         """How many chats' languages are kept now."""
@@ -146,15 +155,25 @@ async def topic_settings(uow: UnitOfWork, place: Place) -> GameSettings:
     )
 
 
-async def written_in(uow: UnitOfWork, chat_id: int, thread_id: int = WHOLE_CHAT) -> str | None:
+async def written_in(uow: UnitOfWork, chat_id: int) -> str | None:
     """The language a chat's messages are written in: the chat's choice, if any.
 
     Else a private chat (its id is its person's) uses the language their app reported, stored
     so it outlives a restart.
     """
-    values = await uow.settings.get_effective_values(chat_id, thread_id)
-    chosen = GameSettings.from_values(values).language
+    chosen = await chosen_language(uow, chat_id)
     if chosen is not None or chat_id < 0:
         return chosen
-    user = await uow.users.get(chat_id)
+    return await stored_app_language(uow, chat_id)
+
+
+async def chosen_language(uow: UnitOfWork, chat_id: int) -> str | None:
+    """The language the chat chose with ``/settings`` (None: none yet)."""
+    values = await uow.settings.get_effective_values(chat_id, WHOLE_CHAT)
+    return GameSettings.from_values(values).language
+
+
+async def stored_app_language(uow: UnitOfWork, user_id: int) -> str | None:
+    """The language a person's app reported when the bot last stored them."""
+    user = await uow.users.get(user_id)
     return user.language_code if user is not None else None

@@ -147,8 +147,11 @@ class GivenLanguages:
     def known(self, chat_id: int) -> tuple[bool, str | None]:
         return True, self._languages.get(chat_id)
 
-    async def of(self, chat_id: int) -> str | None:
-        return self._languages.get(chat_id)
+    async def of(self, chat_id: int, app_language: str | None = None) -> str | None:
+        return self._languages.get(chat_id) or app_language
+
+    def forget(self, chat_id: int) -> None:
+        self._languages.pop(chat_id, None)
 
 
 @dataclass

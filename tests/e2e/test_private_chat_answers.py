@@ -124,3 +124,48 @@ async def test_a_private_chat_shows_and_sets_only_its_language(
         overview = await chat.now(menu)
         assert overview.button_texts == ["Language: English"]
         assert (await table.client.calls("getChatMember")) == [], "the chat is its person's own"
+
+
+async def test_a_settings_menu_stays_in_the_chats_language_whoever_presses(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(
+        emulator, database_file(tmp_path), ["Ann", "Bob"], admins=["Ann"]
+    ) as table:
+        await table.reply_to(await table.command("Ann", "settings", "language es"))
+        asked = await table.command("Ann", "settings")
+        menu = await table.client.wait_for_message(
+            table.chat_id, lambda m: m.is_from_bot and m.message_id > asked and bool(m.button_texts)
+        )
+        opened = next(text for text in menu.button_texts if text.startswith("Margen de empate"))
+        await table.press("Ann", menu, opened)  # Ann's app is English; the chat is Spanish
+        await table.client.wait_until_idle()
+        choices = next(m for m in await table.messages() if m.message_id == menu.message_id)
+        assert choices.text.startswith("Margen de empate: ahora"), choices.text
+        assert "« Atrás" in choices.button_texts
+
+
+async def test_forgetme_forgets_the_private_chats_language_at_once(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann"]) as table:
+        chat = await private_chat(table.client, table.players["Ann"])
+        await chat.send("settings", "language es")
+        question = await chat.send("forgetme")
+        await chat.press(question, question.button_texts[0])
+        await table.client.wait_until_idle()
+        assert (await chat.send("help")).text.startswith(PLAYED_IN_GROUPS), "English again"
+
+
+async def test_a_private_chat_without_a_chosen_language_follows_the_app(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann"]) as table:
+        ann = table.players["Ann"]
+        await table.command("Ann", "newgame")  # the bot stores her, with her app's language
+        await table.wait_for_text("A game of Snap is starting")
+        chat = await private_chat(table.client, ann)
+        assert (await chat.send("help")).text.startswith(PLAYED_IN_GROUPS)
+        await table.client._request("PATCH", f"/users/{ann}", json={"language_code": "es"})
+        spanish = (await chat.send("help")).text
+        assert spanish.startswith("Snap se juega en grupos"), spanish

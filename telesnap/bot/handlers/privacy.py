@@ -178,6 +178,7 @@ async def on_privacy_button(update: Update, context: Context) -> None:
         text = _chat_text(chat, tr)
     if done:
         privacy.answered[question] = None
+        runtime.settings.languages.forget(target)  # a private chat's, or the chat's: erased
     runtime.edit(place, message.message_id, text, None, written_in=tr)
 
 

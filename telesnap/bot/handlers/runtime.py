@@ -70,7 +70,7 @@ class Runtime:
 
         A chat with none yet answers its sender in theirs (``sender_language``).
         """
-        return language_of(await self.settings.languages.of(place.chat_id) or sender_language)
+        return language_of(await self.settings.languages.of(place.chat_id, sender_language))
 
     def translations(
         self, place: Place, sender_language: str | None = None

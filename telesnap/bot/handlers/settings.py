@@ -85,11 +85,13 @@ async def settings_button(request: Request, press: ButtonPress) -> str:
         if value is None:
             raise Refused(Reason.BAD_BUTTON)
         current, tr = await _change(request, SPECS[index].name, value)
-        toast = translator(language_of(request.actor.language_code)).gettext("Saved.")
+        # A toast is its presser's, in their app's language; a private chat's is theirs.
+        toast_tr = tr if place.is_private else translator(language_of(request.actor.language_code))
+        toast = toast_tr.gettext("Saved.")
         index = BACK
     else:
         current = await runtime.settings.show(place)
-        tr = request.translations()
+        tr = translator(await runtime.language(place, request.actor.language_code))  # the chat's
     private = place.is_private
     if index >= BACK:
         text = settings_text(current, tr, private=private)
