@@ -241,6 +241,20 @@ class Supervisor:
         for worker in self._workers:
             if self._stopping.is_set():
                 return
+            # The others take the updates while this one restarts: each must be up first (one
+            # may be restarting after a crash, or still starting).
+            others = [other for other in self._workers if other is not worker]
+            readiness = await asyncio.gather(*(self._wait_until_ready(o) for o in others))
+            if not all(readiness):
+                down = [o.spec.number for o, up in zip(others, readiness, strict=True) if not up]
+                late = ", ".join(map(str, down))
+                logger.error(
+                    "rolling restart stopped before worker %d: worker(s) %s not ready after %.0f s",
+                    worker.spec.number,
+                    late,
+                    READY_TIMEOUT_S,
+                )
+                return
             worker.restarting = True
             worker.started.clear()
             await self._stop(worker)
