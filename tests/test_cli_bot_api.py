@@ -47,27 +47,30 @@ def emulator_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.stdout.close()
 
 
-class _NotFoundPage(BaseHTTPRequestHandler):
-    """A web server's 404 page, whatever is asked."""
+def web_server_answering(status: int) -> type[BaseHTTPRequestHandler]:
+    """A web server's HTML page with ``status``, whatever is asked."""
 
-    def _answer(self) -> None:
-        body = b"<!DOCTYPE html><html><body><h1>404 Not Found</h1></body></html>"
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    class Page(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            body = b"<!DOCTYPE html><html><body><h1>Error response</h1></body></html>"
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-    do_GET = do_POST = _answer  # noqa: N815 (the names http.server calls)
+        do_GET = do_POST = _answer  # noqa: N815 (the names http.server calls)
 
-    def log_message(self, *arguments: object) -> None:
-        pass
+        def log_message(self, *arguments: object) -> None:
+            pass
+
+    return Page
 
 
 @pytest.fixture
-def not_a_bot_api() -> Iterator[str]:
-    """The URL of a web server that answers 404 pages to everything."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotFoundPage)
+def not_a_bot_api(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The URL of a web server answering every request with the parametrized status's page."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), web_server_answering(request.param))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -97,14 +100,25 @@ def refusal(api_url: str) -> str:
     return f"telesnap: TELESNAP_TOKEN was refused by the Bot API server at {api_url} ("
 
 
+@pytest.mark.parametrize(
+    ("not_a_bot_api", "status"),
+    [
+        (404, "Not Found (404)"),
+        (405, "Method Not Allowed (405)"),
+        (501, "Not Implemented (501)"),
+    ],
+    indirect=["not_a_bot_api"],
+)
 def test_a_server_that_is_no_bot_api_is_one_line_naming_both_suspects(
-    tmp_path: Path, not_a_bot_api: str
+    tmp_path: Path, not_a_bot_api: str, status: str
 ) -> None:
+    """Whatever status its page comes with, waiting changes nothing (a gateway's 502-504 page
+    alone is waited out: a proxy answers so while the Bot API behind it restarts)."""
     result = bot(tmp_path, api_url=not_a_bot_api, token=EMULATOR_TOKEN)
     line = one_line(result)
     assert result.returncode == 2
     assert line == (
-        f"{refusal(not_a_bot_api)}Not Found (404), in an answer that is not JSON),"
+        f"{refusal(not_a_bot_api)}{status}, in an answer that is not JSON),"
         " or TELESNAP_API_URL is not the root of a Bot API server"
     )
 
