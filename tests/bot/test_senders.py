@@ -11,10 +11,12 @@ import itertools
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter
 
+from telesnap.bot.delivery import sender
 from telesnap.bot.delivery.direct import EditPost, KeyboardRemovalPost, TextPost
 from telesnap.bot.delivery.failures import OWN_FAULT_ATTEMPTS
 from telesnap.bot.delivery.pace import FloodLimits, Pacer
@@ -270,3 +272,48 @@ async def test_a_chat_that_removed_the_bot_while_a_send_waited_for_its_slot_gets
         assert "pending" not in {row.state for row in await wired.rows()}, "its rows set aside"
     finally:
         await wired.close()
+
+
+async def test_a_game_that_never_pauses_lets_a_waiting_answer_out_after_each_board(
+    wired: Wired,
+) -> None:
+    """Players flip the moment each board's turn comes: the answers still go, between boards."""
+    table = await wired.started()
+    await wired.settle()
+    flips = 4
+    removing = wired.bot.edit_message_reply_markup
+
+    async def flip_as_each_board_is_bared(**arguments: Any) -> Any:
+        nonlocal flips, table
+        bared = await removing(**arguments)
+        if flips:
+            flips -= 1
+            table = await wired.flip(table)  # committed before the sender's next turn
+            if flips == 3:  # questions asked in the middle of the game
+                for number in range(3):
+                    wired.senders.post(TextPost(PLACE.chat_id, 0, f"answer {number}"))
+        return bared
+
+    wired.bot.edit_message_reply_markup = flip_as_each_board_is_bared  # type: ignore[method-assign]
+    table = await wired.flip(table)
+    await wired.settle()
+    sent = [call.text for call in wired.bot.calls if call.method == "send_message"]
+    flipped = [
+        index for index, text in enumerate(sent) if " flips " in text and "deals" not in text
+    ]
+    answers = [index for index, text in enumerate(sent) if text.startswith("answer")]
+    assert len(flipped) == 5, sent
+    assert answers[-1] < flipped[-1], f"the answers waited for the game to pause: {sent}"
+    gaps = [later - earlier for earlier, later in itertools.pairwise(answers)]
+    assert gaps == [2, 2], f"one answer after each board: {sent}"
+
+
+async def test_an_answer_that_waited_too_long_is_dropped_and_logged(
+    wired: Wired, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sender, "ANSWER_STALE_S", -1.0)  # any wait is too long
+    with caplog.at_level(logging.INFO, logger=sender.__name__):
+        wired.senders.post(TextPost(PLACE.chat_id, 0, "an answer nobody waits for"))
+        await wired.settle()
+    assert [call.text for call in wired.bot.calls] == []
+    assert any("TextPost waited 0 s; dropped" in r.getMessage() for r in caplog.records)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,9 @@ IDLE_LOOKS = 2
 """With several workers, a chat's lease is given up at the second look that finds it idle."""
 CLOSED_KEPT = 10_000
 """How many chats that removed the bot are remembered (so nothing is sent there)."""
+ANSWER_STALE_S = 60.0
+"""An answer that waited this long behind a game's boards is dropped (and logged): by then
+nobody waits for it, and a crowd's answers cannot pile up."""
 
 
 class _RowsTurn:
@@ -54,6 +58,8 @@ class _Chat:
     leased: bool = False
     idle_rounds: int = 0
     """Looks that found it leased with nothing to send (several workers: see ``_let_go``)."""
+    answers_since: dict[int, float] = field(default_factory=dict)
+    """When each answer waiting in ``queue`` was posted (by the post's ``id``)."""
     failures: SendFailures = field(init=False)
 
     def __post_init__(self) -> None:
@@ -116,13 +122,16 @@ class Senders:
         if self._closing or post.chat_id in self._closed:
             return
         chat = self._chat(post.chat_id)
+        since = time.monotonic()
         if post.key is not None:
             for index, waiting in enumerate(chat.queue):
                 if isinstance(waiting, _RowsTurn) or waiting.key != post.key:
                     continue
                 chat.queue[index] = post
+                chat.answers_since[id(post)] = chat.answers_since.pop(id(waiting), since)
                 return
         chat.queue.append(post)
+        chat.answers_since[id(post)] = since
         self._start(chat)
 
     def _post_next(self, post: Post) -> None:
@@ -150,6 +159,7 @@ class Senders:
         chat = self._chats.get(chat_id)
         if chat is not None:
             chat.queue.clear()
+            chat.answers_since.clear()
             chat.rows_queued = False
         return True
 
@@ -173,9 +183,18 @@ class Senders:
                         chat.rows_queued = True
                         chat.queue.append(ROWS)
                 else:
+                    since = chat.answers_since.pop(id(item), None)
+                    waited = 0.0 if since is None else time.monotonic() - since
+                    if waited > ANSWER_STALE_S:
+                        what = _name(item)
+                        logger.info(
+                            "chat %s: %s waited %.0f s; dropped", chat.chat_id, what, waited
+                        )
+                        continue
                     await self._direct(chat, item)
-                    if chat.rows_queued and chat.queue[0] is not ROWS:
-                        # The boards go next: a crowd of answers never holds a game back.
+                    if since is not None and chat.rows_queued and chat.queue[0] is not ROWS:
+                        # After an answer the boards go next: a crowd of answers never holds a
+                        # game back, and a game that never pauses lets one out after each board.
                         chat.queue.remove(ROWS)
                         chat.queue.appendleft(ROWS)
         finally:
