@@ -387,3 +387,26 @@ async def test_the_player_on_turn_leaving_starts_the_next_players_clock(
     clock.advance(seconds=1)
     (reminder,) = await world.timers.fire_due()
     assert reminder.absent.user_id == following.user_id
+
+
+async def test_the_turn_after_a_skip_runs_from_when_the_board_saying_so_is_shown(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    clock = Clock()
+    world = await world_with(session_factory, clock, turn_timer="10", when_away="skip")
+    await start(world)
+    clock.advance(seconds=10)
+    (reminded,) = await world.timers.fire_due()
+    assert reminded.absent.action == "reminded"
+    world.boards.held = True  # the pace holds the skip's board back
+    clock.advance(seconds=10)
+    (skipped,) = await world.timers.fire_due()
+    assert skipped.absent.action == "skipped"
+    clock.advance(seconds=6)
+    await show_board(world, session_factory, clock)  # 6 s after the skip
+    clock.advance(seconds=4)  # 10 s after the skip: the next player saw it only 4 s ago
+    assert await world.timers.fire_due() == []
+    clock.advance(seconds=6)  # 10 s after the board appeared
+    (reminder,) = await world.timers.fire_due()
+    assert reminder.kind is TimerKind.TURN_REMINDER
+    assert reminder.absent.user_id != skipped.absent.user_id

@@ -170,7 +170,7 @@ def turn_clock_start(
 
     None while that board is not shown (the pace holds it), for at most
     :data:`UNSHOWN_BOARD_GRACE`, so a board that never gets out does not stop the game. A
-    board shown before the turn began (a skip) starts nothing: the turn runs from its change.
+    board shown before the turn began starts nothing: the turn runs from its change.
 
     >>> from datetime import UTC
     >>> began = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -297,15 +297,17 @@ async def _turn_clock_start(
 ) -> datetime | None:
     """When the current turn's clock started (None: its board is not shown yet).
 
-    Its board is the version the last turn ended at; a turn that passed on without a new
-    board (a skip) runs from its change.
+    Its board is the version the last turn ended at. A skip leaves the version as it was and
+    writes a board of it: the turn after a skip runs from when that row, the version's newest,
+    was shown (a repost after a restart, newer still, gives the player more time, never less).
     """
     started = loaded.turn_started_at
     game = loaded.game
     version = max(game.turn_ended_at, default=0)
     if version > game.board_version:
-        return started
-    shown_at = await ShownBoards.stored_shown_at(uow, row.id, version)
+        shown_at = await uow.outbox.newest_row_shown_at(row.id, game.board_version)
+    else:
+        shown_at = await ShownBoards.stored_shown_at(uow, row.id, version)
     return turn_clock_start(started, shown_at, now)
 
 

@@ -221,6 +221,20 @@ class OutboxRepository:
         first: datetime | None = await self._session.scalar(_FIRST_SHOWN, parameters)
         return first
 
+    async def newest_row_shown_at(self, game_id: int, version: int) -> datetime | None:
+        """When the newest row of board ``version`` was shown (None: not yet, or no row).
+
+        A skip leaves the board's version as it was: the row it wrote is that version's newest.
+        """
+        statement = (
+            select(_C.shown_at)
+            .where(_C.game_id == game_id, _C.board_version == version)
+            .order_by(_C.id.desc())
+            .limit(1)
+        )
+        shown: datetime | None = await self._session.scalar(statement)
+        return shown
+
     async def newest_board(self, game_id: int) -> ShownBoard | None:
         """The game's newest board shown so far, in its newest message (None before any).
 
