@@ -24,9 +24,14 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.frontend import CommandLineInterface
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
-from telegram import Bot
+from telegram import Bot, BotCommandScopeAllPrivateChats
 
-from telesnap.bot.handlers.menu import command_descriptions, menu_commands, publish_commands
+from telesnap.bot.handlers.menu import (
+    PRIVATE_CHAT_COMMANDS,
+    command_descriptions,
+    menu_commands,
+    publish_commands,
+)
 from telesnap.bot.render.boards import compose_board, render_lobby, render_table
 from telesnap.bot.render.i18n import (
     DEFAULT_LANGUAGE,
@@ -430,3 +435,17 @@ async def test_the_menu_is_published_in_every_language() -> None:
                 command: expected[command] for command in menu_commands()
             }
         assert (await bot.get_my_commands(language_code="de")) == ()
+
+
+async def test_a_private_chat_menu_lists_only_what_a_private_chat_answers() -> None:
+    async with running_emulator() as running, Bot(running.token, base_url=running.base_url) as bot:
+        await publish_commands(SimpleNamespace(bot=bot))  # type: ignore[arg-type]
+        for language in (DEFAULT_LANGUAGE, *TRANSLATED):
+            private = await bot.get_my_commands(
+                scope=BotCommandScopeAllPrivateChats(),
+                language_code=None if language == DEFAULT_LANGUAGE else language,
+            )
+            listed = [command.command for command in private]
+            assert listed == [c for c in menu_commands() if c in PRIVATE_CHAT_COMMANDS]
+            assert "newgame" not in listed
+            assert "history" not in listed

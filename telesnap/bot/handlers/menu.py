@@ -12,7 +12,7 @@ from __future__ import annotations
 import gettext
 import logging
 
-from telegram import BotCommand
+from telegram import BotCommand, BotCommandScopeAllPrivateChats
 
 from ..ingress.application import BotApplication
 from ..render.i18n import DEFAULT_LANGUAGE, LANGUAGES, translator
@@ -59,8 +59,17 @@ def command_descriptions(tr: gettext.NullTranslations) -> dict[str, str]:
     }
 
 
-def menu(language: str) -> list[BotCommand]:
-    """The menu in ``language``: every command that has a description."""
+PRIVATE_CHAT_COMMANDS = frozenset(
+    {"start", "help", "rules", "settings", "stats", "notify", "forgetme"}
+)
+"""What a private chat with the bot answers with more than "Snap is played in groups"."""
+
+
+def menu(language: str, *, private: bool = False) -> list[BotCommand]:
+    """The menu in ``language``: every command that has a description.
+
+    ``private``: only those a private chat answers.
+    """
     descriptions = command_descriptions(translator(language))
     missing = [command for command in menu_commands() if command not in descriptions]
     if missing:
@@ -68,14 +77,20 @@ def menu(language: str) -> list[BotCommand]:
     return [
         BotCommand(command, descriptions[command])
         for command in menu_commands()
-        if command in descriptions
+        if command in descriptions and (not private or command in PRIVATE_CHAT_COMMANDS)
     ]
 
 
 async def publish_commands(application: BotApplication) -> None:
-    """Set the command menu: the default (English), then one per translated language."""
+    """Set the command menus, for groups and for private chats.
+
+    Each the default (English), then one per translated language.
+    """
     bot = application.bot
-    await bot.set_my_commands(menu(DEFAULT_LANGUAGE))
-    for language in LANGUAGES:
-        if language != DEFAULT_LANGUAGE:
-            await bot.set_my_commands(menu(language), language_code=language)
+    for scope in (None, BotCommandScopeAllPrivateChats()):
+        private = scope is not None
+        await bot.set_my_commands(menu(DEFAULT_LANGUAGE, private=private), scope=scope)
+        for language in LANGUAGES:
+            if language != DEFAULT_LANGUAGE:
+                commands = menu(language, private=private)
+                await bot.set_my_commands(commands, scope=scope, language_code=language)
