@@ -19,7 +19,7 @@ from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.names import shorten
 from telesnap.emulator.formatting import parse_html, utf16_length
 from telesnap.game import CallKind, CardFlipped, Game, Operation, standard_deck
-from telesnap.services.outbox.rows import BoardEntry
+from telesnap.services.outbox.rows import BoardEntry, Notice, NoticeKind
 from telesnap.services.outbox.service import Line, OutboxService
 from telesnap.services.views import PlayOutcome, TableView
 
@@ -163,3 +163,26 @@ async def test_a_message_refused_names_only_the_rows_it_would_have_shown() -> No
     assert 0 < len(taken) < len(entries), "the rows that did not fit are not set aside with it"
     assert taken == [entry.id for entry in entries[: len(taken)]]
     assert isinstance(refused.value.error, BadRequest)
+
+
+async def test_a_restart_whose_rows_end_the_game_does_not_say_the_game_goes_on() -> None:
+    """A time limit ran out while the bot was down: "I am back" would contradict the end."""
+    game = Game()
+    game.deal(2, dealer=0, deck=standard_deck())
+    game.flip(game.turn)
+    running = TableView.of(1, game, [100, 101], NAMES[:2])
+    before = len(game.history)
+    game.end_by_limit()
+    ended = TableView.of(1, game, [100, 101], NAMES[:2])
+    resumed = BoardEntry(1, -1, 0, 1, PlayOutcome(running, ()), (Notice(NoticeKind.RESUMED),))
+    end = BoardEntry(2, -1, 0, 1, PlayOutcome(ended, tuple(game.history[before:])))
+    bot = FakeBotApi()
+    show = HeadShow(bot, cast(OutboxService, None), SIGNER, RecentLines())  # type: ignore[arg-type]
+    await show.show([resumed, end], Line([resumed, end]), TR)
+    (text,) = [call.text for call in bot.calls if call.text]
+    assert "I am back" not in text
+    assert "final standings" in text
+    alone = FakeBotApi()
+    show = HeadShow(alone, cast(OutboxService, None), SIGNER, RecentLines())  # type: ignore[arg-type]
+    await show.show([resumed], Line([resumed]), TR)
+    assert "I am back: the game goes on." in alone.calls[0].text, "said while the game goes on"

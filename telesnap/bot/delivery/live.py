@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from telegram import Bot, InlineKeyboardMarkup
 from telegram.error import BadRequest
 
-from ...services.outbox.rows import BoardEntry
+from ...services.outbox.rows import BoardEntry, NoticeKind
 from ...support.bounded import BoundedDict
 from ..render.digest import BoardEvent, board_events, board_lines
 from ..render.notices import UnknownNoticeError, render_notice
@@ -36,10 +36,17 @@ ShownBoards = Callable[[int, int], Awaitable[Sequence[BoardEntry]]]
 """Reads a game's last boards marked sent: ``(game_id, how_many)``, oldest first."""
 
 
-def entry_events(entry: BoardEntry, tr: gettext.NullTranslations) -> list[BoardEvent]:
-    """The lines a board row shows: its notes (why a timer acted), then its events."""
+def entry_events(
+    entry: BoardEntry, tr: gettext.NullTranslations, *, game_ends: bool = False
+) -> list[BoardEvent]:
+    """The lines a board row shows: its notes (why a timer acted), then its events.
+
+    ``game_ends``: the message ends the game, so "I am back: the game goes on" is not said.
+    """
     events = []
     for note in entry.notes:
+        if game_ends and note.kind == NoticeKind.RESUMED:
+            continue
         try:
             events.append(BoardEvent(render_notice(note, tr)))
         except UnknownNoticeError:

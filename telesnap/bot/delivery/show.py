@@ -98,7 +98,7 @@ class HeadShow:
         events: list[BoardEvent] = []
         taken: list[BoardEntry] = []
         for entry in run:
-            more = entry_events(entry, tr)
+            more = entry_events(entry, tr, game_ends=run[-1].board.table.is_over)
             if taken and not fits_together([*events, *more], entry.board.table, tr):
                 break  # the rest goes in the next message
             events += more
