@@ -45,6 +45,11 @@ class ShownBoards:
         return await uow.outbox.board_shown_at(game_id, version)
 
     @staticmethod
+    async def newest_row_shown_at(uow: UnitOfWork, game_id: int, version: int) -> datetime | None:
+        """When the newest board row of ``version`` was shown (a skip's: the version's newest)."""
+        return await uow.outbox.newest_row_shown_at(game_id, version)
+
+    @staticmethod
     async def newest_version(uow: UnitOfWork, game_id: int) -> int | None:
         """The highest board version of the game shown so far (None before any)."""
         return await uow.outbox.newest_board_version(game_id)

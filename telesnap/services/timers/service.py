@@ -305,7 +305,7 @@ async def _turn_clock_start(
     game = loaded.game
     version = max(game.turn_ended_at, default=0)
     if version > game.board_version:
-        shown_at = await uow.outbox.newest_row_shown_at(row.id, game.board_version)
+        shown_at = await ShownBoards.newest_row_shown_at(uow, row.id, game.board_version)
     else:
         shown_at = await ShownBoards.stored_shown_at(uow, row.id, version)
     return turn_clock_start(started, shown_at, now)
