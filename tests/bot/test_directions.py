@@ -22,8 +22,8 @@ from telesnap.bot.handlers.stats import (
     replay_caption,
     send_leaderboard,
 )
-from telesnap.bot.render.boards import render_lobby
 from telesnap.bot.render.i18n import FSI, LRI, PDI, RLM, directed, translator
+from telesnap.bot.render.lobby import render_lobby
 from telesnap.bot.render.notices import render_notice
 from telesnap.bot.render.stats import StatsButtonSigner
 from telesnap.emulator.formatting import parse_html, utf16_length

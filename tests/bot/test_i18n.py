@@ -32,7 +32,7 @@ from telesnap.bot.handlers.menu import (
     menu_commands,
     publish_commands,
 )
-from telesnap.bot.render.boards import compose_board, render_lobby, render_table
+from telesnap.bot.render.boards import compose_board, render_table
 from telesnap.bot.render.i18n import (
     DEFAULT_LANGUAGE,
     FSI,
@@ -46,6 +46,7 @@ from telesnap.bot.render.i18n import (
     language_of_translations,
     translator,
 )
+from telesnap.bot.render.lobby import render_lobby
 from telesnap.bot.render.rules_text import full_rules
 from telesnap.bot.render.settings_menu import LANGUAGE_NAMES
 from telesnap.emulator.testing import running_emulator

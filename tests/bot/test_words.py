@@ -17,10 +17,10 @@ from telesnap.bot.render.boards import (
     compose_board,
     describe,
     render_final,
-    render_lobby,
     render_table,
 )
 from telesnap.bot.render.i18n import FSI, LANGUAGES, LOCALE_DIR, PDI, RLM, translator
+from telesnap.bot.render.lobby import render_lobby
 from telesnap.bot.render.settings_menu import settings_text, value_label
 from telesnap.bot.render.stats import (
     render_game_line,

@@ -19,10 +19,11 @@ from telegram.error import BadRequest
 
 from ...services.outbox.rows import BoardEntry, Entry, LobbyEntry, NoticeEntry
 from ...services.outbox.service import Line, OutboxService, Shown, ShownBoard
-from ..render.boards import board_keyboard, compose_board, lobby_keyboard, render_lobby
+from ..render.boards import board_keyboard, compose_board
 from ..render.callbacks import CallbackSigner
 from ..render.digest import BoardEvent, board_lines, fits_together
 from ..render.i18n import directed
+from ..render.lobby import lobby_keyboard, render_lobby
 from ..render.notices import render_notice
 from .direct import EditPost, QuickSender, TextPost
 from .failures import is_gone, is_unchanged

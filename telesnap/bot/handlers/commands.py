@@ -15,8 +15,9 @@ from telegram.ext import BaseHandler, CommandHandler, filters
 
 from ...game import CallKind, CallVerdict
 from ...services.types import Reason, Refused
-from ..render.boards import clock_time, name
+from ..render.boards import name
 from ..render.i18n import language_of
+from ..render.lobby import clock_time
 from ..render.names import TYPED_WORD_LIMIT, shorten
 from ..render.rules_text import full_rules
 from ..render.texts import help_text, played_in_groups, refusal_text, verdict_toast

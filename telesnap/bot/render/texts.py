@@ -7,8 +7,9 @@ import gettext
 from ...game import CallVerdict
 from ...game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ...services.types import Reason, Refused
-from .boards import clock_time, milliseconds, name
+from .boards import milliseconds, name
 from .i18n import isolate
+from .lobby import clock_time
 from .names import TYPED_WORD_LIMIT, shorten
 
 
