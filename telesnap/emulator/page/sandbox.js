@@ -485,7 +485,6 @@ function setUpBar() {
     const robot = await call("POST", "/_sandbox/robots", { first_name: form.first_name, reaction_ms: Number(form.reaction_ms), jitter_ms: Number(form.jitter_ms), wrong_rate: Number(form.wrong_rate) });
     sandbox.robots.push(robot);
     panes.get(robot.user_id)?.update(state.users.get(robot.user_id));
-    element.elements.first_name.value = ""; // its timings stay for the next robot
   });
   $("#races-chat").addEventListener("change", loadRaces);
 }
