@@ -17,8 +17,8 @@ from telesnap.bot.delivery.live import LIVE, RecentLines
 from telesnap.bot.delivery.show import HeadShow
 from telesnap.bot.render.boards import compose_board
 from telesnap.bot.render.digest import board_events, board_lines
+from telesnap.bot.render.history import render_history
 from telesnap.bot.render.i18n import translator
-from telesnap.bot.render.stats import render_history
 from telesnap.emulator.formatting import parse_html, utf16_length
 from telesnap.game import Game, Operation, standard_deck
 from telesnap.services.outbox.rows import BoardEntry

@@ -8,10 +8,10 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from telesnap.bot.render.charts import stats_figure
+from telesnap.bot.render.history import render_history
 from telesnap.bot.render.i18n import translator
 from telesnap.bot.render.stats import (
     leaderboard_rows,
-    render_history,
     render_leaderboard,
     render_player_stats,
 )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
+from telesnap.bot.render.history import render_game_line
 from telesnap.bot.render.i18n import translator
-from telesnap.bot.render.stats import render_game_line, render_player_stats
+from telesnap.bot.render.stats import render_player_stats
 from telesnap.services.stats.views import Figures, GameLine, PlayerStatsView
 
 HERE = Figures(

@@ -19,12 +19,11 @@ from telesnap.bot.render.boards import (
     render_final,
     render_table,
 )
+from telesnap.bot.render.history import render_game_line, render_history
 from telesnap.bot.render.i18n import FSI, LANGUAGES, LOCALE_DIR, PDI, RLM, translator
 from telesnap.bot.render.lobby import render_lobby
 from telesnap.bot.render.settings_menu import settings_text, value_label
 from telesnap.bot.render.stats import (
-    render_game_line,
-    render_history,
     render_leaderboard,
     render_player_stats,
 )

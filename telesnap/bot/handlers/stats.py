@@ -23,17 +23,15 @@ from ...services.types import Place, Refused
 from ..delivery.direct import PhotoEditPost
 from ..render.boards import plain_text, shown_length
 from ..render.callbacks import carries_button
+from ..render.history import history_keyboard, render_game_line, render_history
 from ..render.i18n import directed, language_of, translator
 from ..render.names import TYPED_WORD_LIMIT, shorten, utf16_length
 from ..render.stats import (
     STATS_CALLBACK_PATTERN,
     StatsButtonSigner,
-    history_keyboard,
     leaderboard_keyboard,
     leaderboard_rows,
     leaderboard_title,
-    render_game_line,
-    render_history,
     render_leaderboard,
     render_player_stats,
     wants_picture,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import gettext
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
@@ -26,29 +25,24 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from ...services.stats.views import (
     Figures,
-    GameLine,
-    HistoryPage,
     LeaderboardView,
     PlayerStatsView,
     Ranking,
 )
-from .boards import MAX_TEXT, NAME_CUTS, milliseconds, name, shown_length
+from .boards import milliseconds, name
 from .callbacks import Signer
-from .i18n import directed, isolate, listed
+from .i18n import isolate, listed
 from .names import shorten
 
 __all__ = [
     "STATS_CALLBACK_PATTERN",
     "StatsButton",
     "StatsButtonSigner",
-    "game_length",
-    "history_keyboard",
+    "games_count",
     "leaderboard_keyboard",
     "leaderboard_rows",
     "leaderboard_title",
     "rating_rule",
-    "render_game_line",
-    "render_history",
     "render_leaderboard",
     "render_player_stats",
     "wants_picture",
@@ -117,7 +111,8 @@ def _percent(value: float) -> str:
     return f"{round(value * 100)}%"
 
 
-def _games(count: int, tr: gettext.NullTranslations) -> str:
+def games_count(count: int, tr: gettext.NullTranslations) -> str:
+    """``N games``, in the plural form of the language."""
     return tr.ngettext("{count} game", "{count} games", count).format(count=count)
 
 
@@ -161,7 +156,7 @@ def _figures_lines(
     lines = [
         tr.gettext("<b>{title}</b>: {games} · {wins} ({rate}) · rating {rating}").format(
             title=title,
-            games=_games(figures.games, tr),
+            games=games_count(figures.games, tr),
             wins=_wins(figures.wins, tr),
             rate=_percent(figures.win_rate),
             rating=rating,
@@ -235,7 +230,7 @@ def _board_value(view: LeaderboardView, figures: Figures, tr: gettext.NullTransl
         )
     if view.ranking is Ranking.WINS:
         return tr.gettext("{wins} in {games}").format(
-            wins=_wins(figures.wins, tr), games=_games(figures.games, tr)
+            wins=_wins(figures.wins, tr), games=games_count(figures.games, tr)
         )
     if view.ranking is Ranking.FASTEST:
         return tr.gettext("median {median} over {calls}").format(
@@ -360,67 +355,3 @@ def leaderboard_keyboard(
         button(tr.gettext("All chats"), view.ranking, True),
     ]
     return InlineKeyboardMarkup([rankings, scopes])
-
-
-def game_length(seconds: int) -> str:
-    """A game's length as a clock shows it: ``m:ss``, or ``h:mm:ss`` from an hour.
-
-    >>> game_length(75), game_length(3 * 3600 + 31 * 60)
-    ('1:15', '3:31:00')
-    """
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
-
-
-def render_game_line(
-    game: GameLine, tr: gettext.NullTranslations, cut: Callable[[str], str] = NAME_CUTS[0]
-) -> str:
-    """Two lines about one ended game: when, how long, flips; who played and who won (``cut``)."""
-    when = game.ended_at.strftime("%Y-%m-%d %H:%M UTC") if game.ended_at else "?"
-    length = "?" if game.length_s is None else game_length(game.length_s)
-    head = tr.ngettext(
-        "#{id} · {when} · {length} · {flips} flip",
-        "#{id} · {when} · {length} · {flips} flips",
-        game.flips,
-    ).format(id=game.game_id, when=when, length=length, flips=game.flips)
-    players = listed((isolate(name(cut(player)), tr) for player in game.players), tr)
-    if game.winners:
-        names = listed((f"<b>{isolate(name(cut(w)), tr)}</b>" for w in game.winners), tr)
-        if game.rated:
-            outcome = tr.gettext("🏆 {names}").format(names=names)
-        else:  # no win counted, as /stats shows
-            outcome = tr.gettext("🏆 {names} (unrated: only one player stayed)").format(names=names)
-    else:
-        outcome = tr.gettext("🛑 stopped: nobody won")  # only a stopped game has no winner
-    return f"{head}\n{players} — {outcome}"
-
-
-def render_history(page: HistoryPage, tr: gettext.NullTranslations) -> str:
-    """A page of the chat's past games, its names cut where whole they would not fit a message."""
-    if not page.total:
-        return tr.gettext("📜 No game has ended in this chat yet.")
-    title = tr.gettext("📜 <b>Games played here</b> · page {page} of {pages} ({games})").format(
-        page=page.page + 1, pages=page.pages, games=_games(page.total, tr)
-    )
-    hint = tr.gettext("<i>/replay ID sends a game's whole history.</i>")
-    for cut in NAME_CUTS:
-        lines = [title, *(render_game_line(game, tr, cut) for game in page.games), hint]
-        text = "\n\n".join(lines)
-        if shown_length(directed(text, tr)) <= MAX_TEXT:  # as it is sent
-            break
-    return text
-
-
-def history_keyboard(
-    page: HistoryPage, signer: StatsButtonSigner, tr: gettext.NullTranslations
-) -> InlineKeyboardMarkup | None:
-    """« Newer and Older » buttons, where there is a page to go to."""
-    buttons = []
-    if page.page > 0:
-        data = signer.encode(StatsButton("H", "p", page.page - 1))
-        buttons.append(InlineKeyboardButton(tr.gettext("« Newer"), callback_data=data))
-    if page.page + 1 < page.pages:
-        data = signer.encode(StatsButton("H", "p", page.page + 1))
-        buttons.append(InlineKeyboardButton(tr.gettext("Older »"), callback_data=data))
-    return InlineKeyboardMarkup([buttons]) if buttons else None
