@@ -1,4 +1,4 @@
-"""The stats messages: /stats figures, leaderboards, history pages, and their buttons.
+"""The stats messages: /stats figures, leaderboards, and the buttons of both and of /history.
 
 The buttons' data matches the anchored :data:`STATS_CALLBACK_PATTERN`, which never overlaps
 the game buttons' pattern, and is signed for its chat (:meth:`StatsButtonSigner.in_chat`),
