@@ -236,15 +236,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return exit_code
 
 
-INSUFFICIENT_PRIVILEGE = "42501"
-"""PostgreSQL's SQLSTATE for a statement the user has no privilege for."""
-
-
 def _privilege_refused(error: BaseException) -> str | None:
     """PostgreSQL's refusal for want of a privilege, found in ``error``'s chain (else None).
 
-    Checked without importing SQLAlchemy or asyncpg, which most commands never load.
+    The chain is read by its attributes: asyncpg's error and SQLAlchemy's wrapper alike.
     """
+    from ..storage.migrate import INSUFFICIENT_PRIVILEGE  # loaded once a command failed
+
     seen: set[int] = set()
     pending: list[BaseException | None] = [error]
     while pending:
