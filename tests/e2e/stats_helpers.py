@@ -23,6 +23,17 @@ async def play_short_game(table: Table, names: Sequence[str], snapper: str) -> T
     raise AssertionError("the game did not end")
 
 
+async def short_games_played(
+    table: Table, names: Sequence[str], snapper: str, games: int = 1
+) -> TranscriptMessage:
+    """The first of ``names`` (an admin) sets a flip limit of 10, then ``games`` are played."""
+    await table.command(names[0], "settings", "flip_limit 10")
+    await table.wait_for_text("Saved.")
+    for _ in range(games):
+        last = await play_short_game(table, names, snapper)
+    return last
+
+
 async def wait_for_kind(
     table: Table, kind: str, fragment: str, after: int = 0, limit_s: float = 10.0
 ) -> TranscriptMessage:

@@ -16,7 +16,7 @@ from telesnap.storage.uow import UnitsOfWork
 
 from .harness import Table, database_file, table_with
 from .name_cells import cells_holding
-from .stats_helpers import play_short_game
+from .stats_helpers import play_short_game, short_games_played
 from .test_notify import start_privately
 
 
@@ -87,10 +87,7 @@ async def test_ratings_shown_before_an_erasure_are_not_plotted_after_it(
 ) -> None:
     url = database_file(tmp_path)
     async with table_with(emulator, url, ["Annabel", "Bob"], admins=["Annabel"]) as table:
-        await table.command("Annabel", "settings", "flip_limit 10")
-        await table.wait_for_text("Saved.")
-        for _ in range(2):
-            await play_short_game(table, ["Annabel", "Bob"], snapper="Bob")
+        await short_games_played(table, ["Annabel", "Bob"], snapper="Bob", games=2)
         await forget(table, "Annabel")
         for _ in range(2):
             await play_short_game(table, ["Annabel", "Bob"], snapper="Bob")

@@ -16,7 +16,7 @@ from telesnap.storage.uow import UnitsOfWork
 
 from .harness import Table, database_file, table_with
 from .name_cells import cells_holding
-from .stats_helpers import play_short_game
+from .stats_helpers import short_games_played
 
 
 async def tidied_after_the_grace(url: str) -> Counter[str]:
@@ -35,10 +35,7 @@ async def test_forgetme_erases_a_players_name_everywhere_after_their_own_button(
 ) -> None:
     url = database_file(tmp_path)
     async with table_with(emulator, url, ["Annabel", "Bob"], admins=["Annabel"]) as table:
-        await table.command("Annabel", "settings", "flip_limit 10")
-        await table.wait_for_text("Saved.")
-        for _ in range(2):
-            await play_short_game(table, ["Annabel", "Bob"], snapper="Bob")
+        await short_games_played(table, ["Annabel", "Bob"], snapper="Bob", games=2)
         before = await cells_holding(url, "Annabel")
         print(f"\ncells holding the player's first name after two games: {sum(before.values())}")
         print(dict(before))
@@ -92,9 +89,7 @@ async def test_forgetchat_erases_the_chats_games_after_an_admins_button(
 ) -> None:
     url = database_file(tmp_path)
     async with table_with(emulator, url, ["Eve", "Finn"], admins=["Eve"]) as table:
-        await table.command("Eve", "settings", "flip_limit 10")
-        await table.wait_for_text("Saved.")
-        await play_short_game(table, ["Eve", "Finn"], snapper="Finn")
+        await short_games_played(table, ["Eve", "Finn"], snapper="Finn")
 
         refused = await table.command("Finn", "forgetchat")
         assert "Only the chat's admins can erase its data." in (await table.reply_to(refused)).text
@@ -139,9 +134,7 @@ async def test_a_group_that_removes_the_bot_is_erased_after_thirty_days(
 ) -> None:
     url = database_file(tmp_path)
     async with table_with(emulator, url, ["Gus", "Hana"], admins=["Gus"]) as table:
-        await table.command("Gus", "settings", "flip_limit 10")
-        await table.wait_for_text("Saved.")
-        await play_short_game(table, ["Gus", "Hana"], snapper="Hana")
+        await short_games_played(table, ["Gus", "Hana"], snapper="Hana")
         assert table.runner is not None
         assert table.runner.runtime is not None
         await table.client.wait_until_idle()
@@ -164,9 +157,7 @@ async def test_a_group_that_removes_the_bot_is_erased_after_thirty_days(
 
 async def ann_asks_to_be_forgotten_after_a_game(table: Table) -> TranscriptMessage:
     """Ann and Bob play one short game; Ann sends /forgetme: its question."""
-    await table.command("Ann", "settings", "flip_limit 10")
-    await table.wait_for_text("Saved.")
-    await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
+    await short_games_played(table, ["Ann", "Bob"], snapper="Bob")
     return await table.reply_to(await table.command("Ann", "forgetme"))
 
 

@@ -18,7 +18,7 @@ from telesnap.storage.models import Game
 from telesnap.storage.uow import UnitOfWork
 
 from .harness import database_file, table_with
-from .stats_helpers import play_short_game, wait_for_kind
+from .stats_helpers import play_short_game, short_games_played, wait_for_kind
 
 GAMES = 6
 
@@ -143,9 +143,7 @@ async def test_a_new_group_sees_a_provisional_leaderboard_after_its_first_game(
     async with table_with(
         emulator, database_file(tmp_path), ["Ann", "Bob"], admins=["Ann"]
     ) as table:
-        await table.command("Ann", "settings", "flip_limit 10")
-        await table.wait_for_text("Saved.")
-        await play_short_game(table, ["Ann", "Bob"], snapper="Bob")
+        await short_games_played(table, ["Ann", "Bob"], snapper="Bob")
         await table.command("Ann", "leaderboard")
         board = await table.wait_for_text("leaderboard: Rating")
         assert board.text.startswith("🏆 Provisional leaderboard: Rating · this chat")
