@@ -196,6 +196,27 @@ def test_translations_carry_no_direction_controls(language: str) -> None:
     assert not marked, f"{language}: invisible direction controls in:\n{_short(marked)}"
 
 
+def _scripts(word: str) -> set[str]:
+    """The scripts of a word's letters, by their Unicode names (LATIN, CYRILLIC, THAI...)."""
+    return {unicodedata.name(char, "?").split()[0] for char in word if char.isalpha()}
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_no_word_mixes_latin_with_another_script(language: str) -> None:
+    """A look-alike typed by mistake ("минатa" with a Latin "a") reads right, but a search
+    does not find the word, nor does a screen reader read it as the word it looks like."""
+    mixed = [
+        f"{word!r} in {message.id!r}"
+        for message in _messages(_catalog(language))
+        for form in _forms(message)
+        for word in re.findall(r"\w+", form or "")
+        if len(scripts := _scripts(word)) > 1 and "LATIN" in scripts
+    ]
+    assert not mixed, f"{language}: words mixing Latin letters with another script:\n" + "\n".join(
+        mixed
+    )
+
+
 @pytest.mark.parametrize("language", TRANSLATED)
 def test_no_fuzzy_entries(language: str) -> None:
     catalog = _catalog(language)
