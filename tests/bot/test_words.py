@@ -507,6 +507,24 @@ def test_the_final_message_gives_standings_fastest_call_and_replay_number() -> N
     ]
 
 
+def test_a_game_won_because_the_others_left_says_so() -> None:
+    """The last player in holds every card outside the pot only because the others' were
+    shared out: "taking every card" would be untrue (and with a pot, plainly wrong)."""
+    tr = translator("en")
+    ann = StandingRow(0, "Ann", 1, 28, 0, 0, SeatStatus.ACTIVE, None, True)
+    bob_left = StandingRow(1, "Bob", 2, 0, 0, 0, SeatStatus.LEFT, LeaveReason.LEFT, False)
+    cid_away = StandingRow(2, "Cid", 3, 0, 0, 0, SeatStatus.LEFT, LeaveReason.AFK, False)
+    cid_out = StandingRow(2, "Cid", 3, 0, 0, 0, SeatStatus.OUT, None, False)
+    all_left = FinalView(EndReason.ALL_CARDS, (ann, bob_left, cid_away), None)
+    assert render_final(5, all_left, tr).splitlines()[1] == (
+        "Won because everyone else left the game."
+    )
+    some_out = FinalView(EndReason.ALL_CARDS, (ann, bob_left, cid_out), None)
+    assert render_final(5, some_out, tr).splitlines()[1] == (
+        "Won as the last player in: the others went out or left."
+    )
+
+
 def test_the_final_message_names_the_limit_that_ended_the_game() -> None:
     tr = translator("en")
     rows = (StandingRow(0, "Ann", 1, 30, 0, 0, SeatStatus.ACTIVE, None, True),)

@@ -153,7 +153,7 @@ def render_final(
     A limit-ended game names the flip limit if its flips reached ``flip_limit``, else the time.
     Names are whole where the message fits :data:`FINAL_ROOM`, else cut (:data:`NAME_CUTS`).
     """
-    ending = _ending(final.reason, flips, flip_limit, tr)
+    ending = _ending(final, flips, flip_limit, tr)
     for cut in NAME_CUTS:
         text = _final_text(game_id, final, tr, ending, cut)
         if shown_length(text) <= FINAL_ROOM:
@@ -290,10 +290,19 @@ def _describe_race(op: RaceResolved, who: _Who, tr: gettext.NullTranslations) ->
 
 
 def _ending(
-    reason: EndReason, flips: int, flip_limit: int | None, tr: gettext.NullTranslations
+    final: FinalView, flips: int, flip_limit: int | None, tr: gettext.NullTranslations
 ) -> str:
-    """The line naming how a game that was not stopped ended."""
-    if reason is EndReason.ALL_CARDS:
+    """The line naming how a game that was not stopped ended.
+
+    A game won as the last player in was won by taking every card only if nobody left it: the
+    cards of those who left were shared out, not won.
+    """
+    if final.reason is EndReason.ALL_CARDS:
+        left = [row.left_reason is not None for row in final.rows if not row.is_winner]
+        if left and all(left):
+            return tr.gettext("Won because everyone else left the game.")
+        if any(left):
+            return tr.gettext("Won as the last player in: the others went out or left.")
         return tr.gettext("Won by taking every card.")
     if flip_limit is not None and flips >= flip_limit:
         return tr.ngettext(
