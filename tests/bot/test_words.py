@@ -608,3 +608,14 @@ def test_a_lobby_closing_in_whole_hours_says_hours() -> None:
         minutes_left=60,
     )
     assert "⏳ Closes in 1 hour (at 19:00 UTC)" in render_lobby(lobby, translator("en"))
+
+
+def test_a_lobby_names_who_may_start_it() -> None:
+    """The one who may press Start is named: a creator who left and came back is not it."""
+    tr = translator("en")
+    opened = LobbyView(game_id=1, creator_id=1, players=((1, "Ann"), (2, "Bob")), status="lobby")
+    assert "Press Join to play. Ann (or an admin) presses Start." in render_lobby(opened, tr)
+    handed_on = replace(opened, creator_id=2, players=((2, "Bob"), (1, "Ann")))
+    assert "Bob (or an admin) presses Start." in render_lobby(handed_on, tr)
+    escaped = replace(opened, players=((1, "<b>Ann</b>"),))
+    assert "&lt;b&gt;Ann&lt;/b&gt; (or an admin) presses Start." in render_lobby(escaped, tr)

@@ -26,7 +26,13 @@ def render_lobby(lobby: LobbyView, tr: gettext.NullTranslations) -> str:
     title = tr.gettext("🃏 A game of Snap is starting! Players ({count}/{max}):").format(
         count=len(lobby.players), max=MAX_PLAYERS
     )
-    hint = tr.gettext("Press Join to play. The creator (or an admin) presses Start.")
+    creator = dict(lobby.players).get(lobby.creator_id)
+    if creator is None:
+        hint = tr.gettext("Press Join to play. The creator (or an admin) presses Start.")
+    else:  # named: the role passes on when its holder leaves, so "the creator" may mislead
+        hint = tr.gettext("Press Join to play. {name} (or an admin) presses Start.").format(
+            name=isolate(name(creator), tr)
+        )
     if lobby.closes_at is not None and lobby.minutes_left is not None:
         hours, minutes = divmod(lobby.minutes_left, 60)
         if hours and minutes:
