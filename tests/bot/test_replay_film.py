@@ -10,7 +10,7 @@ from PIL import Image
 
 from telesnap.bot.render.boards import describe
 from telesnap.bot.render.i18n import translator
-from telesnap.bot.render.replay_film import film_frames, replay_film
+from telesnap.bot.render.replay_film import film_frames, legible, replay_film
 from telesnap.game import CardFlipped, Game
 from telesnap.services.privacy import FORMER_PLAYER
 from telesnap.services.views import TableView
@@ -89,3 +89,14 @@ def _described(game: Game) -> list[bool]:
         if describe(op, table, translator("en")) is not None:
             frames_ops.append(isinstance(op, CardFlipped))
     return frames_ops
+
+
+@pytest.mark.parametrize(
+    "line", ["🚪 Dan left the game.", "🤝 Ann and Bob called together.", "Ann wins 🏆"]
+)
+def test_an_emoji_the_fonts_lack_leaves_no_gap(line: str) -> None:
+    """The film's fonts have no colour emoji: the line is drawn without it, and without its gap."""
+    drawn = legible(line)
+    assert drawn == drawn.strip()
+    assert "  " not in drawn
+    assert drawn.removeprefix("🚪 ").removeprefix("🤝 ").removesuffix(" 🏆") in line

@@ -212,7 +212,7 @@ def _write(
 ) -> None:
     """Draw ``text`` in visual order, each run in the first font that has its characters."""
     # python-bidi orders the line itself and knows no isolates: the marks go first.
-    shaped = arabic_reshaper.reshape(_CONTROLS.sub("", text))
+    shaped = arabic_reshaper.reshape(legible(_CONTROLS.sub("", text)))
     visual = get_display(shaped, base_dir="R" if rtl else "L")
     x, y = at
     if rtl:
@@ -221,6 +221,31 @@ def _write(
         font = _font(path, size)
         draw.text((x, y), run, font=font, fill=colour)
         x += _width(run, path, size)
+
+
+def legible(text: str) -> str:
+    """``text`` as the film can draw it: characters no font has left out, and with a word made
+    only of them, the space that set it apart (an event's emoji would leave a gap at the start).
+
+    >>> legible("\U0010fffd Dan left, \U0010fffd sad \U0010fffd")
+    'Dan left, sad'
+    """
+    kept: list[str] = []
+    drawn = dropped = False  # in the word so far
+    for char in text:
+        if char == " ":
+            gap = dropped and not drawn
+            drawn = dropped = False
+            if not gap:
+                kept.append(char)
+        elif char.isspace() or _font_for(char):
+            kept.append(char)
+            drawn = True
+        else:
+            dropped = True
+    if dropped and not drawn and kept and kept[-1] == " ":
+        kept.pop()
+    return "".join(kept)
 
 
 def _runs(text: str) -> Iterator[tuple[str, Path]]:
