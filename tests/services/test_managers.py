@@ -15,7 +15,7 @@ from telesnap.services.play.store import GameStore
 from telesnap.services.types import Reason, Refused
 from telesnap.storage.uow import UnitsOfWork
 
-from .test_play_flow import ANN, BOB, PLACE, receipt
+from .test_play_flow import ANN, BOB, CID, PLACE, receipt
 
 
 class Asked:
@@ -100,3 +100,22 @@ async def test_the_check_keeps_its_answer_and_never_asks_about_the_creator() -> 
     assert await manager.may_manage(BOB.user_id)
     assert await manager.may_manage(BOB.user_id)
     assert asked.times == 1
+
+
+async def test_a_creator_who_leaves_a_running_game_hands_it_on(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """Who left no longer runs the game: the next player still in it may stop it, they may not."""
+    lobby = await lobby_of_two(session_factory)
+    await lobby.join(PLACE, CID, receipt())
+    await lobby.start(PLACE, ANN, is_admin=Asked(False).check(), receipt=receipt())
+    await lobby.leave(PLACE, ANN, receipt())
+    with pytest.raises(Refused) as refused:
+        await lobby.kick(PLACE, ANN, CID.user_id, is_admin=Asked(False).check(), receipt=receipt())
+    assert refused.value.reason is Reason.NOT_CREATOR
+    asked = Asked(False)
+    await lobby.end(PLACE, BOB, is_admin=asked.check(), receipt=receipt())
+    assert asked.times == 0, "Bob runs the game now"
+    with pytest.raises(Refused) as ended:
+        await lobby.lobby(PLACE)
+    assert ended.value.reason is Reason.NO_GAME

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
-from ...game import Operation, SnapError
+from ...game import Operation, PlayerLeft, SeatStatus, SnapError
 from ...storage.models import Game as GameRow
 from ...storage.models import GameStatus
 from ...storage.uow import UnitOfWork
@@ -22,6 +22,17 @@ def refusal_for(error: SnapError) -> Refused:
     if error.reason is not None:
         return Refused(Reason(error.reason))
     return Refused(Reason.BAD_BUTTON, {"detail": str(error)})
+
+
+def _hand_on(row: GameRow, loaded: LoadedGame) -> None:
+    """A creator who left a running game no longer runs it: the first player still in does."""
+    seats = loaded.game.seats
+    gone = {
+        loaded.user_ids[seat] for seat, held in enumerate(seats) if held.status is SeatStatus.LEFT
+    }
+    still_in = [loaded.user_ids[seat] for seat in loaded.game.active_seats()]
+    if row.creator_id in gone and still_in:
+        row.creator_id = still_in[0]
 
 
 class Service:
@@ -90,6 +101,8 @@ class Service:
             receipt=receipt,
             reaction_ms=reaction_ms,
         )
+        if any(isinstance(op, PlayerLeft) for op in operations):
+            _hand_on(row, loaded)
         return result, operations
 
     @staticmethod
