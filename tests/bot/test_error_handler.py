@@ -7,9 +7,10 @@ from typing import Any
 
 from telegram import CallbackQuery, Chat, Message, Update, User
 
-from telesnap.bot.handlers.errors import AnsweredPresses, on_error
+from telesnap.bot.handlers.errors import on_error
 from telesnap.bot.handlers.runtime import RUNTIME_KEY
 from telesnap.bot.render.callbacks import CallbackSigner
+from telesnap.bot.render.toasts import AnsweredPresses
 
 from .runtimes import wired_runtime
 

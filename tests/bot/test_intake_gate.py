@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Coroutine
+from typing import Any
 
 from telegram import CallbackQuery, Chat, Message, Update, User
 
@@ -135,3 +137,30 @@ def test_checking_budgets_starts_no_thread_beside_the_event_loop() -> None:
         gate.verdict(command(user))
         gate.may_reply(CHAT.id, user)
     assert threading.active_count() == threads
+
+
+async def test_a_press_turned_away_again_is_answered_once() -> None:
+    """A batch whose store failed comes back: its presses meet the gate again, and Telegram
+    refuses a second answer to a press (the bot would log a refusal for each)."""
+    from telesnap.bot.ingress.gate import toast_turned_away
+    from telesnap.bot.render.toasts import AnsweredPresses
+
+    class Answering:
+        def __init__(self) -> None:
+            self.answered_presses = AnsweredPresses()
+            self.answers: list[str] = []
+
+        async def answer_callback_query(self, query_id: str, text: str | None = None) -> bool:
+            self.answers.append(query_id)
+            self.answered_presses.add(query_id)
+            return True
+
+    bot = Answering()
+    spawned: list[Coroutine[Any, Any, Any]] = []
+    answer = toast_turned_away(bot, spawned.append)  # type: ignore[arg-type]
+    for _ in range(2):
+        answer(press(1))
+        for coroutine in spawned:
+            await coroutine
+        spawned.clear()
+    assert bot.answers == ["q"]

@@ -1,7 +1,7 @@
 """The last boundary of an update: a handler that raised is logged and answered.
 
 :func:`on_error` logs the failure with its update, chat and game and answers whoever waits,
-never a press twice (:class:`AnsweredPresses`).
+never a press twice (``answer_toast`` skips one answered already).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from telegram.error import ChatMigrated, Forbidden
 from telegram.ext import ContextTypes
 
 from ...services.types import Place
-from ...support.bounded import BoundedDict
 from ..render.i18n import language_of, translator
 from ..render.toasts import answer_toast
 from .context import place_of_update
@@ -27,35 +26,6 @@ logger = logging.getLogger(__name__)
 
 GAME_LOOKUP_TIMEOUT_S = 2.0
 """How long the error handler waits to learn which game a failed command concerned."""
-
-
-class AnsweredPresses:
-    """The ids of the button presses answered lately (at most ``limit`` are kept).
-
-    A press can only be answered within seconds, so forgetting the oldest loses nothing.
-
-    >>> answered = AnsweredPresses(limit=2)
-    >>> for query_id in ("a", "b", "c"):
-    ...     answered.add(query_id)
-    >>> "a" in answered, "c" in answered
-    (False, True)
-    """
-
-    def __init__(self, limit: int = 10_000) -> None:
-        self._ids: BoundedDict[str, None] = BoundedDict(limit)
-
-    def add(self, query_id: str) -> None:
-        """Remember that the press ``query_id`` was answered."""
-        self._ids[query_id] = None
-
-    def __contains__(self, query_id: object) -> bool:
-        return query_id in self._ids
-
-
-def was_answered(bot: object, query_id: str) -> bool:
-    """Whether the bot (the application's remembers them) has answered ``query_id`` already."""
-    answered = getattr(bot, "answered_presses", None)
-    return isinstance(answered, AnsweredPresses) and query_id in answered
 
 
 def is_transient_database_error(error: BaseException | None) -> bool:
@@ -105,9 +75,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
     user = update.effective_user
     language = user.language_code if user else None
     tr = translator(language_of(language))  # a toast: the presser's language
-    if query is not None:
-        if was_answered(context.bot, query.id):
-            return
+    if query is not None:  # not if it was answered already (answer_toast says nothing then)
         text = tr.gettext("⚠️ Something went wrong on my side. Please try again.")
         await answer_toast(context.bot, query.id, text)  # retried, and logged if it fails
         return

@@ -28,10 +28,11 @@ from telegram.ext import (
 from ...support.retry import Backoff
 from ..handlers.buttons import button_handlers, on_unknown_button
 from ..handlers.commands import command_handlers, forget_receipt, on_unknown_command
-from ..handlers.errors import AnsweredPresses, on_error
+from ..handlers.errors import on_error
 from ..handlers.membership import on_my_chat_member
 from ..handlers.privacy import register_privacy_handlers
 from ..handlers.stats import register_stats_handlers
+from ..render.toasts import AnsweredPresses
 from .redaction import install_token_redaction
 from .relevance import bot_username, wanted
 from .transport import AiohttpRequest

@@ -224,8 +224,10 @@ def _write(
 
 
 def legible(text: str) -> str:
-    """``text`` as the film can draw it: characters no font has left out, and with a word made
-    only of them, the space that set it apart (an event's emoji would leave a gap at the start).
+    """``text`` as the film can draw it: characters no font has left out.
+
+    A word made only of them goes with the space that set it apart: an event's emoji would
+    leave a gap at the start of its line.
 
     >>> legible("\U0010fffd Dan left, \U0010fffd sad \U0010fffd")
     'Dan left, sad'

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from telegram import Bot
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 
+from ...support.bounded import BoundedDict
 from ...support.retry import Backoff
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,35 @@ def expires_ns(received_ns: int) -> int:
     return received_ns + int(QUERY_LIFETIME_S * 1e9)
 
 
+class AnsweredPresses:
+    """The ids of the button presses answered lately (at most ``limit`` are kept).
+
+    A press can only be answered within seconds, so forgetting the oldest loses nothing.
+
+    >>> answered = AnsweredPresses(limit=2)
+    >>> for query_id in ("a", "b", "c"):
+    ...     answered.add(query_id)
+    >>> "a" in answered, "c" in answered
+    (False, True)
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._ids: BoundedDict[str, None] = BoundedDict(limit)
+
+    def add(self, query_id: str) -> None:
+        """Remember that the press ``query_id`` was answered."""
+        self._ids[query_id] = None
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._ids
+
+
+def was_answered(bot: object, query_id: str) -> bool:
+    """Whether the bot (the application's remembers them) has answered ``query_id`` already."""
+    answered = getattr(bot, "answered_presses", None)
+    return isinstance(answered, AnsweredPresses) and query_id in answered
+
+
 async def answer_toast(
     bot: Bot,
     query_id: str,
@@ -55,6 +85,8 @@ async def answer_toast(
 
     ``received_ns``: the press's receipt stamp (wall-clock ns), so retries stop in time.
     """
+    if was_answered(bot, query_id):  # Telegram refuses a second answer
+        return False
     received = received_ns if received_ns is not None else clock_ns() - int(ASSUMED_AGE_S * 1e9)
     last_ns = last_try_ns(received)
     backoff = Backoff(*_ANSWER_RETRY_S)
