@@ -35,7 +35,12 @@ from .bot.ingress.api_errors import (
     log_polling_error,
     short_reason,
 )
-from .bot.ingress.application import BotApplication, StampingBot, build_application
+from .bot.ingress.application import (
+    LONG_POLL_S,
+    BotApplication,
+    StampingBot,
+    build_application,
+)
 from .bot.ingress.dispatcher import TOPIC_BATCH, InboxDispatcher
 from .bot.ingress.gate import IntakeGate, toast_turned_away
 from .bot.ingress.health import Readiness
@@ -238,7 +243,7 @@ class BotRunner:
             assert application.updater is not None
             await application.updater.start_polling(
                 poll_interval=self._poll_interval,
-                timeout=30,
+                timeout=LONG_POLL_S,
                 drop_pending_updates=False,
                 allowed_updates=list(ALLOWED_UPDATES),
                 error_callback=log_polling_error,

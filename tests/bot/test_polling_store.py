@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 from typing import Any
 
 import pytest
 from telegram import Update
+from telegram.error import TimedOut
 from telegram.ext import ExtBot
 
-from telesnap.bot.ingress.application import StampingBot
+from telesnap.bot.ingress.application import POLL_GIVEN_UP_S, StampingBot
+from telesnap.emulator.testing import running_emulator
 
 from .inbox_helpers import SAFETY_S, message_update
 
@@ -84,3 +87,25 @@ async def test_the_stored_payload_is_the_json_the_bot_api_sent(
     assert [update.update_id for update in updates] == [51, 52]
     assert all(stored is fetched for stored, fetched in zip(intake.payloads, sent, strict=True))
     assert intake.payloads == as_sent, "parsing the updates left their JSON as it came"
+
+
+async def test_a_poll_left_unanswered_is_given_up_soon_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A connection that went dead mid-poll (no reset, no answer) is dropped a few seconds past
+    the poll's own timeout, and said once, as any polling outage is: not waited on for a minute
+    in silence while every press expires."""
+    async with running_emulator() as running:
+        await running.client.inject_fault("getUpdates", "timeout", hold=POLL_GIVEN_UP_S * 3)
+        bot = StampingBot(running.token, running.url)
+        for transport in bot.transports:
+            await transport.initialize()
+        caplog.set_level(logging.WARNING)
+        try:
+            with pytest.raises(TimedOut):
+                await bot.get_updates(timeout=0)  # the transport's own read timeout alone
+        finally:
+            await bot.close_transports()
+    assert [record.getMessage() for record in caplog.records] == [
+        "long polling: the Bot API is unreachable (Timed out); retrying"
+    ]

@@ -33,6 +33,7 @@ from ..handlers.membership import on_my_chat_member
 from ..handlers.privacy import register_privacy_handlers
 from ..handlers.stats import register_stats_handlers
 from ..render.toasts import AnsweredPresses
+from .api_errors import log_polling_error
 from .redaction import install_token_redaction
 from .relevance import bot_username, wanted
 from .transport import AiohttpRequest
@@ -42,6 +43,13 @@ if TYPE_CHECKING:
 
 BotApplication = Application[Any, Any, Any, Any, Any, Any]
 logger = logging.getLogger(__name__)
+
+
+LONG_POLL_S = 10
+"""How long a ``getUpdates`` waits at the Bot API for updates to come."""
+POLL_GIVEN_UP_S = 5.0
+"""How long past :data:`LONG_POLL_S` a poll is waited for (python-telegram-bot adds the two): a
+connection gone dead mid-poll is dropped this soon, and the poll asked again."""
 
 
 class UpdatesNotStoredError(TimedOut):
@@ -60,7 +68,7 @@ class StampingBot(ExtBot[None]):
         install_token_redaction(token)  # before python-telegram-bot logs its URL at DEBUG
         transports = (
             AiohttpRequest(connection_pool_size=64),
-            AiohttpRequest(connection_pool_size=2, read_timeout=40.0),
+            AiohttpRequest(connection_pool_size=2, read_timeout=POLL_GIVEN_UP_S),
         )
         super().__init__(
             token,
@@ -134,7 +142,11 @@ class StampingBot(ExtBot[None]):
         fails this raises :class:`UpdatesNotStoredError` after a growing pause, and the same
         offset brings them back.
         """
-        updates = await super().get_updates(*args, **kwargs)
+        try:
+            updates = await super().get_updates(*args, **kwargs)
+        except TimedOut as error:  # python-telegram-bot's polling loop asks again, in silence
+            log_polling_error(error)
+            raise
         if not updates:
             return updates
         if self.intake is None:
