@@ -317,3 +317,14 @@ async def test_an_answer_that_waited_too_long_is_dropped_and_logged(
         await wired.settle()
     assert [call.text for call in wired.bot.calls] == []
     assert any("TextPost waited 0 s; dropped" in r.getMessage() for r in caplog.records)
+
+
+async def test_after_a_long_outage_a_chat_tries_again_within_five_seconds(wired: Wired) -> None:
+    """However long the Bot API was away, the chat's next try is never far behind its return:
+    players pressing on a frozen table are told it is not their turn."""
+    for _ in range(8):
+        wired.bot.errors.append(("send_message", NetworkError("Bad Gateway (502)")))
+    await wired.started()
+    await wired.settle()
+    assert wired.sleeps[:8] == [1.0, 2.0, 4.0, 5.0, 5.0, 5.0, 5.0, 5.0]
+    assert {row.state for row in await wired.rows()} == {"sent"}

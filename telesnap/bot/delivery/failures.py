@@ -22,8 +22,10 @@ logger = logging.getLogger(__name__)
 
 OWN_FAULT_ATTEMPTS = 3
 """How often a message whose sending raises an error of our own is tried before it is set aside."""
-_SEND_RETRY_S = (1.0, 30.0)
-"""A failed send is tried again after 1 s, then twice as long each time, up to 30 s."""
+_SEND_RETRY_S = (1.0, 5.0)
+"""A failed send is tried again after 1 s, then twice as long each time, up to 5 s: a chat
+goes on within 5 s of the Bot API's return, however long it was away (the pace's slots
+bound what the retries of all chats send meanwhile)."""
 
 
 def is_refused_for_good(error: Exception) -> bool:
