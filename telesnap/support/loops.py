@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 
-from .retry import Backoff
+from .retry import Backoff, FailureRun, short_cause
 
 
 class BackgroundLoop:
@@ -70,29 +70,25 @@ class BackgroundLoop:
     async def _run(self, first_after_s: float) -> None:
         if first_after_s > 0:
             await self._wait(first_after_s)
-        failures, last = 0, ""
+        run = FailureRun(self._logger)
         while not self._stopping:
             self._wake.clear()
             try:
                 wait = await self._round()
             except Exception as error:
                 wait = self._backoff.next()
-                failures += 1
-                if repr(error) != last:  # its traceback once, not once a round of an outage
-                    self._logger.exception("%s failed; trying again in %.1f s", self._what, wait)
-                else:
-                    self._logger.error(
-                        "%s failed again (%d in a row: %r); trying again in %.1f s",
-                        self._what,
-                        failures,
-                        error,
-                        wait,
-                    )
-                last = repr(error)
+                again = f" again ({run.failures + 1} in a row)" if run.failures else ""
+                run.failed(
+                    error,
+                    "%s failed%s: %s; trying again in %.1f s",
+                    self._what,
+                    again,
+                    short_cause(error),
+                    wait,
+                )
             else:
-                if failures:
+                if failures := run.succeeded():
                     self._logger.info("%s works again, after %d failures", self._what, failures)
-                failures, last = 0, ""
                 self._backoff.reset()
             await self._wait(wait)
 

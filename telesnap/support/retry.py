@@ -1,6 +1,7 @@
 """Backoff: the delays between attempts, doubling from a first delay up to a cap.
 
-Every retry in the process waits the delays of one of these, and logs each failure.
+Every retry in the process waits the delays of one of these, and logs each failure: a run of
+the same failure (an outage) as one line each, its traceback once (:class:`FailureRun`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,43 @@ class Backoff:
         self.failures = 0
 
 
+class FailureRun:
+    """The failures in a row of one piece of work, as the log tells them.
+
+    A failure is an error line; one whose cause differs from the one before it also carries
+    its traceback, so an outage that fails every attempt the same way gives one traceback,
+    not one per attempt.
+    """
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self._logger = logger
+        self.failures = 0
+        """How many failures in a row, since the last success."""
+        self._last = ""
+
+    def failed(self, error: Exception, message: str, *args: object) -> None:
+        """Log ``message`` (``%`` ``args``) as a failure, with ``error``'s traceback if new."""
+        self.failures += 1
+        new = repr(error) != self._last
+        self._last = repr(error)
+        self._logger.error(message, *args, exc_info=error if new else None)
+
+    def succeeded(self) -> int:
+        """The work succeeded: how many failures came before (the run starts again)."""
+        failures, self.failures, self._last = self.failures, 0, ""
+        return failures
+
+
+def short_cause(error: BaseException) -> str:
+    """What went wrong, in a line: a database error without the statement SQLAlchemy adds.
+
+    >>> short_cause(ConnectionResetError("the database closed the connection"))
+    'ConnectionResetError: the database closed the connection'
+    """
+    cause = getattr(error, "orig", None) or error
+    return f"{type(cause).__name__}: {cause}"
+
+
 async def retry(
     attempt: Callable[[], Awaitable[T]],
     backoff: Backoff,
@@ -69,15 +107,16 @@ async def retry(
 ) -> T:
     """Run ``attempt`` until it succeeds; its result.
 
-    Each failure is logged and ``after_failure`` runs before the delay; a cancellation is
-    never retried.
+    Each failure is logged (:class:`FailureRun`) and ``after_failure`` runs before the delay; a
+    cancellation is never retried.
     """
+    run = FailureRun(logger)
     while True:
         try:
             result = await attempt()
-        except Exception:
+        except Exception as error:
             delay = backoff.next()
-            logger.exception("%s failed; retrying in %.1f s", what, delay)
+            run.failed(error, "%s failed (%s); retrying in %.1f s", what, short_cause(error), delay)
             if after_failure is not None:
                 await after_failure()
             await sleep(delay)

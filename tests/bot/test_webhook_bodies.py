@@ -132,9 +132,17 @@ async def test_an_update_that_could_not_be_stored_is_not_acknowledged(
     hook, intake = server
     intake.fails = True
     with caplog.at_level(logging.ERROR, logger="telesnap.bot.ingress.webhook"):
-        status = await post(hook, json.dumps(message_update(6, -5).to_dict()).encode())
-    assert status == 500, "Telegram delivers it again"
-    assert any("could not store update 6" in record.getMessage() for record in caplog.records)
+        statuses = [
+            await post(hook, json.dumps(message_update(6, -5).to_dict()).encode()) for _ in range(3)
+        ]
+    assert statuses == [500] * 3, "Telegram delivers it again"
+    lines = [
+        record for record in caplog.records if "could not store update 6" in record.getMessage()
+    ]
+    assert len(lines) == 3
+    assert [record.exc_info is not None for record in lines] == [True, False, False], (
+        "an outage's traceback once, not once per delivery"
+    )
 
 
 async def test_a_draining_bot_refuses_new_updates_so_they_go_elsewhere(

@@ -70,8 +70,9 @@ async def test_a_failed_round_is_logged_with_its_delay_and_tried_again(
         await loop.stop()
     assert rounds.count == 3, "the loop went on after its failures"
     assert [r.getMessage() for r in caplog.records] == [
-        "looking for unsent boards failed; trying again in 900.0 s",
-        "looking for unsent boards failed; trying again in 1800.0 s",
+        "looking for unsent boards failed: OSError: database down; trying again in 900.0 s",
+        "looking for unsent boards failed again (2 in a row): OSError: still down;"
+        " trying again in 1800.0 s",
     ]
     assert [str(r.exc_info[1]) for r in caplog.records if r.exc_info] == [
         "database down",
@@ -144,5 +145,5 @@ async def test_an_outage_logs_its_traceback_once_then_a_line_a_round(
         await loop.stop()
     records = [r for r in caplog.records if r.name == LOGGER.name]
     assert [r.exc_info is not None for r in records] == [True, False, False, False]
-    assert "failed again (3 in a row: ConnectionResetError" in records[2].getMessage()
+    assert "failed again (3 in a row): ConnectionResetError" in records[2].getMessage()
     assert records[-1].getMessage() == "looking for unsent boards works again, after 3 failures"

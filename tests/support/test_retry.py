@@ -70,8 +70,8 @@ async def test_retry_logs_each_failure_waits_the_backoff_and_returns_the_result(
     assert waited == [1.0, 2.0]
     assert told == [0, 1], "told after each failure, before its wait"
     assert [r.getMessage() for r in caplog.records] == [
-        "deciding race 7 failed; retrying in 1.0 s",
-        "deciding race 7 failed; retrying in 2.0 s",
+        "deciding race 7 failed (OSError: down); retrying in 1.0 s",
+        "deciding race 7 failed (OSError: still down); retrying in 2.0 s",
     ]
     assert [str(r.exc_info[1]) for r in caplog.records if r.exc_info] == ["down", "still down"]
     assert backoff.failures == 0, "the success reset the backoff"

@@ -25,7 +25,7 @@ from telegram.ext import (
     filters,
 )
 
-from ...support.retry import Backoff
+from ...support.retry import Backoff, FailureRun, short_cause
 from ..handlers.buttons import button_handlers, on_unknown_button
 from ..handlers.commands import command_handlers, forget_receipt, on_unknown_command
 from ..handlers.errors import on_error
@@ -83,6 +83,7 @@ class StampingBot(ExtBot[None]):
             self.intake: Intake | None = None
             """Where fetched updates are stored (set by the wiring)."""
             self.store_backoff = Backoff(FIRST_STORE_BACKOFF_S, MAX_STORE_BACKOFF_S)
+            self.store_failures = FailureRun(logger)
             self._fetched: list[dict[str, Any]] | None = None
             """The JSON of the batch ``getUpdates`` returned last, as the Bot API sent it."""
 
@@ -161,15 +162,18 @@ class StampingBot(ExtBot[None]):
         except Exception as error:
             oldest, newest = updates[0].update_id, updates[-1].update_id
             delay = self.store_backoff.next()
-            logger.exception(
-                "could not store updates %d to %d; asking for them again in %.1f s",
+            self.store_failures.failed(
+                error,
+                "could not store updates %d to %d (%s); asking for them again in %.1f s",
                 oldest,
                 newest,
+                short_cause(error),
                 delay,
             )
             await asyncio.sleep(delay)
             raise UpdatesNotStoredError(f"updates {oldest} to {newest} were not stored") from error
         self.store_backoff.reset()
+        self.store_failures.succeeded()
         return updates
 
     async def _post(self, endpoint: str, *args: Any, **kwargs: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 from telegram import Update
 
+from ...support.retry import FailureRun, short_cause
 from .application import BotApplication
 from .health import Readiness, add_health_routes
 from .intake import Intake
@@ -56,6 +57,7 @@ class WebhookServer:
         self.readiness = readiness
         """What ``/ready`` checks (None: it answers 503, the checks are not installed)."""
         self._intake = intake
+        self._store_failures = FailureRun(logger)
         self._taking = taking_updates
         self._secret = secret
         self._host = host
@@ -98,9 +100,15 @@ class WebhookServer:
             return web.Response(text="ignored: not for this bot")  # not stored: see .relevance
         try:
             await self._intake.receive([update], [data])
-        except Exception:
-            logger.exception("webhook: could not store update %d; answered 500", update.update_id)
+        except Exception as error:
+            self._store_failures.failed(
+                error,
+                "webhook: could not store update %d (%s); answered 500",
+                update.update_id,
+                short_cause(error),
+            )
             return web.Response(status=500, text="not stored; deliver again")
+        self._store_failures.succeeded()
         return web.Response(text="ok")
 
     def _parse(self, body: bytes) -> tuple[Update, dict[str, Any]] | None:
