@@ -11,6 +11,7 @@ import logging
 import os
 import signal
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -33,6 +34,7 @@ from .bot.handlers.stats import StatsBot
 from .bot.ingress.api_errors import (
     answered_but_is_no_bot_api,
     log_polling_error,
+    revoked_token,
     short_reason,
 )
 from .bot.ingress.application import (
@@ -357,7 +359,8 @@ class BotRunner:
             if self.webhook_server is not None:
                 self.webhook_server.drain()
             if application.updater is not None and application.updater.running:
-                await application.updater.stop()
+                with suppress(InvalidToken):  # what ended its polling: logged, and the exit's cause
+                    await application.updater.stop()
             if self.dispatcher is not None:
                 await self.dispatcher.drain()
             if self.webhook_server is not None:
@@ -394,17 +397,27 @@ class BotRunner:
             loop.add_signal_handler(signum, stop_on, signum)
         starting = asyncio.create_task(self.start())
         stopping = asyncio.create_task(stop.wait())
+        refused: asyncio.Task[object] | None = None
         try:
             await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
             if starting.done():
                 starting.result()  # a failed start raises here
-                await stopping
+                refused = asyncio.create_task(self._bot().token_refused.wait())
+                await asyncio.wait({stopping, refused}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (starting, stopping):
+            running = [task for task in (starting, stopping, refused) if task is not None]
+            for task in running:
                 task.cancel()
-            await asyncio.gather(starting, stopping, return_exceptions=True)
+            await asyncio.gather(*running, return_exceptions=True)
             await self.stop()
         logger.info("stopped")
+        if (refusal := self._bot().refusal) is not None and refused is not None:
+            raise ConfigError(revoked_token(self.settings.api_url, refusal))
+
+    def _bot(self) -> StampingBot:
+        assert self.application is not None
+        assert isinstance(self.application.bot, StampingBot)
+        return self.application.bot
 
 
 async def _removals_left(inbox: InboxService, bot: Bot) -> list[int]:

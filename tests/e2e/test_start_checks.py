@@ -6,6 +6,8 @@ so the running games see one "I am back", from the start that works.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable
@@ -112,3 +114,25 @@ async def test_an_outage_while_polling_is_one_warning_a_retry(
         ("WARNING", "long polling: the Bot API is unreachable (Bad Gateway); retrying")
     ] * 2
     assert all(record.exc_info is None for record in polling)
+
+
+async def test_a_token_revoked_while_running_stops_the_bot_with_one_line(
+    emulator: RunningEmulator, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bot whose token was revoked (BotFather's /revoke) can ask nothing more: it stops and
+    says why, so a supervisor sees it, rather than stay up, deaf."""
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        await table.stop_bot()  # this one runs as `telesnap run` does
+        settings = Settings(
+            token=table.running.token, api_url=table.running.url, database_url=table.database_url
+        )
+        running = asyncio.create_task(BotRunner(settings, limits=NO_FLOOD).run_until_stopped())
+        await table.command("Ann", "newgame")
+        await table.wait_for_text("A game of Snap is starting")
+        caplog.set_level(logging.ERROR)
+        core = emulator.emulator
+        core.config = dataclasses.replace(core.config, token="42:revoked")
+        with pytest.raises(ConfigError, match="refused by the Bot API server .* while the bot ran"):
+            async with asyncio.timeout(30):
+                await running
+    assert "the Bot API refused the token (Unauthorized): stopping" in caplog.messages

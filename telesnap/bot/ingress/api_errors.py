@@ -11,7 +11,7 @@ import re
 
 from telegram.error import NetworkError, TelegramError
 
-__all__ = ["answered_but_is_no_bot_api", "log_polling_error", "short_reason"]
+__all__ = ["answered_but_is_no_bot_api", "log_polling_error", "revoked_token", "short_reason"]
 
 logger = logging.getLogger("telesnap.app")
 """The start's logger: these lines are about the bot's connection, as the start's are."""
@@ -44,3 +44,15 @@ def log_polling_error(error: TelegramError) -> None:
         )
     else:
         logger.warning("long polling failed (%s); retrying", short_reason(error), exc_info=error)
+
+
+def revoked_token(api_url: str, error: TelegramError) -> str:
+    """Why a running bot stopped: the Bot API refused its token (a 401).
+
+    Nothing it asks would work again, and a bot that kept running would look alive while
+    deaf: it stops, and its exit says what to do.
+    """
+    return (
+        f"TELESNAP_TOKEN was refused by the Bot API server at {api_url} while the bot ran"
+        f" ({short_reason(error)}): it was revoked or replaced; give the new one"
+    )

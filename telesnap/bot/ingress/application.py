@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from telegram import InlineKeyboardMarkup, Update
 from telegram.constants import ParseMode
-from telegram.error import TimedOut
+from telegram.error import InvalidToken, TimedOut
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -33,7 +33,7 @@ from ..handlers.membership import on_my_chat_member
 from ..handlers.privacy import register_privacy_handlers
 from ..handlers.stats import register_stats_handlers
 from ..render.toasts import AnsweredPresses
-from .api_errors import log_polling_error
+from .api_errors import log_polling_error, short_reason
 from .redaction import install_token_redaction
 from .relevance import bot_username, wanted
 from .transport import AiohttpRequest
@@ -84,6 +84,10 @@ class StampingBot(ExtBot[None]):
             """Where fetched updates are stored (set by the wiring)."""
             self.store_backoff = Backoff(FIRST_STORE_BACKOFF_S, MAX_STORE_BACKOFF_S)
             self.store_failures = FailureRun(logger)
+            self.token_refused = asyncio.Event()
+            """Set once the Bot API refuses the token (401): the runner stops on it."""
+            self.refusal: InvalidToken | None = None
+            """The first refusal of the token."""
             self._fetched: list[dict[str, Any]] | None = None
             """The JSON of the batch ``getUpdates`` returned last, as the Bot API sent it."""
 
@@ -182,7 +186,15 @@ class StampingBot(ExtBot[None]):
         A private seam of python-telegram-bot (tests/bot/test_polling_store.py checks it):
         rebuilding the JSON from the parsed updates would cost most of what parsing them does.
         """
-        result = await super()._post(endpoint, *args, **kwargs)
+        try:
+            result = await super()._post(endpoint, *args, **kwargs)
+        except InvalidToken as error:  # revoked while running: nothing the bot asks will work
+            if self.refusal is None:
+                logger.error("the Bot API refused the token (%s): stopping", short_reason(error))
+                with self._unfrozen():
+                    self.refusal = error
+                self.token_refused.set()
+            raise
         if endpoint == "getUpdates":
             self._fetched = result
         return result
