@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot, Update
-from telegram.error import BadRequest, InvalidToken, NetworkError, TelegramError
+from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
 
 from .bot.delivery.live import RecentLines
 from .bot.delivery.lookout import GRACE, LOOK_EVERY_S, Lookout
@@ -302,17 +302,21 @@ class BotRunner:
     async def _initialize(self, application: BotApplication) -> None:
         """Connect to the Bot API, waiting (with backoff) while it is unreachable.
 
-        A refusal of the token (401, or Telegram's 404) and an answer that is not JSON stop
-        the start: the token, or the URL, is wrong, and waiting changes neither. Only a
-        gateway's 502, 503 or 504 page is waited out: a proxy says so while the API restarts.
+        A refusal (of the token: a 401, or Telegram's 404; any other but a 429) and an answer
+        that is not JSON, or no bot, stop the start: the token, or the URL, is wrong, and waiting
+        changes neither. A 429's wait, and a gateway's 502, 503 or 504 page, are waited out: a
+        proxy says so while the API restarts.
         """
         backoff = Backoff(1.0, 30.0)
         while True:
             try:
                 await application.initialize()
                 return
-            except InvalidToken as error:
-                raise self._not_the_bot_api(error) from None
+            except RetryAfter as error:
+                after = error.retry_after
+                wait = float(after if isinstance(after, int | float) else after.total_seconds())
+                logger.warning("the Bot API asks to wait (flood control); retrying in %.0f s", wait)
+                await asyncio.sleep(wait)
             except NetworkError as error:
                 if answered_but_is_no_bot_api(error):
                     raise self._not_the_bot_api(error) from None
@@ -320,10 +324,13 @@ class BotRunner:
                 reason = short_reason(error)
                 logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", reason, delay)
                 await asyncio.sleep(delay)
-            except TelegramError as error:
-                if not isinstance(error.__cause__, ValueError):  # JSON that did not parse
-                    raise
+            except TelegramError as error:  # a refusal no Bot API gives a getMe it takes
                 raise self._not_the_bot_api(error) from None
+            except (TypeError, KeyError, ValueError):  # JSON, but its getMe is no bot
+                raise ConfigError(
+                    f"TELESNAP_API_URL ({self.settings.api_url}) answers getMe with something"
+                    " that is no bot: it is not the root of a Bot API server"
+                ) from None
 
     def _not_the_bot_api(self, error: TelegramError) -> ConfigError:
         """Name both suspects; never the token (python-telegram-bot's message holds it)."""
@@ -404,6 +411,10 @@ class BotRunner:
                 starting.result()  # a failed start raises here
                 refused = asyncio.create_task(self._bot().token_refused.wait())
                 await asyncio.wait({stopping, refused}, return_when=asyncio.FIRST_COMPLETED)
+                if (refusal := self._bot().refusal) is not None:
+                    logger.error(
+                        "the Bot API refused the token (%s): stopping", short_reason(refusal)
+                    )
         finally:
             running = [task for task in (starting, stopping, refused) if task is not None]
             for task in running:
@@ -411,7 +422,7 @@ class BotRunner:
             await asyncio.gather(*running, return_exceptions=True)
             await self.stop()
         logger.info("stopped")
-        if (refusal := self._bot().refusal) is not None and refused is not None:
+        if refused is not None and (refusal := self._bot().refusal) is not None:
             raise ConfigError(revoked_token(self.settings.api_url, refusal))
 
     def _bot(self) -> StampingBot:

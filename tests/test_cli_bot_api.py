@@ -103,8 +103,10 @@ def refusal(api_url: str) -> str:
 @pytest.mark.parametrize(
     ("not_a_bot_api", "status"),
     [
+        (403, "Forbidden (403)"),
         (404, "Not Found (404)"),
         (405, "Method Not Allowed (405)"),
+        (409, "Conflict (409)"),
         (501, "Not Implemented (501)"),
     ],
     indirect=["not_a_bot_api"],
@@ -169,4 +171,36 @@ def test_workers_whose_first_start_is_refused_stop_the_supervisor(
     assert supervisor_line == (
         f"telesnap: worker 0 (port {port}) could not start: it refused its settings"
         " (the line above says why); every worker is stopped"
+    )
+
+
+class NoBotApi(BaseHTTPRequestHandler):
+    """A JSON API that is no Bot API: ``getMe`` answers something else than a bot."""
+
+    def do_POST(self) -> None:
+        body = b'{"ok": true, "result": {"hello": 1}}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *arguments: object) -> None:
+        pass
+
+
+def test_a_json_api_whose_get_me_is_no_bot_is_one_line(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NoBotApi)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        result = bot(tmp_path, api_url=url, token=EMULATOR_TOKEN)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 2
+    assert one_line(result) == (
+        f"telesnap: TELESNAP_API_URL ({url}) answers getMe with something that is no bot:"
+        " it is not the root of a Bot API server"
     )

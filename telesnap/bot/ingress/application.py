@@ -33,7 +33,7 @@ from ..handlers.membership import on_my_chat_member
 from ..handlers.privacy import register_privacy_handlers
 from ..handlers.stats import register_stats_handlers
 from ..render.toasts import AnsweredPresses
-from .api_errors import log_polling_error, short_reason
+from .api_errors import log_polling_error
 from .redaction import install_token_redaction
 from .relevance import bot_username, wanted
 from .transport import AiohttpRequest
@@ -190,7 +190,6 @@ class StampingBot(ExtBot[None]):
             result = await super()._post(endpoint, *args, **kwargs)
         except InvalidToken as error:  # revoked while running: nothing the bot asks will work
             if self.refusal is None:
-                logger.error("the Bot API refused the token (%s): stopping", short_reason(error))
                 with self._unfrozen():
                     self.refusal = error
                 self.token_refused.set()
