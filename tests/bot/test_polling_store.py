@@ -6,13 +6,15 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from telegram import Update
-from telegram.error import TimedOut
+from telegram.error import Conflict, RetryAfter, TelegramError, TimedOut
 from telegram.ext import ExtBot
 
+from telesnap.bot.ingress.api_errors import log_polling_error
 from telesnap.bot.ingress.application import POLL_GIVEN_UP_S, StampingBot
 from telesnap.emulator.testing import running_emulator
 
@@ -109,3 +111,27 @@ async def test_a_poll_left_unanswered_is_given_up_soon_and_logged(
     assert [record.getMessage() for record in caplog.records] == [
         "long polling: the Bot API is unreachable (Timed out); retrying"
     ]
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        (
+            Conflict("Conflict: terminated by other getUpdates request"),
+            "long polling: another process polls with this token (Conflict: terminated by other"
+            " getUpdates request); retrying",
+        ),
+        (
+            RetryAfter(timedelta(seconds=3)),
+            "long polling: the Bot API asks to wait (flood control); retrying",
+        ),
+    ],
+    ids=["conflict", "retry-after"],
+)
+def test_a_poll_refused_for_a_reason_we_know_is_one_line(
+    caplog: pytest.LogCaptureFixture, error: TelegramError, line: str
+) -> None:
+    """What the operator can act on is said in a line; a traceback is for what nobody expects."""
+    caplog.set_level(logging.WARNING)
+    log_polling_error(error)
+    assert [(record.getMessage(), record.exc_info) for record in caplog.records] == [(line, None)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 
-from telegram.error import NetworkError, TelegramError
+from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError
 
 __all__ = ["answered_but_is_no_bot_api", "log_polling_error", "revoked_token", "short_reason"]
 
@@ -42,6 +42,13 @@ def log_polling_error(error: TelegramError) -> None:
         logger.warning(
             "long polling: the Bot API is unreachable (%s); retrying", short_reason(error)
         )
+    elif isinstance(error, Conflict):  # another `telesnap run`, or a webhook set meanwhile
+        logger.warning(
+            "long polling: another process polls with this token (%s); retrying",
+            short_reason(error),
+        )
+    elif isinstance(error, RetryAfter):  # python-telegram-bot waits it out
+        logger.warning("long polling: the Bot API asks to wait (flood control); retrying")
     else:
         logger.warning("long polling failed (%s); retrying", short_reason(error), exc_info=error)
 
