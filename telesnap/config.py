@@ -271,8 +271,8 @@ def load_settings(
 ) -> Settings:
     """Read the settings from ``environ`` (default: the process's), over ``env_file`` if any.
 
-    ``require_token=False`` is for commands that never talk to Telegram; a command's own
-    ``defaults`` lie under both.
+    ``require_token=False`` is for commands that never talk to Telegram: the token is not read
+    at all. A command's own ``defaults`` lie under both.
     """
     values = {**(defaults or {}), **_read_env_file(env_file)}
     values.update(os.environ if environ is None else environ)
@@ -280,8 +280,8 @@ def load_settings(
     set_by: dict[str, str] = {}
     for variable in VARIABLES:
         text = (values.get(variable.name) or "").strip()
-        if not text:
-            continue
+        if not text or (variable.target == "token" and not require_token):
+            continue  # a command that never talks to Telegram has no use for a token
         if variable.target in set_by:
             raise ConfigError(
                 f"{set_by[variable.target]} and {variable.name} are both set: give one"

@@ -316,3 +316,12 @@ def test_an_env_file_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> N
     assert str(env_file) in message
     assert "UTF-8" in message
     assert "\n" not in message
+
+
+def test_a_command_that_never_talks_to_telegram_ignores_a_malformed_token() -> None:
+    """The sandbox, `db upgrade`, `replay` and `export` use no token: a bad one in the
+    environment or `.env` (meant for `telesnap run`) is no reason to refuse them."""
+    settings = load_settings({"TELESNAP_TOKEN": "not a token"}, env_file=None, require_token=False)
+    assert settings.token is None
+    with pytest.raises(ConfigError, match="TELESNAP_TOKEN must be"):
+        load_settings({"TELESNAP_TOKEN": "not a token"}, env_file=None)
