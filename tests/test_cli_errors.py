@@ -357,3 +357,11 @@ def test_a_host_that_does_not_resolve_names_the_option(tmp_path: Path) -> None:
     port = str(closed_port())
     line = one_line(telesnap(tmp_path, "emulator", "--host", "nosuch.invalid", "--port", port))
     assert line.startswith("telesnap: cannot listen on --host nosuch.invalid: ")
+
+
+def test_a_command_group_without_its_command_names_what_is_missing(tmp_path: Path) -> None:
+    result = telesnap(tmp_path, "db")
+    assert one_line(result) == (
+        "telesnap db: the following arguments are required: COMMAND (--help lists the options)"
+    )
+    assert result.returncode == 2

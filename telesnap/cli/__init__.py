@@ -134,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(target="telesnap.cli.run:run_command")
 
     database = commands.add_parser("db", help="manage the database")
-    database_commands = database.add_subparsers(dest="db_command", required=True)
+    database_commands = database.add_subparsers(dest="db_command", required=True, metavar="COMMAND")
     upgrade = database_commands.add_parser("upgrade", help="apply every migration")
     upgrade.set_defaults(target="telesnap.cli.run:upgrade_command")
 
