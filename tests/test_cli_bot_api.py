@@ -7,6 +7,7 @@ what went wrong.
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import threading
@@ -204,3 +205,22 @@ def test_a_json_api_whose_get_me_is_no_bot_is_one_line(tmp_path: Path) -> None:
         f"telesnap: TELESNAP_API_URL ({url}) answers getMe with something that is no bot:"
         " it is not the root of a Bot API server"
     )
+
+
+def test_a_webhook_port_in_use_is_one_line_naming_the_option(
+    tmp_path: Path, emulator_url: str
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        arguments = (
+            "--webhook-url",
+            f"http://127.0.0.1:{port}/hook",
+            "--listen",
+            f"127.0.0.1:{port}",
+        )
+        result = bot(tmp_path, *arguments, api_url=emulator_url, token=EMULATOR_TOKEN)
+    line = one_line(result)
+    assert line.startswith(f"telesnap: cannot listen on 127.0.0.1:{port} (--listen): ")
+    assert "in use" in line

@@ -135,7 +135,13 @@ class WebhookServer:
         )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as error:  # its own words name an address tuple, not the option
+            reason = error.strerror or str(error)
+            raise OSError(
+                f"cannot listen on {self._host}:{self._port} (--listen): {reason}"
+            ) from None
         addresses = self._runner.addresses
         self.bound_port = int(addresses[0][1]) if addresses else self._port
         logger.info("webhook listening on %s:%s%s", self._host, self.bound_port, self.path)
