@@ -148,9 +148,9 @@ async def test_a_dropped_connection_is_opened_again_with_what_it_held(
         with suppress(Exception):  # the query the reset lands on may fail: none after it
             await a.ping()
         await asyncio.wait_for(_woken(woken), timeout=10)
-        assert a.holds_chat(-42), "a took its lease back (nobody took it meanwhile)"
-        assert not await b.try_chat(-42)
-        assert not await b.try_topic((-7, 0))
+        assert not await b.try_topic((-7, 0)), "a took its claim back (nobody took it meanwhile)"
+        assert not a.holds_chat(-42), "a chat's lease is taken anew by its sender, not back"
+        assert await a.try_chat(-42)
         assert await a.unprocessed([1]) == set(), "and answers queries on the new connection"
     finally:
         await a.close()

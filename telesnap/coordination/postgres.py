@@ -323,7 +323,7 @@ class PostgresCoordination:
         return self._check_every_s
 
     async def _recover(self) -> None:
-        """The connection is lost: forget what it held, open a new one, take back what is free."""
+        """The connection is lost: forget what it held, open a new one, take back the claims."""
         async with self._recovering:
             if not self._running:
                 raise ConnectionError("the coordination connection is not open (not started)")
@@ -340,7 +340,9 @@ class PostgresCoordination:
                 await driver.execute("SELECT pg_advisory_lock_shared($1, 0)", _LIVE)
                 self._exclusive = False  # a cold start's resume (if any) ran meanwhile
                 lost = 0
-                for key in sorted(held):
+                # A chat's lease is not taken back: another worker may have sent there meanwhile,
+                # so the sender takes it anew (holds_chat says it lost it) and reads what was sent.
+                for key in sorted(key for key in held if key[0] != _CHAT):
                     if await driver.fetchval(_TRY, *key):
                         self._held.add(key)
                     else:
