@@ -116,7 +116,9 @@ class PostgresCoordination:
         self._running = False
         """Between :meth:`start` and :meth:`close`: a lost connection is opened again."""
         self._held: set[Key] = set()
-        """The claims, leases and pledges held now (taken again after a reconnect)."""
+        """The claims, leases and pledges held now (claims taken again after a reconnect)."""
+        self._lost = False
+        """Whether the connection was lost and is not back yet (said once)."""
         self._exclusive = False
         self._workers = 1
         self._check_every_s = check_every_s
@@ -330,10 +332,12 @@ class PostgresCoordination:
             if self._driver is not None and not self._driver.is_closed():
                 return  # opened again meanwhile
             held, self._held = self._held, set()  # gone with the connection: send none of it
-            logger.warning(
-                "the coordination connection is lost: its claims, leases and pledges are gone"
-                " until it is back; opening a new one"
-            )
+            if not self._lost:  # said once an outage, not at each attempt to open a new one
+                logger.warning(
+                    "the coordination connection is lost: its claims, leases and pledges are"
+                    " gone until it is back; opening a new one"
+                )
+            self._lost = True
             async with self._lock:
                 await self._drop()
                 driver = await self._open()
@@ -352,6 +356,7 @@ class PostgresCoordination:
                     "after the reconnect, %d claims or leases are another worker's", lost
                 )
             logger.info("the coordination connection is back")
+            self._lost = False
             if self._wake is not None:
                 self._wake(None)  # wake-ups sent while it was away were missed: look now
 

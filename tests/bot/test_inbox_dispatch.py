@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Update
 
+from telesnap.services.inbox import StoredUpdate
 from telesnap.services.types import Topic
 
 from ..inbox_marks import is_processed
@@ -235,3 +236,30 @@ async def test_a_call_whose_dispatch_fails_no_longer_holds_its_topics_races(
             await worker.book.wait_for_calls(Topic(-5, 0), time.time_ns())
     assert "call update 2 stopped" in caplog.text
     await worker.stop()
+
+
+async def test_looking_for_pending_updates_in_an_outage_logs_its_traceback_once(
+    engine: AsyncEngine, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sweep looks again at every wake-up: an outage is a line each time, one traceback."""
+    worker = Worker(engine, lambda update: asyncio.sleep(0))
+    await worker.start()
+    looked = Counter()
+    real = worker.inbox.pending_calls
+
+    async def away() -> list[StoredUpdate]:
+        looked.add()
+        if looked.count <= 3:
+            raise ConnectionResetError("the database went away")
+        return await real()
+
+    monkeypatch.setattr(worker.inbox, "pending_calls", away)
+    with caplog.at_level(logging.INFO, logger="telesnap.bot.ingress.dispatcher"):
+        for n in range(1, 5):
+            worker.dispatcher.wake(None)
+            await looked.reached(n)
+        await worker.stop()
+    failed = [r for r in caplog.records if "could not look" in r.getMessage()]
+    assert [r.exc_info is not None for r in failed] == [True, False, False]
+    assert "(ConnectionResetError: the database went away)" in failed[-1].getMessage()
+    assert any("works again, after 3 failures" in r.getMessage() for r in caplog.records)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
 from contextlib import AsyncExitStack
 from typing import Any
@@ -249,3 +250,36 @@ async def test_a_slot_whose_swap_fails_is_given_back_to_the_bot_wide_window() ->
     states.states[GROUP] = {"v": 7}  # another worker sent to the group: the first swap fails
     assert await pacer.reserve(GROUP) == 0.0, "the retry found the bot-wide slot free"
     assert states.swaps_refused == 1
+
+
+class UnreadableStates(SharedStates):
+    """Shared states whose store is away for the first ``failures`` reads (an outage)."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    async def swap_pace(self, chat_id: int, seen: dict[str, Any], new: dict[str, Any]) -> bool:
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionResetError("the database went away")
+        return await super().swap_pace(chat_id, seen, new)
+
+
+async def test_an_outage_of_the_shared_windows_logs_its_traceback_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every chat waits a second and asks again: an outage is a line a try, not a traceback."""
+    clock = ManualTime()
+    pacer = shared_pacer(FloodLimits(), UnreadableStates(failures=6), clock)
+    with caplog.at_level(logging.INFO, logger="telesnap.bot.delivery.pace"):
+        for chat_id in (-1, -2, -3):
+            await pacer.wait_for_slot(chat_id)
+            await pacer.sent(chat_id)
+    failed = [r for r in caplog.records if "cannot be read" in r.getMessage()]
+    assert len(failed) == 6
+    assert [r.exc_info is not None for r in failed] == [True] + [False] * 5
+    assert "(ConnectionResetError: the database went away)" in failed[-1].getMessage()
+    assert caplog.records[-1].getMessage() == (
+        "the flood-limit windows can be read again, after 6 failures"
+    )

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...coordination import Coordination
+from ...support.retry import FailureRun, short_cause
 
 logger = logging.getLogger(__name__)
 
@@ -269,6 +270,8 @@ class Pacer:
         self._shared = coordination.shared
         self._clock = clock or (time.time if self._shared else time.monotonic)
         self._chats: dict[int, State] = {}
+        self._unreadable = FailureRun(logger)
+        """The failures in a row to read the windows (an outage: its traceback once)."""
         self._bot: State = {}
         self._begun: dict[int, deque[float]] = {}
         self._swept_at = self._clock()
@@ -342,12 +345,20 @@ class Pacer:
 
     async def _reserve_or_wait(self, chat_id: int) -> float:
         try:
-            return await self.reserve(chat_id)
-        except Exception:
+            delay = await self.reserve(chat_id)
+        except Exception as error:
             # Sending uncounted could break the limits for every worker: wait and ask again.
-            logger.exception("chat %s: the flood-limit windows cannot be read; waiting", chat_id)
+            self._unreadable.failed(
+                error,
+                "chat %s: the flood-limit windows cannot be read (%s); waiting",
+                chat_id,
+                short_cause(error),
+            )
             self._chats.pop(chat_id, None)
             return 1.0
+        if self._unreadable.failures and (failures := self._unreadable.succeeded()):
+            logger.info("the flood-limit windows can be read again, after %d failures", failures)
+        return delay
 
     async def sent(self, chat_id: int) -> None:
         """The send that took a slot in ``chat_id`` has ended now: it counts from now."""

@@ -24,6 +24,7 @@ from ...coordination import Coordination
 from ...services.inbox import InboxService, Intaken, StoredElsewhere, StoredUpdate
 from ...services.types import Receipt, Topic
 from ...support.bounded import BoundedDict
+from ...support.retry import FailureRun, short_cause
 from ..render.toasts import last_try_ns
 from .receipts import ReceiptBook
 
@@ -170,6 +171,7 @@ class InboxDispatcher:
             self._take_topic(topic)
 
     async def _run(self) -> None:
+        looking = FailureRun(logger)
         while True:
             with suppress(TimeoutError):  # start() has just looked
                 async with asyncio.timeout(self._sweep_s):
@@ -182,8 +184,17 @@ class InboxDispatcher:
                     self._take_call(call)
                 for topic in await self._inbox.pending_topics():
                     self._read_topic(topic)
-            except Exception:
-                logger.exception("could not look for pending updates; looking again soon")
+            except Exception as error:
+                looking.failed(
+                    error,
+                    "could not look for pending updates (%s); looking again soon",
+                    short_cause(error),
+                )
+            else:
+                if failures := looking.succeeded():
+                    logger.info(
+                        "looking for pending updates works again, after %d failures", failures
+                    )
 
     def _read_topic(self, topic: Topic) -> None:
         """Take a topic whose pending updates are in the inbox, not in hand."""
