@@ -243,3 +243,24 @@ async def test_a_worker_is_woken_by_the_outbox_rows_of_others_not_by_its_own(
 async def _write_a_row(engine: AsyncEngine, chat_id: int) -> None:
     async with UnitsOfWork(session_factory(engine))() as uow:
         await uow.outbox.add(chat_id, 0, NOTICE, {"notice": {"kind": "test", "details": {}}})
+
+
+async def test_shares_grow_a_window_after_a_worker_is_gone(postgres_engine: AsyncEngine) -> None:
+    """A worker killed mid-burst sent its share in its last second, which still counts at
+    Telegram: the others keep their smaller shares until that window is over."""
+    now = [1000.0]
+    survivor = PostgresCoordination(postgres_engine, check_every_s=3600.0, clock=lambda: now[0])
+    await survivor.start(lambda stored: None)
+    await survivor.joined()
+    gone = await started(postgres_engine)
+    try:
+        await survivor._check()
+        assert survivor.bot_share() == pytest.approx(1 / 2)
+        await gone.close()
+        await survivor._check()
+        assert survivor.bot_share() == pytest.approx(1 / 2), "its last window still counts"
+        now[0] += BOT_WINDOW_S
+        await survivor._check()
+        assert survivor.bot_share() == 1.0
+    finally:
+        await survivor.close()

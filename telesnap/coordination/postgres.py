@@ -39,7 +39,8 @@ __all__ = ["CHECK_EVERY_S", "PostgresCoordination"]
 CHECK_EVERY_S = 1.0
 """How often a worker checks its coordination connection (and counts the live workers)."""
 BOT_WINDOW_S = 1.0
-"""Telegram's bot-wide flood window (30 messages in any second), for a joining worker's wait."""
+"""Telegram's bot-wide flood window (30 messages in any second): a joining worker waits it, and
+the others' shares grow only once it has passed since a worker left."""
 
 _TOPIC = 0x7E1E_0001
 """The first key of a topic's claim (the second is a hash of the topic)."""
@@ -125,6 +126,8 @@ class PostgresCoordination:
         self._clock = clock
         self._quiet_until = 0.0
         """A worker that joined others sends nothing before this (see :meth:`bot_share`)."""
+        self._fewer_since: float | None = None
+        """When fewer live workers were first counted: the shares grow a window later."""
         self._own_backends: set[int] = set()
         """The server pids of this worker's connections: the outbox wake-ups they send are its
         own, and its senders were woken in process already (``OutboxService.on_rows``)."""
@@ -309,6 +312,8 @@ class PostgresCoordination:
         None (0) for a worker that just joined others, until each of them has counted it and
         sent within its smaller share for a whole window: only then do the shares add up to
         the whole, where the others' last second may hold what their old shares let them send.
+        Likewise a worker gone (killed mid-burst) leaves its last window's sends counting at
+        Telegram: the others' shares grow one window after they count fewer.
         """
         if self._clock() < self._quiet_until:
             return 0.0
@@ -320,8 +325,14 @@ class PostgresCoordination:
 
     async def _check(self) -> float:
         """Count the live workers (a lost connection is opened again on the way)."""
-        count = await self._query("fetchval", _LIVE_WORKERS, _LIVE)
-        self._workers = max(1, int(count or 1))
+        count = max(1, int(await self._query("fetchval", _LIVE_WORKERS, _LIVE) or 1))
+        now = self._clock()
+        if count >= self._workers:
+            self._workers, self._fewer_since = count, None
+        elif self._fewer_since is None:  # one gone may have sent its share in its last window
+            self._fewer_since = now
+        elif now - self._fewer_since >= BOT_WINDOW_S:  # that window is over at Telegram too
+            self._workers, self._fewer_since = count, None
         return self._check_every_s
 
     async def _recover(self) -> None:
