@@ -196,3 +196,15 @@ async def test_past_games_keep_the_former_player_when_they_play_again(
         history = await table.reply_to(await table.command("Bob", "history"))
         assert "a former player, Bob" in history.text
         assert "Ann" not in history.text
+
+
+async def test_pressing_someone_elses_erase_button_again_and_again_is_turned_away(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """Each refused press counts against its sender's refusals, as a refused command does: a
+    member tapping another's question for ever gets the gate's answer, not the handler's."""
+    async with table_with(emulator, database_file(tmp_path), ["Annabel", "Bob"]) as table:
+        question = await table.reply_to(await table.command("Annabel", "forgetme"))
+        toasts = [(await table.press("Bob", question, "Erase my data")).text for _ in range(9)]
+    assert toasts[:8] == ["Only the person who asked can press this."] * 8
+    assert toasts[8] == "⏳ Too many presses: wait a few seconds, then try again."

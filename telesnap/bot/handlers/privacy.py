@@ -22,7 +22,7 @@ from ..render.i18n import language_of, translator
 from ..render.texts import refusal_text
 from .commands import posted_as_a_chat
 from .context import actor_of, command_name, is_chat_admin, place_of_message
-from .runtime import Answerer, Context, finishing, runtime_of
+from .runtime import Answerer, Context, finishing, refuse_press, runtime_of
 
 __all__ = [
     "PRIVACY_COMMANDS",
@@ -142,18 +142,20 @@ async def on_privacy_button(update: Update, context: Context) -> None:
         or not isinstance(message, Message)
         or not carries_button(message.reply_markup, query.data)  # its question, not a board
     ):
-        await query.answer(toast_tr.gettext("This button is not valid."))
+        await refuse_press(update, runtime, toast_tr.gettext("This button is not valid."))
         return
     place = place_of_message(message)
     question = (place.chat_id, message.message_id)
     if question in privacy.answered:
-        await query.answer(toast_tr.gettext("This button is not valid."))
+        await refuse_press(update, runtime, toast_tr.gettext("This button is not valid."))
         return
     kind, target = button
     tr = translator(await runtime.language(place, query.from_user.language_code))
     if kind == PERSON:
         if target != query.from_user.id:
-            await query.answer(toast_tr.gettext("Only the person who asked can press this."))
+            await refuse_press(
+                update, runtime, toast_tr.gettext("Only the person who asked can press this.")
+            )
             return
         asker = actor_of(query.from_user)
         person = await privacy.service.forget_person(target, update.update_id, asker)
@@ -162,7 +164,7 @@ async def on_privacy_button(update: Update, context: Context) -> None:
         text = _person_text(person, tr)
     else:
         if target != place.chat_id:
-            await query.answer(toast_tr.gettext("This button is not valid."))
+            await refuse_press(update, runtime, toast_tr.gettext("This button is not valid."))
             return
         try:
             admin = await is_chat_admin(runtime.bot, place.chat_id, query.from_user.id)
@@ -170,7 +172,9 @@ async def on_privacy_button(update: Update, context: Context) -> None:
             await query.answer(refusal_text(unknown, toast_tr))
             return
         if not admin:
-            await query.answer(toast_tr.gettext("Only the chat's admins can erase its data."))
+            await refuse_press(
+                update, runtime, toast_tr.gettext("Only the chat's admins can erase its data.")
+            )
             return
         chat = await privacy.service.forget_chat(target, update.update_id)
         done = chat.done

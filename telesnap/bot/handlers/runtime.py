@@ -212,6 +212,19 @@ def install(application: Application[Any, Any, Any, Any, Any, Any], runtime: Run
     application.bot_data[RUNTIME_KEY] = runtime
 
 
+async def refuse_press(update: Update, runtime: Runtime, text: str) -> None:
+    """Answer a press refused for what it is (forged, foreign, not its presser's to press).
+
+    It counts against its sender's refusals, as a refused command does: one tapping it for
+    ever is turned away at the gate (see ``ingress/gate.py``).
+    """
+    query = update.callback_query
+    assert query is not None
+    if update.effective_chat is not None:
+        runtime.gate.refused(update.effective_chat.id, query.from_user.id)
+    await query.answer(text)
+
+
 def finishing(handler: UpdateHandler) -> UpdateHandler:
     """``handler``, with its update's receipt dropped as soon as it ends, whatever it did.
 

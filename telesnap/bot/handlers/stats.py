@@ -38,7 +38,7 @@ from ..render.stats import (
 )
 from .commands import posted_as_a_chat, refuse
 from .context import command_arguments, command_name, place_of_update, replied_to
-from .runtime import Answerer, Context, Runtime, finishing, runtime_of
+from .runtime import Answerer, Context, Runtime, finishing, refuse_press, runtime_of
 
 STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
 MAX_CAPTION = 1024
@@ -280,12 +280,12 @@ async def on_stats_button(update: Update, context: Context) -> None:
     place = place_of_update(update)
     message = query.message
     if place is None or not isinstance(message, Message):
-        await query.answer(toast_tr.gettext("This button is not valid."))
+        await refuse_press(update, runtime, toast_tr.gettext("This button is not valid."))
         return
     signer = stats_bot.signer.in_chat(place.chat_id)
     button = signer.decode(query.data)
     if button is None or not carries_button(message.reply_markup, query.data):
-        await query.answer(toast_tr.gettext("This button is not valid."))
+        await refuse_press(update, runtime, toast_tr.gettext("This button is not valid."))
         return
     tr = translator(await runtime.language(place, query.from_user.language_code))
     board = button.ranking()
