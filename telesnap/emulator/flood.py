@@ -29,7 +29,8 @@ class FloodControl:
         self.limits = limits
         self._clock = clock
         self._group_sends: dict[int, deque[float]] = defaultdict(deque)
-        self._private_sends: dict[int, deque[float]] = defaultdict(deque)
+        self._private_tokens: dict[int, tuple[float, float]] = {}
+        """Each private chat's bucket: its tokens, and when they were counted."""
         self._all_sends: deque[float] = deque()
 
     def admit(self, chat_id: int, *, is_private: bool) -> None:
@@ -38,8 +39,9 @@ class FloodControl:
             return
         now = self._clock()
         waits = [self._wait_in_window(self._all_sends, now, 1.0, self.limits.global_per_second)]
+        tokens = self._private_bucket(chat_id, now) if is_private else 0.0
         if is_private:
-            waits.append(self._private_wait(self._private_sends[chat_id], now))
+            waits.append(max(0.0, 1.0 - tokens) / self.limits.private_per_second)
         else:
             waits.append(
                 self._wait_in_window(
@@ -53,7 +55,10 @@ class FloodControl:
         if wait > 0:
             raise too_many_requests(max(1, math.ceil(wait)))
         self._all_sends.append(now)
-        (self._private_sends if is_private else self._group_sends)[chat_id].append(now)
+        if is_private:
+            self._private_tokens[chat_id] = (tokens - 1.0, now)
+        else:
+            self._group_sends[chat_id].append(now)
 
     @staticmethod
     def _wait_in_window(sends: deque[float], now: float, window: float, limit: int) -> float:
@@ -63,8 +68,12 @@ class FloodControl:
             return 0.0
         return sends[len(sends) - limit] + window - now
 
-    def _private_wait(self, sends: deque[float], now: float) -> float:
-        # A token bucket of ``private_burst`` tokens refilled at ``private_per_second``.
-        interval = 1.0 / self.limits.private_per_second
-        window = interval * self.limits.private_burst
-        return self._wait_in_window(sends, now, window, self.limits.private_burst)
+    def _private_bucket(self, chat_id: int, now: float) -> float:
+        """The tokens a private chat's bucket holds now (a send takes one).
+
+        It holds ``private_burst`` at most, and gains one each ``1 / private_per_second`` s.
+        """
+        tokens, at = self._private_tokens.get(chat_id, (float(self.limits.private_burst), now))
+        return min(
+            float(self.limits.private_burst), tokens + (now - at) * self.limits.private_per_second
+        )

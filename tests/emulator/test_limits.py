@@ -39,9 +39,15 @@ async def test_private_chat_allows_a_small_burst_then_one_a_second(
     for n in range(3):
         await clocked_api.ok("sendMessage", chat_id=chat["id"], text=str(n))
     status, body = await clocked_api.call("sendMessage", chat_id=chat["id"], text="burst over")
-    assert (status, body["parameters"]["retry_after"]) == (429, 3)
+    assert (status, body["parameters"]["retry_after"]) == (429, 1)
+    for n in range(3):  # then one a second, not another burst
+        fake_clock.advance(1)
+        await clocked_api.ok("sendMessage", chat_id=chat["id"], text=f"later {n}")
+        status, _ = await clocked_api.call("sendMessage", chat_id=chat["id"], text="too soon")
+        assert status == 429
     fake_clock.advance(3)
-    await clocked_api.ok("sendMessage", chat_id=chat["id"], text="later")
+    for n in range(3):  # a quiet while fills the burst again
+        await clocked_api.ok("sendMessage", chat_id=chat["id"], text=f"burst {n}")
 
 
 async def test_whole_bot_allows_30_messages_a_second(
