@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -365,3 +367,21 @@ def test_a_command_group_without_its_command_names_what_is_missing(tmp_path: Pat
         "telesnap db: the following arguments are required: COMMAND (--help lists the options)"
     )
     assert result.returncode == 2
+
+
+def test_ctrl_c_stops_a_command_without_a_traceback(tmp_path: Path) -> None:
+    """``simulate`` has no stop of its own: Ctrl-C ends it as a shell expects, with no trace."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "telesnap", "simulate", "--games", "100000000"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(3)  # not timing anything: simulating is under way by then, whatever its speed
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert (process.returncode, stderr) == (130, "")

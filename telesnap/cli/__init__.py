@@ -209,9 +209,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     module_name, _, function_name = args.target.partition(":")
-    function = getattr(importlib.import_module(module_name), function_name)
     try:
+        function = getattr(importlib.import_module(module_name), function_name)
         exit_code: int = function(args)
+    except KeyboardInterrupt:  # Ctrl-C where no command of its own stops on it: the shell's code
+        return 130
     except ConfigError as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 2
