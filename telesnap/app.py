@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot, Update
-from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, InvalidToken
 
 from .bot.delivery.live import RecentLines
 from .bot.delivery.lookout import GRACE, LOOK_EVERY_S, Lookout
@@ -31,12 +31,7 @@ from .bot.handlers.menu import publish_commands
 from .bot.handlers.privacy import PrivacyBot
 from .bot.handlers.runtime import Runtime, install
 from .bot.handlers.stats import StatsBot
-from .bot.ingress.api_errors import (
-    answered_but_is_no_bot_api,
-    log_polling_error,
-    revoked_token,
-    short_reason,
-)
+from .bot.ingress.api_errors import connect, log_polling_error, revoked_token, short_reason
 from .bot.ingress.application import (
     LONG_POLL_S,
     BotApplication,
@@ -74,7 +69,6 @@ from .services.timers.service import TimerService
 from .storage.database import create_engine, database_answers, session_factory
 from .storage.migrate import upgrade_database
 from .storage.uow import GroupCommit, UnitsOfWork
-from .support.retry import Backoff
 from .support.tasks import TaskSet
 
 logger = logging.getLogger(__name__)
@@ -215,7 +209,7 @@ class BotRunner:
         self.timer_loop = TimerLoop(TimerService(units, store), HousekeepingService(units))
         store.planner.subscribe(self.timer_loop.wake)
         install(application, runtime)
-        await self._initialize(application)
+        await connect(application, self.settings.api_url)
         await publish_commands(application)
         await application.start()
         # Whatever can still refuse the start (the listener's address, the webhook URL) is
@@ -298,48 +292,6 @@ class BotRunner:
             raise ConfigError(
                 f"--webhook-url {self._webhook.url} was refused by the Bot API: {error.message}"
             ) from None
-
-    async def _initialize(self, application: BotApplication) -> None:
-        """Connect to the Bot API, waiting (with backoff) while it is unreachable.
-
-        A refusal (of the token: a 401, or Telegram's 404; any other but a 429) and an answer
-        that is not JSON, or no bot, stop the start: the token, or the URL, is wrong, and waiting
-        changes neither. A 429's wait, and a gateway's 502, 503 or 504 page, are waited out: a
-        proxy says so while the API restarts.
-        """
-        backoff = Backoff(1.0, 30.0)
-        while True:
-            try:
-                await application.initialize()
-                return
-            except RetryAfter as error:
-                after = error.retry_after
-                wait = float(after if isinstance(after, int | float) else after.total_seconds())
-                logger.warning("the Bot API asks to wait (flood control); retrying in %.0f s", wait)
-                await asyncio.sleep(wait)
-            except NetworkError as error:
-                if answered_but_is_no_bot_api(error):
-                    raise self._not_the_bot_api(error) from None
-                delay = backoff.next()
-                reason = short_reason(error)
-                logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", reason, delay)
-                await asyncio.sleep(delay)
-            except TelegramError as error:  # a refusal no Bot API gives a getMe it takes
-                raise self._not_the_bot_api(error) from None
-            except (TypeError, KeyError, ValueError):  # JSON, but its getMe is no bot
-                raise ConfigError(
-                    f"TELESNAP_API_URL ({self.settings.api_url}) answers getMe with something"
-                    " that is no bot: it is not the root of a Bot API server"
-                ) from None
-
-    def _not_the_bot_api(self, error: TelegramError) -> ConfigError:
-        """Name both suspects; never the token (python-telegram-bot's message holds it)."""
-        if isinstance(error.__cause__, InvalidToken):
-            error = error.__cause__  # the server's own answer
-        return ConfigError(
-            f"TELESNAP_TOKEN was refused by the Bot API server at {self.settings.api_url}"
-            f" ({short_reason(error)}), or TELESNAP_API_URL is not the root of a Bot API server"
-        )
 
     async def _resume(self, runtime: Runtime) -> None:
         """Decide the races a stop interrupted, and show every other running game again.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from telesnap import app
 from telesnap.app import BotRunner
 from telesnap.cli import main
 from telesnap.config import VARIABLES, PoolSettings, Settings, load_settings
@@ -93,7 +94,7 @@ async def test_the_bot_migrates_within_the_connect_timeout_of_its_settings(
         pool=PoolSettings(connect_timeout_s=2.5),
     )
     runner = BotRunner(settings)
-    monkeypatch.setattr(runner, "_initialize", _refuse)  # stop after the migrations
+    monkeypatch.setattr(app, "connect", _refuse)  # stop after the migrations
     with pytest.raises(_StoppedError):
         await runner.start()
     await runner.stop()

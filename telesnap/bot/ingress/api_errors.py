@@ -1,4 +1,4 @@
-"""What python-telegram-bot's errors say about the Bot API server, in a few words.
+"""Connecting to the Bot API server, and what python-telegram-bot's errors say of it.
 
 A gateway away is waited out; a page that is not JSON means no Bot API at all. Its messages
 can hold a whole HTML page, so the log gets only the status.
@@ -6,12 +6,18 @@ can hold a whole HTML page, so the log gets only the status.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+from typing import Any
 
-from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError
+from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError
+from telegram.ext import Application
 
-__all__ = ["answered_but_is_no_bot_api", "log_polling_error", "revoked_token", "short_reason"]
+from ...config import ConfigError
+from ...support.retry import Backoff
+
+__all__ = ["connect", "log_polling_error", "revoked_token", "short_reason"]
 
 logger = logging.getLogger("telesnap.app")
 """The start's logger: these lines are about the bot's connection, as the start's are."""
@@ -62,4 +68,48 @@ def revoked_token(api_url: str, error: TelegramError) -> str:
     return (
         f"TELESNAP_TOKEN was refused by the Bot API server at {api_url} while the bot ran"
         f" ({short_reason(error)}): it was revoked or replaced; give the new one"
+    )
+
+
+async def connect(application: Application[Any, Any, Any, Any, Any, Any], api_url: str) -> None:
+    """Initialize ``application`` (its ``getMe``), waiting with backoff while the API is away.
+
+    A refusal (of the token: a 401, or Telegram's 404; any other but a 429) and an answer
+    that is not JSON, or no bot, stop the start: the token, or the URL, is wrong, and waiting
+    changes neither. A 429's wait, and a gateway's 502, 503 or 504 page, are waited out: a
+    proxy says so while the API restarts.
+    """
+    backoff = Backoff(1.0, 30.0)
+    while True:
+        try:
+            await application.initialize()
+            return
+        except RetryAfter as error:
+            after = error.retry_after
+            wait = float(after if isinstance(after, int | float) else after.total_seconds())
+            logger.warning("the Bot API asks to wait (flood control); retrying in %.0f s", wait)
+            await asyncio.sleep(wait)
+        except NetworkError as error:
+            if answered_but_is_no_bot_api(error):
+                raise _not_the_bot_api(api_url, error) from None
+            delay = backoff.next()
+            reason = short_reason(error)
+            logger.warning("the Bot API is unreachable (%s); retrying in %.0f s", reason, delay)
+            await asyncio.sleep(delay)
+        except TelegramError as error:  # a refusal no Bot API gives a getMe it takes
+            raise _not_the_bot_api(api_url, error) from None
+        except (TypeError, KeyError, ValueError):  # JSON, but its getMe is no bot
+            raise ConfigError(
+                f"TELESNAP_API_URL ({api_url}) answers getMe with something that is no bot: it is"
+                " not the root of a Bot API server"
+            ) from None
+
+
+def _not_the_bot_api(api_url: str, error: TelegramError) -> ConfigError:
+    """Name both suspects; never the token (python-telegram-bot's message holds it)."""
+    if isinstance(error.__cause__, InvalidToken):
+        error = error.__cause__  # the server's own answer
+    return ConfigError(
+        f"TELESNAP_TOKEN was refused by the Bot API server at {api_url} ({short_reason(error)}),"
+        " or TELESNAP_API_URL is not the root of a Bot API server"
     )
