@@ -39,7 +39,7 @@ from .bot.ingress.application import (
     build_application,
 )
 from .bot.ingress.dispatcher import TOPIC_BATCH, InboxDispatcher
-from .bot.ingress.gate import IntakeGate, toast_turned_away
+from .bot.ingress.gate import IntakeGate
 from .bot.ingress.health import Readiness
 from .bot.ingress.intake import Intake
 from .bot.ingress.receipts import ReceiptBook
@@ -48,7 +48,8 @@ from .bot.ingress.relevance import ALLOWED_UPDATES
 from .bot.ingress.webhook import WebhookServer
 from .bot.referee.races import RaceReferee, RaceSweeper
 from .bot.render.callbacks import CallbackSigner
-from .bot.render.toasts import QUERY_LIFETIME_S, answer_unfinished
+from .bot.render.texts import slow_to_store, too_many_presses
+from .bot.render.toasts import QUERY_LIFETIME_S, answer_unfinished, press_toast
 from .config import ConfigError, Settings
 from .coordination import LocalCoordination, PostgresCoordination, coordination_for
 from .services.chat_settings import ChatLanguages, SettingsService
@@ -185,7 +186,12 @@ class BotRunner:
         jobs = TaskSet()
         gate = IntakeGate(calls_in_flight=book.calls_on_their_way, waiting_from=book.waiting_from)
         intake = Intake(
-            book, inbox, dispatcher, gate, toast_turned_away(application.bot, jobs.spawn)
+            book,
+            inbox,
+            dispatcher,
+            gate,
+            press_toast(application.bot, jobs.spawn, too_many_presses),
+            answer_slow=press_toast(application.bot, jobs.spawn, slow_to_store),
         )
         assert isinstance(application.bot, StampingBot)
         application.bot.store_into(intake)

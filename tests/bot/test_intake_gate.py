@@ -142,8 +142,8 @@ def test_checking_budgets_starts_no_thread_beside_the_event_loop() -> None:
 async def test_a_press_turned_away_again_is_answered_once() -> None:
     """A batch whose store failed comes back: its presses meet the gate again, and Telegram
     refuses a second answer to a press (the bot would log a refusal for each)."""
-    from telesnap.bot.ingress.gate import toast_turned_away
-    from telesnap.bot.render.toasts import AnsweredPresses
+    from telesnap.bot.render.texts import too_many_presses
+    from telesnap.bot.render.toasts import AnsweredPresses, press_toast
 
     class Answering:
         def __init__(self) -> None:
@@ -157,7 +157,7 @@ async def test_a_press_turned_away_again_is_answered_once() -> None:
 
     bot = Answering()
     spawned: list[Coroutine[Any, Any, Any]] = []
-    answer = toast_turned_away(bot, spawned.append)  # type: ignore[arg-type]
+    answer = press_toast(bot, spawned.append, too_many_presses)  # type: ignore[arg-type]
     for _ in range(2):
         answer(press(1))
         for coroutine in spawned:

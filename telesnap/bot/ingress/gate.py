@@ -12,18 +12,15 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from telegram import Bot, Chat, Update
+from telegram import Chat, Update
 
 from ...services.types import Reason, Topic
-from ..render.i18n import language_of, translator
-from ..render.toasts import answer_toast
 from .budgets import Budget, MovingWindows
 
-__all__ = ["Budget", "GateLimits", "IntakeGate", "Verdict", "toast_turned_away"]
+__all__ = ["Budget", "GateLimits", "IntakeGate", "Verdict"]
 
 logger = logging.getLogger(__name__)
 
@@ -158,19 +155,3 @@ class IntakeGate:
             who = "" if user_id is None else f"user {user_id} "
             logger.info("chat %s: updates turned away at intake: %s%s", chat.id, who, why)
         return verdict
-
-
-def toast_turned_away(
-    bot: Bot, spawn: Callable[[Coroutine[Any, Any, Any]], None]
-) -> Callable[[Update], None]:
-    """What answers a press the gate turned away: a toast in the presser's language."""
-
-    def answer(update: Update) -> None:
-        query = update.callback_query
-        if query is None:
-            return
-        tr = translator(language_of(query.from_user.language_code))
-        text = tr.gettext("⏳ Too many presses: wait a few seconds, then try again.")
-        spawn(answer_toast(bot, query.id, text))
-
-    return answer

@@ -6,6 +6,7 @@ the gate): the inbox, not the process, holds it from then on.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -13,9 +14,15 @@ from telegram import Update
 
 from ...services.inbox import NO_CHAT, InboxService, StoredUpdate
 from ...services.types import Topic
+from ...support.bounded import BoundedDict
 from .dispatcher import InboxDispatcher
 from .gate import IntakeGate, Verdict
 from .receipts import Arrival, ReceiptBook
+
+SLOW_ANSWER_AFTER_S = 5.0
+"""How long a press that cannot be stored waits before it is told so (answers go till 12 s)."""
+NOT_STORED_KEPT = 4096
+"""How many presses that could not be stored are remembered (an outage's)."""
 
 
 class Intake:
@@ -31,6 +38,9 @@ class Intake:
         dispatcher: InboxDispatcher,
         gate: IntakeGate | None = None,
         turned_away: Callable[[Update], None] = lambda update: None,
+        *,
+        answer_slow: Callable[[Update], None] = lambda update: None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._book = book
         self._inbox = inbox
@@ -38,6 +48,11 @@ class Intake:
         self._gate = gate
         self._turned_away = turned_away
         """Answers a press the gate turned away (a toast); a dropped message gets nothing."""
+        self._answer_slow = answer_slow
+        """Answers a press that could not be stored for a while (a toast)."""
+        self._clock = clock
+        self._not_stored: BoundedDict[int, float | None] = BoundedDict(NOT_STORED_KEPT)
+        """Presses whose store failed: when first, or None once told the bot is slow."""
 
     async def receive(self, updates: Sequence[Update], payloads: Sequence[dict[str, Any]]) -> None:
         """Stamp and store ``updates`` (``payloads``: each as Telegram sent it).
@@ -64,8 +79,25 @@ class Intake:
         except BaseException:
             for entry in stored:
                 self._book.handled_elsewhere(entry.update_id)  # not ours: never stored
+            self._store_failed(updates)
             raise
+        for update in updates:
+            self._not_stored.pop(update.update_id, None)
         self._dispatcher.offer(stored, intaken)
+
+    def _store_failed(self, updates: Sequence[Update]) -> None:
+        """Answer the presses that have waited too long: Telegram gives up on them at 15 s.
+
+        They still count once stored (their own answer is skipped then: one per press).
+        """
+        now = self._clock()
+        for update in updates:
+            if update.callback_query is None:
+                continue
+            first = self._not_stored.setdefault(update.update_id, now)
+            if first is not None and now - first >= SLOW_ANSWER_AFTER_S:
+                self._not_stored[update.update_id] = None
+                self._answer_slow(update)
 
 
 def inbox_entry(arrival: Arrival, update_id: int, payload: dict[str, Any]) -> StoredUpdate:

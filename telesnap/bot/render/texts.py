@@ -158,3 +158,13 @@ def help_text(tr: gettext.NullTranslations) -> str:
             tr.gettext("/forgetchat: erase this chat's games, stats and settings (admins)"),
         ]
     )
+
+
+def too_many_presses(tr: gettext.NullTranslations) -> str:
+    """A press the intake gate turned away (its sender's budget is spent)."""
+    return tr.gettext("⏳ Too many presses: wait a few seconds, then try again.")
+
+
+def slow_to_store(tr: gettext.NullTranslations) -> str:
+    """A press that could not be stored for a while (the database is away): it counts later."""
+    return tr.gettext("⏳ I am slow right now: your press is kept and counts as soon as I can.")

@@ -10,15 +10,18 @@ not limit answerCallbackQuery, and a toast must not wait behind the chat's messa
 from __future__ import annotations
 
 import asyncio
+import gettext
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any
 
-from telegram import Bot
+from telegram import Bot, Update
 from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 
 from ...support.bounded import BoundedDict
 from ...support.retry import Backoff
+from .i18n import language_of, translator
 
 logger = logging.getLogger(__name__)
 
@@ -135,3 +138,19 @@ async def answer_unfinished(
         len(presses),
     )
     return sum(answered)
+
+
+def press_toast(
+    bot: Bot,
+    spawn: Callable[[Coroutine[Any, Any, Any]], None],
+    text_of: Callable[[gettext.NullTranslations], str],
+) -> Callable[[Update], None]:
+    """What answers a press at intake, before any handler: ``text_of`` in the presser's language."""
+
+    def answer(update: Update) -> None:
+        query = update.callback_query
+        if query is not None:
+            tr = translator(language_of(query.from_user.language_code))
+            spawn(answer_toast(bot, query.id, text_of(tr)))
+
+    return answer

@@ -1,0 +1,66 @@
+"""Presses that cannot be stored: while the database is away, a press is answered before
+Telegram would give up on it, and counts once it can be stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from telesnap.bot.ingress.intake import SLOW_ANSWER_AFTER_S, Intake
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.services.inbox import Intaken
+
+from .inbox_helpers import SIGNER, message_update, snap_press
+
+
+class AwayInbox:
+    """An inbox whose store fails while ``away``."""
+
+    away = True
+
+    async def store(self, stored: list[Any], *_: Any, **__: Any) -> Intaken:
+        if self.away:
+            raise ConnectionResetError("the database went away")
+        return Intaken(frozenset(entry.update_id for entry in stored), {})
+
+
+class Dispatcher:
+    origin = "here"
+    shared = False
+
+    def __init__(self) -> None:
+        self.offered: list[int] = []
+
+    def offer(self, stored: list[Any], intaken: Intaken) -> None:
+        self.offered += [entry.update_id for entry in stored]
+
+
+async def test_a_press_stored_only_after_an_outage_is_answered_while_it_still_can_be() -> None:
+    now = [100.0]
+    slow: list[int] = []
+    inbox, dispatcher = AwayInbox(), Dispatcher()
+    intake = Intake(
+        ReceiptBook(SIGNER, "host"),
+        inbox,  # type: ignore[arg-type]
+        dispatcher,  # type: ignore[arg-type]
+        answer_slow=lambda update: slow.append(update.update_id),
+        clock=lambda: now[0],
+    )
+    press, command = snap_press(5, -1), message_update(6, -1)
+
+    async def fetched_again() -> None:
+        with pytest.raises(ConnectionResetError):
+            await intake.receive([press, command], [press.to_dict(), command.to_dict()])
+
+    await fetched_again()
+    now[0] += SLOW_ANSWER_AFTER_S / 2
+    await fetched_again()
+    assert slow == [], "a short hiccup: the press gets its own answer once stored"
+    now[0] += SLOW_ANSWER_AFTER_S / 2
+    await fetched_again()
+    await fetched_again()
+    assert slow == [5], "the press is told, once; a command has nothing to answer"
+    inbox.away = False
+    await intake.receive([press, command], [press.to_dict(), command.to_dict()])
+    assert dispatcher.offered == [5, 6], "and it counts once it is stored"
