@@ -70,7 +70,7 @@ class BackgroundLoop:
     async def _run(self, first_after_s: float) -> None:
         if first_after_s > 0:
             await self._wait(first_after_s)
-        run = FailureRun(self._logger)
+        run = FailureRun(self._logger, self._what)
         while not self._stopping:
             self._wake.clear()
             try:
@@ -87,8 +87,7 @@ class BackgroundLoop:
                     wait,
                 )
             else:
-                if failures := run.succeeded():
-                    self._logger.info("%s works again, after %d failures", self._what, failures)
+                run.succeeded()
                 self._backoff.reset()
             await self._wait(wait)
 

@@ -60,15 +60,16 @@ class Backoff:
 
 
 class FailureRun:
-    """The failures in a row of one piece of work, as the log tells them.
+    """The failures in a row of one piece of work (``what``), as the log tells them.
 
     A failure is an error line; one whose cause differs from the one before it also carries
     its traceback, so an outage that fails every attempt the same way gives one traceback,
-    not one per attempt.
+    not one per attempt. The first success after failures says so.
     """
 
-    def __init__(self, logger: logging.Logger) -> None:
+    def __init__(self, logger: logging.Logger, what: str) -> None:
         self._logger = logger
+        self._what = what
         self.failures = 0
         """How many failures in a row, since the last success."""
         self._last = ""
@@ -80,10 +81,11 @@ class FailureRun:
         self._last = repr(error)
         self._logger.error(message, *args, exc_info=error if new else None)
 
-    def succeeded(self) -> int:
-        """The work succeeded: how many failures came before (the run starts again)."""
-        failures, self.failures, self._last = self.failures, 0, ""
-        return failures
+    def succeeded(self) -> None:
+        """The work succeeded: after failures, say it works again (the run starts again)."""
+        if self.failures:
+            self._logger.info("%s works again, after %d failures", self._what, self.failures)
+        self.failures, self._last = 0, ""
 
 
 def short_cause(error: BaseException) -> str:
@@ -110,7 +112,7 @@ async def retry(
     Each failure is logged (:class:`FailureRun`) and ``after_failure`` runs before the delay; a
     cancellation is never retried.
     """
-    run = FailureRun(logger)
+    run = FailureRun(logger, what)
     while True:
         try:
             result = await attempt()
@@ -122,4 +124,5 @@ async def retry(
             await sleep(delay)
         else:
             backoff.reset()
+            run.succeeded()
             return result

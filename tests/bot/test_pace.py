@@ -281,5 +281,5 @@ async def test_an_outage_of_the_shared_windows_logs_its_traceback_once(
     assert [r.exc_info is not None for r in failed] == [True] + [False] * 5
     assert "(ConnectionResetError: the database went away)" in failed[-1].getMessage()
     assert caplog.records[-1].getMessage() == (
-        "the flood-limit windows can be read again, after 6 failures"
+        "reading the flood-limit windows works again, after 6 failures"
     )

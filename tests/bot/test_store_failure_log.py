@@ -91,3 +91,4 @@ async def test_a_failed_store_is_one_error_and_the_batch_is_stored_on_the_next_t
     ] * failures
     assert loud[0].exc_info is not None, "the first has the traceback"
     assert all(record.exc_info is None for record in loud[1:]), "one line each after it"
+    assert f"storing updates works again, after {failures} failures" in caplog.messages

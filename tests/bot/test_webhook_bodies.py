@@ -143,6 +143,10 @@ async def test_an_update_that_could_not_be_stored_is_not_acknowledged(
     assert [record.exc_info is not None for record in lines] == [True, False, False], (
         "an outage's traceback once, not once per delivery"
     )
+    intake.fails = False
+    with caplog.at_level(logging.INFO, logger="telesnap.bot.ingress.webhook"):
+        assert await post(hook, json.dumps(message_update(6, -5).to_dict()).encode()) == 200
+    assert "webhook: storing updates works again, after 3 failures" in caplog.messages
 
 
 async def test_a_draining_bot_refuses_new_updates_so_they_go_elsewhere(

@@ -132,7 +132,8 @@ async def test_a_token_revoked_while_running_stops_the_bot_with_one_line(
         caplog.set_level(logging.ERROR)
         core = emulator.emulator
         core.config = dataclasses.replace(core.config, token="42:revoked")
-        with pytest.raises(ConfigError, match="refused by the Bot API server .* while the bot ran"):
+        refused = r"refused by the Bot API server .* while the bot ran"
+        with pytest.raises(ConfigError, match=refused):
             async with asyncio.timeout(30):
                 await running
     assert "the Bot API refused the token (Unauthorized): stopping" in caplog.messages

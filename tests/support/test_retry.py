@@ -57,7 +57,7 @@ async def test_retry_logs_each_failure_waits_the_backoff_and_returns_the_result(
         told.append(len(waited))
 
     backoff = Backoff(1.0, 30.0)
-    with caplog.at_level(logging.ERROR, logger=LOGGER.name):
+    with caplog.at_level(logging.INFO, logger=LOGGER.name):
         result = await retry(
             attempt,
             backoff,
@@ -72,6 +72,7 @@ async def test_retry_logs_each_failure_waits_the_backoff_and_returns_the_result(
     assert [r.getMessage() for r in caplog.records] == [
         "deciding race 7 failed (OSError: down); retrying in 1.0 s",
         "deciding race 7 failed (OSError: still down); retrying in 2.0 s",
+        "deciding race 7 works again, after 2 failures",
     ]
     assert [str(r.exc_info[1]) for r in caplog.records if r.exc_info] == ["down", "still down"]
     assert backoff.failures == 0, "the success reset the backoff"

@@ -270,7 +270,7 @@ class Pacer:
         self._shared = coordination.shared
         self._clock = clock or (time.time if self._shared else time.monotonic)
         self._chats: dict[int, State] = {}
-        self._unreadable = FailureRun(logger)
+        self._unreadable = FailureRun(logger, "reading the flood-limit windows")
         """The failures in a row to read the windows (an outage: its traceback once)."""
         self._bot: State = {}
         self._begun: dict[int, deque[float]] = {}
@@ -356,8 +356,7 @@ class Pacer:
             )
             self._chats.pop(chat_id, None)
             return 1.0
-        if self._unreadable.failures and (failures := self._unreadable.succeeded()):
-            logger.info("the flood-limit windows can be read again, after %d failures", failures)
+        self._unreadable.succeeded()
         return delay
 
     async def sent(self, chat_id: int) -> None:

@@ -83,7 +83,7 @@ class StampingBot(ExtBot[None]):
             self.intake: Intake | None = None
             """Where fetched updates are stored (set by the wiring)."""
             self.store_backoff = Backoff(FIRST_STORE_BACKOFF_S, MAX_STORE_BACKOFF_S)
-            self.store_failures = FailureRun(logger)
+            self.store_failures = FailureRun(logger, "storing updates")
             self.token_refused = asyncio.Event()
             """Set once the Bot API refuses the token (401): the runner stops on it."""
             self.refusal: InvalidToken | None = None

@@ -171,7 +171,7 @@ class InboxDispatcher:
             self._take_topic(topic)
 
     async def _run(self) -> None:
-        looking = FailureRun(logger)
+        looking = FailureRun(logger, "looking for pending updates")
         while True:
             with suppress(TimeoutError):  # start() has just looked
                 async with asyncio.timeout(self._sweep_s):
@@ -191,10 +191,7 @@ class InboxDispatcher:
                     short_cause(error),
                 )
             else:
-                if failures := looking.succeeded():
-                    logger.info(
-                        "looking for pending updates works again, after %d failures", failures
-                    )
+                looking.succeeded()
 
     def _read_topic(self, topic: Topic) -> None:
         """Take a topic whose pending updates are in the inbox, not in hand."""

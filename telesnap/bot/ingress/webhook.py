@@ -57,7 +57,7 @@ class WebhookServer:
         self.readiness = readiness
         """What ``/ready`` checks (None: it answers 503, the checks are not installed)."""
         self._intake = intake
-        self._store_failures = FailureRun(logger)
+        self._store_failures = FailureRun(logger, "webhook: storing updates")
         self._taking = taking_updates
         self._secret = secret
         self._host = host
