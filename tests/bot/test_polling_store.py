@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from telegram import Update
-from telegram.error import Conflict, RetryAfter, TelegramError, TimedOut
+from telegram.error import Conflict, InvalidToken, RetryAfter, TelegramError, TimedOut
 from telegram.ext import ExtBot
 
 from telesnap.bot.ingress.api_errors import log_polling_error
@@ -135,3 +135,23 @@ def test_a_poll_refused_for_a_reason_we_know_is_one_line(
     caplog.set_level(logging.WARNING)
     log_polling_error(error)
     assert [(record.getMessage(), record.exc_info) for record in caplog.records] == [(line, None)]
+
+
+async def test_only_a_401_is_the_token_refused_not_a_method_the_server_lacks() -> None:
+    """python-telegram-bot raises InvalidToken for a 404 too: a Bot API server without one
+    method must not stop the bot as if its token were revoked."""
+    async with running_emulator() as running:
+        bot = StampingBot(running.token, running.url)
+        revoked = StampingBot("42:revoked", running.url)
+        for transport in (*bot.transports, *revoked.transports):
+            await transport.initialize()
+        try:
+            with pytest.raises(InvalidToken):
+                await bot._post("noSuchMethod")
+            assert not bot.token_refused.is_set()
+            with pytest.raises(InvalidToken):
+                await revoked.get_me()
+            assert revoked.token_refused.is_set()
+        finally:
+            await bot.close_transports()
+            await revoked.close_transports()

@@ -137,3 +137,4 @@ async def test_a_token_revoked_while_running_stops_the_bot_with_one_line(
             async with asyncio.timeout(30):
                 await running
     assert "the Bot API refused the token (Unauthorized): stopping" in caplog.messages
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == [], "one line, no traceback"

@@ -17,7 +17,13 @@ from telegram.ext import Application
 from ...config import ConfigError
 from ...support.retry import Backoff
 
-__all__ = ["connect", "log_polling_error", "revoked_token", "short_reason"]
+__all__ = [
+    "REVOKED_TOKEN_TRACEBACK",
+    "connect",
+    "log_polling_error",
+    "revoked_token",
+    "short_reason",
+]
 
 logger = logging.getLogger("telesnap.app")
 """The start's logger: these lines are about the bot's connection, as the start's are."""
@@ -57,6 +63,23 @@ def log_polling_error(error: TelegramError) -> None:
         logger.warning("long polling: the Bot API asks to wait (flood control); retrying")
     else:
         logger.warning("long polling failed (%s); retrying", short_reason(error), exc_info=error)
+
+
+class _NoTracebackOfARefusedToken(logging.Filter):
+    """A refused token's record without its traceback: the runner says it in a line and stops.
+
+    python-telegram-bot's polling loop logs it on ``telegram.ext`` with its traceback (not its
+    documented behaviour: e2e/test_start_checks.py's revoked token test is this seam's test).
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], InvalidToken):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+REVOKED_TOKEN_TRACEBACK = _NoTracebackOfARefusedToken()
+"""The one filter, added to ``telegram.ext`` (adding it again changes nothing)."""
 
 
 def revoked_token(api_url: str, error: TelegramError) -> str:

@@ -33,7 +33,7 @@ from ..handlers.membership import on_my_chat_member
 from ..handlers.privacy import register_privacy_handlers
 from ..handlers.stats import register_stats_handlers
 from ..render.toasts import AnsweredPresses
-from .api_errors import log_polling_error
+from .api_errors import REVOKED_TOKEN_TRACEBACK, log_polling_error
 from .redaction import install_token_redaction
 from .relevance import bot_username, wanted
 from .transport import AiohttpRequest
@@ -66,6 +66,7 @@ class StampingBot(ExtBot[None]):
 
     def __init__(self, token: str, api_url: str) -> None:
         install_token_redaction(token)  # before python-telegram-bot logs its URL at DEBUG
+        logging.getLogger("telegram.ext").addFilter(REVOKED_TOKEN_TRACEBACK)
         transports = (
             AiohttpRequest(connection_pool_size=64),
             AiohttpRequest(connection_pool_size=2, read_timeout=POLL_GIVEN_UP_S),
@@ -188,8 +189,10 @@ class StampingBot(ExtBot[None]):
         """
         try:
             result = await super()._post(endpoint, *args, **kwargs)
-        except InvalidToken as error:  # revoked while running: nothing the bot asks will work
-            if self.refusal is None:
+        except InvalidToken as error:
+            # A 401 is the token refused (revoked): nothing the bot asks will work again. A 404
+            # is python-telegram-bot's InvalidToken too: a method this server lacks.
+            if self.refusal is None and error.message.lower().startswith("unauthorized"):
                 with self._unfrozen():
                     self.refusal = error
                 self.token_refused.set()
