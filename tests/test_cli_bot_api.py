@@ -170,7 +170,7 @@ def test_workers_whose_first_start_is_refused_stop_the_supervisor(
     worker_line, supervisor_line = result.stderr.strip().splitlines()
     assert worker_line.startswith(refusal(emulator_url))
     assert supervisor_line == (
-        f"telesnap: worker 0 (port {port}) could not start: it refused its settings"
+        f"telesnap: worker 0 (port {port}) stopped: it refused its settings"
         " (the line above says why); every worker is stopped"
     )
 

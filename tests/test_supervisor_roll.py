@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
 
 from telesnap.app import Webhook
-from telesnap.cli.workers import Supervisor, _Worker, worker_specs
+from telesnap.cli.workers import Supervisor, WorkerSpec, _Worker, worker_specs
+from telesnap.config import ConfigError
 
 
 async def test_a_rolling_restart_waits_for_a_worker_still_coming_back_from_a_crash() -> None:
@@ -35,3 +41,32 @@ async def test_a_rolling_restart_waits_for_a_worker_still_coming_back_from_a_cra
     up[1].set()
     await asyncio.wait_for(rolling, 5)
     assert stopped == [0, 1]
+
+
+@dataclass(frozen=True)
+class CrashesThenRefuses(WorkerSpec):
+    """A worker that crashes (exit 1) on its first run and refuses its settings (exit 2) after:
+    a token revoked while it restarted, say."""
+
+    runs: Path = Path()
+
+    def command(self) -> list[str]:
+        script = (
+            "import pathlib, sys; runs = pathlib.Path(sys.argv[1]);"
+            " n = len(runs.read_text()) if runs.exists() else 0; runs.write_text('x' * (n + 1));"
+            " sys.exit(1 if n == 0 else 2)"
+        )
+        return [sys.executable, "-c", script, str(self.runs)]
+
+
+async def test_a_worker_refusing_its_settings_after_a_restart_stops_them_all(
+    tmp_path: Path,
+) -> None:
+    """Settings wrong at the second start are as wrong as at the first: restarting for ever
+    would hide it from whatever runs the supervisor."""
+    (spec,) = worker_specs(Webhook("https://x/t", "127.0.0.1", 8443, "s"), 1, resume=False)
+    runs = tmp_path / "runs"
+    supervisor = Supervisor([CrashesThenRefuses(spec.number, spec.webhook, False, runs)])
+    with pytest.raises(ConfigError, match=r"worker 0 .* refused its settings"):
+        await asyncio.wait_for(supervisor.run(), 30)
+    assert runs.read_text() == "xx", "restarted once after its crash, not after the refusal"

@@ -131,7 +131,7 @@ class Supervisor:
         """Run the workers until SIGTERM or SIGINT; SIGHUP restarts them one at a time.
 
         Return False if the supervisor itself failed (a worker could not be started). A worker
-        whose first run refuses its settings stops them all: raise :class:`ConfigError`.
+        that refuses its settings (exit code 2) stops them all: raise :class:`ConfigError`.
         """
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -154,8 +154,8 @@ class Supervisor:
         if self._refused is not None:
             spec = self._refused.spec
             raise ConfigError(
-                f"worker {spec.number} (port {spec.webhook.port}) could not start: it refused its"
-                " settings (the line above says why); every worker is stopped"
+                f"worker {spec.number} (port {spec.webhook.port}) stopped: it refused its settings"
+                " (the line above says why); every worker is stopped"
             )
         return not self._failed
 
@@ -174,8 +174,9 @@ class Supervisor:
             code = await worker.process.wait()
             if self._stopping.is_set():
                 return
-            # At its first run, never ready yet: the settings are wrong, and would be again.
-            if code == SETTINGS_REFUSED and worker.starts == 1:
+            # Its settings are wrong (a token refused, at start or while it ran): they would be
+            # again at every restart, whichever start this was.
+            if code == SETTINGS_REFUSED:
                 self._refused = worker
                 self._stopping.set()
                 return
