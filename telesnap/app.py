@@ -50,7 +50,7 @@ from .bot.referee.races import RaceReferee, RaceSweeper
 from .bot.render.callbacks import CallbackSigner
 from .bot.render.texts import slow_to_store, too_many_presses
 from .bot.render.toasts import QUERY_LIFETIME_S, answer_unfinished, press_toast
-from .config import ConfigError, Settings
+from .config import ConfigError, Settings, TokenRevokedError
 from .coordination import LocalCoordination, PostgresCoordination, coordination_for
 from .services.chat_settings import ChatLanguages, SettingsService
 from .services.housekeeping import HousekeepingService
@@ -362,26 +362,26 @@ class BotRunner:
             loop.add_signal_handler(signum, stop_on, signum)
         starting = asyncio.create_task(self.start())
         stopping = asyncio.create_task(stop.wait())
-        refused: asyncio.Task[object] | None = None
+        revoked: asyncio.Task[object] | None = None
         try:
             await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
             if starting.done():
                 starting.result()  # a failed start raises here
-                refused = asyncio.create_task(self._bot().token_refused.wait())
-                await asyncio.wait({stopping, refused}, return_when=asyncio.FIRST_COMPLETED)
-                if (refusal := self._bot().refusal) is not None:
+                revoked = asyncio.create_task(self._bot().token_revoked.wait())
+                await asyncio.wait({stopping, revoked}, return_when=asyncio.FIRST_COMPLETED)
+                if (revocation := self._bot().revocation) is not None:
                     logger.error(
-                        "the Bot API refused the token (%s): stopping", short_reason(refusal)
+                        "the Bot API refused the token (%s): stopping", short_reason(revocation)
                     )
         finally:
-            running = [task for task in (starting, stopping, refused) if task is not None]
+            running = [task for task in (starting, stopping, revoked) if task is not None]
             for task in running:
                 task.cancel()
             await asyncio.gather(*running, return_exceptions=True)
             await self.stop()
         logger.info("stopped")
-        if refused is not None and (refusal := self._bot().refusal) is not None:
-            raise ConfigError(revoked_token(self.settings.api_url, refusal))
+        if revoked is not None and (revocation := self._bot().revocation) is not None:
+            raise TokenRevokedError(revoked_token(self.settings.api_url, revocation))
 
     def _bot(self) -> StampingBot:
         assert self.application is not None

@@ -45,6 +45,16 @@ class ConfigError(ValueError):
     """A setting is missing or malformed; the message names the variable."""
 
 
+class TokenRevokedError(ConfigError):
+    """The Bot API refused the token while the bot ran: revoked or replaced since it started.
+
+    It has an exit code of its own: a supervisor restarting a worker that exits with it would
+    start a bot that can do nothing, whichever restart it is.
+    """
+
+    exit_code = 3
+
+
 def default_host_id() -> str:
     """The hostname of the machine, cut to what a host id holds (``"host"`` if it has none)."""
     return re.sub(r"[^A-Za-z0-9._:-]", "-", socket.gethostname())[:64] or "host"

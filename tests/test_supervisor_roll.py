@@ -44,9 +44,9 @@ async def test_a_rolling_restart_waits_for_a_worker_still_coming_back_from_a_cra
 
 
 @dataclass(frozen=True)
-class CrashesThenRefuses(WorkerSpec):
-    """A worker that crashes (exit 1) on its first run and refuses its settings (exit 2) after:
-    a token revoked while it restarted, say."""
+class CrashesThenIsRevoked(WorkerSpec):
+    """A worker that crashes (exit 1), then meets a database away at its restart (exit 2, as
+    for settings it cannot use), then runs until its token is revoked (exit 3)."""
 
     runs: Path = Path()
 
@@ -54,19 +54,19 @@ class CrashesThenRefuses(WorkerSpec):
         script = (
             "import pathlib, sys; runs = pathlib.Path(sys.argv[1]);"
             " n = len(runs.read_text()) if runs.exists() else 0; runs.write_text('x' * (n + 1));"
-            " sys.exit(1 if n == 0 else 2)"
+            " sys.exit([1, 2, 3][min(n, 2)])"
         )
         return [sys.executable, "-c", script, str(self.runs)]
 
 
-async def test_a_worker_refusing_its_settings_after_a_restart_stops_them_all(
+async def test_a_worker_whose_token_is_revoked_after_a_restart_stops_them_all(
     tmp_path: Path,
 ) -> None:
-    """Settings wrong at the second start are as wrong as at the first: restarting for ever
-    would hide it from whatever runs the supervisor."""
+    """A revoked token stays revoked: restarting for ever would hide it from whatever runs the
+    supervisor. A restart refused for its settings is tried again (a database away a while)."""
     (spec,) = worker_specs(Webhook("https://x/t", "127.0.0.1", 8443, "s"), 1, resume=False)
     runs = tmp_path / "runs"
-    supervisor = Supervisor([CrashesThenRefuses(spec.number, spec.webhook, False, runs)])
+    supervisor = Supervisor([CrashesThenIsRevoked(spec.number, spec.webhook, False, runs)])
     with pytest.raises(ConfigError, match=r"worker 0 .* refused its settings"):
         await asyncio.wait_for(supervisor.run(), 30)
-    assert runs.read_text() == "xx", "restarted once after its crash, not after the refusal"
+    assert runs.read_text() == "xxx", "restarted after its crash and its refused restart only"

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from ..config import ConfigError
+from ..config import ConfigError, TokenRevokedError
 
 DESCRIPTION = "Snap for Telegram group chats: the bot, and the tools around it."
 
@@ -214,6 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         exit_code: int = function(args)
     except KeyboardInterrupt:  # Ctrl-C where no command of its own stops on it: the shell's code
         return 130
+    except TokenRevokedError as error:
+        print(f"telesnap: {error}", file=sys.stderr)
+        return TokenRevokedError.exit_code
     except ConfigError as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 2

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field, replace
 import aiohttp
 
 from ..app import Webhook
-from ..config import WEBHOOK_SECRET_FILE_VARIABLE, WEBHOOK_SECRET_VARIABLE, ConfigError
+from ..config import (
+    WEBHOOK_SECRET_FILE_VARIABLE,
+    WEBHOOK_SECRET_VARIABLE,
+    ConfigError,
+    TokenRevokedError,
+)
 from ..support.retry import Backoff
 
 __all__ = ["Supervisor", "WorkerSpec", "worker_specs"]
@@ -42,6 +47,8 @@ READY_TIMEOUT_S = 60.0
 """How long a rolling restart waits for a restarted worker's ``/ready``."""
 SETTINGS_REFUSED = 2
 """The exit code of a ``telesnap run`` that cannot use its settings (``telesnap.cli.main``)."""
+TOKEN_REVOKED = TokenRevokedError.exit_code
+"""The exit code of a ``telesnap run`` whose token was refused while it ran."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +138,8 @@ class Supervisor:
         """Run the workers until SIGTERM or SIGINT; SIGHUP restarts them one at a time.
 
         Return False if the supervisor itself failed (a worker could not be started). A worker
-        that refuses its settings (exit code 2) stops them all: raise :class:`ConfigError`.
+        whose first run refuses its settings (exit code 2), or whose token the Bot API refused
+        while it ran (exit code 3), stops them all: raise :class:`ConfigError`.
         """
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -174,9 +182,9 @@ class Supervisor:
             code = await worker.process.wait()
             if self._stopping.is_set():
                 return
-            # Its settings are wrong (a token refused, at start or while it ran): they would be
-            # again at every restart, whichever start this was.
-            if code == SETTINGS_REFUSED:
+            # At its first run, never ready yet: the settings are wrong, and would be again. A
+            # later start may meet a database away for a while; a token revoked stops all.
+            if code == TOKEN_REVOKED or (code == SETTINGS_REFUSED and worker.starts == 1):
                 self._refused = worker
                 self._stopping.set()
                 return

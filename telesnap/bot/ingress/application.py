@@ -85,10 +85,10 @@ class StampingBot(ExtBot[None]):
             """Where fetched updates are stored (set by the wiring)."""
             self.store_backoff = Backoff(FIRST_STORE_BACKOFF_S, MAX_STORE_BACKOFF_S)
             self.store_failures = FailureRun(logger, "storing updates")
-            self.token_refused = asyncio.Event()
-            """Set once the Bot API refuses the token (401): the runner stops on it."""
-            self.refusal: InvalidToken | None = None
-            """The first refusal of the token."""
+            self.token_revoked = asyncio.Event()
+            """Set once the Bot API answers 401 while the bot runs: the runner stops on it."""
+            self.revocation: InvalidToken | None = None
+            """That first 401."""
             self._fetched: list[dict[str, Any]] | None = None
             """The JSON of the batch ``getUpdates`` returned last, as the Bot API sent it."""
 
@@ -192,10 +192,10 @@ class StampingBot(ExtBot[None]):
         except InvalidToken as error:
             # A 401 is the token refused (revoked): nothing the bot asks will work again. A 404
             # is python-telegram-bot's InvalidToken too: a method this server lacks.
-            if self.refusal is None and error.message.lower().startswith("unauthorized"):
+            if self.revocation is None and error.message.lower().startswith("unauthorized"):
                 with self._unfrozen():
-                    self.refusal = error
-                self.token_refused.set()
+                    self.revocation = error
+                self.token_revoked.set()
             raise
         if endpoint == "getUpdates":
             self._fetched = result
