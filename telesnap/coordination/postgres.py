@@ -364,7 +364,7 @@ class PostgresCoordination:
                         lost += 1
             if lost:
                 logger.warning(
-                    "after the reconnect, %d claims or leases are another worker's", lost
+                    "after the reconnect, %d claims or pledges are another worker's", lost
                 )
             logger.info("the coordination connection is back")
             self._lost = False

@@ -59,7 +59,7 @@ def log_polling_error(error: TelegramError) -> None:
             "long polling: another process polls with this token (%s); retrying",
             short_reason(error),
         )
-    elif isinstance(error, RetryAfter):  # python-telegram-bot waits it out
+    elif isinstance(error, RetryAfter):  # python-telegram-bot waits it out (without a word)
         logger.warning("long polling: the Bot API asks to wait (flood control); retrying")
     else:
         logger.warning("long polling failed (%s); retrying", short_reason(error), exc_info=error)

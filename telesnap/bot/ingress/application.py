@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from telegram import InlineKeyboardMarkup, Update
 from telegram.constants import ParseMode
-from telegram.error import InvalidToken, TimedOut
+from telegram.error import InvalidToken, RetryAfter, TimedOut
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -150,7 +150,7 @@ class StampingBot(ExtBot[None]):
         """
         try:
             updates = await super().get_updates(*args, **kwargs)
-        except TimedOut as error:  # python-telegram-bot's polling loop asks again, in silence
+        except (TimedOut, RetryAfter) as error:  # python-telegram-bot's loop retries these silently
             log_polling_error(error)
             raise
         if not updates:
