@@ -26,6 +26,7 @@ from ..ingress.receipts import ReceiptBook
 from ..referee.races import RaceReferee
 from ..render.callbacks import CallbackSigner
 from ..render.i18n import directed, language_of, translator
+from ..render.toasts import answer_toast
 
 if TYPE_CHECKING:
     from .privacy import PrivacyBot
@@ -222,7 +223,7 @@ async def refuse_press(update: Update, runtime: Runtime, text: str) -> None:
     assert query is not None
     if update.effective_chat is not None:
         runtime.gate.refused(update.effective_chat.id, query.from_user.id)
-    await query.answer(text)
+    await answer_toast(runtime.bot, query.id, text)  # retried; not if answered already
 
 
 def finishing(handler: UpdateHandler) -> UpdateHandler:
