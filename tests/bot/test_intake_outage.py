@@ -64,3 +64,27 @@ async def test_a_press_stored_only_after_an_outage_is_answered_while_it_still_ca
     inbox.away = False
     await intake.receive([press, command], [press.to_dict(), command.to_dict()])
     assert dispatcher.offered == [5, 6], "and it counts once it is stored"
+
+
+async def test_a_store_that_hangs_before_it_fails_is_timed_from_its_start() -> None:
+    """A database that does not answer fails only at its timeout: the press has waited since
+    the store began, and is told at once."""
+    now = [100.0]
+    slow: list[int] = []
+
+    class HangsThenFails(AwayInbox):
+        async def store(self, stored: list[Any], *_: Any, **__: Any) -> Intaken:
+            now[0] += SLOW_ANSWER_AFTER_S + 1  # the connect timeout passing
+            raise ConnectionResetError("the database did not answer")
+
+    intake = Intake(
+        ReceiptBook(SIGNER, "host"),
+        HangsThenFails(),  # type: ignore[arg-type]
+        Dispatcher(),  # type: ignore[arg-type]
+        answer_slow=lambda update: slow.append(update.update_id),
+        clock=lambda: now[0],
+    )
+    press = snap_press(7, -1)
+    with pytest.raises(ConnectionResetError):
+        await intake.receive([press], [press.to_dict()])
+    assert slow == [7]

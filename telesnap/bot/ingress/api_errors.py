@@ -105,6 +105,13 @@ async def connect(application: Application[Any, Any, Any, Any, Any, Any], api_ur
     backoff = Backoff(1.0, 30.0)
     while True:
         try:
+            try:  # the bot's own start (its getMe) first: only its answer's reading is judged here
+                await application.bot.initialize()
+            except (TypeError, KeyError, ValueError):  # JSON, but its getMe is no bot
+                raise ConfigError(
+                    f"TELESNAP_API_URL ({api_url}) answers getMe with something that is no bot:"
+                    " it is not the root of a Bot API server"
+                ) from None
             await application.initialize()
             return
         except RetryAfter as error:
@@ -121,11 +128,6 @@ async def connect(application: Application[Any, Any, Any, Any, Any, Any], api_ur
             await asyncio.sleep(delay)
         except TelegramError as error:  # a refusal no Bot API gives a getMe it takes
             raise _not_the_bot_api(api_url, error) from None
-        except (TypeError, KeyError, ValueError):  # JSON, but its getMe is no bot
-            raise ConfigError(
-                f"TELESNAP_API_URL ({api_url}) answers getMe with something that is no bot: it is"
-                " not the root of a Bot API server"
-            ) from None
 
 
 def _not_the_bot_api(api_url: str, error: TelegramError) -> ConfigError:

@@ -72,6 +72,7 @@ class Intake:
             stored.append(inbox_entry(arrival, update.update_id, payload))
         if not stored:
             return
+        tried = self._clock()
         try:
             intaken = await self._inbox.store(
                 stored, self._dispatcher.origin, shared=self._dispatcher.shared
@@ -79,22 +80,25 @@ class Intake:
         except BaseException:
             for entry in stored:
                 self._book.handled_elsewhere(entry.update_id)  # not ours: never stored
-            self._store_failed(updates)
+            kept = {entry.update_id for entry in stored}  # not those the gate turned away
+            self._store_failed([update for update in updates if update.update_id in kept], tried)
             raise
-        for update in updates:
-            self._not_stored.pop(update.update_id, None)
+        if self._not_stored:
+            for entry in stored:
+                self._not_stored.pop(entry.update_id, None)
         self._dispatcher.offer(stored, intaken)
 
-    def _store_failed(self, updates: Sequence[Update]) -> None:
+    def _store_failed(self, updates: Sequence[Update], tried: float) -> None:
         """Answer the presses that have waited too long: Telegram gives up on them at 15 s.
 
+        Timed from the start of their first try (a store may hang a while before it fails).
         They still count once stored (their own answer is skipped then: one per press).
         """
         now = self._clock()
         for update in updates:
             if update.callback_query is None:
                 continue
-            first = self._not_stored.setdefault(update.update_id, now)
+            first = self._not_stored.setdefault(update.update_id, tried)
             if first is not None and now - first >= SLOW_ANSWER_AFTER_S:
                 self._not_stored[update.update_id] = None
                 self._answer_slow(update)
