@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -371,15 +370,20 @@ def test_a_command_group_without_its_command_names_what_is_missing(tmp_path: Pat
 
 def test_ctrl_c_stops_a_command_without_a_traceback(tmp_path: Path) -> None:
     """``simulate`` has no stop of its own: Ctrl-C ends it as a shell expects, with no trace."""
+    started = (  # says when it is about to run the command: the interrupt comes in its midst
+        "import sys; from telesnap.cli import main; print('running', flush=True);"
+        " sys.exit(main(['simulate', '--games', '100000000']))"
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "telesnap", "simulate", "--games", "100000000"],
+        [sys.executable, "-c", started],
         cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        time.sleep(3)  # not timing anything: simulating is under way by then, whatever its speed
+        assert process.stdout is not None
+        assert process.stdout.readline() == "running\n"
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:

@@ -207,13 +207,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     A setting or database a sub-command cannot use is one line on stderr and exit code 2; what
     the machine refuses (a port in use, a missing folder) is one line and exit code 1.
     """
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:  # Ctrl-C where no command of its own stops on it: the shell's code
+        return 130
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     module_name, _, function_name = args.target.partition(":")
     try:
         function = getattr(importlib.import_module(module_name), function_name)
         exit_code: int = function(args)
-    except KeyboardInterrupt:  # Ctrl-C where no command of its own stops on it: the shell's code
-        return 130
     except TokenRevokedError as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return TokenRevokedError.exit_code

@@ -139,7 +139,7 @@ def test_checking_budgets_starts_no_thread_beside_the_event_loop() -> None:
     assert threading.active_count() == threads
 
 
-async def test_a_press_turned_away_again_is_answered_once() -> None:
+async def test_a_press_answered_already_is_not_answered_again_at_the_gate() -> None:
     """A batch whose store failed comes back: its presses meet the gate again, and Telegram
     refuses a second answer to a press (the bot would log a refusal for each)."""
     from telesnap.bot.render.texts import too_many_presses
