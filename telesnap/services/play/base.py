@@ -6,12 +6,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
-from ...game import Operation, PlayerLeft, SeatStatus, SnapError
+from ...game import Operation, PlayerLeft, SnapError
 from ...storage.models import Game as GameRow
 from ...storage.models import GameStatus
 from ...storage.uow import UnitOfWork
 from ..ports import UnitOfWorkFactory
 from ..types import Actor, Place, Reason, Receipt, Refused
+from .managers import hand_on_running
 from .store import GameStore, LoadedGame
 
 T = TypeVar("T")
@@ -22,17 +23,6 @@ def refusal_for(error: SnapError) -> Refused:
     if error.reason is not None:
         return Refused(Reason(error.reason))
     return Refused(Reason.BAD_BUTTON, {"detail": str(error)})
-
-
-def _hand_on(row: GameRow, loaded: LoadedGame) -> None:
-    """A creator who left a running game no longer runs it: the first player still in does."""
-    seats = loaded.game.seats
-    gone = {
-        loaded.user_ids[seat] for seat, held in enumerate(seats) if held.status is SeatStatus.LEFT
-    }
-    still_in = [loaded.user_ids[seat] for seat in loaded.game.active_seats()]
-    if row.creator_id in gone and still_in:
-        row.creator_id = still_in[0]
 
 
 class Service:
@@ -102,7 +92,7 @@ class Service:
             reaction_ms=reaction_ms,
         )
         if any(isinstance(op, PlayerLeft) for op in operations):
-            _hand_on(row, loaded)
+            hand_on_running(row, loaded.game, loaded.user_ids)
         return result, operations
 
     @staticmethod

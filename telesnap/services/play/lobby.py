@@ -29,7 +29,7 @@ from ..timers.planner import LobbyTooLongError, TimerPlanner
 from ..types import Actor, Place, Reason, Receipt, Refused, display_name
 from ..views import LobbyView, OpenOutcome, PlayOutcome, StartOutcome
 from .base import Service
-from .managers import AdminCheck, ManagerCheck
+from .managers import AdminCheck, ManagerCheck, hand_on_lobby
 from .store import GameStore, finish_row, loaded_game, names_of
 
 logger = logging.getLogger(__name__)
@@ -137,7 +137,7 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, actor.user_id):
                     raise Refused(Reason.NOT_JOINED)
-                if not await _keep_a_creator(uow, row):
+                if not await hand_on_lobby(uow, row):
                     row.status = GameStatus.CANCELLED.value
                     row.ended_at = self._store.planner.now()
                 return await shown_lobby(uow, place, row, self._store.planner)
@@ -163,7 +163,7 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
                     raise Refused(Reason.TARGET_NOT_PLAYING)
-                await _keep_a_creator(uow, row)
+                await hand_on_lobby(uow, row)
                 return await shown_lobby(uow, place, row, self._store.planner)
             return await self._remove_from_running(
                 uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
@@ -381,14 +381,3 @@ async def shown_lobby(
     view = await lobby_view(uow, row, planner)
     await record_lobby(uow, place, view)
     return view
-
-
-async def _keep_a_creator(uow: UnitOfWork, row: GameRow) -> bool:
-    """Whether anyone is left in the lobby; if its creator is not, who joined first takes over.
-
-    Else the players left could not start it, and would wait for an admin or its expiry.
-    """
-    players = await uow.games.list_players(row.id)
-    if players and row.creator_id not in {player.user_id for player in players}:
-        row.creator_id = players[0].user_id
-    return bool(players)
