@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -90,6 +92,18 @@ async def test_the_stored_payload_is_the_json_the_bot_api_sent(
     assert intake.payloads == as_sent, "parsing the updates left their JSON as it came"
 
 
+@asynccontextmanager
+async def connected(token: str, api_url: str) -> AsyncIterator[StampingBot]:
+    """A bot whose transports are open, for a call or two to the emulator."""
+    bot = StampingBot(token, api_url)
+    for transport in bot.transports:
+        await transport.initialize()
+    try:
+        yield bot
+    finally:
+        await bot.close_transports()
+
+
 async def test_a_poll_left_unanswered_is_given_up_soon_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -98,15 +112,10 @@ async def test_a_poll_left_unanswered_is_given_up_soon_and_logged(
     in silence while every press expires."""
     async with running_emulator() as running:
         await running.client.inject_fault("getUpdates", "timeout", hold=POLL_GIVEN_UP_S * 3)
-        bot = StampingBot(running.token, running.url)
-        for transport in bot.transports:
-            await transport.initialize()
         caplog.set_level(logging.WARNING)
-        try:
+        async with connected(running.token, running.url) as bot:
             with pytest.raises(TimedOut):
                 await bot.get_updates(timeout=0)  # the transport's own read timeout alone
-        finally:
-            await bot.close_transports()
     assert [record.getMessage() for record in caplog.records] == [
         "long polling: the Bot API is unreachable (Timed out); retrying"
     ]
@@ -131,15 +140,10 @@ async def test_a_poll_met_by_flood_control_is_one_line(caplog: pytest.LogCapture
     """python-telegram-bot waits a 429 out without a word (no error callback): the bot says it."""
     async with running_emulator() as running:
         await running.client.inject_fault("getUpdates", "retry_after", retry_after=3)
-        bot = StampingBot(running.token, running.url)
-        for transport in bot.transports:
-            await transport.initialize()
         caplog.set_level(logging.WARNING)
-        try:
+        async with connected(running.token, running.url) as bot:
             with pytest.raises(RetryAfter):
                 await bot.get_updates(timeout=0)
-        finally:
-            await bot.close_transports()
     assert [(record.getMessage(), record.exc_info) for record in caplog.records] == [
         ("long polling: the Bot API asks to wait (flood control); retrying", None)
     ]
@@ -149,17 +153,11 @@ async def test_only_a_401_is_a_revoked_token_not_a_method_the_server_lacks() -> 
     """python-telegram-bot raises InvalidToken for a 404 too: a Bot API server without one
     method must not stop the bot as if its token were revoked."""
     async with running_emulator() as running:
-        bot = StampingBot(running.token, running.url)
-        revoked = StampingBot("42:revoked", running.url)
-        for transport in (*bot.transports, *revoked.transports):
-            await transport.initialize()
-        try:
+        async with connected(running.token, running.url) as bot:
             with pytest.raises(InvalidToken):
                 await bot._post("noSuchMethod")
             assert not bot.token_revoked.is_set()
+        async with connected("42:revoked", running.url) as revoked:
             with pytest.raises(InvalidToken):
                 await revoked.get_me()
             assert revoked.token_revoked.is_set()
-        finally:
-            await bot.close_transports()
-            await revoked.close_transports()
