@@ -370,9 +370,12 @@ def test_a_command_group_without_its_command_names_what_is_missing(tmp_path: Pat
 
 def test_ctrl_c_stops_a_command_without_a_traceback(tmp_path: Path) -> None:
     """``simulate`` has no stop of its own: Ctrl-C ends it as a shell expects, with no trace."""
-    started = (  # says when it is about to run the command: the interrupt comes in its midst
-        "import sys; from telesnap.cli import main; print('running', flush=True);"
-        " sys.exit(main(['simulate', '--games', '100000000']))"
+    started = (  # says so once its first game is played: the interrupt comes in the command
+        "import sys, telesnap.simulate as s; play = s.play_game\n"
+        "def said(*args, **kwargs):\n"
+        "    s.play_game = play; print('running', flush=True); return play(*args, **kwargs)\n"
+        "s.play_game = said\n"
+        "from telesnap.cli import main; sys.exit(main(['simulate', '--games', '100000000']))"
     )
     process = subprocess.Popen(
         [sys.executable, "-c", started],
