@@ -22,7 +22,7 @@ from ..render.texts import refusal_text, verdict_toast, wrong_call_toast
 from ..render.toasts import answer_toast
 from . import actions
 from .context import actor_of, place_of_message
-from .runtime import Context, UpdateHandler, finishing, runtime_of
+from .runtime import Context, UpdateHandler, finishing, refuse_press, runtime_of
 from .settings import settings_button
 
 
@@ -146,9 +146,6 @@ async def on_unknown_button(update: Update, context: Context) -> None:
     """A press whose data is not one of ours (forged, or from an older bot)."""
     query = update.callback_query
     if query is not None:
-        runtime = runtime_of(context)
-        if update.effective_chat is not None:
-            runtime.gate.refused(update.effective_chat.id, query.from_user.id)
         tr = translator(language_of(query.from_user.language_code))
-        receipt = runtime.book.arrival_for(update).receipt
-        await answer_press(query, refusal_text(Refused(Reason.BAD_BUTTON), tr), receipt)
+        text = refusal_text(Refused(Reason.BAD_BUTTON), tr)
+        await refuse_press(update, runtime_of(context), text)

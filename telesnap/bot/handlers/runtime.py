@@ -223,7 +223,8 @@ async def refuse_press(update: Update, runtime: Runtime, text: str) -> None:
     assert query is not None
     if update.effective_chat is not None:
         runtime.gate.refused(update.effective_chat.id, query.from_user.id)
-    await answer_toast(runtime.bot, query.id, text)  # retried; not if answered already
+    received_ns = runtime.book.arrival_for(update).receipt.stamp_ns  # retries stop in time
+    await answer_toast(runtime.bot, query.id, text, received_ns=received_ns)
 
 
 def finishing(handler: UpdateHandler) -> UpdateHandler:
