@@ -19,6 +19,7 @@ from telesnap.app import BotRunner, Webhook
 from telesnap.config import ConfigError, Settings
 from telesnap.emulator.testing import RunningEmulator, running_emulator
 from tests.e2e.harness import NO_FLOOD, Table, database_file, table_with
+from tests.test_cli_errors import closed_port
 
 BACK = "I am back: the game goes on."
 SECRET = "s" * 40
@@ -42,13 +43,6 @@ def webhook_on(port: int) -> Webhook:
     return Webhook(f"http://127.0.0.1:{port}/telegram", "127.0.0.1", port, SECRET)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 async def backs(table: Table) -> int:
     await table.client.wait_until_idle()
     return sum(BACK in message.text for message in await table.messages())
@@ -69,7 +63,7 @@ async def start_that_fails(table: Table, webhook: Webhook, error: type[Exception
 @pytest.mark.parametrize(
     ("webhook", "error"),
     [
-        (lambda busy: refused_webhook(free_port()), ConfigError),
+        (lambda busy: refused_webhook(closed_port()), ConfigError),
         (lambda busy: webhook_on(busy), OSError),
     ],
     ids=["webhook-url-refused", "port-in-use"],
