@@ -88,3 +88,27 @@ async def test_a_store_that_hangs_before_it_fails_is_timed_from_its_start() -> N
     with pytest.raises(ConnectionResetError):
         await intake.receive([press], [press.to_dict()])
     assert slow == [7]
+
+
+async def test_a_press_fetched_again_after_a_failed_store_keeps_the_stamp_it_entered_with() -> None:
+    """The race is decided on the moment a press entered the bot: a Snap! made during an outage
+    is stored with its first stamp, not the later one of the fetch that finally stored it."""
+    tried_stamps: list[dict[int, int]] = []
+
+    class StoresOnThirdTry(AwayInbox):
+        async def store(self, stored: list[Any], *_: Any, **__: Any) -> Intaken:
+            tried_stamps.append({entry.update_id: entry.stamp_ns for entry in stored})
+            if len(tried_stamps) < 3:
+                raise ConnectionResetError("the database went away")
+            return Intaken(frozenset(entry.update_id for entry in stored), {})
+
+    intake = Intake(ReceiptBook(SIGNER, "host"), StoresOnThirdTry(), Dispatcher())  # type: ignore[arg-type]
+    early, later = snap_press(8, -1), snap_press(9, -1)
+    with pytest.raises(ConnectionResetError):
+        await intake.receive([early], [early.to_dict()])
+    with pytest.raises(ConnectionResetError):
+        await intake.receive([early, later], [early.to_dict(), later.to_dict()])
+    await intake.receive([early, later], [early.to_dict(), later.to_dict()])
+    first, _, stored = tried_stamps
+    assert stored[8] == first[8]
+    assert stored[8] < stored[9], "the earlier press stays the earlier call"

@@ -3,9 +3,10 @@
 Telegram's callback queries carry no time, so the only fair clock for a Snap race is ours:
 wall-clock nanoseconds with the host's id, so several workers' stamps compare (see the README
 on clock discipline), one per ``getUpdates`` batch (equal stamps order by update_id), kept with
-the update in the inbox. A race is never decided while a call stamped inside its window is on
-its way; a call that will not be handled here (another worker took it, or the bot stops) is
-released. A press's data is decoded (its HMAC checked) once, where it is stamped or handled.
+the update in the inbox, and kept by an update fetched again after its store failed. A race is
+never decided while a call stamped inside its window is on its way; a call that will not be
+handled here (another worker took it, or the bot stops) is released. A press's data is decoded
+(its HMAC checked) once, where it is stamped or handled.
 """
 
 from __future__ import annotations
@@ -105,17 +106,23 @@ class ReceiptBook:
         return asked
 
     def stamp(self, updates: Iterable[Update]) -> list[Arrival]:
-        """Stamp a batch of updates that has just entered the bot; return their arrivals."""
+        """Stamp a batch of updates that has just entered the bot; return their arrivals.
+
+        One fetched again because its store failed keeps the stamp it first entered with.
+        """
         stamp_ns = time.time_ns()
         arrivals = []
         for update in updates:
-            arrival = self._arrive(update, Receipt.at(stamp_ns, update.update_id, self.host_id))
+            arrival = self._arrivals.get(update.update_id) or self._arrive(
+                update, Receipt.at(stamp_ns, update.update_id, self.host_id)
+            )
             self._arrivals[update.update_id] = arrival
+            entered_ns = arrival.receipt.stamp_ns
             if arrival.topic is not None and arrival.is_call:
-                self._calls_in_flight[update.update_id] = (arrival.topic, stamp_ns)
+                self._calls_in_flight[update.update_id] = (arrival.topic, entered_ns)
             if update.effective_user is not None and update.effective_chat is not None:
                 sender = (update.effective_chat.id, update.effective_user.id)
-                self._waiting.setdefault(sender, {})[update.update_id] = stamp_ns
+                self._waiting.setdefault(sender, {})[update.update_id] = entered_ns
                 self._sender_of[update.update_id] = sender
             arrivals.append(arrival)
         return arrivals
