@@ -7,6 +7,7 @@ accepts, never the value of a secret.
 
 from __future__ import annotations
 
+import difflib
 import io
 import os
 import re
@@ -284,7 +285,8 @@ def load_settings(
     ``require_token=False`` is for commands that never talk to Telegram: the token is not read
     at all. A command's own ``defaults`` lie under both.
     """
-    values = {**(defaults or {}), **_read_env_file(env_file)}
+    from_file = _read_env_file(env_file)
+    values = {**(defaults or {}), **from_file}
     values.update(os.environ if environ is None else environ)
     given: dict[str, Any] = {}
     set_by: dict[str, str] = {}
@@ -298,13 +300,29 @@ def load_settings(
             )
         set_by[variable.target] = variable.name
         given[variable.target] = _parse(variable, text)
+    misspelt = _misspelt(from_file, env_file)
     if require_token and "token" not in given:
-        raise ConfigError(f"{TOKEN_VARIABLE} is not set: it must be {VARIABLES[0].accepts}")
+        raise ConfigError(
+            f"{TOKEN_VARIABLE} is not set: it must be {VARIABLES[0].accepts}"
+            + "".join(f"; {line}" for line in misspelt)
+        )
     pool = {
         name.removeprefix("pool."): given.pop(name) for name in set_by if name.startswith("pool.")
     }
     settings = Settings(**given, pool=PoolSettings(**pool))
-    return replace(settings, warnings=_warnings(settings, env_file))
+    return replace(settings, warnings=misspelt + _warnings(settings, env_file))
+
+
+def _misspelt(from_file: Mapping[str, str], env_file: Path | None) -> tuple[str, ...]:
+    """A line for each ``TELESNAP_`` name in ``env_file`` that is no setting (a typo's value)."""
+    names = [variable.name for variable in VARIABLES]
+    lines = []
+    for name in sorted(key for key in from_file if key.startswith("TELESNAP_")):
+        if name not in names:
+            meant = difflib.get_close_matches(name, names, n=1)
+            guess = f": did you mean {meant[0]}?" if meant else ""
+            lines.append(f"{env_file} sets {name}, which is no setting of telesnap{guess}")
+    return tuple(lines)
 
 
 def _parse(variable: Variable, text: str) -> Any:

@@ -100,3 +100,25 @@ def test_run_logs_the_warnings(
     with caplog.at_level(logging.WARNING, logger="telesnap.config"):
         assert main(["run"]) == 0
     assert "TELESNAP_FLOOD_CONTROL is off against Telegram" in caplog.text
+
+
+def test_a_misspelt_name_in_the_env_file_is_named_with_the_one_meant(tmp_path: Path) -> None:
+    """A setting lost to a typo is said at start, not left to look like the default."""
+    env_file = tmp_path / ".env"
+    env_file.write_text("TELESNAP_TOKEN=123:abc\nTELESNAP_DATABSE_URL=sqlite:///x.db\n")
+    env_file.chmod(0o600)
+    (warning,) = load_settings({}, env_file=env_file).warnings
+    assert "TELESNAP_DATABSE_URL" in warning
+    assert "did you mean TELESNAP_DATABASE_URL?" in warning
+
+
+def test_a_misspelt_token_name_is_named_where_the_token_is_missed(tmp_path: Path) -> None:
+    from telesnap.config import ConfigError
+
+    env_file = tmp_path / ".env"
+    env_file.write_text("TELESNAP_TOKN=123:abc\n")
+    env_file.chmod(0o600)
+    with pytest.raises(ConfigError) as raised:
+        load_settings({}, env_file=env_file)
+    assert "TELESNAP_TOKEN is not set" in str(raised.value)
+    assert "TELESNAP_TOKN" in str(raised.value)
