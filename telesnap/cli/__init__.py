@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="print a chat's games and stats as JSON")
     export.add_argument("--chat", type=int, required=True, help="the chat id")
-    export.add_argument("--output", help="write to this file instead of printing")
+    export.add_argument("--output", help="write to this file instead of printing (-: print)")
     export.add_argument("--database-url", help="default: TELESNAP_DATABASE_URL")
     export.set_defaults(target="telesnap.cli.replay:export_command")
 

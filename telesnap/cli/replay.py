@@ -156,7 +156,7 @@ def export_command(args: argparse.Namespace) -> int:
         )
         return 1
     text = json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True, default=str)
-    if args.output is not None:
+    if args.output not in (None, "-"):
         write_private(Path(args.output), text + "\n")
     else:
         print(text)

@@ -111,3 +111,17 @@ def test_an_export_to_a_missing_folder_is_one_line_naming_it(
     assert line.startswith("telesnap: ")
     assert str(output) in line
     assert not output.parent.exists()
+
+
+def test_an_export_to_a_dash_is_printed_as_the_usual_unix_tools_do(
+    filled: tuple[str, dict[int, str]],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, _ = filled
+    monkeypatch.chdir(tmp_path)
+    chat = CHATS[0].chat_id
+    assert main(["export", "--chat", str(chat), "--database-url", url, "--output", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["chat_id"] == chat
+    assert not (tmp_path / "-").exists(), "no file named '-'"
