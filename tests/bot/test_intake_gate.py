@@ -10,7 +10,11 @@ from typing import Any
 from telegram import CallbackQuery, Chat, Message, Update, User
 
 from telesnap.bot.ingress.gate import MET_IN_PLAY, Budget, GateLimits, IntakeGate, Verdict
+from telesnap.bot.ingress.receipts import ReceiptBook
+from telesnap.bot.render.callbacks import Action
 from telesnap.services.types import Reason, Topic
+
+from .inbox_helpers import SIGNER
 
 CHAT = Chat(-100, Chat.SUPERGROUP)
 NOW = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
@@ -61,11 +65,31 @@ def test_a_chat_has_a_budget_for_all_its_members() -> None:
 
 
 def test_a_topic_holds_a_bounded_number_of_calls_on_their_way() -> None:
-    in_flight = {Topic(-100, 0): 25}  # 24 on their way, and this one
-    gate = IntakeGate(calls_in_flight=lambda topic: in_flight.get(topic, 0))
+    in_flight = {Topic(-100, 0): (25, 2)}  # 24 on their way, one of them this caller's, and this
+    gate = IntakeGate(calls_in_flight=lambda topic, user_id: in_flight.get(topic, (0, 0)))
     assert gate.verdict(press(1), Topic(-100, 0), is_call=True) is Verdict.ANSWER
     assert gate.verdict(press(1), Topic(-100, 0), is_call=False) is Verdict.ADMIT
     assert gate.verdict(press(2), Topic(-100, 7), is_call=True) is Verdict.ADMIT
+
+
+def test_a_crowd_pressing_snap_cannot_keep_a_players_one_call_out() -> None:
+    """Non-players' calls fill the topic: each caller's first call still gets in, so the player
+    who presses Snap! once is heard; a caller's further calls meet the bound."""
+    book = ReceiptBook(SIGNER)
+    gate = IntakeGate(calls_in_flight=book.calls_on_their_way)
+    update_ids = iter(range(1, 1000))
+
+    def snap(user_id: int) -> Verdict:
+        user = User(user_id, f"user {user_id}", is_bot=False)
+        data = SIGNER.encode(Action.SNAP, game_id=3, version=5)
+        query = CallbackQuery("q", user, "c", message=Message(1, NOW, CHAT), data=data)
+        (arrival,) = book.stamp([Update(next(update_ids), callback_query=query)])
+        return gate.verdict(arrival.update, arrival.topic, arrival.is_call)
+
+    crowd = [snap(user_id) for _ in range(10) for user_id in (11, 12, 13)]
+    assert crowd.count(Verdict.ADMIT) < len(crowd), "the crowd's calls are bounded"
+    assert snap(2) is Verdict.ADMIT, "the player's call is heard"
+    assert snap(2) is Verdict.ANSWER, "their second call on its way meets the bound"
 
 
 def test_a_users_refusals_get_a_few_replies_per_window() -> None:

@@ -40,7 +40,9 @@ class GateLimits:
     """A user's refused updates: past it, all of theirs are turned away (a player meets a
     refusal now and then, a late press; a flood meets one per update)."""
     calls_per_topic: int = 24
-    """Snap calls of one topic on their way at once (two per seat of a full table)."""
+    """Snap calls of one topic on their way at once (two per seat of a full table), past which
+    a caller's further calls are turned away: each caller's first always gets in, so a crowd
+    of non-players pressing Snap! cannot keep a player's call out."""
     replies_per_user: Budget = Budget(10, 30.0)
     """A user's answers that change nothing (a refusal, an unknown command, /help, /stats…):
     a few questions or mistakes in a row are each answered; a flood of them is not."""
@@ -74,6 +76,10 @@ MET_IN_PLAY = frozenset(
 """Refusals a player meets while playing (a press a moment early or late, a board an
 edit replaced, a button of the game just ended): not counted against them."""
 
+CallsInFlight = Callable[[Topic, int], tuple[int, int]]
+"""How many Snap calls of a topic are on their way, all and a user's (this one included):
+(topic, user_id) -> (calls, the user's)."""
+
 WaitingFrom = Callable[[int, int, int], int]
 """How many of a user's updates in a chat, up to an update, are on their way:
 (chat_id, user_id, update_id) -> count."""
@@ -85,7 +91,7 @@ class IntakeGate:
     def __init__(
         self,
         limits: GateLimits | None = None,
-        calls_in_flight: Callable[[Topic], int] = lambda topic: 0,
+        calls_in_flight: CallsInFlight = lambda topic, user_id: (0, 0),
         waiting_from: WaitingFrom = lambda chat_id, user_id, update_id: 0,
     ) -> None:
         self.limits = limits = limits or GateLimits()
@@ -122,9 +128,10 @@ class IntakeGate:
             return self._turned_away(refused, f"is over the {kind} budget", chat, user.id)
         if not self._chat_updates.hit(chat.id):
             return self._turned_away(refused, "the chat is over its budget", chat)
-        crowded = topic is not None and self._calls_in_flight(topic) > self.limits.calls_per_topic
-        if is_call and crowded:
-            return self._turned_away(refused, "too many Snap calls on their way", chat)
+        if is_call and topic is not None:
+            calls, callers = self._calls_in_flight(topic, user.id)
+            if calls > self.limits.calls_per_topic and callers > 1:
+                return self._turned_away(refused, "too many Snap calls on their way", chat)
         return Verdict.ADMIT
 
     def refused(self, chat_id: int, user_id: int, reason: Reason | None = None) -> None:

@@ -206,9 +206,15 @@ class ReceiptBook:
         if self._calls_in_flight.pop(update_id, None) is not None:
             self._changed.set()
 
-    def calls_on_their_way(self, topic: Topic) -> int:
-        """How many Snap calls of ``topic`` are stamped and not yet handled."""
-        return sum(1 for where, _ in self._calls_in_flight.values() if where == topic)
+    def calls_on_their_way(self, topic: Topic, user_id: int) -> tuple[int, int]:
+        """How many Snap calls of ``topic`` are stamped and not yet handled: all, and the user's."""
+        calls = callers = 0
+        for update_id, (where, _) in self._calls_in_flight.items():
+            if where == topic:
+                calls += 1
+                sender = self._sender_of.get(update_id)
+                callers += sender is not None and sender[1] == user_id
+        return calls, callers
 
     def held(self) -> int:
         """How many stamped updates are still waiting for their handlers to finish."""
