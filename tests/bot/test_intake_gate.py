@@ -188,3 +188,15 @@ async def test_a_press_answered_already_is_not_answered_again_at_the_gate() -> N
             await coroutine
         spawned.clear()
     assert bot.answers == ["q"]
+
+
+def test_a_message_from_a_bot_account_is_dropped_but_one_sent_as_the_group_is_let_in() -> None:
+    """No bot plays (Telegram shows a bot no other bot's messages); an anonymous admin's
+    message comes from Telegram's stand-in bot with the group as its sender, and is answered."""
+    gate = IntakeGate()
+    robot = User(5555, "OtherBot", is_bot=True)
+    forged = Update(1, message=Message(1, NOW, CHAT, from_user=robot, text="/newgame"))
+    assert gate.verdict(forged) is Verdict.DROP
+    stand_in = User(1087968824, "Group", is_bot=True)
+    anonymous = Message(2, NOW, CHAT, from_user=stand_in, sender_chat=CHAT, text="/newgame")
+    assert gate.verdict(Update(2, message=anonymous)) is Verdict.ADMIT

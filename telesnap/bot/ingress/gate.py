@@ -118,6 +118,10 @@ class IntakeGate:
             return Verdict.ADMIT  # the bot's own membership changes and the like
         is_press = update.callback_query is not None
         refused = Verdict.ANSWER if is_press else Verdict.DROP
+        message = update.effective_message
+        if user.is_bot and not is_press and message is not None and message.sender_chat is None:
+            # Telegram shows a bot no other bot's messages: one is forged, and no bot plays.
+            return self._turned_away(Verdict.DROP, "is a bot", chat, user.id)
         sender = (chat.id, user.id)
         if not self._refusals.has_room(sender):
             return self._turned_away(refused, "keeps being refused", chat, user.id)
