@@ -120,16 +120,19 @@ async def test_an_unknown_command_is_answered_with_its_name_only() -> None:
     )
     ann = User(7, "Ann", is_bot=False)
     long_word = "/" + "a" * 4000
-    for text in [f"{long_word} and more", "/dance@SnapBot " + "x" * 4000]:
+    reversing = "/cmd\u202eevil"  # a right-to-left override inside the command's name
+    for text in [f"{long_word} and more", "/dance@SnapBot " + "x" * 4000, reversing]:
         message = Message(9, datetime.now(UTC), GROUP, from_user=ann, text=text)
         await on_unknown_command(Update(1, message=message), context)  # type: ignore[arg-type]
     await runtime.settle()
     await runtime.close()
     said = bot.texts(GROUP.id)
-    assert len(said) == 2
+    assert len(said) == 3
     assert len(said[0]) < 100
     assert said[0].startswith("I don't know /aaaa")
     assert said[1] == "I don't know /dance. /help lists what I can do."
+    fsi, pdi = "\u2068", "\u2069"
+    assert f"{fsi}{reversing}{pdi}. /help lists" in said[2], "the override stays in its name"
 
 
 def test_an_unknown_setting_is_named_escaped() -> None:

@@ -16,7 +16,7 @@ from telegram.ext import BaseHandler, CommandHandler, filters
 from ...game import CallKind, CallVerdict
 from ...services.types import Reason, Refused
 from ..render.boards import name
-from ..render.i18n import language_of
+from ..render.i18n import isolate, language_of
 from ..render.lobby import clock_time
 from ..render.names import TYPED_WORD_LIMIT, shorten
 from ..render.rules_text import full_rules
@@ -259,7 +259,7 @@ async def on_unknown_command(update: Update, context: Context) -> None:
         place, user.id, user.language_code, message.message_id
     )
     text = answer.tr.gettext("I don't know {command}. /help lists what I can do.").format(
-        command=name(command_word(message.text))
+        command=isolate(name(command_word(message.text)), answer.tr)
     )
     refuse(answer, text)
 
