@@ -201,11 +201,15 @@ def read_webhook_secret(path: Path, source: str) -> str:
 
 def _check_webhook_secret(secret: str, source: str) -> str:
     """``secret`` if Telegram takes it and it is long enough to tell Telegram's POSTs apart."""
-    if not re.fullmatch(r"[A-Za-z0-9_-]{32,256}", secret):
+    rule = "all of A-Z a-z 0-9 _ - (make one with: openssl rand -hex 32)"
+    if not 32 <= len(secret) <= 256:
         raise ConfigError(
             f"{source} has {len(secret)} characters: it must have at least 32 and at most 256,"
-            " all of A-Z a-z 0-9 _ - (make one with: openssl rand -hex 32)"
+            f" {rule}"
         )
+    wrong = re.search(r"[^A-Za-z0-9_-]", secret)
+    if wrong:  # one character named is no leak of a secret that cannot be used anyway
+        raise ConfigError(f"{source} holds {wrong[0]!r}: its characters must be {rule}")
     return secret
 
 

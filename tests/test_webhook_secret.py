@@ -47,6 +47,15 @@ def test_a_short_secret_is_refused_with_a_clear_error() -> None:
         load_settings({**TOKEN, "TELESNAP_WEBHOOK_SECRET": "s"}, env_file=None)
 
 
+def test_a_secret_of_the_right_length_with_a_wrong_character_names_the_character() -> None:
+    secret = "a" * 39 + "!"
+    with pytest.raises(ConfigError) as raised:
+        load_settings({**TOKEN, "TELESNAP_WEBHOOK_SECRET": secret}, env_file=None)
+    assert "has 40 characters" not in str(raised.value), "its length is not the fault"
+    assert "'!'" in str(raised.value)
+    assert secret not in str(raised.value), "a secret is never echoed"
+
+
 def test_a_webhook_without_a_secret_says_how_to_give_one() -> None:
     settings = load_settings(TOKEN, env_file=None)
     with pytest.raises(ConfigError, match="set TELESNAP_WEBHOOK_SECRET"):
