@@ -119,3 +119,19 @@ async def test_a_creator_who_leaves_a_running_game_hands_it_on(
     with pytest.raises(Refused) as ended:
         await lobby.lobby(PLACE)
     assert ended.value.reason is Reason.NO_GAME
+
+
+async def test_removing_a_player_who_left_already_says_they_are_not_in_the_game(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """Not "You are not playing in this game": the manager who asks is playing."""
+    lobby = LobbyService(UnitsOfWork(session_factory), GameStore(), shuffle_seed=3)
+    await lobby.open(PLACE, ANN, receipt())
+    await lobby.join(PLACE, BOB, receipt())
+    await lobby.join(PLACE, CID, receipt())
+    creator = Asked(False).check()
+    await lobby.start(PLACE, ANN, is_admin=creator, receipt=receipt())
+    await lobby.kick(PLACE, ANN, BOB.user_id, is_admin=creator, receipt=receipt())
+    with pytest.raises(Refused) as refused:
+        await lobby.kick(PLACE, ANN, BOB.user_id, is_admin=creator, receipt=receipt())
+    assert refused.value.reason is Reason.TARGET_NOT_PLAYING

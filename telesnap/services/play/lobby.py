@@ -260,9 +260,20 @@ class LobbyService(Service):
         if player is not None:  # before the save, whose events read it (a refusal rolls it back)
             player.left_at = self._store.planner.now()
             player.leave_reason = reason.value
-        _, operations = await self._apply(
-            uow, row, loaded, lambda: loaded.game.remove(seat, reason), actor=actor, receipt=receipt
-        )
+        try:
+            _, operations = await self._apply(
+                uow,
+                row,
+                loaded,
+                lambda: loaded.game.remove(seat, reason),
+                actor=actor,
+                receipt=receipt,
+            )
+        except Refused as refused:
+            gone = refused.reason in (Reason.NOT_PLAYING, Reason.PLAYER_OUT)
+            if gone and user_id != actor.user_id:  # about the player removed, not the manager
+                raise Refused(Reason.TARGET_NOT_PLAYING) from None
+            raise
         return PlayOutcome(loaded.table(), operations)
 
     async def _ask_before_the_lock(
