@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from telesnap.cli import build_parser
+from telesnap.game import Game, operation_to_json, parse_cards
+from telesnap.services.stats.audit import StoredGame, write_document
 from telesnap.storage.migrate import upgrade_database
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -182,6 +184,45 @@ def test_replay_of_a_file_it_cannot_read_says_which_and_why(tmp_path: Path) -> N
     assert line == "telesnap: cannot read no-such-game.tsv: No such file or directory"
     line = one_line(telesnap(tmp_path, "replay", str(tmp_path)))
     assert line == f"telesnap: cannot read {tmp_path}: Is a directory"
+
+
+def replay_document() -> str:
+    """A short game's /replay ID file document."""
+    game = Game()
+    game.deal(2, dealer=1, deck=parse_cards("7♠ 7♥ K♣ 2♦"))
+    for seat in (0, 1, 0):
+        game.flip(seat)
+    operations = tuple(
+        (seq, op.kind, operation_to_json(op)) for seq, op in enumerate(game.history, start=1)
+    )
+    return write_document(StoredGame({"game_id": 1}, operations), ["telesnap game 1"])
+
+
+def test_replay_of_a_document_cut_short_names_the_file_and_the_line(tmp_path: Path) -> None:
+    text = replay_document()
+    (tmp_path / "whole.tsv").write_text(text, encoding="utf-8")
+    whole = telesnap(tmp_path, "replay", "whole.tsv")
+    assert whole.returncode == 0, whole.stderr
+    cut = text[: len(text) - 20]
+    (tmp_path / "cut.tsv").write_text(cut, encoding="utf-8")
+    result = telesnap(tmp_path, "replay", "cut.tsv")
+    assert result.returncode == 1
+    last = len(cut.splitlines())
+    assert one_line(result) == f"telesnap: cut.tsv line {last}: not a /replay document (cut short?)"
+    stored_line = next(n for n, line in enumerate(text.splitlines(), 1) if "stored" in line)
+    in_the_header = "\n".join(text.splitlines()[:stored_line])[:-5]
+    (tmp_path / "header.tsv").write_text(in_the_header, encoding="utf-8")
+    line = one_line(telesnap(tmp_path, "replay", "header.tsv"))
+    assert line == f"telesnap: header.tsv line {stored_line}: not a /replay document (cut short?)"
+
+
+def test_replay_of_a_picture_says_it_is_not_a_text_file(tmp_path: Path) -> None:
+    (tmp_path / "snap-game-1.gif").write_bytes(b"GIF89a\x80\x01\xe0\x00\xf7\x00\x00")
+    result = telesnap(tmp_path, "replay", "snap-game-1.gif")
+    assert result.returncode == 1
+    line = one_line(result)
+    assert line.startswith("telesnap: snap-game-1.gif is not a text file: ")
+    assert "codec" not in line
 
 
 def test_a_port_in_use_is_one_line_naming_it(tmp_path: Path) -> None:

@@ -24,7 +24,13 @@ from ..config import (
     normalize_database_url,
 )
 from ..sandbox.app import DEFAULT_DATABASE_FILE as SANDBOX_DATABASE_FILE
-from ..services.stats.audit import StoredGame, check_game, parse_document, stored_game
+from ..services.stats.audit import (
+    DocumentError,
+    StoredGame,
+    check_game,
+    parse_document,
+    stored_game,
+)
 from ..services.stats.service import StatsService
 from ..storage.database import create_engine, describe_database, session_factory
 from ..storage.migrate import current_revision
@@ -110,7 +116,19 @@ def replay_command(args: argparse.Namespace) -> int:
         what = f"cannot read {error.filename}: {error.strerror}" if error.filename else error
         print(f"telesnap: {what}", file=sys.stderr)
         return 1
-    except ValueError as error:  # a document that is no replay
+    except UnicodeDecodeError as error:  # a picture, say: the film instead of the file
+        byte = error.object[error.start]
+        print(
+            f"telesnap: {args.file} is not a text file: byte 0x{byte:02x} at offset "
+            f"{error.start} is not UTF-8 (/replay ID file sends the file to check)",
+            file=sys.stderr,
+        )
+        return 1
+    except DocumentError as error:
+        where = args.file if error.line is None else f"{args.file} line {error.line}"
+        print(f"telesnap: {where}: {error.reason}", file=sys.stderr)
+        return 1
+    except ValueError as error:
         print(f"telesnap: {error}", file=sys.stderr)
         return 1
     problems = check_game(stored)

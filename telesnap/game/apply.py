@@ -113,9 +113,13 @@ def apply_race_resolved(board: Board, op: RaceResolved) -> None:
     # follow; a caller left with no cards pays nothing, so the list is cleared here.
     board.deferred_wrong_calls.clear()
     piles = [board.seats[index].face_up for index in op.piles]
+    takes_pot = len(op.winners) == 1 and op.pot_taken
+    # The count is what the stats credit the winner with, so it must be what moves.
+    moved = sum(len(pile) for pile in piles) + (len(board.pot) if takes_pot else 0)
+    _check(op.cards == moved, f"the race moved {moved} cards, not {op.cards}")
     if len(op.winners) == 1:
         receiver = board.seats[op.winners[0]].face_down
-        if op.pot_taken:
+        if takes_pot:
             receiver.extend(board.pot)
             board.pot.clear()
         for pile in piles:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -145,6 +146,19 @@ def test_r25_a_history_that_does_not_fit_is_refused(edit: Any, message: str) -> 
     history = played_game().history
     with pytest.raises(HistoryError, match=message):
         Game.replay(edit(history))
+
+
+@pytest.mark.parametrize("change", [+1, -1])
+def test_r25_a_race_whose_card_count_was_edited_is_refused(change: int) -> None:
+    """The figures credit a race's winner with its card count: it must be the cards moved."""
+    history = played_game().history
+    index = next(i for i, op in enumerate(history) if isinstance(op, RaceResolved))
+    race = history[index]
+    assert isinstance(race, RaceResolved)
+    edited = dataclasses.replace(race, cards=race.cards + change)
+    message = f"the race moved {race.cards} cards, not {edited.cards}"
+    with pytest.raises(HistoryError, match=message):
+        Game.replay([*history[:index], edited, *history[index + 1 :]])
 
 
 def test_r25_every_action_records_what_happened() -> None:

@@ -77,6 +77,24 @@ def test_replay_accepts_a_document_and_refuses_a_tampered_one(
     assert main(["replay", str(tmp_path / "absent.tsv")]) == 1
 
 
+def test_replay_refuses_a_document_whose_race_card_count_was_edited(
+    filled: tuple[str, dict[int, str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The count is what /stats credits as cards won: an edited one must not pass."""
+    _, documents = filled
+    text = next(text for text in documents.values() if "\trace_resolved\t" in text)
+    race = next(line for line in text.splitlines() if "\trace_resolved\t" in line)
+    seq, kind, payload = race.split("\t")
+    edited = json.loads(payload)
+    edited["cards"] += 1
+    tampered = tmp_path / "cards.tsv"
+    tampered.write_text(text.replace(race, f"{seq}\t{kind}\t{json.dumps(edited)}"), "utf-8")
+    assert main(["replay", str(tampered)]) == 1
+    out = capsys.readouterr().out
+    assert "they match what is stored" not in out
+    assert f"moved {edited['cards'] - 1} cards, not {edited['cards']}" in out
+
+
 def test_export_prints_the_chats_games_and_figures(
     filled: tuple[str, dict[int, str]], tmp_path: Path
 ) -> None:

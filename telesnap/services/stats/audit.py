@@ -25,6 +25,7 @@ from ...storage.uow import UnitOfWork
 from .figures import Rating, initial_rating, rate_game, summarize_game
 
 __all__ = [
+    "DocumentError",
     "StoredGame",
     "check_game",
     "parse_document",
@@ -34,6 +35,16 @@ __all__ = [
 ]
 
 STORED_PREFIX = "# stored: "
+NOT_A_DOCUMENT = "not a /replay document (cut short?)"
+
+
+class DocumentError(ValueError):
+    """A text that is not a replay document: why, and on which line (from 1) it shows."""
+
+    def __init__(self, reason: str, line: int | None = None) -> None:
+        super().__init__(reason if line is None else f"line {line}: {reason}")
+        self.reason = reason
+        self.line = line
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,25 +91,33 @@ def write_document(stored: StoredGame, header: Sequence[str] = ()) -> str:
 
 
 def parse_document(text: str) -> StoredGame:
-    """Read a replay document back; raise ``ValueError`` for a line that is not one."""
+    """Read a replay document back; raise :class:`DocumentError` for a line that is not one."""
     facts: dict[str, Any] | None = None
     operations = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.startswith(STORED_PREFIX):
-            facts = json.loads(line[len(STORED_PREFIX) :])
+            facts = _json_object(line[len(STORED_PREFIX) :], number)
         elif line.startswith("#") or not line.strip():
             continue
         else:
             parts = line.split("\t", 2)
             if len(parts) != 3 or not parts[0].isdigit():
-                raise ValueError(f"line {number} is not 'seq<TAB>kind<TAB>json'")
-            payload = json.loads(parts[2])
-            if not isinstance(payload, dict):
-                raise ValueError(f"line {number}: the operation is not a JSON object")
-            operations.append((int(parts[0]), parts[1], payload))
+                raise DocumentError("not 'seq<TAB>kind<TAB>json'", number)
+            operations.append((int(parts[0]), parts[1], _json_object(parts[2], number)))
     if facts is None:
-        raise ValueError("the document has no '# stored:' line")
+        raise DocumentError("no '# stored:' line: not a /replay document")
     return StoredGame(facts, tuple(operations))
+
+
+def _json_object(text: str, number: int) -> dict[str, Any]:
+    """Line ``number``'s JSON object (a line cut short is no JSON at all)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise DocumentError(NOT_A_DOCUMENT, number) from None
+    if not isinstance(value, dict):
+        raise DocumentError("the JSON is not an object", number)
+    return value
 
 
 def check_game(stored: StoredGame) -> list[str]:
