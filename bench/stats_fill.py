@@ -225,7 +225,7 @@ class Filler:
             for seat, key in enumerate(keys):
                 totals = self.totals[key]
                 figures = summary.seats[seat]
-                totals["games"] += 1
+                totals["games"] += summary.played_by(seat)
                 totals["wins"] += summary.won(seat)
                 totals["rated_games"] += summary.rated
                 for name in ("snaps_won", "pots_won", "ties", "wrong_calls", "cards_won"):

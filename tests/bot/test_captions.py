@@ -16,7 +16,8 @@ from telesnap.bot.handlers.stats import (
     within_length,
 )
 from telesnap.bot.ingress.gate import IntakeGate
-from telesnap.bot.render.i18n import RLM, translator
+from telesnap.bot.render.boards import shown_length
+from telesnap.bot.render.i18n import RLM, directed, translator
 from telesnap.bot.render.stats import StatsButtonSigner, render_leaderboard
 from telesnap.emulator.formatting import parse_html, utf16_length
 from telesnap.services.stats.views import BoardEntry, GameLine, LeaderboardView, Ranking
@@ -105,3 +106,32 @@ async def test_a_leaderboard_too_long_for_a_caption_is_still_a_picture_with_its_
     text, _ = parse_html(caption)
     assert utf16_length(text) <= MAX_CAPTION
     assert text.startswith("🏆")
+
+
+@pytest.mark.parametrize("ranking", [Ranking.RATING, Ranking.WINS])
+async def test_a_cut_caption_keeps_who_is_listed_and_counts_the_rows_it_lost(
+    ranking: Ranking,
+) -> None:
+    long_name = "Player " + "x" * 56 + " " + "y" * 64
+    entries = tuple(
+        BoardEntry(n, n, f"{long_name} {n}", dataclasses.replace(HERE, wins=10 - n))
+        for n in range(1, 11)
+    )
+    view = LeaderboardView(-1, False, ranking, entries, 5, 5, unlisted=0, more=4)
+    tr = translator("en")
+    runtime = Uploads()
+    answer = Answerer(cast("Runtime", runtime), Place(-1), 7, tr, reply_to=1)
+    await send_leaderboard(answer, view, StatsButtonSigner(b"secret").in_chat(-1))
+    ((_, caption),) = runtime.uploaded
+    text, _ = parse_html(caption)
+    assert utf16_length(text) <= MAX_CAPTION
+    assert "Listed after 5 rated games." in text
+    rows = [line for line in text.splitlines() if line.startswith(tuple("0123456789"))]
+    assert 0 < len(rows) < len(entries)
+    assert f"…and {len(entries) + view.more - len(rows)} more players" in text
+    with_one_more = dataclasses.replace(
+        view, entries=entries[: len(rows) + 1], more=len(entries) + view.more - len(rows) - 1
+    )
+    assert shown_length(directed(render_leaderboard(with_one_more, tr), tr)) > MAX_CAPTION, (
+        "no row is lost that would fit"
+    )

@@ -111,8 +111,12 @@ def test_export_prints_the_chats_games_and_figures(
     assert exported
     assert exported <= set(documents)
     for player in data["players"]:
+        # An unrated game is a game for those who walked away, not for the one who stayed.
         assert player["chat"]["games"] == sum(
-            any(p["user_id"] == player["user_id"] for p in game["players"])
+            any(
+                p["user_id"] == player["user_id"] and (game["rated"] or p["walked_away"])
+                for p in game["players"]
+            )
             for game in data["games"]
             if game["end_reason"] != "abandoned"
         )

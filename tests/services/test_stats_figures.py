@@ -43,6 +43,8 @@ def test_a_walkover_gives_no_win_and_no_rating() -> None:
     assert not summary.contested
     assert not summary.rated
     assert not summary.won(0)
+    assert not summary.played_by(0), "the one who stayed neither wins nor loses it"
+    assert summary.played_by(1), "walking away is a game and a loss"
     assert summary.seats[1].walked_away is LeaveReason.AFK
 
 

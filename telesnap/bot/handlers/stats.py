@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import gettext
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from html.parser import HTMLParser
 from typing import Any
@@ -41,6 +41,8 @@ from .context import command_arguments, command_name, place_of_update, replied_t
 from .runtime import Answerer, Context, Runtime, finishing, refuse_press, runtime_of
 
 STATS_COMMANDS = ("stats", "leaderboard", "history", "replay")
+KEPT_PER_GROUP = ("leaderboard", "history", "replay")
+"""What a private chat answers by pointing to the groups: it holds no game of its own."""
 MAX_CAPTION = 1024
 """Telegram's limit on a caption, in characters of visible text."""
 LEADERBOARD_FILE_NAME = "leaderboard.png"
@@ -86,7 +88,7 @@ async def on_stats_command(update: Update, context: Context) -> None:
     if command != "replay" and command_arguments(message):
         # "/stats Ann" would show the sender's own figures as if they were Ann's.
         refuse(answer, tr.gettext("/{command} takes no arguments.").format(command=command))
-    elif place.chat_type == "private" and command in ("leaderboard", "history"):
+    elif place.chat_type == "private" and command in KEPT_PER_GROUP:
         # No game is played here, and a leaderboard of other people is not shown here.
         text = tr.gettext(
             "🏆 Leaderboards and game history are kept per group: send /{command} in a"
@@ -333,12 +335,17 @@ async def send_leaderboard(
 def _leaderboard_caption(view: LeaderboardView, tr: gettext.NullTranslations) -> str:
     """A leaderboard picture's caption, which loses rows from its end where Telegram's limit asks.
 
-    The picture shows every row.
+    The rows lost count among the players ranked below (the picture shows them); who is listed
+    and how ratings move stay.
     """
-    lines = directed(render_leaderboard(view, tr), tr).split("\n")
-    while len(lines) > 1 and utf16_length(plain_text("\n".join(lines))) > MAX_CAPTION:
-        lines.pop(-2)
-    return "\n".join(lines)
+    caption = directed(render_leaderboard(view, tr), tr)
+    shown = len(view.entries)
+    while shown > 1 and shown_length(caption) > MAX_CAPTION:
+        shown -= 1
+        lost = len(view.entries) - shown
+        cut = replace(view, entries=view.entries[:shown], more=view.more + lost)
+        caption = directed(render_leaderboard(cut, tr), tr)
+    return within_length(caption, MAX_CAPTION)
 
 
 async def edit_leaderboard_picture(

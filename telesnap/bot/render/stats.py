@@ -270,8 +270,11 @@ def leaderboard_title(view: LeaderboardView, tr: gettext.NullTranslations) -> st
 def leaderboard_rows(
     view: LeaderboardView, tr: gettext.NullTranslations
 ) -> list[tuple[str, str, str]]:
-    """The rows of the leaderboard picture: position, name (cut if long), figure."""
-    return [
+    """The rows of the leaderboard picture: position, name (cut if long), figure.
+
+    Below them, how many more players are ranked, where the board lists only its first few.
+    """
+    rows = [
         (
             f"{entry.position}.",
             shorten(entry.name, PICTURE_NAME_LIMIT),
@@ -279,6 +282,9 @@ def leaderboard_rows(
         )
         for entry in view.entries
     ]
+    if view.more:
+        rows.append(("", ranked_below(view.more, tr), ""))
+    return rows
 
 
 def wants_picture(view: LeaderboardView) -> bool:
@@ -292,12 +298,21 @@ def render_leaderboard(view: LeaderboardView, tr: gettext.NullTranslations) -> s
     for entry in view.entries:
         value = _board_value(view, entry.figures, tr)
         lines.append(f"{entry.position}. <b>{isolate(name(entry.name), tr)}</b> — {value}")
+    if view.more:
+        lines.append(f"<i>{ranked_below(view.more, tr)}</i>")
     if not view.entries:
         lines.append(tr.gettext("Nobody is listed yet."))
     lines.append(f"<i>{_listing_rule(view, tr)}</i>")
     if view.ranking is Ranking.RATING and view.entries:
         lines.append(f"<i>{rating_rule(tr)}</i>")
     return "\n".join(lines)
+
+
+def ranked_below(count: int, tr: gettext.NullTranslations) -> str:
+    """The line under a board's rows: how many players are ranked below them, not shown."""
+    return tr.ngettext("…and {count} more player", "…and {count} more players", count).format(
+        count=count
+    )
 
 
 def _listing_rule(view: LeaderboardView, tr: gettext.NullTranslations) -> str:

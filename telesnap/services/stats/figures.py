@@ -3,7 +3,8 @@
 Pure functions of the engine history, so the bot, the recorder, the audit and the
 benchmark all compute the same thing. Abandoned games count for nothing. Anti-pumping:
 only *contested* games (at least two players did not walk away) are rated and give a
-win, so beating a partner who walks away gains nothing; walking away is a loss.
+win, so beating a partner who walks away gains nothing; walking away is a loss. An
+uncontested game is not one of the stayer's games either, so it costs them nothing.
 
 >>> from ...game import Game, parse_cards
 >>> game = Game()
@@ -146,6 +147,14 @@ class GameSummary:
     def won(self, seat: int) -> bool:
         """Whether ``seat`` is credited with a win."""
         return self.rated and seat in self.winners
+
+    def played_by(self, seat: int) -> bool:
+        """Whether the game counts in ``seat``'s games.
+
+        An uncontested game counts for those who walked away (a loss), not for the one who
+        stayed: it gives them no win, so counting it would lower their win rate.
+        """
+        return self.counted and (self.contested or self.seats[seat].walked_away is not None)
 
 
 def summarize_game(history: Sequence[Operation]) -> GameSummary:

@@ -185,7 +185,7 @@ def _set_rating(stats: PlayerStats, rating: Rating) -> None:
 
 def _add_figures(stats: PlayerStats, summary: GameSummary, seat: int) -> None:
     figures = summary.seats[seat]
-    stats.games += 1
+    stats.games += summary.played_by(seat)
     stats.wins += summary.won(seat)
     stats.snaps_won += figures.snaps_won
     stats.pots_won += figures.pots_won

@@ -113,14 +113,21 @@ class StatsService:
             )
             provisional = not rows
             if provisional:  # nobody qualifies yet: everyone with one, marked provisional
+                minimum = 1
                 rows = await uow.stats.top_players(
-                    scope, ranking, minimum=1, limit=self.board_size, seen_in=seen_in
+                    scope, ranking, minimum=minimum, limit=self.board_size, seen_in=seen_in
                 )
                 unlisted = 0
             else:
                 unlisted = await uow.stats.count_unlisted(
                     scope, ranking, minimum=minimum, seen_in=seen_in
                 )
+            more = 0
+            if len(rows) == self.board_size:  # a full board: some may be ranked below it
+                ranked = await uow.stats.count_listed(
+                    scope, ranking, minimum=minimum, seen_in=seen_in
+                )
+                more = ranked - len(rows)
         figures = [Figures.of(stats) for stats, _ in rows]
         places = _shared_places(ranking, figures)
         entries = tuple(
@@ -137,6 +144,7 @@ class StatsService:
             unlisted=unlisted,
             provisional=provisional and bool(entries),
             shared=shared,
+            more=more,
         )
 
     async def history(self, chat_id: int, page: int = 0) -> HistoryPage:

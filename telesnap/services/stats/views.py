@@ -153,6 +153,8 @@ class LeaderboardView:
     """Nobody has enough games (or timed calls) yet: everyone with one is listed."""
     shared: bool = True
     """Whether the chat shows figures across chats (its ``shared_stats`` setting)."""
+    more: int = 0
+    """Players ranked below the entries: a board lists only its first few."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -266,6 +266,20 @@ class StatsRepository:
         rows = await self._session.execute(statement)
         return [(stats, user) for stats, user in rows]
 
+    async def count_listed(
+        self,
+        scope_id: int,
+        ranking: Ranking,
+        *,
+        minimum: int,
+        seen_in: Sequence[int] | None = None,
+    ) -> int:
+        """How many players :meth:`top_players` would rank, with no limit."""
+        statement = select(func.count()).where(
+            PlayerStats.scope_id == scope_id, *_seen_in(seen_in), listed_by(ranking) >= minimum
+        )
+        return int(await self._session.scalar(statement) or 0)
+
     async def count_unlisted(
         self,
         scope_id: int,
