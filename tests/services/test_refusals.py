@@ -243,3 +243,25 @@ def test_each_engine_error_is_answered_with_its_own_reason(error: type[SnapError
         assert refused.details == {"detail": "what went wrong"}
     else:
         assert refused.reason.value == error.reason
+
+
+async def test_a_second_tap_on_flip_is_a_repeat_even_once_the_next_board_is_shown(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """R28: pressed again after its flip, Flip counts once: the presser is told so, not that
+    the message is old or that it is not their turn."""
+    play = await started(session_factory, GameStore())
+    first = (await play.table(PLACE)).table
+    await board_sent(session_factory, PLACE, first.game_id, first.board_version, 50, at(0))
+    turn = first.turn_player
+    assert turn is not None
+    second = (await play.flip(PLACE, actor_of(turn), at(1_000), first.board_version)).table
+    for shown_at_ms in (None, 1_100):  # the next board waits for its slot, then is shown
+        if shown_at_ms is not None:
+            await board_sent(
+                session_factory, PLACE, second.game_id, second.board_version, 51, at(shown_at_ms)
+            )
+        with pytest.raises(Refused) as repeat:
+            await play.flip(PLACE, actor_of(turn), at(1_200), first.board_version)
+        assert repeat.value.reason is Reason.REPEATED_PRESS
+    assert (await play.table(PLACE)).table == second
