@@ -48,7 +48,6 @@ from .bot.ingress.relevance import ALLOWED_UPDATES
 from .bot.ingress.webhook import WebhookServer
 from .bot.referee.races import RaceReferee, RaceSweeper
 from .bot.render.callbacks import CallbackSigner
-from .bot.render.texts import slow_to_store, too_many_presses
 from .bot.render.toasts import QUERY_LIFETIME_S, answer_unfinished, press_toast
 from .config import ConfigError, Settings, TokenRevokedError
 from .coordination import LocalCoordination, PostgresCoordination, coordination_for
@@ -185,14 +184,7 @@ class BotRunner:
         self.lookout = Lookout(senders, outbox, grace=grace, every_s=every_s)
         jobs = TaskSet()
         gate = IntakeGate(calls_in_flight=book.calls_on_their_way, waiting_from=book.waiting_from)
-        intake = Intake(
-            book,
-            inbox,
-            dispatcher,
-            gate,
-            press_toast(application.bot, jobs.spawn, too_many_presses),
-            answer_slow=press_toast(application.bot, jobs.spawn, slow_to_store),
-        )
+        intake = Intake(book, inbox, dispatcher, gate, press_toast(application.bot, jobs.spawn))
         assert isinstance(application.bot, StampingBot)
         application.bot.store_into(intake)
         races = RaceService(units, store)

@@ -120,7 +120,7 @@ def test_a_user_whose_updates_keep_being_refused_is_turned_away_whole() -> None:
     for _ in range(3):
         assert gate.verdict(press(1)) is Verdict.ADMIT
         gate.refused(CHAT.id, 1)  # not in the game, say
-    assert gate.verdict(press(1)) is Verdict.ANSWER
+    assert gate.verdict(press(1)) is Verdict.COOL_DOWN, "told why, not 'too many presses'"
     assert gate.verdict(command(1)) is Verdict.DROP
     # The others in the chat are heard as before.
     assert gate.verdict(press(2)) is Verdict.ADMIT
@@ -136,7 +136,7 @@ def test_what_a_player_meets_in_play_never_turns_them_away() -> None:
     assert gate.verdict(press(1)) is Verdict.ADMIT
     for _ in range(3):
         gate.refused(CHAT.id, 1, Reason.NOT_PLAYING)  # presses on a game one is not in
-    assert gate.verdict(press(1)) is Verdict.ANSWER
+    assert gate.verdict(press(1)) is Verdict.COOL_DOWN
 
 
 def test_a_burst_lets_in_only_what_a_person_would_wait_for() -> None:
@@ -181,9 +181,9 @@ async def test_a_press_answered_already_is_not_answered_again_at_the_gate() -> N
 
     bot = Answering()
     spawned: list[Coroutine[Any, Any, Any]] = []
-    answer = press_toast(bot, spawned.append, too_many_presses)  # type: ignore[arg-type]
+    answer = press_toast(bot, spawned.append)  # type: ignore[arg-type]
     for _ in range(2):
-        answer(press(1))
+        answer(press(1), too_many_presses)
         for coroutine in spawned:
             await coroutine
         spawned.clear()
@@ -200,3 +200,25 @@ def test_a_message_from_a_bot_account_is_dropped_but_one_sent_as_the_group_is_le
     stand_in = User(1087968824, "Group", is_bot=True)
     anonymous = Message(2, NOW, CHAT, from_user=stand_in, sender_chat=CHAT, text="/newgame")
     assert gate.verdict(Update(2, message=anonymous)) is Verdict.ADMIT
+
+
+async def test_a_press_turned_away_is_told_why() -> None:
+    """Its sender's refusals, not "too many presses": she may have pressed only once."""
+    from telesnap.bot.ingress.intake import Intake
+    from telesnap.bot.render.texts import cool_down, too_many_presses
+    from telesnap.bot.render.toasts import TextOf
+
+    gate = IntakeGate(GateLimits(refusals_per_user=Budget(1, 10.0), presses_per_user=Budget(1, 5)))
+    told: list[tuple[int, TextOf]] = []
+    intake = Intake(
+        ReceiptBook(SIGNER),
+        None,  # type: ignore[arg-type]  # nothing is stored: every press is turned away
+        None,  # type: ignore[arg-type]
+        gate,
+        lambda update, text_of: told.append((update.effective_user.id, text_of)),  # type: ignore[union-attr]
+    )
+    assert gate.verdict(press(1)) is Verdict.ADMIT  # each spends the one press of its budget
+    assert gate.verdict(press(2)) is Verdict.ADMIT
+    gate.refused(CHAT.id, 2)  # a press on a game she is not in, say
+    await intake.receive([press(1), press(2)], [{}, {}])
+    assert told == [(1, too_many_presses), (2, cool_down)]

@@ -44,7 +44,7 @@ async def test_a_press_stored_only_after_an_outage_is_answered_while_it_still_ca
         ReceiptBook(SIGNER, "host"),
         inbox,  # type: ignore[arg-type]
         dispatcher,  # type: ignore[arg-type]
-        answer_slow=lambda update: slow.append(update.update_id),
+        toast=lambda update, text_of: slow.append(update.update_id),
         clock=lambda: now[0],
     )
     press, command = snap_press(5, -1), message_update(6, -1)
@@ -81,7 +81,7 @@ async def test_a_store_that_hangs_before_it_fails_is_timed_from_its_start() -> N
         ReceiptBook(SIGNER, "host"),
         HangsThenFails(),  # type: ignore[arg-type]
         Dispatcher(),  # type: ignore[arg-type]
-        answer_slow=lambda update: slow.append(update.update_id),
+        toast=lambda update, text_of: slow.append(update.update_id),
         clock=lambda: now[0],
     )
     press = snap_press(7, -1)

@@ -35,6 +35,6 @@ async def test_unknown_commands_past_the_refusals_budget_turn_their_sender_away(
         assert runtime.gate.verdict(press_by(MAL)) is Verdict.ADMIT
         message = Message(number, datetime.now(UTC), GROUP, from_user=MAL, text="/frobnicate")
         await on_unknown_command(Update(number, message=message), context)  # type: ignore[arg-type]
-    assert runtime.gate.verdict(press_by(MAL)) is Verdict.ANSWER
+    assert runtime.gate.verdict(press_by(MAL)) is Verdict.COOL_DOWN
     assert runtime.gate.verdict(press_by(ANN)) is Verdict.ADMIT
     await runtime.close()

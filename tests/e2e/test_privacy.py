@@ -207,4 +207,6 @@ async def test_pressing_someone_elses_erase_button_again_and_again_is_turned_awa
         question = await table.reply_to(await table.command("Annabel", "forgetme"))
         toasts = [(await table.press("Bob", question, "Erase my data")).text for _ in range(9)]
     assert toasts[:8] == ["Only the person who asked can press this."] * 8
-    assert toasts[8] == "⏳ Too many presses: wait a few seconds, then try again."
+    assert toasts[8] == (
+        "⏳ Too many of your actions were refused: wait a few seconds, then try again."
+    ), "she is told why, not that she pressed too often"

@@ -57,7 +57,9 @@ class Verdict(enum.Enum):
     ADMIT = "admit"
     """Stored and handled."""
     ANSWER = "answer"
-    """A press turned away: answered with a toast, not stored."""
+    """A press turned away (a budget is spent): answered with a toast, not stored."""
+    COOL_DOWN = "cool_down"
+    """A press of a sender whose updates keep being refused: answered so, not stored."""
     DROP = "drop"
     """A message turned away: not stored, no reply."""
 
@@ -124,7 +126,8 @@ class IntakeGate:
             return self._turned_away(Verdict.DROP, "is a bot", chat, user.id)
         sender = (chat.id, user.id)
         if not self._refusals.has_room(sender):
-            return self._turned_away(refused, "keeps being refused", chat, user.id)
+            cooled = Verdict.COOL_DOWN if is_press else Verdict.DROP
+            return self._turned_away(cooled, "keeps being refused", chat, user.id)
         kind = "presses" if is_press else "commands"
         if self._waiting_from(chat.id, user.id, update.update_id) > self.limits.waiting_per_user:
             return self._turned_away(refused, "has too many on their way", chat, user.id)

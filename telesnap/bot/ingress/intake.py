@@ -15,12 +15,19 @@ from telegram import Update
 from ...services.inbox import NO_CHAT, InboxService, StoredUpdate
 from ...services.types import Topic
 from ...support.bounded import BoundedDict
+from ..render.texts import cool_down, slow_to_store, too_many_presses
+from ..render.toasts import TextOf
 from .dispatcher import InboxDispatcher
 from .gate import IntakeGate, Verdict
 from .receipts import Arrival, ReceiptBook
 
 SLOW_ANSWER_AFTER_S = 5.0
 """How long a press that cannot be stored waits before it is told so (answers go till 12 s)."""
+TURNED_AWAY: dict[Verdict, TextOf] = {
+    Verdict.ANSWER: too_many_presses,
+    Verdict.COOL_DOWN: cool_down,
+}
+"""What a press the gate turned away is told."""
 NOT_STORED_KEPT = 4096
 """How many presses that could not be stored are remembered (an outage's)."""
 
@@ -37,19 +44,17 @@ class Intake:
         inbox: InboxService,
         dispatcher: InboxDispatcher,
         gate: IntakeGate | None = None,
-        turned_away: Callable[[Update], None] = lambda update: None,
+        toast: Callable[[Update, TextOf], None] = lambda update, text_of: None,
         *,
-        answer_slow: Callable[[Update], None] = lambda update: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._book = book
         self._inbox = inbox
         self._dispatcher = dispatcher
         self._gate = gate
-        self._turned_away = turned_away
-        """Answers a press the gate turned away (a toast); a dropped message gets nothing."""
-        self._answer_slow = answer_slow
-        """Answers a press that could not be stored for a while (a toast)."""
+        self._toast = toast
+        """Answers a press here: one the gate turned away, saying why (a dropped message gets
+        nothing), or one that could not be stored for a while."""
         self._clock = clock
         self._not_stored: BoundedDict[int, float | None] = BoundedDict(NOT_STORED_KEPT)
         """Presses whose store failed: when first, or None once told the bot is slow."""
@@ -66,8 +71,8 @@ class Intake:
                 verdict = self._gate.verdict(update, arrival.topic, arrival.is_call)
                 if verdict is not Verdict.ADMIT:
                     self._book.finished(update)
-                    if verdict is Verdict.ANSWER:
-                        self._turned_away(update)
+                    if verdict is not Verdict.DROP:
+                        self._toast(update, TURNED_AWAY[verdict])
                     continue
             stored.append(inbox_entry(arrival, update.update_id, payload))
         if not stored:
@@ -101,7 +106,7 @@ class Intake:
             first = self._not_stored.setdefault(update.update_id, tried)
             if first is not None and now - first >= SLOW_ANSWER_AFTER_S:
                 self._not_stored[update.update_id] = None
-                self._answer_slow(update)
+                self._toast(update, slow_to_store)
 
 
 def inbox_entry(arrival: Arrival, update_id: int, payload: dict[str, Any]) -> StoredUpdate:

@@ -165,6 +165,13 @@ def too_many_presses(tr: gettext.NullTranslations) -> str:
     return tr.gettext("⏳ Too many presses: wait a few seconds, then try again.")
 
 
+def cool_down(tr: gettext.NullTranslations) -> str:
+    """A press the intake gate turned away: its sender's updates keep being refused."""
+    return tr.gettext(
+        "⏳ Too many of your actions were refused: wait a few seconds, then try again."
+    )
+
+
 def slow_to_store(tr: gettext.NullTranslations) -> str:
     """A press that could not be stored for a while (the database is away): it counts later."""
     return tr.gettext("⏳ I am slow right now: your press is kept and counts as soon as I can.")

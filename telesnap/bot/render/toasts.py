@@ -140,14 +140,16 @@ async def answer_unfinished(
     return sum(answered)
 
 
-def press_toast(
-    bot: Bot,
-    spawn: Callable[[Coroutine[Any, Any, Any]], None],
-    text_of: Callable[[gettext.NullTranslations], str],
-) -> Callable[[Update], None]:
-    """What answers a press at intake, before any handler: ``text_of`` in the presser's language."""
+TextOf = Callable[[gettext.NullTranslations], str]
+"""A text in the language of a translation."""
 
-    def answer(update: Update) -> None:
+
+def press_toast(
+    bot: Bot, spawn: Callable[[Coroutine[Any, Any, Any]], None]
+) -> Callable[[Update, TextOf], None]:
+    """What answers a press at intake, before any handler: a text in the presser's language."""
+
+    def answer(update: Update, text_of: TextOf) -> None:
         query = update.callback_query
         if query is not None:
             tr = translator(language_of(query.from_user.language_code))
