@@ -27,7 +27,7 @@ from telesnap.bot.render.stats import (
     render_leaderboard,
     render_player_stats,
 )
-from telesnap.bot.render.texts import refusal_text, verdict_toast
+from telesnap.bot.render.texts import refusal_text, verdict_toast, wrong_call_toast
 from telesnap.game import (
     CallKind,
     CallResult,
@@ -39,6 +39,7 @@ from telesnap.game import (
     LeaveReason,
     RaceResolved,
     SeatStatus,
+    SnapCalled,
 )
 from telesnap.game.cards import parse_card, standard_deck
 from telesnap.services.settings import SPEC_BY_NAME, SPECS, GameSettings
@@ -619,3 +620,56 @@ def test_a_lobby_names_who_may_start_it() -> None:
     assert "Bob (or an admin) presses Start." in render_lobby(handed_on, tr)
     escaped = replace(opened, players=((1, "<b>Ann</b>"),))
     assert "&lt;b&gt;Ann&lt;/b&gt; (or an admin) presses Start." in render_lobby(escaped, tr)
+
+
+def test_a_game_ended_with_cards_in_the_pot_or_in_a_shared_win_says_how() -> None:
+    """The pot's cards are nobody's (R20), and a tie that empties the last players shares the
+    win (R21): neither is "taking every card"."""
+    tr = translator("en")
+    ann = StandingRow(0, "Ann", 1, 8, 3, 0, SeatStatus.ACTIVE, None, True)
+    bob_out = StandingRow(1, "Bob", 2, 0, 1, 0, SeatStatus.OUT, None, False)
+    with_pot = FinalView(EndReason.ALL_CARDS, (ann, bob_out), None, pot=44)
+    assert render_final(5, with_pot, tr).splitlines()[1] == (
+        "Won by taking every card outside the Snap Pot (44 cards stay in it)."
+    )
+    ann_out = StandingRow(0, "Ann", 1, 0, 0, 0, SeatStatus.OUT, None, True)
+    bob_shares = StandingRow(1, "Bob", 1, 0, 0, 0, SeatStatus.OUT, None, True)
+    shared = FinalView(EndReason.ALL_CARDS, (ann_out, bob_shares), None, pot=52)
+    assert render_final(5, shared, tr).splitlines()[1] == (
+        "Their last cards went into the Snap Pot together: they share the win."
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "toast", "line"),
+    [
+        (
+            CallKind.SNAP,
+            "❌ No two face-up cards match! That call costs you a card.",
+            "❌ <b>Ann</b> called Snap!, but no two face-up cards match.",
+        ),
+        (
+            CallKind.SNAP_POT,
+            "❌ No face-up card matches the Snap Pot! That call costs you a card.",
+            "❌ <b>Ann</b> called Snap Pot!, but no face-up card matches the Snap Pot.",
+        ),
+    ],
+)
+def test_a_wrong_call_says_what_its_kind_needed(kind: CallKind, toast: str, line: str) -> None:
+    """Not "nothing matches" while the pot matches a card (a Snap! there is wrong, R10)."""
+    tr = translator("en")
+    assert wrong_call_toast(kind, True, tr) == toast
+    assert wrong_call_toast(kind, False, tr) == toast.removesuffix(" That call costs you a card.")
+    wrong = SnapCalled(0, kind, 0, 1, 3, CallVerdict.WRONG)
+    assert describe(wrong, _table(_player(0, "Ann"), pot=3), tr) == line
+
+
+def test_a_refused_manager_action_names_who_runs_the_game() -> None:
+    tr = translator("en")
+    named = Refused(Reason.NOT_CREATOR, {"name": "Bob & Co"})
+    assert refusal_text(named, tr) == (
+        "Only Bob &amp; Co, who runs this game, or a chat admin can do that."
+    ), "escaped for a message (a toast takes the plain text)"
+    assert refusal_text(Refused(Reason.NOT_CREATOR), tr) == (
+        "Only the game's creator or a chat admin can do that."
+    )

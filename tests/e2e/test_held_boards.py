@@ -67,7 +67,7 @@ async def test_ten_snap_taps_within_100_ms_on_a_board_with_no_match_cost_one_car
         ]
         query_ids = await table.client.press_many(presses)
         toasts = [(await table.client.wait_for_toast(callback_query_id=q)).text for q in query_ids]
-        assert toasts.count("❌ Nothing matches! That call costs you a card.") == 1
+        assert toasts.count("❌ No two face-up cards match! That call costs you a card.") == 1
         assert toasts.count("You did that already on this board: it counts once.") == 9
         after = await table.next_board()
         assert after.message.text.count("Bob gives a card to Ann.") == 1

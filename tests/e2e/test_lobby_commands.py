@@ -8,7 +8,12 @@ from telesnap.emulator.testing import RunningEmulator
 
 from .harness import database_file, table_with
 
-NOT_MANAGER = "Only the game's creator or a chat admin can do that."
+
+def not_manager(runner: str) -> str:
+    """The refusal of a manager's action, naming who runs the game."""
+    return f"Only {runner}, who runs this game, or a chat admin can do that."
+
+
 NOT_ASKED = "I could not ask Telegram whether you are an admin; try again in a moment."
 
 
@@ -25,7 +30,7 @@ async def test_lobby_by_commands_and_a_kick_by_reply(
         await table.wait_for_text("Players (3/12)")
 
         refused = await table.command("Cid", "kick", reply_to=joined["Bob"])
-        assert (await table.reply_to(refused)).text == NOT_MANAGER
+        assert (await table.reply_to(refused)).text == not_manager("Ann")
         no_target = await table.command("Ann", "kick")
         assert "Reply with /kick to a message" in (await table.reply_to(no_target)).text
         gone = await table.command("Ann", "kick", reply_to=joined["Dan"])
@@ -53,7 +58,7 @@ async def test_a_lobby_its_creator_left_is_started_by_who_joined_first_after_the
         await table.command("Ann", "leave")
         await table.wait_for_text("Players (2/12)")
         refused = await table.command("Cid", "startgame")
-        assert (await table.reply_to(refused)).text == NOT_MANAGER
+        assert (await table.reply_to(refused)).text == not_manager("Bob")
         await table.command("Bob", "startgame")
         board = await table.next_board()
         assert set(board.tops) == {"Bob", "Cid"}
@@ -69,7 +74,7 @@ async def test_a_chat_admin_removes_a_player_and_ends_the_game(
         await table.open_and_start(["Ann", "Bob", "Cid"])
         assert await table.client.calls("getChatMember") == [], "the creator is not looked up"
         refused = await table.command("Bob", "endgame")
-        assert (await table.reply_to(refused)).text == NOT_MANAGER
+        assert (await table.reply_to(refused)).text == not_manager("Ann")
         assert len(await table.client.calls("getChatMember")) == 1, "looked up once"
 
         hello = await table.say("Cid", "brb, dinner")
@@ -152,12 +157,17 @@ async def test_endgame_right_after_a_wrong_call_ends_the_game_in_the_chat(
         board = await table.next_board()
         assert not board.has_match
         caller = next(name for name in ("Bob", "Cid") if name != board.turn)
-        assert "Nothing matches" in (await table.press(caller, board.message, "Snap!")).text
+        assert (
+            "No two face-up cards match" in (await table.press(caller, board.message, "Snap!")).text
+        )
         await table.command("Ann", "endgame")  # the creator; the board's version is unchanged
         ended = await table.wait_for_text("🛑 Game #1 was stopped: nobody wins.")
         await table.client.wait_until_idle()
         texts = [m.text for m in await table.messages()]
-        assert sum(f"{caller} called, but nothing matches." in text for text in texts) == 1
+        assert (
+            sum(f"{caller} called Snap!, but no two face-up cards match." in text for text in texts)
+            == 1
+        )
         assert [m.message_id for m in await table.messages() if m.buttons] == []
         assert ended.message_id == max(m.message_id for m in await table.messages())
 

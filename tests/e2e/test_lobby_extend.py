@@ -63,7 +63,7 @@ async def test_only_the_creator_or_an_admin_may_extend_and_not_past_a_day(
         before = lobby.text
 
         refused = await table.reply_to(await table.command("Cid", "extend"))
-        assert refused.text == "Only the game's creator or a chat admin can do that."
+        assert refused.text == "Only Bob, who runs this game, or a chat admin can do that."
         assert await lobby_now(table, lobby) == before
 
         admin = await table.reply_to(await table.command("Ann", "extend", "30"))

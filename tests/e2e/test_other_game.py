@@ -57,7 +57,7 @@ async def test_the_second_snap_of_the_race_that_ends_the_game_is_answered(
             elif cards_held(board, "Bob") > 1 and callback_data(board, "s") not in called:
                 called.add(callback_data(board, "s"))  # a button counts once per board
                 wrong = await table.press("Bob", board.message, "Snap!")
-                assert "Nothing matches" in wrong.text
+                assert "No two face-up cards match" in wrong.text
             else:
                 assert (await table.press(board.turn, board.message, "Flip")).text == ""
             board = await table.next_board()

@@ -21,9 +21,9 @@ async def test_a_wrong_call_costs_the_caller_a_card(
         assert not board.has_match
         caller = next(name for name in ("Ann", "Bob", "Cid") if name != flipper)
         toast = await table.press(caller, board.message, "Snap!")
-        assert "Nothing matches" in toast.text
+        assert "No two face-up cards match" in toast.text
         after = await table.next_board()
-        assert f"{caller} called, but nothing matches." in after.message.text
+        assert f"{caller} called Snap!, but no two face-up cards match." in after.message.text
         assert f"{caller} gives a card to {flipper}." in after.message.text
         before_counts = _face_down(board.message.text)
         after_counts = _face_down(after.message.text)

@@ -135,3 +135,17 @@ async def test_removing_a_player_who_left_already_says_they_are_not_in_the_game(
     with pytest.raises(Refused) as refused:
         await lobby.kick(PLACE, ANN, BOB.user_id, is_admin=creator, receipt=receipt())
     assert refused.value.reason is Reason.TARGET_NOT_PLAYING
+
+
+async def test_a_refused_manager_action_names_who_runs_the_game_now(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """The creator left and came back: Bob runs the lobby now, and Ann is told so."""
+    lobby = await lobby_of_two(session_factory)
+    await lobby.join(PLACE, CID, receipt())
+    await lobby.leave(PLACE, ANN, receipt())
+    await lobby.join(PLACE, ANN, receipt())
+    with pytest.raises(Refused) as refused:
+        await lobby.start(PLACE, ANN, is_admin=Asked(False).check(), receipt=receipt())
+    assert refused.value.reason is Reason.NOT_CREATOR
+    assert refused.value.details["name"] == BOB.first_name

@@ -16,6 +16,7 @@ from telegram.ext import BaseHandler, CallbackQueryHandler
 
 from ...game import CallKind, CallVerdict
 from ...services.types import Reason, Receipt, Refused
+from ..render.boards import plain_text
 from ..render.callbacks import Action, ButtonPress, pattern_for
 from ..render.i18n import language_of, translator
 from ..render.texts import refusal_text, verdict_toast, wrong_call_toast
@@ -75,7 +76,7 @@ def _handler(body: ButtonBody) -> UpdateHandler:
             if refused.reason is not Reason.DUPLICATE_UPDATE:
                 if update.effective_chat:
                     runtime.gate.refused(update.effective_chat.id, actor.user_id, refused.reason)
-                await answer_press(query, refusal_text(refused, tr), receipt)
+                await answer_press(query, plain_text(refusal_text(refused, tr)), receipt)
 
     handle.__name__ = handle.__qualname__ = f"on_{body.__name__.strip('_')}_button"
     return handle
@@ -111,7 +112,7 @@ def _caller(kind: CallKind) -> ButtonBody:
         if called.verdict is CallVerdict.PENDING:
             return None
         if called.verdict is CallVerdict.WRONG:
-            return wrong_call_toast(called.penalised, tr)
+            return wrong_call_toast(kind, called.penalised, tr)
         return verdict_toast(called.verdict, called.behind_ms, tr)
 
     call.__name__ = kind.name.lower()

@@ -239,9 +239,15 @@ def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> s
             )
         return tr.gettext("{name} flips {card}").format(name=who(op.seat), card=card(op))
     if isinstance(op, SnapCalled):
-        if op.verdict is CallVerdict.WRONG:
-            return tr.gettext("❌ {name} called, but nothing matches.").format(name=who(op.seat))
-        return None
+        if op.verdict is not CallVerdict.WRONG:
+            return None
+        if op.call is CallKind.SNAP_POT:
+            line = tr.gettext(
+                "❌ {name} called Snap Pot!, but no face-up card matches the Snap Pot."
+            )
+        else:
+            line = tr.gettext("❌ {name} called Snap!, but no two face-up cards match.")
+        return line.format(name=who(op.seat))
     if isinstance(op, RaceResolved):
         return _describe_race(op, who, tr)
     if isinstance(op, PenaltyPaid):
@@ -294,15 +300,26 @@ def _ending(
 ) -> str:
     """The line naming how a game that was not stopped ended.
 
-    A game won as the last player in was won by taking every card only if nobody left it: the
-    cards of those who left were shared out, not won.
+    A game won as the last player in was won by taking every card only if nobody left it (the
+    cards of those who left were shared out, not won) and the Snap Pot is empty (its cards are
+    nobody's); the players whose last cards tied into the pot share the win (R21).
     """
     if final.reason is EndReason.ALL_CARDS:
+        if sum(row.is_winner for row in final.rows) > 1:
+            return tr.gettext(
+                "Their last cards went into the Snap Pot together: they share the win."
+            )
         left = [row.left_reason is not None for row in final.rows if not row.is_winner]
         if left and all(left):
             return tr.gettext("Won because everyone else left the game.")
         if any(left):
             return tr.gettext("Won as the last player in: the others went out or left.")
+        if final.pot:
+            return tr.ngettext(
+                "Won by taking every card outside the Snap Pot ({count} card stays in it).",
+                "Won by taking every card outside the Snap Pot ({count} cards stay in it).",
+                final.pot,
+            ).format(count=final.pot)
         return tr.gettext("Won by taking every card.")
     if flip_limit is not None and flips >= flip_limit:
         return tr.ngettext(

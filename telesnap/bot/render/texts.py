@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gettext
 
-from ...game import CallVerdict
+from ...game import CallKind, CallVerdict
 from ...game.engine import MAX_PLAYERS, MIN_PLAYERS
 from ...services.types import Reason, Refused
 from .boards import milliseconds, name
@@ -14,7 +14,7 @@ from .names import TYPED_WORD_LIMIT, shorten
 
 
 def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
-    """A short answer saying why an action was refused."""
+    """A short answer saying why an action was refused (HTML: a toast takes its plain text)."""
     reason = refused.reason
     details = refused.details
     most = int(details.get("max", MAX_PLAYERS))
@@ -41,7 +41,13 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.TOO_FEW_PLAYERS: tr.ngettext(
             "Snap needs at least {count} player.", "Snap needs at least {count} players.", least
         ).format(count=least),
-        Reason.NOT_CREATOR: tr.gettext("Only the game's creator or a chat admin can do that."),
+        Reason.NOT_CREATOR: (
+            tr.gettext("Only {name}, who runs this game, or a chat admin can do that.").format(
+                name=isolate(name(str(details["name"])), tr)
+            )
+            if "name" in details
+            else tr.gettext("Only the game's creator or a chat admin can do that.")
+        ),
         Reason.NOT_ADMIN: tr.gettext("Only a chat admin can do that."),
         Reason.ADMIN_UNKNOWN: tr.gettext(
             "I could not ask Telegram whether you are an admin; try again in a moment."
@@ -115,11 +121,20 @@ def race_delayed_toast(tr: gettext.NullTranslations) -> str:
     return tr.gettext("The race is taking longer to decide: the result will be shown in the chat.")
 
 
-def wrong_call_toast(penalised: bool, tr: gettext.NullTranslations) -> str:
-    """The toast of a wrong call, with or without the penalty."""
+def wrong_call_toast(kind: CallKind, penalised: bool, tr: gettext.NullTranslations) -> str:
+    """The toast of a wrong call, with or without the penalty, naming what its kind needs.
+
+    A player who sees the pot match and pressed Snap! learns why that was wrong (R10).
+    """
+    if kind is CallKind.SNAP_POT:
+        if penalised:
+            return tr.gettext(
+                "❌ No face-up card matches the Snap Pot! That call costs you a card."
+            )
+        return tr.gettext("❌ No face-up card matches the Snap Pot!")
     if penalised:
-        return verdict_toast(CallVerdict.WRONG, None, tr)
-    return tr.gettext("❌ Nothing matches!")
+        return tr.gettext("❌ No two face-up cards match! That call costs you a card.")
+    return tr.gettext("❌ No two face-up cards match!")
 
 
 def help_text(tr: gettext.NullTranslations) -> str:

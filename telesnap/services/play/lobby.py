@@ -119,7 +119,7 @@ class LobbyService(Service):
         await self._ask_before_the_lock(manager, place, lobby_only=True)
         async with self._change(place, receipt) as uow:
             row = await self._lobby(uow, place)
-            await self._check_may_manage(row, manager)
+            await self._check_may_manage(uow, row, manager)
             try:
                 await self._store.planner.extend_lobby(uow, row, more)
             except LobbyTooLongError as error:
@@ -159,7 +159,7 @@ class LobbyService(Service):
         await self._ask_before_the_lock(manager, place)
         async with self._change(place, receipt) as uow:
             row = await self._active_game(uow, place)
-            await self._check_may_manage(row, manager)
+            await self._check_may_manage(uow, row, manager)
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
                     raise Refused(Reason.TARGET_NOT_PLAYING)
@@ -183,7 +183,7 @@ class LobbyService(Service):
         await self._ask_before_the_lock(manager, place, game_id, lobby_only=True)
         async with self._change(place, receipt) as uow:
             row = await self._lobby(uow, place, game_id)
-            await self._check_may_manage(row, manager)
+            await self._check_may_manage(uow, row, manager)
             players = await uow.games.list_players(row.id)
             if len(players) < MIN_PLAYERS:
                 raise Refused(Reason.TOO_FEW_PLAYERS, {"min": MIN_PLAYERS})
@@ -223,7 +223,7 @@ class LobbyService(Service):
         await self._ask_before_the_lock(manager, place)
         async with self._change(place, receipt) as uow:
             row = await self._active_game(uow, place)
-            await self._check_may_manage(row, manager)
+            await self._check_may_manage(uow, row, manager)
             row.ended_at = self._store.planner.now()
             if row.status == GameStatus.LOBBY.value:
                 row.status = GameStatus.CANCELLED.value
@@ -299,9 +299,17 @@ class LobbyService(Service):
         await manager.may_manage(creator_id)
 
     @staticmethod
-    async def _check_may_manage(row: GameRow, manager: ManagerCheck) -> None:
+    async def _check_may_manage(uow: UnitOfWork, row: GameRow, manager: ManagerCheck) -> None:
+        """Refuse unless the actor runs the game or is an admin, naming who runs it.
+
+        The role passes on when its holder leaves, so "the creator" may not say who that is.
+        """
         if not await manager.may_manage(row.creator_id):
-            raise Refused(Reason.NOT_CREATOR)
+            runner = await uow.users.get(row.creator_id)
+            if runner is None:
+                raise Refused(Reason.NOT_CREATOR)
+            name = display_name(runner.first_name, runner.last_name)
+            raise Refused(Reason.NOT_CREATOR, {"name": name})
 
     async def _lobby(self, uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:
         row = await self._active_game(uow, place, game_id)

@@ -59,6 +59,8 @@ class FinalView:
     reason: EndReason
     rows: tuple[StandingRow, ...]
     fastest: FastestCall | None
+    pot: int = 0
+    """The cards left in the Snap Pot: nobody's (RULES.md R20)."""
 
 
 def correct_call_reaction(operation: Operation, reaction_ms: int | None) -> int | None:
@@ -102,4 +104,4 @@ def final_view(game: Game, names: list[str], fastest_calls: Mapping[int, int]) -
     if fastest_calls:
         seat, reaction_ms = min(fastest_calls.items(), key=lambda item: (item[1], item[0]))
         fastest = FastestCall(names[seat], reaction_ms)
-    return FinalView(summary.reason, tuple(rows), fastest)
+    return FinalView(summary.reason, tuple(rows), fastest, len(game.pot))
