@@ -139,14 +139,14 @@ class Game(Board):
         whoever's turn it is now: a double tap is told it counted once (R28).
         """
         self._verify_playing(seat)
-        if self.flipped_since(seat, seen_version):
+        if self._flipped_since(seat, seen_version):
             raise RepeatedPressError("You have flipped since that board was shown.")
         if self.is_race_open:
             raise RaceInProgressError("Wait: a Snap race is being decided.")
         if seat != self.turn:
             raise NotYourTurnError("It is not your turn to flip.")
 
-    def flipped_since(self, seat: int, seen_version: int | None) -> bool:
+    def _flipped_since(self, seat: int, seen_version: int | None) -> bool:
         """Whether ``seat``'s last turn ended after board ``seen_version`` was shown."""
         return seen_version is not None and (
             self.board_version != seen_version < self.turn_ended_at[seat]

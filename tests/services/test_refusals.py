@@ -245,11 +245,11 @@ def test_each_engine_error_is_answered_with_its_own_reason(error: type[SnapError
         assert refused.reason.value == error.reason
 
 
-async def test_a_second_tap_on_flip_is_a_repeat_even_once_the_next_board_is_shown(
+async def test_a_second_tap_on_flip_is_a_repeat_until_the_next_board_replaces_it(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    """R28: pressed again after its flip, Flip counts once: the presser is told so, not that
-    the message is old or that it is not their turn."""
+    """R28: pressed again after its flip, Flip counts once: the presser is told so, not that it
+    is not their turn; once the next board is shown, the pressed one is old, for everyone."""
     play = await started(session_factory, GameStore())
     first = (await play.table(PLACE)).table
     await board_sent(session_factory, PLACE, first.game_id, first.board_version, 50, at(0))

@@ -50,8 +50,6 @@ class PlayService(Service):
             loaded = await self._store.load(uow, row)
             seat = loaded.seat_of(actor.user_id)
             game = loaded.game
-            if seat in game.active_seats() and game.flipped_since(seat, seen_version):
-                raise Refused(Reason.REPEATED_PRESS)  # a double tap, told so (R28)
             if seen_version is not None and seen_version != game.board_version:
                 newest = await self._shown.newest_version(uow, loaded.game_id)
                 if newest is not None and seen_version < newest:
