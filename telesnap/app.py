@@ -191,7 +191,7 @@ class BotRunner:
         runtime = self.runtime = Runtime(
             bot=application.bot,
             lobby=lobby,
-            play=PlayService(units, store),
+            play=PlayService(units, store, self._clock),
             races=races,
             settings=chat_settings,
             book=book,

@@ -263,5 +263,24 @@ async def test_a_second_tap_on_flip_is_a_repeat_until_the_next_board_replaces_it
             )
         with pytest.raises(Refused) as repeat:
             await play.flip(PLACE, actor_of(turn), at(1_200), first.board_version)
-        assert repeat.value.reason is Reason.REPEATED_PRESS
+        shown = shown_at_ms is not None
+        assert repeat.value.reason is (Reason.OLD_BOARD if shown else Reason.REPEATED_PRESS)
     assert (await play.table(PLACE)).table == second
+
+
+async def test_a_call_is_timed_on_the_receipts_clock_when_the_boards_clock_runs_ahead(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """The sandbox's Skip ahead moves the clock boards are shown by, not the receipts': a call
+    300 ms after its board is timed at 300 ms, not at 0 (every reaction was 0 ms after a skip)."""
+    skipped = timedelta(minutes=5)
+    store = GameStore(shared=False)
+    await started(session_factory, store)
+    boards_clock = lambda: datetime.now(UTC) + skipped  # noqa: E731
+    play = PlayService(UnitsOfWork(session_factory), store, boards_clock)
+    table = await board_with_a_match(play)
+    shown = at(0)  # on the boards' clock, five minutes ahead
+    shown_ahead = Receipt(shown.stamp_ns, shown.wall + skipped)
+    await board_sent(session_factory, PLACE, table.game_id, table.board_version, 50, shown_ahead)
+    called = await play.call(PLACE, BOB, CallKind.SNAP, at(300), table.board_version)
+    assert called.reaction_ms == 300

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
-from datetime import datetime, timedelta
+from collections.abc import Callable, Collection
+from datetime import UTC, datetime, timedelta
 
 from ...game import CallKind, CallVerdict, PenaltyPaid, SnapError
 from ...storage.models import GameStatus
@@ -25,10 +25,27 @@ logger = logging.getLogger(__name__)
 class PlayService(Service):
     """Flip, and call "Snap!" or "Snap Pot!" (races are decided by :mod:`.races`)."""
 
-    def __init__(self, units: UnitOfWorkFactory, store: GameStore) -> None:
-        """Play the games of ``store`` through ``units``."""
+    def __init__(
+        self,
+        units: UnitOfWorkFactory,
+        store: GameStore,
+        boards_clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        """Play the games of ``store`` through ``units``.
+
+        ``boards_clock``: the clock boards are shown by, where it is not the wall clock receipts
+        are stamped by (the sandbox's Skip ahead moves it alone): calls are timed on the latter.
+        """
         super().__init__(units, store)
         self._shown = ShownBoards()
+        self._boards_clock = boards_clock
+
+    def _boards_ahead(self) -> timedelta:
+        """How far the boards' clock runs ahead, to the millisecond (two reads differ by µs)."""
+        if self._boards_clock is None:
+            return timedelta(0)
+        ahead = self._boards_clock() - datetime.now(UTC)
+        return timedelta(milliseconds=round(ahead / timedelta(milliseconds=1)))
 
     async def flip(
         self,
@@ -84,7 +101,7 @@ class PlayService(Service):
             game = loaded.game
             version = game.board_version if seen_version is None else seen_version
             shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
-            reaction_ms = reaction_ms_since(shown_at, receipt)
+            reaction_ms = reaction_ms_since(shown_at, receipt, self._boards_ahead())
             opens_race = not game.is_race_open
             call_seq = loaded.stored_operations + 1  # the call is the step's first operation
             op, operations = await self._apply(
@@ -168,10 +185,14 @@ class PlayService(Service):
             return PlayOutcome(loaded.table(), ())
 
 
-def reaction_ms_since(shown_at: datetime | None, receipt: Receipt) -> int | None:
+def reaction_ms_since(
+    shown_at: datetime | None, receipt: Receipt, ahead: timedelta = timedelta(0)
+) -> int | None:
     """Milliseconds from the board's showing to the call's receipt (None: never shown).
 
     Wall clocks: the board may have been shown by another worker, or before a restart.
+    ``ahead``: how far ``shown_at``'s clock runs ahead of the receipt's. A call that seems to come
+    before its board (a clock moved meanwhile) has no reaction time, rather than 0 ms.
 
     >>> from datetime import UTC, datetime, timedelta
     >>> shown = datetime(2026, 1, 1, tzinfo=UTC)
@@ -179,10 +200,13 @@ def reaction_ms_since(shown_at: datetime | None, receipt: Receipt) -> int | None
     300
     >>> reaction_ms_since(None, Receipt(0, shown)) is None
     True
+    >>> reaction_ms_since(shown, Receipt(0, shown - timedelta(milliseconds=5))) is None
+    True
     """
     if shown_at is None:
         return None
-    return max(0, (receipt.wall - shown_at) // timedelta(milliseconds=1))
+    elapsed = receipt.wall + ahead - shown_at
+    return None if elapsed < timedelta(0) else elapsed // timedelta(milliseconds=1)
 
 
 def end_if_flip_limit(loaded: LoadedGame) -> None:
