@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from telegram import Bot, Update
 from telegram.error import BadRequest, InvalidToken
 
+from .bot.delivery.direct import KeyboardRemovalPost
 from .bot.delivery.live import RecentLines
 from .bot.delivery.lookout import GRACE, LOOK_EVERY_S, Lookout
 from .bot.delivery.pace import FloodLimits, Pacer
@@ -227,6 +228,8 @@ class BotRunner:
                 jobs.spawn(answer_unfinished(application.bot, unfinished))
             if self._resume_games:
                 await self._resume(runtime)
+            for chat_id, message_id in await outbox.boards_a_stop_may_have_left_live():
+                senders.post(KeyboardRemovalPost(chat_id, message_id))
         await coordination.joined()
         self.lookout.start()  # at once: what was committed and never sent goes out
         self.race_sweeper = RaceSweeper(runtime.referee, races)  # races a killed worker left

@@ -229,3 +229,36 @@ async def test_an_erasure_committed_before_a_kill_has_its_press_answered_after(
         toast = await client.wait_for_toast(callback_query_id=query_id, timeout=20)
         await client.wait_until_idle()
     assert toast.is_answered, "the confirming press is answered after the restart"
+
+
+async def test_a_board_whose_buttons_a_kill_left_on_loses_them_after_the_restart(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """A board's buttons come off in the chat's next slot after the board that replaced it,
+    from memory: killed while that removal waited for its slot, the bot takes them off at its
+    next start, so only the game's newest board has buttons (and none is taken off twice)."""
+    client = emulator.client
+    table, database_url, log = await _two_players(emulator, tmp_path)
+    async with bot_process(emulator, database_url, log, flood_control=True) as process:
+        board = await table.open_and_start(["Ann", "Bob"], limit_s=30)
+        await client.wait_until_idle(quiet=4.0, timeout=30)  # past the burst, at the pace
+        assert board.turn is not None
+        await table.press(board.turn, board.message, "Flip")
+        shown = await table.next_board(limit_s=30)  # the start board's removal waits a slot
+        marked = (
+            f"SELECT count(*) FROM outbox_messages WHERE message_id = {shown.message.message_id}"
+        )
+
+        async def marked_sent() -> bool | None:
+            return True if await _count(database_url, marked) else None
+
+        await client.wait_for(marked_sent, timeout=10, what="the new board marked sent")
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+    assert not await client.calls("editMessageReplyMarkup"), "killed before it came off"
+    async with bot_process(emulator, database_url, log, flood_control=True):
+        await table.next_board(limit_s=30)  # "I am back"
+        await client.wait_until_idle(quiet=4.0, timeout=30)  # longer than a slot of the pace
+        boards = [m for m in await table.messages() if "Turn:" in m.text]
+        live = [m.message_id for m in boards if m.reply_markup]
+        assert live == [boards[-1].message_id], "only the newest board has buttons"

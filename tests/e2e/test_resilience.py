@@ -106,7 +106,7 @@ async def test_webhook_mode_plays_and_refuses_a_wrong_secret(
 
 @asynccontextmanager
 async def bot_process(
-    emulator: RunningEmulator, database_url: str, log: Path
+    emulator: RunningEmulator, database_url: str, log: Path, *, flood_control: bool = False
 ) -> AsyncIterator[ForkedProcess]:
     """``telesnap run`` in a process of its own (forked by the bot parent), until the block ends."""
     env = {
@@ -115,7 +115,7 @@ async def bot_process(
         "TELESNAP_API_URL": emulator.url,
         "TELESNAP_DATABASE_URL": database_url,
         "TELESNAP_SHUFFLE_SEED": "7",
-        "TELESNAP_FLOOD_CONTROL": "off",
+        "TELESNAP_FLOOD_CONTROL": "on" if flood_control else "off",
     }
     process = await BotParent.get().start(["run"], log, env, log.parent)
     try:

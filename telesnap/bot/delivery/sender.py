@@ -270,6 +270,8 @@ class Senders:
 
     async def _direct(self, chat: _Chat, post: Post) -> None:
         await self._pacer.wait_for_slot(chat.chat_id)
+        if isinstance(post, KeyboardRemovalPost):  # noted first: a start never takes them twice
+            await self._outbox.bared(chat.chat_id, post.message_id)
         try:
             try:
                 await post.send(self._bot)

@@ -20,6 +20,7 @@ from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
 from ...storage.uow import GroupCommit, UnitOfWork
 from ...support.bounded import BoundedDict
+from ...support.retry import short_cause
 from ..ports import UnitOfWorkFactory
 from .rows import BOARD, UNREADABLE, BoardEntry, Entry, entry_of, read_rows
 
@@ -27,6 +28,9 @@ __all__ = ["LINES_KEPT", "Line", "OutboxService", "Shown", "ShownBoard"]
 
 logger = logging.getLogger(__name__)
 
+STOP_REACH = timedelta(minutes=10)
+"""How long before the last board a removal may still have been waiting at a stop: a slot of
+the pace, or a 429's wait, is seconds to a minute."""
 LINES_KEPT = 4096
 """How many chats' lines, games' newest boards and lobby messages one process keeps."""
 
@@ -88,6 +92,10 @@ class OutboxService:
         """Sends shown whose mark is not committed yet: never shown again, marked next."""
         self._marking: list[Shown] = []
         """The marks of the transaction under way."""
+        self._to_bare: set[tuple[int, int]] = set()
+        """Messages (chat, message) whose buttons came off, to note with the next marks."""
+        self._baring: set[tuple[int, int]] = set()
+        """Those noted in the transaction under way (noted again with the next if it fails)."""
         self._listeners: list[Callable[[int], None]] = []
         self._together = together or GroupCommit(units)
         if watch is not None:
@@ -175,6 +183,16 @@ class OutboxService:
         async with self._units(read_only=True) as uow:
             return await uow.outbox.chats_waiting(self._clock() - older_than)
 
+    async def boards_a_stop_may_have_left_live(self) -> list[tuple[int, int]]:
+        """The chat and message of each board whose buttons a stop may have left on.
+
+        A board's buttons come off in the chat's next slot after the board that replaced it,
+        from memory: a kill, or a drain out of time, can leave the board before a game's newest
+        live. Games whose newest board came within :data:`STOP_REACH` of the last are looked at.
+        """
+        async with self._units(read_only=True) as uow:
+            return await uow.outbox.boards_before_newest(STOP_REACH)
+
     def forget(self, chat_id: int) -> None:
         """Read the chat's line from the database next time (it is the truth)."""
         self._lines.pop(chat_id, None)
@@ -226,12 +244,38 @@ class OutboxService:
                 shown.message_id,
             )
 
+    async def bared(self, chat_id: int, message_id: int) -> None:
+        """Note, in the next group commit, that a message's buttons come off now.
+
+        Noted before they do: taking them off again at a start is refused (and a kill between
+        the two leaves them on, as before the note). A note that fails is logged and kept.
+        """
+        self._to_bare.add((chat_id, message_id))
+        try:
+            await self._together.write(self._write_marks)
+        except Exception as error:
+            logger.warning(
+                "chat %s: could not note message %s's buttons off (%s); noted with the next",
+                chat_id,
+                message_id,
+                short_cause(error),
+            )
+
+    async def write(self) -> None:
+        """Write the notes that failed, if nothing has taken them along since."""
+        if self._to_bare or self._baring:
+            await self._together.write(self._write_marks)
+
     async def _write_marks(self, uow: UnitOfWork) -> None:
         """Write every mark waiting, including an earlier attempt's that did not commit."""
         self._marking += self._to_mark
         self._to_mark = []
         marks = self._marking
         uow.after_commit(marks.clear)
+        self._baring |= self._to_bare
+        self._to_bare = set()
+        uow.after_commit(self._baring.clear)
+        await uow.outbox.mark_bared(self._baring)
         await uow.outbox.mark_sent(
             {entry_id: mark.message_id for mark in marks for entry_id in mark.entry_ids},
             self._clock(),

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .base import Base, RowId, UtcDateTime, utc_now
@@ -50,6 +50,8 @@ class OutboxMessage(Base):
     error: Mapped[str | None] = mapped_column(String(200))
     shown_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     """When the bot got Telegram's reply showing this row's board (None: not a view)."""
+    bared: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Whether the buttons of the board message showing this row came off (a newer replaced it)."""
 
 
 class OutboxSender(Base):

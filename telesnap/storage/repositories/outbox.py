@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import (
@@ -17,6 +17,7 @@ from sqlalchemy import (
     insert,
     literal,
     select,
+    tuple_,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -245,6 +246,35 @@ class OutboxRepository:
         if row is None:
             return None
         return ShownBoard(game_id, row.board_version, row.message_id, row.shown_at)
+
+    async def boards_before_newest(self, shown_since_last: timedelta) -> list[tuple[int, int]]:
+        """The chat and message of the board before the newest, of each game shown lately.
+
+        Lately: its newest board came within ``shown_since_last`` of the last in any game. One
+        whose buttons came off is left out.
+        """
+        last = await self._session.scalar(select(func.max(_C.shown_at)))
+        if last is None:
+            return []
+        recent = select(_C.game_id).where(_C.shown_at >= last - shown_since_last)
+        rows = await self._session.execute(
+            select(_C.game_id, _C.chat_id, _C.message_id, _C.bared)
+            .where(_C.game_id.in_(recent), _C.shown_at.is_not(None))
+            .order_by(_C.game_id, _C.board_version.desc(), _C.message_id.desc())
+        )
+        newest: dict[int, int] = {}
+        before: dict[int, tuple[int, int] | None] = {}
+        for game_id, chat_id, message_id, bared in rows:
+            shown = newest.setdefault(game_id, message_id)
+            if message_id != shown and game_id not in before:
+                before[game_id] = None if bared else (chat_id, message_id)
+        return [message for message in before.values() if message is not None]
+
+    async def mark_bared(self, messages: Collection[tuple[int, int]]) -> None:
+        """Note that these messages (chat, message) lost their buttons."""
+        if messages:
+            pairs = tuple_(_C.chat_id, _C.message_id).in_(list(messages))
+            await self._session.execute(update(OutboxMessage).where(pairs).values(bared=True))
 
     async def newest_board_version(self, game_id: int) -> int | None:
         """The highest board version of the game shown so far (None before any)."""
