@@ -21,7 +21,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import URL, Connection, make_url
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ..config import ConfigError, PoolSettings, load_settings
 from .database import connection_to, create_engine, describe_database
@@ -216,6 +216,22 @@ def _upgrade_on_connection(connection: Connection, revision: str) -> None:
     command.upgrade(config, revision)
     if connection.dialect.name == "postgresql":
         _check_privileges(connection)
+    else:
+        _check_writable(connection)
+
+
+def _check_writable(connection: Connection) -> None:
+    """Refuse a SQLite file the bot cannot write (an upgrade with nothing to do writes nothing).
+
+    Started on one, the bot would store no update and answer nobody.
+    """
+    try:
+        connection.execute(text("UPDATE alembic_version SET version_num = version_num"))
+    except OperationalError as error:
+        raise DatabasePrivilegeError(
+            f"{describe_database(connection.engine.url)} cannot be written"
+            f" ({error.orig}): check the permissions of the file and of its folder"
+        ) from None
 
 
 def _check_privileges(connection: Connection) -> None:

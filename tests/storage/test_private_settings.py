@@ -122,3 +122,14 @@ def test_a_misspelt_token_name_is_named_where_the_token_is_missed(tmp_path: Path
         load_settings({}, env_file=env_file)
     assert "TELESNAP_TOKEN is not set" in str(raised.value)
     assert "TELESNAP_TOKN" in str(raised.value)
+
+
+async def test_a_sqlite_file_that_cannot_be_written_stops_the_start(tmp_path: Path) -> None:
+    """Read-only (here opened so; a file's mode or folder does the same to another user): the
+    start says so, instead of a bot that stores no update and answers nobody."""
+    from telesnap.storage.migrate import DatabasePrivilegeError, upgrade_database
+
+    path = tmp_path / "games.db"
+    await upgrade_database(f"sqlite+aiosqlite:///{path}")
+    with pytest.raises(DatabasePrivilegeError, match=r"cannot be written .*readonly"):
+        await upgrade_database(f"sqlite+aiosqlite:///file:{path}?mode=ro&uri=true")
