@@ -199,3 +199,19 @@ async def test_an_emoji_is_drawn_with_the_systems_emoji_font_and_a_card_suit_as_
         fonts = await _platform_fonts(page, f"#{marked}")
         await body.evaluate("node => node.removeAttribute('id')")
         assert [str(font["familyName"]) for font in fonts] == [expected], fonts
+
+
+async def test_thai_typed_in_the_composer_is_drawn_with_the_served_font(
+    page: Page, sandbox: Sandbox
+) -> None:
+    """Buttons and text boxes take their own font in Chromium unless told to inherit the page's:
+    Thai there was drawn as empty boxes on a machine without a Thai font."""
+    composer = pane(page, ANN).locator(".text")
+    await composer.fill("สวัสดี ไพ่ใบนี้")
+    await page.wait_for_function(
+        "() => [...document.fonts].some((f) => f.family.replaceAll('\"', '') === 'Noto Sans Thai'"
+        " && f.status === 'loaded')"
+    )
+    marked = await composer.evaluate("node => { node.id = 'checked-input'; return node.id; }")
+    fonts = await _platform_fonts(page, f"#{marked}")
+    assert "Noto Sans Thai" in {str(font["familyName"]) for font in fonts}, fonts

@@ -139,6 +139,13 @@ async def test_a_stats_chart_appears_as_a_picture(page: Page, sandbox: Sandbox) 
     await expect(picture).to_be_visible()
     width = await picture.evaluate("img => img.complete ? img.naturalWidth : 0")
     assert width > 100
+    async with page.context.expect_page() as opened:  # drawn small in a pane: a click opens it
+        await picture.click()
+    whole = await opened.value
+    await whole.wait_for_load_state()
+    assert whole.url == await picture.evaluate("img => img.src")
+    assert (await whole.evaluate("document.contentType")).startswith("image/"), "the picture"
+    await whole.close()
 
 
 async def test_skipping_ten_minutes_shows_the_reminder_and_the_auto_flip(

@@ -16,7 +16,10 @@ function renderMessage(message, pane) {
     node.append(el("div", { class: "quote", dir: "auto" }, el("b", { text: fullName(state.users.get(message.reply_to.sender_id)) }), message.reply_to.text));
   }
   if (message.file) {
-    if ((message.kind === "photo" || message.kind === "animation") && message.file.url) node.append(el("img", { src: message.file.url, alt: message.kind }));
+    if ((message.kind === "photo" || message.kind === "animation") && message.file.url) {
+      // A pane draws a picture small: as in Telegram, a click opens it whole.
+      node.append(el("a", { class: "picture", href: message.file.url, target: "_blank", rel: "noopener", title: "Open the whole picture" }, el("img", { src: message.file.url, alt: message.kind })));
+    }
     else if (message.file.url) node.append(el("a", { class: "document", href: message.file.url, download: message.file.file_name || "file", text: `📄 ${message.file.file_name || "file"} (${formatSize(message.file.file_size)})` }));
     else node.append(el("div", { class: "document", text: `📎 ${message.kind} (not kept)` }));
   }
