@@ -20,7 +20,7 @@ from telesnap.bot.render.boards import (
     render_table,
 )
 from telesnap.bot.render.history import render_game_line, render_history
-from telesnap.bot.render.i18n import FSI, LANGUAGES, LOCALE_DIR, PDI, RLM, translator
+from telesnap.bot.render.i18n import FSI, LANGUAGES, LOCALE_DIR, LRI, PDI, RLM, translator
 from telesnap.bot.render.lobby import render_lobby
 from telesnap.bot.render.settings_menu import settings_text, value_label
 from telesnap.bot.render.stats import (
@@ -562,6 +562,16 @@ def test_settings_show_only_allowed_values(language: str) -> None:
     assert f"<b>{off}</b>" not in language_line
     chosen = value_label(SPEC_BY_NAME["language"], "es", tr)
     assert chosen == "Español"
+
+
+def test_what_is_typed_in_a_setting_line_reads_left_to_right_in_arabic() -> None:
+    """Each line's "(match_mode: rank, rank_and_colour, suit)" broke apart where it wrapped."""
+    lines = settings_text(GameSettings(), translator("ar")).splitlines()
+    typed = [line for line in lines if "<code>match_mode</code>" in line]
+    assert len(typed) == 1
+    assert typed[0].endswith(f"{LRI}(<code>match_mode</code>: rank, rank_and_colour, suit){PDI}")
+    english = settings_text(GameSettings(), translator("en"))
+    assert LRI not in english, "a left-to-right line needs no isolate"
 
 
 def test_players_who_walked_away_are_shown_as_such() -> None:

@@ -17,6 +17,7 @@ from ...services.chat_settings import PRIVATE_CHAT_SETTINGS
 from ...services.settings import SPECS, GameSettings, SettingSpec
 from .boards import milliseconds
 from .callbacks import Action, CallbackSigner
+from .i18n import LRI, PDI, is_rtl
 
 BACK = len(SPECS)  # the "setting" index of the back button
 OPEN = 0  # the "choice" of a button that opens a setting's choices
@@ -126,10 +127,10 @@ def settings_text(
     lines = [title]
     for _, spec in listed_settings(private):
         value = value_label(spec, settings.value_of(spec), tr, private=private)
-        lines.append(
-            f"• {setting_label(spec, tr)}: <b>{value}</b> "
-            f"(<code>{spec.name}</code>: {spec.allowed})"
-        )
+        typed = f"(<code>{spec.name}</code>: {spec.allowed})"
+        if is_rtl(tr):  # what is typed reads left to right, whole, in a right-to-left line
+            typed = f"{LRI}{typed}{PDI}"
+        lines.append(f"• {setting_label(spec, tr)}: <b>{value}</b> {typed}")
     lines.append("")
     if private:
         how = tr.gettext(
