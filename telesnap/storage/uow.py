@@ -185,6 +185,14 @@ class GroupCommit:
     def __init__(self, units: Callable[[], AbstractAsyncContextManager[UnitOfWork]]) -> None:
         self._units = units
         self._batched: Batched[Writer, Exception | None] = Batched(self._run)
+        self._riders: dict[Writer, None] = {}
+
+    def ride_along(self, writer: Writer) -> None:
+        """Run ``writer`` in the next shared transaction another write brings (none of its own).
+
+        It rides again after one that failed.
+        """
+        self._riders[writer] = None
 
     async def write(self, writer: Writer) -> None:
         """Run ``writer`` in the next shared transaction; return once it has committed."""
@@ -208,12 +216,15 @@ class GroupCommit:
 
     async def _attempt(self, writers: Sequence[Writer]) -> Exception | None:
         """Run ``writers`` in one transaction; its failure, if it did not commit."""
+        riders = [rider for rider in self._riders if rider not in writers]
         try:
             async with self._units() as uow:
-                for writer in writers:
+                for writer in [*writers, *riders]:
                     await writer(uow)
         except Exception as failure:
             return failure
+        for rider in riders:
+            self._riders.pop(rider, None)
         return None
 
 

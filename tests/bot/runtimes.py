@@ -137,6 +137,12 @@ class NoRows:
     async def boards_shown(self, game_id: int, limit: int) -> list[Any]:
         return []
 
+    async def bared(self, chat_id: int, message_id: int) -> None:
+        """Nothing is noted."""
+
+    async def write(self) -> None:
+        """Nothing waits to be written."""
+
 
 class GivenLanguages:
     """Each chat's language as the test gives it (the app's ChatLanguages reads the database)."""

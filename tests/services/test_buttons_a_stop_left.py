@@ -54,5 +54,5 @@ async def test_the_board_before_each_recent_games_newest_is_named_for_its_button
     outbox = OutboxService(UnitsOfWork(session_factory))
     left = await outbox.boards_a_stop_may_have_left_live()
     assert left == [(busy.chat_id, 11)], "12 keeps its buttons; 11's removal is not noted"
-    await outbox.bared(busy.chat_id, 11)
+    await outbox.bared(busy.chat_id, 11)  # noted before they come off
     assert await outbox.boards_a_stop_may_have_left_live() == [], "taking them off twice is refused"

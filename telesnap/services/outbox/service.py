@@ -10,6 +10,8 @@ handed over and a line is read once and kept, until the copy could be wrong.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +22,6 @@ from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
 from ...storage.uow import GroupCommit, UnitOfWork
 from ...support.bounded import BoundedDict
-from ...support.retry import short_cause
 from ..ports import UnitOfWorkFactory
 from .rows import BOARD, UNREADABLE, BoardEntry, Entry, entry_of, read_rows
 
@@ -28,6 +29,8 @@ __all__ = ["LINES_KEPT", "Line", "OutboxService", "Shown", "ShownBoard"]
 
 logger = logging.getLogger(__name__)
 
+NOTE_WITHIN_S = 0.05
+"""How long a note of buttons coming off waits for a group commit to take it along."""
 STOP_REACH = timedelta(minutes=10)
 """How long before the last board a removal may still have been waiting at a stop: a slot of
 the pace, or a 429's wait, is seconds to a minute."""
@@ -95,6 +98,8 @@ class OutboxService:
         self._to_bare: set[tuple[int, int]] = set()
         """Messages (chat, message) whose buttons came off, to note with the next marks."""
         self._baring: set[tuple[int, int]] = set()
+        self._noted = asyncio.Event()
+        """Set by each commit that notes buttons coming off (then a new one waits)."""
         """Those noted in the transaction under way (noted again with the next if it fails)."""
         self._listeners: list[Callable[[int], None]] = []
         self._together = together or GroupCommit(units)
@@ -245,26 +250,35 @@ class OutboxService:
             )
 
     async def bared(self, chat_id: int, message_id: int) -> None:
-        """Note, in the next group commit, that a message's buttons come off now.
+        """Note that a message's buttons come off, before they do.
 
-        Noted before they do: taking them off again at a start is refused (and a kill between
-        the two leaves them on, as before the note). A note that fails is logged and kept.
+        A start then does not take them off again (Telegram refuses that), and a kill between
+        leaves them on only rarely. The note rides with the next group commit, or has one of its
+        own after :data:`NOTE_WITHIN_S` when none comes: a busy bot pays no commit for it.
         """
-        self._to_bare.add((chat_id, message_id))
-        try:
-            await self._together.write(self._write_marks)
-        except Exception as error:
-            logger.warning(
-                "chat %s: could not note message %s's buttons off (%s); noted with the next",
-                chat_id,
-                message_id,
-                short_cause(error),
-            )
+        key = (chat_id, message_id)
+        self._to_bare.add(key)
+        self._together.ride_along(self._write_bared)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._noted.wait(), NOTE_WITHIN_S)
+        if key in self._to_bare or key in self._baring:  # no commit came, or it failed
+            await self.write()
 
     async def write(self) -> None:
-        """Write the notes that failed, if nothing has taken them along since."""
+        """Write the notes no commit has taken along yet."""
         if self._to_bare or self._baring:
-            await self._together.write(self._write_marks)
+            await self._together.write(self._write_bared)
+
+    async def _write_bared(self, uow: UnitOfWork) -> None:
+        self._baring |= self._to_bare
+        self._to_bare = set()
+        uow.after_commit(self._bared_noted)
+        await uow.outbox.mark_bared(self._baring)
+
+    def _bared_noted(self) -> None:
+        self._baring.clear()
+        self._noted.set()
+        self._noted = asyncio.Event()
 
     async def _write_marks(self, uow: UnitOfWork) -> None:
         """Write every mark waiting, including an earlier attempt's that did not commit."""
@@ -272,10 +286,6 @@ class OutboxService:
         self._to_mark = []
         marks = self._marking
         uow.after_commit(marks.clear)
-        self._baring |= self._to_bare
-        self._to_bare = set()
-        uow.after_commit(self._baring.clear)
-        await uow.outbox.mark_bared(self._baring)
         await uow.outbox.mark_sent(
             {entry_id: mark.message_id for mark in marks for entry_id in mark.entry_ids},
             self._clock(),

@@ -274,7 +274,8 @@ class OutboxRepository:
         """Note that these messages (chat, message) lost their buttons."""
         if messages:
             pairs = tuple_(_C.chat_id, _C.message_id).in_(list(messages))
-            await self._session.execute(update(OutboxMessage).where(pairs).values(bared=True))
+            # Sent rows, which no line in memory holds: not a rewrite of the pending ones.
+            await self._session.execute(_OWN.where(pairs).values(bared=True))
 
     async def newest_board_version(self, game_id: int) -> int | None:
         """The highest board version of the game shown so far (None before any)."""
