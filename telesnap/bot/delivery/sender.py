@@ -25,7 +25,6 @@ from ...services.chat_settings import ChatLanguages
 from ...services.outbox.rows import Entry, NoticeEntry, next_head
 from ...services.outbox.service import OutboxService
 from ...support.bounded import BoundedDict
-from ...support.retry import short_cause
 from ..render.i18n import translator
 from .direct import KeyboardRemovalPost, Post
 from .failures import SendFailures, is_gone, is_refused_for_good, is_unchanged
@@ -271,8 +270,8 @@ class Senders:
 
     async def _direct(self, chat: _Chat, post: Post) -> None:
         await self._pacer.wait_for_slot(chat.chat_id)
-        if isinstance(post, KeyboardRemovalPost):
-            await self._note_bared(chat.chat_id, post.message_id)
+        if isinstance(post, KeyboardRemovalPost):  # noted first: a start does not take them again
+            await self._outbox.bared(chat.chat_id, post.message_id)
         try:
             try:
                 await post.send(self._bot)
@@ -293,18 +292,6 @@ class Senders:
                 chat.queue.appendleft(post)
             return
         chat.failures.succeeded(id(post))
-
-    async def _note_bared(self, chat_id: int, message_id: int) -> None:
-        """Note the buttons off before they come off (a start does not take them again)."""
-        try:
-            await self._outbox.bared(chat_id, message_id)
-        except Exception as error:  # they come off all the same: a tidy chat first
-            logger.warning(
-                "chat %s: could not note message %s's buttons off (%s)",
-                chat_id,
-                message_id,
-                short_cause(error),
-            )
 
     async def _retry(self, chat: _Chat, error: Exception, what: str) -> bool:
         """Wait before trying ``what`` again; False: the chat is gone (nothing to try)."""

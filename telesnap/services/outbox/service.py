@@ -22,6 +22,7 @@ from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
 from ...storage.uow import GroupCommit, UnitOfWork
 from ...support.bounded import BoundedDict
+from ...support.retry import short_cause
 from ..ports import UnitOfWorkFactory
 from .rows import BOARD, UNREADABLE, BoardEntry, Entry, entry_of, read_rows
 
@@ -250,7 +251,7 @@ class OutboxService:
             )
 
     async def bared(self, chat_id: int, message_id: int) -> None:
-        """Note that a message's buttons come off, before they do.
+        """Note that a message's buttons come off, before they do (a failure is logged).
 
         A start then does not take them off again (Telegram refuses that), and a kill between
         leaves them on only rarely. The note rides with the next group commit, or has one of its
@@ -262,7 +263,15 @@ class OutboxService:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._noted.wait(), NOTE_WITHIN_S)
         if key in self._to_bare or key in self._baring:  # no commit came, or it failed
-            await self.write()
+            try:
+                await self.write()
+            except Exception as error:  # they come off all the same: a tidy chat first
+                logger.warning(
+                    "chat %s: could not note message %s's buttons off (%s)",
+                    chat_id,
+                    message_id,
+                    short_cause(error),
+                )
 
     async def write(self) -> None:
         """Write the notes no commit has taken along yet."""
