@@ -20,14 +20,19 @@ ANN, BOB = 1, 2
 
 
 async def record_game(
-    sessions: async_sessionmaker[AsyncSession], thread_id: int, *, contested: bool
+    sessions: async_sessionmaker[AsyncSession],
+    thread_id: int,
+    *,
+    contested: bool,
+    players: tuple[tuple[int, str], tuple[int, str]] = ((ANN, "Ann"), (BOB, "Bob")),
 ) -> None:
-    """An ended game of Ann (the winner) and Bob; uncontested: it counts but is not rated."""
+    """An ended game of two players, the first the winner; uncontested: it counts but is not
+    rated."""
     async with UnitOfWork(sessions) as uow:
-        for user_id, name in ((ANN, "Ann"), (BOB, "Bob")):
+        for user_id, name in players:
             await uow.users.upsert(user_id, name)
         await uow.chats.upsert(CHAT, "group")
-        row = await uow.games.add(CHAT, thread_id, creator_id=ANN)
+        row = await uow.games.add(CHAT, thread_id, creator_id=players[0][0])
         row.status = "finished"
         row.ended_at = utc_now()
         summary = GameSummary(
@@ -39,7 +44,7 @@ async def record_game(
             operations=40,
             contested=contested,
         )
-        await record_summary(uow, row, summary, [ANN, BOB])
+        await record_summary(uow, row, summary, [user_id for user_id, _ in players])
 
 
 @pytest.mark.parametrize("ranking", [Ranking.RATING, Ranking.WINS, Ranking.SNAPS])
@@ -74,25 +79,10 @@ async def test_a_board_says_how_many_more_players_are_ranked_below_its_rows(
     session_factory: async_sessionmaker[AsyncSession], ranking: Ranking
 ) -> None:
     players = BOARD_SIZE + 3
-    async with UnitOfWork(session_factory) as uow:
-        await uow.chats.upsert(CHAT, "group")
-        for user_id in range(1, players + 1):
-            await uow.users.upsert(user_id, f"Player {user_id}")
     for first in range(1, players + 1, 2):  # everyone plays one game, the last one twice
         second = first + 1 if first < players else 1
-        async with UnitOfWork(session_factory) as uow:
-            row = await uow.games.add(CHAT, first, creator_id=first)
-            row.status = "finished"
-            row.ended_at = utc_now()
-            summary = GameSummary(
-                reason=EndReason.LIMIT,
-                winners=(0,),
-                flips=30,
-                seats=(SeatFigures(0, snaps_won=1), SeatFigures(1)),
-                places=(1, 2),
-                operations=40,
-            )
-            await record_summary(uow, row, summary, [first, second])
+        pair = ((first, f"Player {first}"), (second, f"Player {second}"))
+        await record_game(session_factory, first, contested=True, players=pair)
     service = StatsService(UnitsOfWork(session_factory))
     board = await service.leaderboard(CHAT, ranking)
     assert len(board.entries) == BOARD_SIZE

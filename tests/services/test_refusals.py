@@ -205,15 +205,23 @@ async def test_the_game_cache_keeps_the_most_recently_used_games_and_reloads_the
         GameStore(capacity=0)
 
 
-async def test_flip_on_the_newest_board_in_the_chat_acts_and_on_a_replaced_one_is_refused(
-    session_factory: async_sessionmaker[AsyncSession],
-) -> None:
-    play = await started(session_factory, GameStore())
+async def first_board_flipped(
+    sessions: async_sessionmaker[AsyncSession],
+) -> tuple[PlayService, TableView, TableView, PlayerView]:
+    """A game whose first board was shown and flipped from: the two tables, and who flipped."""
+    play = await started(sessions, GameStore())
     first = (await play.table(PLACE)).table
-    await board_sent(session_factory, PLACE, first.game_id, first.board_version, 50, at(0))
+    await board_sent(sessions, PLACE, first.game_id, first.board_version, 50, at(0))
     turn = first.turn_player
     assert turn is not None
     second = (await play.flip(PLACE, actor_of(turn), at(1_000), first.board_version)).table
+    return play, first, second, turn
+
+
+async def test_flip_on_the_newest_board_in_the_chat_acts_and_on_a_replaced_one_is_refused(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    play, first, second, _ = await first_board_flipped(session_factory)
     following = second.turn_player
     assert following is not None
     # The second board waits for the flood limit: the first is the newest in the chat.
@@ -250,12 +258,7 @@ async def test_a_second_tap_on_flip_is_a_repeat_until_the_next_board_replaces_it
 ) -> None:
     """R28: pressed again after its flip, Flip counts once: the presser is told so, not that it
     is not their turn; once the next board is shown, the pressed one is old, for everyone."""
-    play = await started(session_factory, GameStore())
-    first = (await play.table(PLACE)).table
-    await board_sent(session_factory, PLACE, first.game_id, first.board_version, 50, at(0))
-    turn = first.turn_player
-    assert turn is not None
-    second = (await play.flip(PLACE, actor_of(turn), at(1_000), first.board_version)).table
+    play, first, second, turn = await first_board_flipped(session_factory)
     for shown_at_ms in (None, 1_100):  # the next board waits for its slot, then is shown
         if shown_at_ms is not None:
             await board_sent(
