@@ -220,6 +220,8 @@ class BotRunner:
         if cold:  # before anything is sent: the resume and the rows a kill left
             for chat_id in await _removals_left(inbox, application.bot):
                 senders.close_chat(chat_id)  # its games end when the removal is handled
+            for chat_id, message_id in await outbox.boards_a_stop_may_have_left_live():
+                senders.post(KeyboardRemovalPost(chat_id, message_id))  # before any board is new
         await dispatcher.start()  # first the calls a stop left in the inbox: they join races
         if cold:
             logger.info("cold start: no other worker is alive on this database")
@@ -228,8 +230,6 @@ class BotRunner:
                 jobs.spawn(answer_unfinished(application.bot, unfinished))
             if self._resume_games:
                 await self._resume(runtime)
-            for chat_id, message_id in await outbox.boards_a_stop_may_have_left_live():
-                senders.post(KeyboardRemovalPost(chat_id, message_id))
         await coordination.joined()
         self.lookout.start()  # at once: what was committed and never sent goes out
         self.race_sweeper = RaceSweeper(runtime.referee, races)  # races a killed worker left

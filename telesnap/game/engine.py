@@ -135,22 +135,18 @@ class Game(Board):
         """Raise unless ``seat`` may flip now, pressing a button of board ``seen_version``.
 
         An older board's button (not a typed command's None) raises
-        :class:`RepeatedPressError` if it was shown before the presser's last turn ended,
-        whoever's turn it is now: a double tap is told it counted once (R28).
+        :class:`RepeatedPressError` if it was shown before the presser's last turn ended.
         """
         self._verify_playing(seat)
-        if self._flipped_since(seat, seen_version):
-            raise RepeatedPressError("You have flipped since that board was shown.")
         if self.is_race_open:
             raise RaceInProgressError("Wait: a Snap race is being decided.")
         if seat != self.turn:
             raise NotYourTurnError("It is not your turn to flip.")
-
-    def _flipped_since(self, seat: int, seen_version: int | None) -> bool:
-        """Whether ``seat``'s last turn ended after board ``seen_version`` was shown."""
-        return seen_version is not None and (
-            self.board_version != seen_version < self.turn_ended_at[seat]
-        )
+        if (
+            seen_version is not None
+            and self.board_version != seen_version < self.turn_ended_at[seat]
+        ):
+            raise RepeatedPressError("You have flipped since that board was shown.")
 
     def flip(self, seat: int, seen_version: int | None = None) -> CardFlipped:
         """Flip the top face-down card (turning the face-up pile over first if needed)."""

@@ -228,6 +228,8 @@ def _check_writable(connection: Connection) -> None:
     try:
         connection.execute(text("UPDATE alembic_version SET version_num = version_num"))
     except OperationalError as error:
+        if "readonly" not in str(error.orig).lower():  # locked, say: not the file's permissions
+            raise
         raise DatabasePrivilegeError(
             f"{describe_database(connection.engine.url)} cannot be written"
             f" ({error.orig}): check the permissions of the file and of its folder"

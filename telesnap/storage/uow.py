@@ -179,7 +179,8 @@ class GroupCommit:
     Each waits (one event-loop turn when none runs); one asked for twice in a batch runs once (it
     writes all its owner holds then). If the shared transaction fails, each writer runs again
     alone, so one failure fails only its own callers; a writer must therefore write again what a
-    rolled-back transaction took.
+    rolled-back transaction took. A rider (:meth:`ride_along`) runs in the next shared one, and
+    alone too when that fails.
     """
 
     def __init__(self, units: Callable[[], AbstractAsyncContextManager[UnitOfWork]]) -> None:
@@ -207,24 +208,32 @@ class GroupCommit:
 
     async def _run(self, writers: Sequence[Writer]) -> list[Exception | None]:
         distinct = list(dict.fromkeys(writers))
-        failure = await self._attempt(distinct)
-        if failure is None or len(distinct) == 1:
-            outcomes = dict.fromkeys(distinct, failure)
-        else:  # each once more alone: the failure is one writer's, or a passing one
+        riders = [rider for rider in self._riders if rider not in distinct]
+        failure = await self._attempt([*distinct, *riders])
+        if failure is None:
+            outcomes: dict[Writer, Exception | None] = dict.fromkeys(distinct, None)
+            for rider in riders:
+                self._riders.pop(rider, None)
+        elif len(distinct) == 1 and not riders:
+            outcomes = {distinct[0]: failure}
+        else:  # each once more alone: the failure is one writer's (or rider's), or a passing one
             outcomes = {writer: await self._attempt([writer]) for writer in distinct}
+            for rider in riders:
+                if await self._attempt([rider]) is None:
+                    self._riders.pop(rider, None)
+        for writer, outcome in outcomes.items():
+            if outcome is None:
+                self._riders.pop(writer, None)  # it wrote all it holds
         return [outcomes[writer] for writer in writers]
 
     async def _attempt(self, writers: Sequence[Writer]) -> Exception | None:
         """Run ``writers`` in one transaction; its failure, if it did not commit."""
-        riders = [rider for rider in self._riders if rider not in writers]
         try:
             async with self._units() as uow:
-                for writer in [*writers, *riders]:
+                for writer in writers:
                     await writer(uow)
         except Exception as failure:
             return failure
-        for rider in riders:
-            self._riders.pop(rider, None)
         return None
 
 

@@ -51,6 +51,8 @@ async def test_the_board_before_each_recent_games_newest_is_named_for_its_button
             await shown_in(
                 uow, live, games[live], version, 30, LAST - timedelta(seconds=3 - version)
             )
+    async with UnitOfWork(session_factory) as uow:
+        await uow.outbox.mark_bared([(busy.chat_id, 10)])  # noted when 11 replaced it
     outbox = OutboxService(UnitsOfWork(session_factory))
     left = await outbox.boards_a_stop_may_have_left_live()
     assert left == [(busy.chat_id, 11)], "12 keeps its buttons; 11's removal is not noted"

@@ -18,7 +18,7 @@ from telesnap.services.play.store import GameStore
 from telesnap.services.types import Topic
 from telesnap.storage.models import Game as GameRow
 from telesnap.storage.models import OutboxMessage
-from telesnap.storage.uow import GroupCommit, UnitOfWork
+from telesnap.storage.uow import GroupCommit, UnitOfWork, UnitsOfWork
 
 from .test_outbox_rows import boards, durable_game, shown
 from .test_play_flow import ANN, PLACE, receipt
@@ -77,3 +77,36 @@ async def test_a_board_whose_game_was_erased_on_its_way_does_not_stop_the_marks_
             select(OutboxMessage.state).where(OutboxMessage.id.in_(rows))
         )
         assert set(states) == {"sent"}, "the other chat's lobby is marked sent"
+
+
+async def test_a_rider_rides_with_the_next_write_and_one_that_fails_fails_no_writer(
+    session_factory: Sessions,
+) -> None:
+    """A note that rides along (buttons coming off) costs no commit of its own, and when it
+    cannot be written the writes it rode with still commit; it rides again with the next."""
+    units = UnitsOfWork(session_factory)
+    together = GroupCommit(units)
+    ran: list[str] = []
+
+    async def note(uow: UnitOfWork) -> None:
+        ran.append("note")
+        await poisoned(uow)
+
+    async def store(uow: UnitOfWork) -> None:
+        ran.append("store")
+
+    together.ride_along(note)
+    await together.write(store)  # the shared attempt fails on the note; each alone, once more
+    assert ran == ["store", "note", "store", "note"]
+    await together.write(store)
+    assert ran[4:] == ["store", "note", "store", "note"], "the note rides again with the next"
+    batches = together.batches
+
+    async def fixed_note(uow: UnitOfWork) -> None:
+        ran.append("fixed note")
+
+    together.ride_along(fixed_note)
+    await together.write(store)
+    await together.write(store)
+    assert ran.count("fixed note") == 1, "a rider that committed (alone here) rides no more"
+    assert together.batches == batches + 2, "riders ask for no transaction of their own"

@@ -253,24 +253,6 @@ def test_each_engine_error_is_answered_with_its_own_reason(error: type[SnapError
         assert refused.reason.value == error.reason
 
 
-async def test_a_second_tap_on_flip_is_a_repeat_until_the_next_board_replaces_it(
-    session_factory: async_sessionmaker[AsyncSession],
-) -> None:
-    """R28: pressed again after its flip, Flip counts once: the presser is told so, not that it
-    is not their turn; once the next board is shown, the pressed one is old, for everyone."""
-    play, first, second, turn = await first_board_flipped(session_factory)
-    for shown_at_ms in (None, 1_100):  # the next board waits for its slot, then is shown
-        if shown_at_ms is not None:
-            await board_sent(
-                session_factory, PLACE, second.game_id, second.board_version, 51, at(shown_at_ms)
-            )
-        with pytest.raises(Refused) as repeat:
-            await play.flip(PLACE, actor_of(turn), at(1_200), first.board_version)
-        shown = shown_at_ms is not None
-        assert repeat.value.reason is (Reason.OLD_BOARD if shown else Reason.REPEATED_PRESS)
-    assert (await play.table(PLACE)).table == second
-
-
 async def test_a_call_is_timed_on_the_receipts_clock_when_the_boards_clock_runs_ahead(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:

@@ -25,6 +25,7 @@ from ...services.chat_settings import ChatLanguages
 from ...services.outbox.rows import Entry, NoticeEntry, next_head
 from ...services.outbox.service import OutboxService
 from ...support.bounded import BoundedDict
+from ...support.retry import short_cause
 from ..render.i18n import translator
 from .direct import KeyboardRemovalPost, Post
 from .failures import SendFailures, is_gone, is_refused_for_good, is_unchanged
@@ -394,7 +395,10 @@ class Senders:
                 except Exception:
                     logger.exception("chat %s: could not give its lease up", chat.chat_id)
         self._chats.clear()
-        await self._outbox.write()  # the buttons taken off: a start does not take them again
+        try:  # the buttons taken off: a start does not take them again
+            await self._outbox.write()
+        except Exception as error:
+            logger.warning("could not note the buttons taken off (%s)", short_cause(error))
 
 
 def _name(post: Post) -> str:

@@ -30,7 +30,7 @@ __all__ = ["LINES_KEPT", "Line", "OutboxService", "Shown", "ShownBoard"]
 
 logger = logging.getLogger(__name__)
 
-NOTE_WITHIN_S = 0.05
+NOTE_WITHIN_S = 0.01
 """How long a note of buttons coming off waits for a group commit to take it along."""
 STOP_REACH = timedelta(minutes=10)
 """How long before the last board a removal may still have been waiting at a stop: a slot of
@@ -97,11 +97,11 @@ class OutboxService:
         self._marking: list[Shown] = []
         """The marks of the transaction under way."""
         self._to_bare: set[tuple[int, int]] = set()
-        """Messages (chat, message) whose buttons came off, to note with the next marks."""
+        """Messages (chat, message) whose buttons come off, to note with the next commit."""
         self._baring: set[tuple[int, int]] = set()
+        """Those noted in the transaction under way (noted again with the next if it fails)."""
         self._noted = asyncio.Event()
         """Set by each commit that notes buttons coming off (then a new one waits)."""
-        """Those noted in the transaction under way (noted again with the next if it fails)."""
         self._listeners: list[Callable[[int], None]] = []
         self._together = together or GroupCommit(units)
         if watch is not None:
@@ -260,8 +260,12 @@ class OutboxService:
         key = (chat_id, message_id)
         self._to_bare.add(key)
         self._together.ride_along(self._write_bared)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._noted.wait(), NOTE_WITHIN_S)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._noted.wait(), NOTE_WITHIN_S)
+        except asyncio.CancelledError:  # a stop: they do not come off, so no note either
+            self._to_bare.discard(key)
+            raise
         if key in self._to_bare or key in self._baring:  # no commit came, or it failed
             try:
                 await self.write()

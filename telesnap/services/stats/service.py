@@ -127,7 +127,7 @@ class StatsService:
                 ranked = await uow.stats.count_listed(
                     scope, ranking, minimum=minimum, seen_in=seen_in
                 )
-                more = ranked - len(rows)
+                more = max(0, ranked - len(rows))  # an erasure may come between the reads
         figures = [Figures.of(stats) for stats, _ in rows]
         places = _shared_places(ranking, figures)
         entries = tuple(

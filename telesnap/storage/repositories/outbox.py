@@ -248,10 +248,9 @@ class OutboxRepository:
         return ShownBoard(game_id, row.board_version, row.message_id, row.shown_at)
 
     async def boards_before_newest(self, shown_since_last: timedelta) -> list[tuple[int, int]]:
-        """The chat and message of the board before the newest, of each game shown lately.
+        """Each board message older than its game's newest, not noted bare, of recent games.
 
-        Lately: its newest board came within ``shown_since_last`` of the last in any game. One
-        whose buttons came off is left out.
+        Recent: its newest board came within ``shown_since_last`` of the last in any game.
         """
         last = await self._session.scalar(select(func.max(_C.shown_at)))
         if last is None:
@@ -263,19 +262,19 @@ class OutboxRepository:
             .order_by(_C.game_id, _C.board_version.desc(), _C.message_id.desc())
         )
         newest: dict[int, int] = {}
-        before: dict[int, tuple[int, int] | None] = {}
+        live: dict[tuple[int, int], None] = {}
         for game_id, chat_id, message_id, bared in rows:
-            shown = newest.setdefault(game_id, message_id)
-            if message_id != shown and game_id not in before:
-                before[game_id] = None if bared else (chat_id, message_id)
-        return [message for message in before.values() if message is not None]
+            if newest.setdefault(game_id, message_id) != message_id and not bared:
+                live[(chat_id, message_id)] = None
+        return list(live)
 
     async def mark_bared(self, messages: Collection[tuple[int, int]]) -> None:
         """Note that these messages (chat, message) lost their buttons."""
         if messages:
             pairs = tuple_(_C.chat_id, _C.message_id).in_(list(messages))
+            sent = _C.state == OutboxState.SENT.value  # the index's first column: no table scan
             # Sent rows, which no line in memory holds: not a rewrite of the pending ones.
-            await self._session.execute(_OWN.where(pairs).values(bared=True))
+            await self._session.execute(_OWN.where(sent, pairs).values(bared=True))
 
     async def newest_board_version(self, game_id: int) -> int | None:
         """The highest board version of the game shown so far (None before any)."""
