@@ -90,3 +90,12 @@ def test_stats_in_a_private_chat_before_any_game_say_where_snap_is_played() -> N
     text = render_player_stats(view, translator("en"), private=True)
     assert "No finished games yet: Snap is played in groups." in text
     assert "this chat" not in text.lower()
+
+
+def test_a_stayer_whose_games_were_all_walkovers_is_told_why_none_counts() -> None:
+    """A game the others walked out of is not one of the stayer's games: not "no finished
+    games", which they have, but why none counts."""
+    walkovers = dataclasses.replace(HERE, games=0, wins=0, rated_games=0, cards_won=12)
+    text = stats_text(walkovers, None)
+    assert "No finished games" not in text
+    assert "No game counts here yet: one the others walked out of does not count." in text

@@ -211,6 +211,10 @@ def render_player_stats(
             lines += _figures_lines(tr.gettext("This chat"), here, tr)
         elif private and not (everywhere is not None and everywhere.games):
             lines.append(tr.gettext("No finished games yet: Snap is played in groups."))
+        elif not private and here is not None:  # figures of games others walked out of only
+            lines.append(
+                tr.gettext("No game counts here yet: one the others walked out of does not count.")
+            )
         elif not private:
             lines.append(tr.gettext("No finished games in this chat yet."))
         if everywhere is not None and everywhere.games:
