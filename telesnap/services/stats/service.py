@@ -117,17 +117,10 @@ class StatsService:
                 rows = await uow.stats.top_players(
                     scope, ranking, minimum=minimum, limit=self.board_size, seen_in=seen_in
                 )
-                unlisted = 0
-            else:
-                unlisted = await uow.stats.count_unlisted(
-                    scope, ranking, minimum=minimum, seen_in=seen_in
-                )
-            more = 0
-            if len(rows) == self.board_size:  # a full board: some may be ranked below it
-                ranked = await uow.stats.count_listed(
-                    scope, ranking, minimum=minimum, seen_in=seen_in
-                )
-                more = max(0, ranked - len(rows))  # an erasure may come between the reads
+            listed, unlisted = await uow.stats.count_players(
+                scope, ranking, minimum=minimum, seen_in=seen_in
+            )
+            more = max(0, listed - len(rows))  # an erasure may come between the reads
         figures = [Figures.of(stats) for stats, _ in rows]
         places = _shared_places(ranking, figures)
         entries = tuple(

@@ -266,34 +266,24 @@ class StatsRepository:
         rows = await self._session.execute(statement)
         return [(stats, user) for stats, user in rows]
 
-    async def count_listed(
+    async def count_players(
         self,
         scope_id: int,
         ranking: Ranking,
         *,
         minimum: int,
         seen_in: Sequence[int] | None = None,
-    ) -> int:
-        """How many players :meth:`top_players` would rank, with no limit."""
-        statement = select(func.count()).where(
-            PlayerStats.scope_id == scope_id, *_seen_in(seen_in), listed_by(ranking) >= minimum
-        )
-        return int(await self._session.scalar(statement) or 0)
+    ) -> tuple[int, int]:
+        """How many players :meth:`top_players` would rank, and how many are short of it.
 
-    async def count_unlisted(
-        self,
-        scope_id: int,
-        ranking: Ranking,
-        *,
-        minimum: int,
-        seen_in: Sequence[int] | None = None,
-    ) -> int:
-        """How many players of the scope have some of what ``ranking`` lists by, but too few."""
+        Ranked: with no limit. Short: some of what ``ranking`` lists by, but too few. One read.
+        """
         figure = listed_by(ranking)
-        statement = select(func.count()).where(
-            PlayerStats.scope_id == scope_id, *_seen_in(seen_in), figure > 0, figure < minimum
-        )
-        return int(await self._session.scalar(statement) or 0)
+        statement = select(
+            func.count(case((figure >= minimum, 1))), func.count(case((figure > 0, 1)))
+        ).where(PlayerStats.scope_id == scope_id, *_seen_in(seen_in))
+        listed, some = (await self._session.execute(statement)).one()
+        return int(listed), int(some) - int(listed)
 
     async def ended_games(
         self, chat_id: int, *, offset: int, limit: int
