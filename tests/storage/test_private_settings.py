@@ -48,10 +48,16 @@ async def test_a_failed_statement_does_not_show_its_parameters(tmp_path: Path) -
     assert "hidden due to hide_parameters" in str(raised.value)
 
 
-def test_a_env_file_others_can_read_is_warned_about(tmp_path: Path) -> None:
+def env_file_of(tmp_path: Path, text: str, mode: int = 0o600) -> Path:
+    """A ``.env`` file holding ``text``, with ``mode``."""
     env_file = tmp_path / ".env"
-    env_file.write_text("TELESNAP_TOKEN=123:abc\n")
-    env_file.chmod(0o644)
+    env_file.write_text(text)
+    env_file.chmod(mode)
+    return env_file
+
+
+def test_a_env_file_others_can_read_is_warned_about(tmp_path: Path) -> None:
+    env_file = env_file_of(tmp_path, "TELESNAP_TOKEN=123:abc\n", 0o644)
     (warning,) = load_settings({}, env_file=env_file).warnings
     assert "can be read by other users" in warning
     assert "chmod 600" in warning
@@ -104,9 +110,9 @@ def test_run_logs_the_warnings(
 
 def test_a_misspelt_name_in_the_env_file_is_named_with_the_one_meant(tmp_path: Path) -> None:
     """A setting lost to a typo is said at start, not left to look like the default."""
-    env_file = tmp_path / ".env"
-    env_file.write_text("TELESNAP_TOKEN=123:abc\nTELESNAP_DATABSE_URL=sqlite:///x.db\n")
-    env_file.chmod(0o600)
+    env_file = env_file_of(
+        tmp_path, "TELESNAP_TOKEN=123:abc\nTELESNAP_DATABSE_URL=sqlite:///x.db\n"
+    )
     (warning,) = load_settings({}, env_file=env_file).warnings
     assert "TELESNAP_DATABSE_URL" in warning
     assert "did you mean TELESNAP_DATABASE_URL?" in warning
@@ -115,9 +121,7 @@ def test_a_misspelt_name_in_the_env_file_is_named_with_the_one_meant(tmp_path: P
 def test_a_misspelt_token_name_is_named_where_the_token_is_missed(tmp_path: Path) -> None:
     from telesnap.config import ConfigError
 
-    env_file = tmp_path / ".env"
-    env_file.write_text("TELESNAP_TOKN=123:abc\n")
-    env_file.chmod(0o600)
+    env_file = env_file_of(tmp_path, "TELESNAP_TOKN=123:abc\n")
     with pytest.raises(ConfigError) as raised:
         load_settings({}, env_file=env_file)
     assert "TELESNAP_TOKEN is not set" in str(raised.value)
