@@ -74,7 +74,6 @@ class Lookout:
 
     async def _round(self) -> float:
         await self.look_once()
-        await self._outbox.write()  # what a chat gone quiet left unnoted
         self._since_cleanup += self._every_s
         if self._since_cleanup >= CLEAN_EVERY_S:
             self._since_cleanup = 0.0

@@ -278,7 +278,7 @@ class OutboxService:
                 )
 
     async def write(self) -> None:
-        """Write the notes no commit has taken along yet."""
+        """Write the notes no commit has taken along yet (one that failed rides the next)."""
         if self._to_bare or self._baring:
             await self._together.write(self._write_bared)
 
