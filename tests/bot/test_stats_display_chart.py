@@ -13,7 +13,7 @@ ALL_CHATS = (1000.0, 1040.0, 1010.0, 1060.0, 1030.0)
 
 def test_a_rating_line_of_one_game_is_drawn_as_a_dot() -> None:
     """Ann's first rated game here was her fifth in all chats: one point of this chat's line."""
-    figure = stats_figure([(300, 2)], ALL_CHATS, (980.0,), translator("en"), chat_ratings_from=5)
+    figure = stats_figure([(300, 2)], ALL_CHATS, (980.0,), translator("en"), chat_rating_games=(5,))
     figure.canvas.draw()
     rating_axes = figure.axes[1]
     _, chat_line = rating_axes.get_lines()

@@ -89,7 +89,7 @@ async def test_a_group_keeping_its_figures_labels_the_rating_line_this_chat(
         view.chat_ratings,
         EN,
         ratings_from=view.ratings_from,
-        chat_ratings_from=view.chat_ratings_from,
+        chat_rating_games=view.chat_rating_games,
     )
     legend = figure.axes[1].get_legend()
     assert [text.get_text() for text in legend.get_texts()] == ["this chat"]

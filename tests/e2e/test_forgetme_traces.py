@@ -103,7 +103,7 @@ async def test_ratings_shown_before_an_erasure_are_not_plotted_after_it(
     assert view.chat is not None
     assert view.chat.rated_games == 2
     assert len(view.chat_ratings) == 2, "the chart plots the games since the erasure"
-    assert view.chat_ratings_from == 1, "its axis starts at her first rated game"
+    assert view.chat_rating_games[0] == 1, "its axis starts at her first rated game"
     shown = [
         player["shown_rating_after"]
         for game in export["games"]

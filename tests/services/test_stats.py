@@ -40,7 +40,7 @@ from telesnap.services.types import Place
 from telesnap.storage.database import create_engine
 from telesnap.storage.database import session_factory as make_session_factory
 from telesnap.storage.migrate import alembic_config, upgrade_database
-from telesnap.storage.models import Game, GameOperation, GamePlayer, GameResult
+from telesnap.storage.models import Game, GameOperation, GamePlayer, GamePlayerResult, GameResult
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
 from ..admin import known_admin
@@ -432,3 +432,34 @@ async def test_the_rating_chart_of_a_long_career_shows_its_last_games(
     assert recent.ratings_from == veteran.rated_games - 2
     assert len(recent.chat_ratings) == min(3, len(whole.chat_ratings))
     assert recent.chat_ratings == whole.chat_ratings[-3:]
+
+
+async def test_the_chat_rating_line_sits_at_those_games_among_all_chats(
+    played: Driver, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    """Beside the all-chats line, each game here is plotted at its number among all chats."""
+    chat = CHATS[0].chat_id
+    async with UnitOfWork(session_factory) as uow:
+        await uow.settings.save_values(chat, 0, {"shared_stats": True})  # ratings across chats
+        results = (
+            await uow.session.execute(
+                select(GamePlayerResult.user_id, GameResult.chat_id)
+                .join(GameResult, GameResult.id == GamePlayerResult.result_id)
+                .where(GameResult.rated.is_(True))
+                .order_by(GamePlayerResult.result_id)
+            )
+        ).all()
+    chats_of: dict[int, list[int]] = defaultdict(list)
+    for user_id, chat_id in results:
+        chats_of[user_id].append(chat_id)
+    # Someone whose games here are not all of their games, and not their first ones.
+    user_id = next(
+        user
+        for user, chats in chats_of.items()
+        if chat in chats and chats.index(chat) > 0 and set(chats) != {chat}
+    )
+    view = await StatsService(UnitsOfWork(session_factory)).player(chat, user_id, "?")
+    numbers_here = [n for n, chat_id in enumerate(chats_of[user_id], start=1) if chat_id == chat]
+    assert len(view.ratings) == len(chats_of[user_id])
+    assert view.chat_rating_games == tuple(numbers_here)
+    assert len(view.chat_ratings) == len(numbers_here)

@@ -132,7 +132,7 @@ async def _send_stats(answer: Answerer, stats_bot: StatsBot, message: Message) -
             view.chat_ratings,
             tr,
             ratings_from=view.ratings_from,
-            chat_ratings_from=view.chat_ratings_from,
+            chat_rating_games=view.chat_rating_games,
         )
     )
     caption = directed(text, tr)  # as the caption shows it, marks included

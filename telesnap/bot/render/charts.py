@@ -70,7 +70,7 @@ def stats_chart(
     tr: gettext.NullTranslations,
     *,
     ratings_from: int = 1,
-    chat_ratings_from: int = 1,
+    chat_rating_games: Sequence[int] = (),
 ) -> bytes:
     """The chart as PNG bytes: a histogram of reaction times and the rating lines.
 
@@ -82,7 +82,7 @@ def stats_chart(
         tuple(chat_ratings),
         language_of_translations(tr),
         ratings_from,
-        chat_ratings_from,
+        tuple(chat_rating_games),
     )
 
 
@@ -97,7 +97,7 @@ def _stats_png(
     chat_ratings: tuple[float, ...],
     language: str,
     ratings_from: int,
-    chat_ratings_from: int,
+    chat_rating_games: tuple[int, ...],
 ) -> bytes:
     figure = stats_figure(
         reaction_counts,
@@ -105,7 +105,7 @@ def _stats_png(
         chat_ratings,
         translator(language),
         ratings_from=ratings_from,
-        chat_ratings_from=chat_ratings_from,
+        chat_rating_games=chat_rating_games,
     )
     return _png(figure)
 
@@ -117,13 +117,14 @@ def stats_figure(
     tr: gettext.NullTranslations,
     *,
     ratings_from: int = 1,
-    chat_ratings_from: int = 1,
+    chat_rating_games: Sequence[int] = (),
 ) -> Figure:
     """The figure :func:`stats_chart` draws.
 
     ``ratings``: empty where figures across chats are not shown, leaving this chat's line.
-    ``ratings_from``/``chat_ratings_from``: the rated game each rating line starts at (a long
-    career shows its last games only).
+    ``ratings_from``: the rated game the all-chats line starts at (a long career shows its last
+    games only); ``chat_rating_games``: the number of each game of this chat's line on the same
+    axis (1, 2, … when not given).
     """
     figure = Figure(figsize=_SIZE_INCHES, dpi=_DPI)
     figure.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.88, wspace=0.25)
@@ -155,19 +156,21 @@ def stats_figure(
         )
         reaction_axes.set_xticks([])
         reaction_axes.set_yticks([])
+    games_here = list(chat_rating_games) or list(range(1, len(chat_ratings) + 1))
+    games = list(range(ratings_from, ratings_from + len(ratings)))
     if not ratings:  # no figures across chats shown here (or none yet)
-        lines = [(chat_ratings_from, chat_ratings, tr.gettext("this chat"))]
-    elif chat_ratings == ratings and chat_ratings_from == ratings_from:
-        lines = [(ratings_from, ratings, tr.gettext("this chat and all chats"))]
+        lines = [(games_here, chat_ratings, tr.gettext("this chat"))]
+    elif chat_ratings == ratings and games_here == games:
+        lines = [(games, ratings, tr.gettext("this chat and all chats"))]
     else:
         lines = [
-            (ratings_from, ratings, tr.gettext("all chats")),
-            (chat_ratings_from, chat_ratings, tr.gettext("this chat")),
+            (games, ratings, tr.gettext("all chats")),
+            (games_here, chat_ratings, tr.gettext("this chat")),
         ]
-    for first, values, label in lines:
+    for numbers, values, label in lines:
         if values:
             rating_axes.plot(
-                range(first, first + len(values)),
+                numbers,
                 list(values),
                 marker="o" if len(values) < 2 else None,  # a lone point draws no line
                 label=write.text(label),

@@ -77,16 +77,23 @@ class StatsService:
             timeline = (
                 await uow.stats.rating_timeline(user_id, last=self.rating_points) if shared else []
             )
+        ratings_from = _first_shown(everywhere, len(timeline))
+        # Each rated game's number on the chart's axis: among all chats beside their line.
+        numbered = timeline or chat_timeline
+        first = ratings_from if timeline else _first_shown(here, len(chat_timeline))
+        games = {result_id: first + index for index, (result_id, _) in enumerate(numbered)}
         return PlayerStatsView(
             user_id=user_id,
             name=_name_of(user, fallback_name),
             chat=Figures.of(here) if here else None,
             everywhere=Figures.of(everywhere) if everywhere else None,
             reaction_counts=tuple(reactions),
-            ratings=tuple(timeline),
-            chat_ratings=tuple(chat_timeline),
-            ratings_from=_first_shown(everywhere, len(timeline)),
-            chat_ratings_from=_first_shown(here, len(chat_timeline)),
+            ratings=tuple(rating for _, rating in timeline),
+            chat_ratings=tuple(rating for result_id, rating in chat_timeline if result_id in games),
+            ratings_from=ratings_from,
+            chat_rating_games=tuple(
+                games[result_id] for result_id, _ in chat_timeline if result_id in games
+            ),
             min_games_to_plot=MIN_GAMES_TO_PLOT,
         )
 

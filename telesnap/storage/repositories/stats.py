@@ -219,16 +219,17 @@ class StatsRepository:
 
     async def rating_timeline(
         self, user_id: int, chat_id: int | None = None, *, last: int | None = None
-    ) -> list[float]:
+    ) -> list[tuple[int, float]]:
         """The user's shown rating after each rated game, in the order games ended.
 
-        In ``chat_id`` if given, else across every chat; only the ``last`` rated games if given.
+        As (result id, rating). In ``chat_id`` if given, else across every chat; only the
+        ``last`` rated games if given.
         """
         points = (
             GamePlayerResult.chat_points if chat_id is not None else GamePlayerResult.global_points
         )
         statement = (
-            select(points)
+            select(GamePlayerResult.result_id, points)
             .join(GameResult, GameResult.id == GamePlayerResult.result_id)
             .where(GamePlayerResult.user_id == user_id, GameResult.rated.is_(True))
             .order_by(GamePlayerResult.result_id.desc())
@@ -236,8 +237,8 @@ class StatsRepository:
         )
         if chat_id is not None:
             statement = statement.where(GameResult.chat_id == chat_id)
-        rows = list(await self._session.scalars(statement))
-        return [value for value in reversed(rows) if value is not None]
+        rows = list(await self._session.execute(statement))
+        return [(result_id, value) for result_id, value in reversed(rows) if value is not None]
 
     async def top_players(
         self,
