@@ -108,3 +108,14 @@ NO_FONT_HAS = "\U0010fffd"
 def test_a_character_the_fonts_lack_leaves_no_gap(line: str, drawn: str) -> None:
     """Left out, with the space that set it apart: a line never starts with a gap."""
     assert legible(line) == drawn
+
+
+@pytest.mark.parametrize("language", ["ar", "en"])
+def test_a_name_of_joined_emoji_beside_arabic_makes_a_film(language: str) -> None:
+    """A zero-width joiner (👩‍💻) before a lam-alef once broke the Arabic shaping of the film."""
+    game = play_game(random.Random(11), 3, 300, 40)
+    names = ["👩\u200d💻 Dee", "علا", "👩\u200d👩\u200d👧\u200d👦🔥"]
+    data = replay_film(3, game.history, names, translator(language))
+    assert Image.open(io.BytesIO(data)).n_frames == len(
+        film_frames(game.history, names, translator(language))
+    )

@@ -28,6 +28,7 @@ __all__ = [
     "drawable",
     "families_for",
     "register_fonts",
+    "shaped",
 ]
 
 BASE_FAMILY = "DejaVu Sans"
@@ -62,7 +63,22 @@ def chart_text(text: str) -> str:
     """
     if LAYS_OUT_TEXT or not any(unicodedata.bidirectional(c) in ("R", "AL") for c in text):
         return text
-    return str(get_display(arabic_reshaper.reshape(text)))
+    return str(get_display(shaped(text)))
+
+
+_JOINER = "\u200d"
+
+
+def shaped(text: str) -> str:
+    """Arabic letters in their joined forms (arabic-reshaper), zero-width joiners left out.
+
+    arabic-reshaper 3.1 raises IndexError on a joiner anywhere before a lam-alef; the joiners
+    of a name's emoji (👩‍💻) join nothing these pictures draw.
+
+    >>> shaped("\u200d لا") == shaped(" لا")
+    True
+    """
+    return str(arabic_reshaper.reshape(text.replace(_JOINER, "")))
 
 
 @functools.lru_cache(maxsize=8192)

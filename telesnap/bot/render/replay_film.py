@@ -17,7 +17,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import arabic_reshaper
 import fontpkg
 import matplotlib
 from bidi.algorithm import get_display
@@ -28,6 +27,7 @@ from ...game import Card, CardFlipped, EndReason, Game, GameEnded, Operation, Se
 from ...game.apply import apply_operation
 from ...services.views import TableView
 from .boards import board_name, describe, plain_text
+from .chart_fonts import shaped
 from .i18n import is_rtl
 from .names import shorten
 
@@ -212,8 +212,7 @@ def _write(
 ) -> None:
     """Draw ``text`` in visual order, each run in the first font that has its characters."""
     # python-bidi orders the line itself and knows no isolates: the marks go first.
-    shaped = arabic_reshaper.reshape(legible(_CONTROLS.sub("", text)))
-    visual = get_display(shaped, base_dir="R" if rtl else "L")
+    visual = get_display(shaped(legible(_CONTROLS.sub("", text))), base_dir="R" if rtl else "L")
     x, y = at
     if rtl:
         x = WIDTH - x - sum(_width(run, path, size) for run, path in _runs(visual))
