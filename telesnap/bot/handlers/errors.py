@@ -28,9 +28,18 @@ GAME_LOOKUP_TIMEOUT_S = 2.0
 """How long the error handler waits to learn which game a failed command concerned."""
 
 
+AWAY_SQLSTATES = ("08", "53", "57P01", "57P02", "57P03", "55000", "40001", "40P01")
+"""PostgreSQL's codes (prefixes) of a server away or busy for a while: a lost connection,
+no resources, shut down or starting up, connections switched off, a transaction that lost a
+serialisation or a deadlock. SQLAlchemy maps most of them to a plain ``DBAPIError``."""
+
+
 def is_transient_database_error(error: BaseException | None) -> bool:
     """Whether ``error`` is the database being away (reset, refused, timed out): worth a retry."""
     if isinstance(error, DBAPIError) and error.connection_invalidated:
+        return True
+    sqlstate = getattr(error.orig, "sqlstate", None) if isinstance(error, DBAPIError) else None
+    if isinstance(sqlstate, str) and sqlstate.startswith(AWAY_SQLSTATES):
         return True
     transient = (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError)
     return isinstance(error, (*transient, ConnectionError, TimeoutError))
