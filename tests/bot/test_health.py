@@ -12,6 +12,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import make_mocked_request
+from sqlalchemy.exc import OperationalError
 
 from telesnap.bot.ingress.health import Readiness
 from telesnap.bot.ingress.receipts import ReceiptBook
@@ -182,3 +183,21 @@ class PeerTransport:
 
     def is_closing(self) -> bool:
         return False
+
+
+async def test_a_database_failure_is_named_without_sqlalchemys_additions(
+    listener: tuple[WebhookServer, FakeApplication],
+) -> None:
+    """The database's own words, not the statement and link SQLAlchemy wraps them in."""
+
+    async def away() -> None:
+        cause = ConnectionRefusedError('database "telesnap" is not accepting connections')
+        raise OperationalError("SELECT 1", None, cause)
+
+    server, _ = listener
+    server.readiness = Readiness(away, answers)
+    status, body = await get(server, "/ready")
+    assert (status, body["problems"]) == (
+        503,
+        ['database: ConnectionRefusedError: database "telesnap" is not accepting connections'],
+    )

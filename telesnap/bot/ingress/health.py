@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from ...support.retry import short_cause
 from .redaction import redact
 
 __all__ = [
@@ -89,7 +90,7 @@ class Readiness:
         except TimeoutError:
             return f"no answer within {self.timeout_s:g} s"
         except Exception as error:  # any failure of the probe is the answer we report
-            return redact(f"{type(error).__name__}: {str(error)[:200]}")
+            return redact(short_cause(error)[:200])
         return None
 
 
