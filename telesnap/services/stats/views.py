@@ -109,12 +109,12 @@ class PlayerStatsView:
     """
     chat_ratings: tuple[float, ...]
     """Their shown rating in this chat after each rated game here, in order."""
-    chat_rating_games: tuple[int, ...]
-    """The number of each of those games: among all chats where ``ratings`` is shown (games
-    here before its first are left out), else among the games here."""
     min_games_to_plot: int
     ratings_from: int = 1
     """The number of the rated game ``ratings`` starts at (only the last ones are kept)."""
+    chat_rating_games: tuple[int, ...] = ()
+    """The number of each game of ``chat_ratings``: among all chats where ``ratings`` is shown
+    (games here before its first are left out), else among the games here (empty: 1, 2, …)."""
 
     @property
     def can_plot(self) -> bool:
