@@ -70,7 +70,7 @@ async def test_a_failing_decision_is_retried_and_logged_with_its_chat_and_game(
         await referee.wait_until_decided(PLACE)
         await bot.answered.wait()
     assert races.attempts >= 2
-    assert bot.answers == [("q", "⚡ You win!")]
+    assert bot.answers == [("q", "⚡ You won the race!")]
     failure = caplog.records[0].getMessage()
     assert "race 5 of game 99 in chat -42" in failure
     await referee.close()
@@ -142,7 +142,7 @@ async def test_a_stop_decides_the_race_in_hand_instead_of_leaving_it_open() -> N
     )
     await referee.close()
     assert races.decided == [5], "no other worker would decide it before the next Flip"
-    assert bot.answers == [("q", "⚡ You win!")]
+    assert bot.answers == [("q", "⚡ You won the race!")]
 
 
 def snap_command(update_id: int) -> Update:

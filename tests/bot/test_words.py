@@ -461,7 +461,22 @@ def test_the_line_saying_who_won_shows_the_name_whole() -> None:
     ended = GameEnded((0,), EndReason.LIMIT, (30, 22))
     assert describe(ended, table, tr) == f"🏆 <b>{LONG}</b> wins the game!"
     shared = describe(GameEnded((0, 1), EndReason.LIMIT, (26, 26)), table, tr)
-    assert shared == f"🏆 <b>{LONG}</b>, <b>Bob</b> share the win: each wins the game!"
+    assert shared == f"🏆 <b>{LONG}</b> and <b>Bob</b> share the win: each wins the game!"
+
+
+def test_two_who_share_a_win_are_named_as_two_in_arabic() -> None:
+    """Arabic's verb takes the dual for two winners and the plural for three."""
+    tr = translator("ar")
+    names = ("Ann", "Bob", "Cid")
+    table = _table(*(_player(seat, n, is_turn=not seat) for seat, n in enumerate(names)))
+    two = describe(GameEnded((0, 1), EndReason.LIMIT, (26, 26, 0)), table, tr)
+    three = describe(GameEnded((0, 1, 2), EndReason.LIMIT, (20, 20, 20)), table, tr)
+    assert two is not None
+    assert three is not None
+    assert "يتقاسمان" in two
+    assert "Bob" in two
+    assert "يتقاسمون" in three
+    assert "Cid" in three
 
 
 def test_a_lobby_called_off_in_arabic_reads_right_to_left() -> None:
@@ -591,7 +606,7 @@ def test_players_who_walked_away_are_shown_as_such() -> None:
     assert "Fastest" not in "\n".join(lines)
 
 
-def test_arabic_lists_of_names_are_separated_by_the_arabic_comma() -> None:
+def test_arabic_lists_of_names_are_separated_by_the_arabic_comma_and_and() -> None:
     tr = translator("ar")
     tie = RaceResolved(
         CallKind.SNAP,
@@ -602,10 +617,11 @@ def test_arabic_lists_of_names_are_separated_by_the_arabic_comma() -> None:
         (CallResult(0, CallVerdict.TIED), CallResult(1, CallVerdict.TIED)),
     )
     game = GameLine(42, None, None, ("Ann", "Bob", "Cy"), ("Ann", "Bob"), "limit", 9, 20, True)
-    texts = [describe(tie, _table(*ANN_BOB), tr) or "", render_game_line(game, tr)]
-    for text in (text.replace("<b>", "").replace("</b>", "") for text in texts):
-        assert f"Ann{PDI}، {FSI}Bob" in text
-        assert ", " not in text
+    listed = render_game_line(game, tr).replace("<b>", "").replace("</b>", "")
+    assert f"Ann{PDI}، {FSI}Bob" in listed
+    assert ", " not in listed
+    tied = (describe(tie, _table(*ANN_BOB), tr) or "").replace("<b>", "").replace("</b>", "")
+    assert f"Ann{PDI} و{FSI}Bob" in tied, "the last two are joined by Arabic's 'and'"
     assert "Ann, Bob, Cy" in render_game_line(game, translator("es"))
 
 

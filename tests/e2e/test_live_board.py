@@ -62,7 +62,7 @@ async def test_a_snap_race_on_a_live_board_is_decided_in_the_same_message(
         ]
         query_ids = await table.client.press_many(presses)
         toasts = [await table.client.wait_for_toast(callback_query_id=q) for q in query_ids]
-        assert "You win" in (toasts[0].text or "")
+        assert "You won the race" in (toasts[0].text or "")
         assert "Too slow" in (toasts[1].text or "")
         won = await table.wait_for_text("wins the Snap")
         assert won.message_id == live_id, "the race's result is shown in the game's one message"

@@ -42,7 +42,7 @@ async def test_the_second_snap_of_the_race_that_ends_the_game_is_answered(
                 break
             if board.has_match:
                 won = await table.press("Ann", board.message, "Snap!")
-                assert won.text == "⚡ You win!"
+                assert won.text == "⚡ You won the race!"
                 # Bob presses on the board as his phone showed it (the bot takes the
                 # buttons off the boards of a game that has ended).
                 late = await table.client.press(

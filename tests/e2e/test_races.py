@@ -57,7 +57,7 @@ async def deliveries_apart(table: Table) -> bool:
 
 @pytest.mark.parametrize(
     ("window", "first_toast", "second_toast"),
-    [(100, "A tie", "A tie"), (20, "You win", "Too slow by")],
+    [(100, "A tie", "A tie"), (20, "You won the race", "Too slow by")],
 )
 @pytest.mark.parametrize("order", ["ann-first", "bob-first"])
 async def test_presses_40_ms_apart_tie_or_win_by_the_tie_window(
@@ -107,7 +107,9 @@ async def test_presses_in_one_batch_go_to_the_lower_update_id_with_no_tie_window
             table.chat_id, board.message.message_id, table.players["Bob"], button_text="Snap!"
         )
         await table.client.resume_delivery()
-        assert (await table.client.wait_for_toast(callback_query_id=cid)).text == "⚡ You win!"
+        assert (
+            await table.client.wait_for_toast(callback_query_id=cid)
+        ).text == "⚡ You won the race!"
         bob_toast = await table.client.wait_for_toast(callback_query_id=bob)
         assert bob_toast.text == "🐢 Too slow by 0 ms."
 
@@ -243,7 +245,7 @@ async def test_a_flip_pressed_while_a_race_collects_acts_once_it_is_decided(
         flip = await table.press(board.turn, board.message, "Flip")
         assert flip.text == ""
         snap_toast = await table.client.wait_for_toast(callback_query_id=snap)
-        assert snap_toast.text == "⚡ You win!"
+        assert snap_toast.text == "⚡ You won the race!"
         assert f"{board.turn} flips" in await flip_after_race(table)
 
 

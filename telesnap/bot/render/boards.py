@@ -35,7 +35,7 @@ from ...game import (
 from ...services.stats.standings import FinalView, StandingRow
 from ...services.views import TableView
 from .callbacks import Action, CallbackSigner
-from .i18n import directed, is_rtl, isolate, listed
+from .i18n import directed, is_rtl, isolate, listed_and
 from .names import grapheme_count, shorten, utf16_length
 
 MAX_TEXT = 4096
@@ -276,10 +276,11 @@ def describe(op: Operation, table: TableView, tr: gettext.NullTranslations) -> s
 
 def _describe_race(op: RaceResolved, who: _Who, tr: gettext.NullTranslations) -> str:
     if len(op.winners) > 1:
-        names = listed((who(seat) for seat in op.winners), tr)
-        return tr.gettext("🤝 {names} called together: the piles go into the Snap Pot.").format(
-            names=names
-        )
+        return tr.ngettext(  # counted: a language may say two callers otherwise than three
+            "🤝 {names} called together: the piles go into the Snap Pot.",
+            "🤝 {names} called together: the piles go into the Snap Pot.",
+            len(op.winners),
+        ).format(names=listed_and((who(seat) for seat in op.winners), tr))
     if op.call is CallKind.SNAP_POT:
         text = tr.ngettext(
             "⚡ {name} wins the Snap Pot and takes {count} card!",
@@ -336,8 +337,11 @@ def _describe_end(op: GameEnded, who: _Who, tr: gettext.NullTranslations) -> str
         return None
     if len(op.winners) == 1:
         return tr.gettext("🏆 {name} wins the game!").format(name=who(op.winners[0]))
-    names = listed((who(seat) for seat in op.winners), tr)
-    return tr.gettext("🏆 {names} share the win: each wins the game!").format(names=names)
+    return tr.ngettext(  # counted: Arabic says two winners otherwise than three
+        "🏆 {names} share the win: each wins the game!",
+        "🏆 {names} share the win: each wins the game!",
+        len(op.winners),
+    ).format(names=listed_and((who(seat) for seat in op.winners), tr))
 
 
 def compose_board(

@@ -108,6 +108,20 @@ def listed(items: Iterable[str], tr: gettext.NullTranslations) -> str:
     return tr.pgettext("list separator", ", ").join(items)
 
 
+def listed_and(items: Iterable[str], tr: gettext.NullTranslations) -> str:
+    """``items`` as a list whose last two are joined by the language's "and".
+
+    >>> listed_and(["Ann", "Bob", "Cid"], translator("en"))
+    'Ann, Bob and Cid'
+    >>> listed_and(["Ann"], translator("es"))
+    'Ann'
+    """
+    *names, last = items
+    if not names:
+        return last
+    return tr.gettext("{names} and {last}").format(names=listed(names, tr), last=last)
+
+
 def isolate(text: str, tr: gettext.NullTranslations) -> str:
     """``text`` (a name, a card) as a run of its own inside a line in ``tr``'s language.
 

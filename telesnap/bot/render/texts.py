@@ -29,6 +29,11 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.GAME_EXISTS: (
             tr.gettext("A game is already being played here; wait for it to end.")
             if details.get("running")
+            else tr.gettext(
+                "A game is already open here, and you are in it: its creator or an admin "
+                "sends /startgame."
+            )
+            if details.get("joined")
             else tr.gettext("A game is already open here. Send /join to take part.")
         ),
         Reason.NOT_IN_LOBBY: tr.gettext("The game has already started; wait for the next one."),
@@ -57,7 +62,9 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.NOT_YOUR_TURN: tr.gettext("It is not your turn to flip."),
         Reason.RACE_OPEN: tr.gettext("Wait: a Snap race is being decided."),
         Reason.ALREADY_CALLED: tr.gettext("You have already called; wait for the result."),
-        Reason.REPEATED_PRESS: tr.gettext("You did that already on this board: it counts once."),
+        Reason.REPEATED_PRESS: tr.gettext(
+            "You pressed that already, and nothing has changed since: it counts once."
+        ),
         Reason.OLD_BOARD: (
             tr.gettext("The table changed before your press arrived: look again.")
             if details.get("live")
@@ -72,7 +79,8 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
             name=isolate(name(shorten(str(details.get("name", "?")), TYPED_WORD_LIMIT)), tr)
         ),
         Reason.BAD_SETTING_VALUE: tr.gettext("{name} must be one of: {allowed}.").format(
-            name=details.get("name", "?"), allowed=details.get("allowed", "?")
+            name=isolate(name(str(details.get("name", "?"))), tr),
+            allowed=isolate(str(details.get("allowed", "?")), tr),
         ),
         Reason.DUPLICATE_UPDATE: tr.gettext("Already done."),
         Reason.LOBBY_TOO_LONG: tr.gettext(
@@ -94,7 +102,7 @@ def played_in_groups(tr: gettext.NullTranslations) -> str:
 def verdict_toast(verdict: CallVerdict, behind_ms: int | None, tr: gettext.NullTranslations) -> str:
     """What a caller is told about their call."""
     if verdict is CallVerdict.WON:
-        return tr.gettext("⚡ You win!")
+        return tr.gettext("⚡ You won the race!")
     if verdict is CallVerdict.TIED:
         return tr.gettext("🤝 A tie: the piles go into the Snap Pot.")
     if verdict is CallVerdict.TOO_SLOW:

@@ -73,7 +73,11 @@ class LobbyService(Service):
             except ActiveGameExistsError:
                 active = await uow.games.find_active(place.chat_id, place.thread_id, lock=False)
                 running = active is not None and active.status == GameStatus.RUNNING.value
-                raise Refused(Reason.GAME_EXISTS, {"running": running}) from None
+                joined = active is not None and any(
+                    player.user_id == actor.user_id and player.left_at is None
+                    for player in await uow.games.list_players(active.id)
+                )
+                raise Refused(Reason.GAME_EXISTS, {"running": running, "joined": joined}) from None
             await uow.games.add_player(row.id, actor.user_id)
             settings = await topic_settings(uow, place)
             await self._store.planner.lobby_opened(uow, row, settings)
