@@ -699,3 +699,11 @@ def test_a_refused_manager_action_names_who_runs_the_game() -> None:
     assert refusal_text(Refused(Reason.NOT_CREATOR), tr) == (
         "Only the game's creator or a chat admin can do that."
     )
+
+
+def test_a_refused_setting_value_reads_left_to_right_in_arabic() -> None:
+    """The range "10-86400" inside an Arabic line would otherwise show as "86400-10"."""
+    refused = Refused(Reason.BAD_SETTING_VALUE, {"name": "turn_timer", "allowed": "10-86400, off"})
+    text = refusal_text(refused, translator("ar"))
+    assert f"{FSI}turn_timer{PDI}" in text
+    assert f"{FSI}10-86400, off{PDI}" in text
