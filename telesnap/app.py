@@ -100,12 +100,16 @@ class BotRunner:
         webhook: Webhook | None = None,
         poll_interval: float = 0.0,
         clock: Callable[[], datetime] | None = None,
+        wall_time_of: Callable[[datetime], datetime] | None = None,
         run_timers: bool = True,
         resume: bool = True,
         takeover_grace: timedelta = GRACE,
         takeover_every_s: float = LOOK_EVERY_S,
     ) -> None:
         """Prepare a bot; ``clock`` and ``run_timers=False`` let tests drive the timers.
+
+        ``wall_time_of``: the wall time when ``clock`` read a moment, where ``clock`` jumps
+        (calls are timed on the wall: see :class:`~.services.play.service.PlayService`).
 
         Only a cold start (no other worker alive, see :mod:`telesnap.coordination`) decides the
         races a stop interrupted and posts every running game again; ``resume=False`` skips it.
@@ -123,6 +127,7 @@ class BotRunner:
             install_token_redaction(secret=webhook.secret)
         self._poll_interval = poll_interval
         self._clock = clock
+        self._wall_time_of = wall_time_of
         self._run_timers = run_timers
         self._resume_games = resume
         self._takeover = (takeover_grace, takeover_every_s)
@@ -192,7 +197,7 @@ class BotRunner:
         runtime = self.runtime = Runtime(
             bot=application.bot,
             lobby=lobby,
-            play=PlayService(units, store, self._clock),
+            play=PlayService(units, store, self._wall_time_of),
             races=races,
             settings=chat_settings,
             book=book,

@@ -46,11 +46,6 @@ DEFAULT_PORT = 8080
 SAVE_EVERY_SECONDS = 2.0
 DEFAULT_DATABASE_FILE = "telesnap-sandbox.db"
 WILDCARD_HOSTS = frozenset({"", "0.0.0.0", "::"})
-LOBBY_AFTER_A_RESTART = (
-    "A game open when the sandbox stopped comes back when its creator sends /extend "
-    "(or /startgame starts it)."
-)
-"""The bot posts running games again at start, not a lobby: the hint says how to bring one back."""
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 """Earlier than any look the timer loop has planned: wakes it at once."""
 
@@ -91,11 +86,21 @@ def _newer(changes: ChangeSignal, version: int) -> bool:
     return changes.version > version
 
 
-async def _a_lobby_is_open(sessions: async_sessionmaker[AsyncSession]) -> bool:
-    """Whether a game waits in its lobby (at a restart: one the bot does not post again)."""
+@dataclass(frozen=True)
+class OpenLobby:
+    """A game waiting in its lobby: at a restart, one the bot does not post again."""
+
+    chat_id: int
+    thread_id: int
+    creator_id: int
+
+
+async def _open_lobbies(sessions: async_sessionmaker[AsyncSession]) -> list[OpenLobby]:
     async with sessions() as session:
-        lobby = select(Game.id).where(Game.status == GameStatus.LOBBY).limit(1)
-        return await session.scalar(lobby) is not None
+        lobbies = select(Game.chat_id, Game.thread_id, Game.creator_id).where(
+            Game.status == GameStatus.LOBBY
+        )
+        return [OpenLobby(*row) for row in await session.execute(lobbies.order_by(Game.id))]
 
 
 class Sandbox:
@@ -124,8 +129,8 @@ class Sandbox:
         self._saved_version = 0
         self._world_ready = False
         self._restored = False
-        self._lobby_was_open = False
-        """Whether a lobby was open when the run before this one stopped."""
+        self._lobbies_at_start: list[OpenLobby] = []
+        """The lobbies open when the run before this one stopped."""
         self.saves = ChangeSignal()
         """Bumped each time the chats are saved (tests wait on it)."""
 
@@ -189,11 +194,13 @@ class Sandbox:
             limits=BotFloodLimits() if options.flood_limits else BotFloodLimits(enabled=False),
             shuffle_seed=options.shuffle_seed,
             clock=self.clock,
+            wall_time_of=self.clock.wall_time_at,
         )
         await self.runner.start()
         self._engine = create_engine(options.database_url)
         self._sessions = session_factory(self._engine)
-        self._lobby_was_open = self._restored and await _a_lobby_is_open(self._sessions)
+        if self._restored:
+            self._lobbies_at_start = await _open_lobbies(self._sessions)
         self.robots.start()
         if options.roster_file is not None:
             self._saved_version = self.emulator.changes.version
@@ -256,7 +263,8 @@ class Sandbox:
     def first_hint(self) -> str:
         """What to do first, with the people's names: shown in a group with no messages yet.
 
-        After a restart the panes are empty, so with a lobby open it also says how to bring it back.
+        After a restart the panes are empty and ``/newgame`` where a lobby is open only says a game
+        is open: the hint then starts with how to bring that lobby back.
         """
         world = self.emulator.world
         groups = [chat for chat in world.chats.values() if chat.type != "private"]
@@ -270,15 +278,43 @@ class Sandbox:
             if groups
             else []
         )
+        lobbies = self._lobby_hint()
         if len(in_group) < 2:
-            hint = "Send /newgame here to open a game of Snap."
-        else:
-            host, guest = (display_name(user.first_name, user.last_name) for user in in_group[:2])
-            hint = (
-                f"Send /newgame in {host}'s pane to open a game of Snap, "
-                f"press Join in {guest}'s pane, then Start in {host}'s."
+            if lobbies:
+                return f"{lobbies} For a new game elsewhere, send /newgame."
+            return "Send /newgame here to open a game of Snap."
+        host, guest = (display_name(user.first_name, user.last_name) for user in in_group[:2])
+        steps = f"press Join in {guest}'s pane, then Start in {host}'s."
+        if lobbies:
+            return f"{lobbies} For a new game elsewhere, send /newgame in {host}'s pane, {steps}"
+        return f"Send /newgame in {host}'s pane to open a game of Snap, {steps}"
+
+    def _lobby_hint(self) -> str:
+        """Where the lobbies open at the last stop are, and who brings each back ("": none)."""
+        world = self.emulator.world
+        places: list[str] = []
+        creators: list[str] = []
+        for lobby in self._lobbies_at_start:
+            chat = world.chats.get(lobby.chat_id)
+            if chat is None:
+                continue
+            topic = chat.topics.get(lobby.thread_id) if chat.is_forum else None
+            places.append(f"{chat.title} › {topic}" if topic else str(chat.title))
+            creator = world.users.get(lobby.creator_id)
+            creators.append(
+                display_name(creator.first_name, creator.last_name) if creator else "its creator"
             )
-        return f"{hint} {LOBBY_AFTER_A_RESTART}" if self._lobby_was_open else hint
+        if not places:
+            return ""
+        if len(places) == 1:
+            return (
+                f"A game was open in {places[0]} when the sandbox stopped: send /extend in "
+                f"{creators[0]}'s pane there to bring it back (or /startgame to start it)."
+            )
+        return (
+            f"Games were open in {', '.join(places)} when the sandbox stopped: each one's creator "
+            "sends /extend there to bring it back (or /startgame to start it)."
+        )
 
     def skip(self, seconds: float) -> None:
         """Move the bot's clock ahead and let the timers that came due fire."""

@@ -21,6 +21,8 @@ class MovableClock:
     def __init__(self, now: Callable[[], datetime] = utc_now) -> None:
         self._now = now
         self._offset = timedelta()
+        self._skips: list[tuple[datetime, timedelta]] = []
+        """Each skip: the moment this clock jumped to, and its offset from then on."""
 
     def __call__(self) -> datetime:
         """The time as the bot sees it."""
@@ -36,3 +38,22 @@ class MovableClock:
         if seconds <= 0:
             raise ValueError("the clock only moves ahead")
         self._offset += timedelta(seconds=seconds)
+        self._skips.append((self(), self._offset))
+
+    def wall_time_at(self, moment: datetime) -> datetime:
+        """The wall time when this clock read ``moment``: a call's reaction is timed on the wall.
+
+        >>> from datetime import UTC, datetime, timedelta
+        >>> wall = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> clock = MovableClock(lambda: wall)
+        >>> shown = clock()
+        >>> clock.skip(60)
+        >>> clock.wall_time_at(shown) == wall, clock.wall_time_at(clock()) == wall
+        (True, True)
+        """
+        offset = timedelta()
+        for jumped_to, after in self._skips:
+            if moment < jumped_to:
+                break
+            offset = after
+        return moment - offset

@@ -55,6 +55,8 @@ else:
 
 REFUSED_CALL = "the server responded with a status of 400 (Bad Request)"
 """How Chromium logs a call the server refused (the page shows why in its error line)."""
+UNREACHABLE_CALL = "Failed to load resource: net::ERR_FAILED"
+"""How Chromium logs a call that never reached the server (the page says so in its error line)."""
 
 LOOP = pytest.mark.asyncio(loop_scope="session")
 """The browser tests run on the session's loop, where the shared browser lives."""
@@ -108,8 +110,8 @@ async def open_page(
     """``url`` open and live in a new browser context; at the end, no error raised or logged.
 
     ``fake_clock``: the page keeps Playwright's time (``page.clock``), which the test moves.
-    ``refused_calls``: the browser's line for each call answered 400 is no error (the test
-    makes the page ask for what the server refuses).
+    ``refused_calls``: the browser's line for each call answered 400, or that never reached the
+    server, is no error (the test makes the page ask for what the server refuses or cannot get).
     """
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
     opened = await context.new_page()
@@ -131,7 +133,7 @@ async def open_page(
 
 
 def _collect_error(errors: list[str], message: ConsoleMessage, *, refused_calls: bool) -> None:
-    if refused_calls and message.text.endswith(REFUSED_CALL):
+    if refused_calls and message.text.endswith((REFUSED_CALL, UNREACHABLE_CALL)):
         return
     if message.type == "error":
         errors.append(f"console: {message.text} ({message.location.get('url')})")

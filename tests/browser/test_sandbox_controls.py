@@ -112,6 +112,17 @@ async def test_forum_topics_are_tabs_and_each_person_has_a_private_chat(
     await expect(bob.locator(".message")).to_have_count(0)
 
 
+async def test_a_reload_keeps_the_chat_each_pane_shows(page: Page, sandbox: Sandbox) -> None:
+    ann, bob = pane(page, ANN), pane(page, BOB)
+    await ann.get_by_role("tab", name="Snap forum › Table 1").click()
+    await bob.get_by_role("tab", name="Telesnap Test").click()
+    await page.reload()
+    await page.locator("#status", has_text="live").wait_for()
+    await expect(ann.get_by_role("tab", selected=True)).to_have_text("Snap forum › Table 1")
+    await expect(bob.get_by_role("tab", selected=True)).to_have_text("Telesnap Test")
+    await expect(bob.locator(".chat-title")).to_contain_text("private chat with @")
+
+
 async def test_a_persons_network_delay_is_set_in_their_pane(page: Page, sandbox: Sandbox) -> None:
     ann = pane(page, ANN)
     await ann.locator(".network summary").click()
@@ -232,3 +243,17 @@ async def test_a_refused_add_shows_the_error_line_and_raises_nothing(
         await page.click("#add-person button")
         await expect(page.locator("#error")).to_contain_text("POST /_sandbox/people")
     assert len(sandbox.emulator.world.users) == 3, "nobody was added"
+
+
+async def test_a_press_that_never_reaches_the_sandbox_says_so_in_the_error_line(
+    browser: Browser, sandbox: Sandbox
+) -> None:
+    async with open_page(browser, sandbox.page_url, "unreachable", refused_calls=True) as page:
+        ann, bob = pane(page, ANN), pane(page, BOB)
+        await send(ann, "/newgame")
+        join = message(bob, "A game of Snap is starting").get_by_role("button", name="Join")
+        await page.route("**/_emulator/presses", lambda route: route.abort())
+        await join.click()
+        await expect(page.locator("#error")).to_have_text(
+            "POST /_emulator/presses: the sandbox cannot be reached"
+        )

@@ -75,5 +75,6 @@ async def test_after_a_restart_a_topic_whose_lobby_was_open_says_how_to_bring_it
         await ann.get_by_role("tab", name="Snap forum › Table 1").click()
         await expect(ann.locator(".service")).to_have_count(1)
         await expect(ann.locator(".hint")).to_contain_text(
-            "A game open when the sandbox stopped comes back when its creator sends /extend"
+            "A game was open in Snap forum › Table 1 when the sandbox stopped: "
+            "send /extend in Ann's pane there to bring it back"
         )

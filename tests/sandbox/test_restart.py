@@ -66,9 +66,11 @@ async def test_an_open_lobby_comes_back_with_extend_after_a_restart(tmp_path: Pa
         finally:
             await table.close()
     async with running_sandbox(tmp_path, roster=True) as second:
-        assert second.overview()["hint"].endswith(
-            "A game open when the sandbox stopped comes back when its creator sends /extend "
-            "(or /startgame starts it)."
+        # First what brings the open game back: /newgame there only says a game is open.
+        assert second.overview()["hint"] == (
+            "A game was open in Snap club when the sandbox stopped: send /extend in Ann's pane "
+            "there to bring it back (or /startgame to start it). For a new game elsewhere, "
+            "send /newgame in Ann's pane, press Join in Bob's pane, then Start in Ann's."
         )
         table = Players(second)
         try:

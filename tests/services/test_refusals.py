@@ -261,8 +261,8 @@ async def test_a_call_is_timed_on_the_receipts_clock_when_the_boards_clock_runs_
     skipped = timedelta(minutes=5)
     store = GameStore(shared=False)
     await started(session_factory, store)
-    boards_clock = lambda: datetime.now(UTC) + skipped  # noqa: E731
-    play = PlayService(UnitsOfWork(session_factory), store, boards_clock)
+    wall_time_of = lambda moment: moment - skipped  # noqa: E731
+    play = PlayService(UnitsOfWork(session_factory), store, wall_time_of)
     table = await board_with_a_match(play)
     shown = at(0)  # on the boards' clock, five minutes ahead
     shown_ahead = Receipt(shown.stamp_ns, shown.wall + skipped)

@@ -31,12 +31,19 @@ const el = (tag, props = {}, ...children) => {
 class Refusal extends Error {}
 window.addEventListener("unhandledrejection", (event) => { if (event.reason instanceof Refusal) event.preventDefault(); });
 
+// A call that never reached the server (it is down, or the network failed) says so too.
 async function call(method, path, body) {
-  const response = await fetch(path, {
-    method,
-    headers: body === undefined ? {} : { "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers: body === undefined ? {} : { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    showError(`${method} ${path}: the ${sandbox ? "sandbox" : "emulator"} cannot be reached`);
+    throw new Refusal("unreachable");
+  }
   const data = await response.json().catch(() => ({ error: `${response.status} ${response.statusText}` }));
   if (!response.ok) {
     showError(`${method} ${path}: ${data.error || response.status}`);
@@ -200,11 +207,14 @@ class Pane {
 
   renderTabs() {
     const places = placesOf(this.userId);
-    if (!this.place || !places.some((p) => placeKey(p) === placeKey(this.place))) this.select(places[0] || null, false);
+    if (!this.place || !places.some((p) => placeKey(p) === placeKey(this.place))) {
+      const chosen = places.find((p) => placeKey(p) === this.chosenPlace());
+      this.select(chosen || places[0] || null, false);
+    }
     else this.place = places.find((p) => placeKey(p) === placeKey(this.place));
     const tabs = $(".tabs", this.node);
     tabs.replaceChildren(...places.map((place) => {
-      const button = el("button", { type: "button", role: "tab", text: place.label, "aria-selected": String(this.place && placeKey(place) === placeKey(this.place)), "data-place": placeKey(place) });
+      const button = el("button", { type: "button", role: "tab", text: place.label, title: place.label, "aria-selected": String(this.place && placeKey(place) === placeKey(this.place)), "data-place": placeKey(place) });
       button.addEventListener("click", () => this.select(place, true));
       return button;
     }));
@@ -217,7 +227,16 @@ class Pane {
     $(".chat-title", this.node).textContent = this.place ? this.place.title : "no chat";
   }
 
+  // The chat a person picked stays picked across a reload of the page (this browser tab only).
+  chosenPlace() {
+    try { return sessionStorage.getItem(`place:${this.userId}`); } catch { return null; }
+  }
+  remember(place) {
+    try { sessionStorage.setItem(`place:${this.userId}`, placeKey(place)); } catch { /* storage off: nothing kept */ }
+  }
+
   select(place, render) {
+    if (render && place) this.remember(place);
     this.place = place;
     this.following = true;
     this.shown.clear();

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from ...game import CallKind, CallVerdict, PenaltyPaid, SnapError
 from ...storage.models import GameStatus
@@ -29,23 +29,17 @@ class PlayService(Service):
         self,
         units: UnitOfWorkFactory,
         store: GameStore,
-        boards_clock: Callable[[], datetime] | None = None,
+        wall_time_of: Callable[[datetime], datetime] | None = None,
     ) -> None:
         """Play the games of ``store`` through ``units``.
 
-        ``boards_clock``: the clock boards are shown by, where it is not the wall clock receipts
-        are stamped by (the sandbox's Skip ahead moves it alone): calls are timed on the latter.
+        ``wall_time_of``: the wall time (receipts are stamped by) when the clock boards are shown
+        by read a moment, where they differ (the sandbox's Skip ahead moves the boards' alone):
+        calls are timed on the wall, whenever the clock jumped.
         """
         super().__init__(units, store)
         self._shown = ShownBoards()
-        self._boards_clock = boards_clock
-
-    def _boards_ahead(self) -> timedelta:
-        """How far the boards' clock runs ahead, to the millisecond (two reads differ by µs)."""
-        if self._boards_clock is None:
-            return timedelta(0)
-        ahead = self._boards_clock() - datetime.now(UTC)
-        return timedelta(milliseconds=round(ahead / timedelta(milliseconds=1)))
+        self._wall_time_of = wall_time_of
 
     async def flip(
         self,
@@ -101,7 +95,9 @@ class PlayService(Service):
             game = loaded.game
             version = game.board_version if seen_version is None else seen_version
             shown_at = await self._shown.shown_at(uow, loaded.game_id, version)
-            reaction_ms = reaction_ms_since(shown_at, receipt, self._boards_ahead())
+            if shown_at is not None and self._wall_time_of is not None:
+                shown_at = self._wall_time_of(shown_at)
+            reaction_ms = reaction_ms_since(shown_at, receipt)
             opens_race = not game.is_race_open
             call_seq = loaded.stored_operations + 1  # the call is the step's first operation
             op, operations = await self._apply(
@@ -185,14 +181,12 @@ class PlayService(Service):
             return PlayOutcome(loaded.table(), ())
 
 
-def reaction_ms_since(
-    shown_at: datetime | None, receipt: Receipt, ahead: timedelta = timedelta(0)
-) -> int | None:
+def reaction_ms_since(shown_at: datetime | None, receipt: Receipt) -> int | None:
     """Milliseconds from the board's showing to the call's receipt (None: never shown).
 
-    Wall clocks: the board may have been shown by another worker, or before a restart.
-    ``ahead``: how far ``shown_at``'s clock runs ahead of the receipt's. A call that seems to come
-    before its board (a clock moved meanwhile) has no reaction time, rather than 0 ms.
+    Wall clocks: the board may have been shown by another worker, or before a restart. A call
+    that seems to come before its board (a clock moved meanwhile) has no reaction time, rather
+    than 0 ms.
 
     >>> from datetime import UTC, datetime, timedelta
     >>> shown = datetime(2026, 1, 1, tzinfo=UTC)
@@ -205,7 +199,7 @@ def reaction_ms_since(
     """
     if shown_at is None:
         return None
-    elapsed = receipt.wall + ahead - shown_at
+    elapsed = receipt.wall - shown_at
     return None if elapsed < timedelta(0) else elapsed // timedelta(milliseconds=1)
 
 
