@@ -93,7 +93,7 @@ async def alert_subscribers(
         {
             "chat": place.title,
             "user_id": opener.user_id,
-            "name": display_name(opener.first_name, opener.last_name),
+            "name": display_name(opener.first_name, opener.last_name, opener.username),
             "link": link,
         },
     )

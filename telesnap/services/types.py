@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -29,17 +30,34 @@ UNKNOWN_NAME = "?"
 """The name shown for a user the bot has no record of."""
 
 
-def display_name(first_name: str | None, last_name: str | None) -> str:
+BLANK_NAME = "👤"
+"""The name shown for a user whose name shows nothing and who has no username."""
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters drawn as nothing (Hangul fillers, the blank Braille pattern): blank-looking names."""
+
+
+def display_name(first_name: str | None, last_name: str | None, username: str | None = None) -> str:
     """A user's name as boards, lobbies and tables show it: first and last name.
 
-    The one place a name is put together; a user never seen is :data:`UNKNOWN_NAME`.
+    The one place a name is put together; a user never seen is :data:`UNKNOWN_NAME`. A name that
+    shows nothing (blank-looking letters, spaces, invisible marks) gives way to the @username, or
+    :data:`BLANK_NAME`: players must see who is meant.
 
     >>> display_name("Ada", None), display_name("Ada", "Lovelace"), display_name(None, None)
     ('Ada', 'Ada Lovelace', '?')
+    >>> display_name("\u3164", None, "ada"), display_name("\u200b", " ")
+    ('@ada', '👤')
     """
     if first_name is None:
         return UNKNOWN_NAME
-    return f"{first_name} {last_name}" if last_name else first_name
+    name = f"{first_name} {last_name}" if last_name else first_name
+    if all(_shows_nothing(char) for char in name):
+        return f"@{username}" if username else BLANK_NAME
+    return name
+
+
+def _shows_nothing(char: str) -> bool:
+    return char.isspace() or char in _FILLERS or unicodedata.category(char) in ("Cf", "Cc", "Mn")
 
 
 class Topic(NamedTuple):

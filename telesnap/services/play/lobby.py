@@ -241,7 +241,7 @@ class LobbyService(Service):
             )
             stopped_by = {
                 "user_id": actor.user_id,
-                "name": display_name(actor.first_name, actor.last_name),
+                "name": display_name(actor.first_name, actor.last_name, actor.username),
             }
             await note_board(uow, place, row.id, Notice(NoticeKind.STOPPED, stopped_by))
             self._store.forget(row.id)
@@ -312,7 +312,7 @@ class LobbyService(Service):
             runner = await uow.users.get(row.creator_id)
             if runner is None:
                 raise Refused(Reason.NOT_CREATOR)
-            name = display_name(runner.first_name, runner.last_name)
+            name = display_name(runner.first_name, runner.last_name, runner.username)
             raise Refused(Reason.NOT_CREATOR, {"name": name})
 
     async def _lobby(self, uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:

@@ -395,6 +395,6 @@ async def names_of(uow: UnitOfWork, user_ids: Sequence[int]) -> list[str]:
     """Stored users' display names, in the order given ("?" for a user the bot never saw)."""
     users = await uow.users.get_many(user_ids)
     return [
-        display_name(user.first_name, user.last_name) if user else UNKNOWN_NAME
+        display_name(user.first_name, user.last_name, user.username) if user else UNKNOWN_NAME
         for user in map(users.get, user_ids)
     ]

@@ -297,7 +297,7 @@ def _seated_names(
 
 
 def _name_of(user: User | None, fallback: str) -> str:
-    return display_name(user.first_name, user.last_name) if user else fallback
+    return display_name(user.first_name, user.last_name, user.username) if user else fallback
 
 
 def _iso(moment: Any) -> str | None:
