@@ -306,3 +306,56 @@ def test_each_topic_takes_its_turn_as_its_rows_were_written() -> None:
         order.append(ids(head))
         rows = [entry for entry in rows if entry not in head]
     assert order == [[1], [2], [3, 4]], "a notice alone; a game's lobby rows together"
+
+
+async def _no_write(_: UnitOfWork) -> None:
+    """A write of nothing: the next shared transaction, which a held mark rides."""
+
+
+async def test_a_board_shown_twice_across_a_failed_mark_keeps_buttons_only_on_the_recorded_one(
+    session_factory: Sessions,
+) -> None:
+    """A's mark fails (the database went away) and B, which took the chat meanwhile, shows the
+    same rows again: when A's mark is written at last, A's copy is reported, to lose its buttons.
+    """
+    _, _, units = await durable_game(session_factory)
+    failing = _FailingWrites(units)
+    together = GroupCommit(failing)
+    worker_a = OutboxService(units, together=together)
+    worker_b = OutboxService(units)
+    copies: list[tuple[int, int]] = []
+    worker_a.on_shown_twice(lambda chat, message: copies.append((chat, message)))
+    (start,) = await boards(worker_a)
+    await worker_a.sent(shown([start], 42))
+    (again,) = await boards(worker_b)
+    await worker_b.sent(shown([again], 43))
+    failing.fail = False
+    await together.write(_no_write)  # A's held mark rides the next shared transaction
+    assert copies == [(PLACE.chat_id, 42)]
+    async with session_factory() as session:
+        row = await session.get(OutboxMessage, start.id)
+    assert row is not None
+    assert (row.state, row.message_id) == ("sent", 43), "B's message is the board of record"
+
+
+async def test_a_board_shown_again_after_another_workers_mark_is_reported_as_a_copy(
+    session_factory: Sessions,
+) -> None:
+    """A's late mark lands before B's: B's message is the copy, and B bares A's next."""
+    play, _, units = await durable_game(session_factory)
+    failing = _FailingWrites(units)
+    together = GroupCommit(failing)
+    worker_a = OutboxService(units, together=together)
+    worker_b = OutboxService(units)
+    copies: list[tuple[int, int]] = []
+    worker_b.on_shown_twice(lambda chat, message: copies.append((chat, message)))
+    (start,) = await boards(worker_a)
+    await worker_a.sent(shown([start], 42))
+    (again,) = await boards(worker_b)
+    failing.fail = False
+    await together.write(_no_write)
+    await worker_b.sent(shown([again], 43))
+    assert copies == [(PLACE.chat_id, 43)]
+    await flip(play)
+    line = await worker_b.line(PLACE.chat_id)
+    assert line.shown[start.game_id].message_id == 42, "the next board bares A's message"

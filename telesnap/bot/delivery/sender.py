@@ -95,6 +95,9 @@ class Senders:
         self._closed: BoundedDict[int, None] = BoundedDict(CLOSED_KEPT)
         self._closing = False
         outbox.on_rows(self.wake)
+        outbox.on_shown_twice(
+            lambda chat_id, copy: self._post_next(KeyboardRemovalPost(chat_id, copy))
+        )
 
     # -- what comes in --------------------------------------------------------------------
 

@@ -103,6 +103,7 @@ class OutboxService:
         self._noted = asyncio.Event()
         """Set by each commit that notes buttons coming off (then a new one waits)."""
         self._listeners: list[Callable[[int], None]] = []
+        self._copy_listeners: list[Callable[[int, int], None]] = []
         self._together = together or GroupCommit(units)
         if watch is not None:
             watch.listen(self._committed)
@@ -110,6 +111,14 @@ class OutboxService:
     def on_rows(self, listener: Callable[[int], None]) -> None:
         """Call ``listener(chat_id)`` whenever a unit of this process commits rows for a chat."""
         self._listeners.append(listener)
+
+    def on_shown_twice(self, listener: Callable[[int, int], None]) -> None:
+        """Call ``listener(chat_id, message_id)`` for each board message here that is a copy.
+
+        Another worker showed and marked the same rows (a mark held through a database failure
+        while the chat changed hands): its buttons are to come off.
+        """
+        self._copy_listeners.append(listener)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -243,6 +252,7 @@ class OutboxService:
             await self._together.write(self._write_marks)
         except Exception:
             self._to_mark[:0], self._marking = self._marking, []
+            self._together.ride_along(self._write_marks)  # this chat may never send here again
             logger.exception(
                 "chat %s: could not mark rows %s sent (message %s); marked with the next",
                 shown.chat_id,
@@ -299,7 +309,7 @@ class OutboxService:
         self._to_mark = []
         marks = self._marking
         uow.after_commit(marks.clear)
-        await uow.outbox.mark_sent(
+        marked = await uow.outbox.mark_sent(
             {entry_id: mark.message_id for mark in marks for entry_id in mark.entry_ids},
             self._clock(),
             views={
@@ -308,9 +318,38 @@ class OutboxService:
                 if mark.board is not None and mark.entry_ids
             },
         )
+        copies = [
+            (mark.chat_id, mark.message_id)
+            for mark in marks
+            if mark.board is not None
+            and mark.message_id is not None
+            and not marked.intersection(mark.entry_ids)
+            and await self._shown_elsewhere(uow, mark.board)
+        ]
+        if copies:
+            uow.after_commit(lambda: self._report_copies(copies))
         for mark in marks:
             if mark.lobby_of is not None and mark.message_id is not None:
                 await _store_lobby_message(uow, mark.lobby_of, mark.message_id)
+
+    async def _shown_elsewhere(self, uow: UnitOfWork, board: ShownBoard) -> bool:
+        """Whether another message shows the board's game as stored (it is then the newest)."""
+        newest = await uow.outbox.newest_board(board.game_id)
+        if newest is None or newest.message_id == board.message_id:
+            return False
+        self._shown[board.game_id] = newest
+        return True
+
+    def _report_copies(self, copies: Sequence[tuple[int, int]]) -> None:
+        for chat_id, message_id in copies:
+            logger.warning(
+                "chat %s: message %s showed rows another worker showed and marked first; "
+                "its buttons come off",
+                chat_id,
+                message_id,
+            )
+            for listener in self._copy_listeners:
+                listener(chat_id, message_id)
 
     async def failed(
         self, chat_id: int, entry_ids: Sequence[int], error: str, *, game_id: int | None = None

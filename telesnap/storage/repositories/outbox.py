@@ -60,7 +60,7 @@ _SETTLE = _STILL_PENDING.values(
     done_at=bindparam("at"),
     message_id=bindparam("message"),
     error=bindparam("why"),
-)
+).returning(_C.id)
 """Built once: every board sent runs it."""
 _PENDING = (
     select(OutboxMessage)
@@ -171,10 +171,10 @@ class OutboxRepository:
         *,
         message_id: int | None = None,
         error: str | None = None,
-    ) -> None:
-        """Mark pending messages sent (with the message showing them) or failed."""
+    ) -> set[int]:
+        """Mark pending messages sent (with the message showing them) or failed; those it did."""
         if not ids:
-            return
+            return set()
         parameters = {
             "ids": list(ids),
             "to": state.value,
@@ -182,25 +182,27 @@ class OutboxRepository:
             "message": message_id,
             "why": error,
         }
-        await self._session.execute(_SETTLE, parameters)
+        return set((await self._session.scalars(_SETTLE, parameters)).all())
 
     async def mark_sent(
         self,
         shown: Mapping[int, int | None],
         at: datetime,
         views: Mapping[int, datetime] | None = None,
-    ) -> None:
+    ) -> set[int]:
         """Mark pending messages sent, each with the message showing it, in one statement.
 
         ``shown``: row id -> message id (None: settled unshown). ``views``: row id -> when its board
         was shown, for rows whose message shows their board (of boards sent together, the last).
+        Returns the rows it marked (not those another worker marked first).
         """
         if not shown:
-            return
+            return set()
         message_ids = set(shown.values())
         if len(message_ids) == 1 and not views:  # the common case: one message, no board
-            await self.settle(list(shown), OutboxState.SENT, at, message_id=message_ids.pop())
-            return
+            return await self.settle(
+                list(shown), OutboxState.SENT, at, message_id=message_ids.pop()
+            )
         values: dict[str, Any] = {"state": OutboxState.SENT.value, "done_at": at, "error": None}
         if len(message_ids) == 1:
             values["message_id"] = message_ids.pop()
@@ -214,7 +216,8 @@ class OutboxRepository:
                 {literal(row, BigInteger): literal(t, UtcDateTime()) for row, t in views.items()},
                 value=_C.id,
             )
-        await self._session.execute(_STILL_PENDING.values(**values), {"ids": list(shown)})
+        statement = _STILL_PENDING.values(**values).returning(_C.id)
+        return set((await self._session.scalars(statement, {"ids": list(shown)})).all())
 
     async def board_shown_at(self, game_id: int, version: int) -> datetime | None:
         """When board ``version`` of the game was first shown, or None if it never was."""
