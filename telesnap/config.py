@@ -232,9 +232,17 @@ class Variable(NamedTuple):
 _API_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?", re.IGNORECASE)
 
 
+_TOKEN_IN_PATH = re.compile(r"/bot\d+(?::|%3A)", re.IGNORECASE)
+
+
 def _api_url(text: str) -> str:
     """``text`` without a trailing ``/``; ValueError unless it has a host and a usable port."""
     url = text.rstrip("/")
+    if _TOKEN_IN_PATH.search(url):  # a method URL copied whole: never repeat it (the token)
+        raise ConfigError(
+            "TELESNAP_API_URL must be the Bot API server's root, without /bot and the token "
+            f"(like {DEFAULT_API_URL}): the token goes in {TOKEN_VARIABLE}"
+        )
     parts = urlsplit(url)  # ValueError: an IPv6 address without its "]"
     port = parts.port  # ValueError: a port that is no number, or above 65535
     if not _API_URL.fullmatch(url) or not parts.hostname or port == 0:

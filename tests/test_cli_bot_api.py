@@ -224,3 +224,32 @@ def test_a_webhook_port_in_use_is_one_line_naming_the_option(
     line = one_line(result)
     assert line.startswith(f"telesnap: cannot listen on 127.0.0.1:{port} (--listen): ")
     assert "in use" in line
+
+
+def test_a_webhook_url_holding_the_token_is_never_printed_with_it(
+    tmp_path: Path, emulator_url: str
+) -> None:
+    """Old guides put the token in the webhook's path: a refusal quotes the URL, masked."""
+    listen = f"127.0.0.1:{closed_port()}"
+    hook = f"https://example.org/{REAL_LOOKING_TOKEN}"
+    arguments = ("--webhook-url", hook, "--listen", listen)
+    line = one_line(bot(tmp_path, *arguments, api_url=emulator_url, token=EMULATOR_TOKEN))
+    assert line.startswith("telesnap: --webhook-url https://example.org/123456789:*** was refused")
+    assert REAL_LOOKING_TOKEN.partition(":")[2] not in line
+
+
+REAL_LOOKING_TOKEN = "123456789:AAEhBOweik6ad9r_QXMENQjcrG2vt0o5TZw"
+"""A token as @BotFather gives them: the bot's id, a colon, 35 characters."""
+
+
+def test_an_api_url_holding_the_token_is_refused_without_printing_it(tmp_path: Path) -> None:
+    """Telegram's documents write the method URL as api.telegram.org/bot<token>/: the root is
+    what is wanted."""
+    url = f"https://api.telegram.org/bot{REAL_LOOKING_TOKEN}"
+    result = telesnap(tmp_path, "db", "upgrade", TELESNAP_API_URL=url)
+    line = one_line(result)
+    assert result.returncode == 2
+    assert line == (
+        "telesnap: TELESNAP_API_URL must be the Bot API server's root, without /bot and the "
+        "token (like https://api.telegram.org): the token goes in TELESNAP_TOKEN"
+    )

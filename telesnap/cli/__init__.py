@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from ..bot.ingress.redaction import redact
 from ..config import ConfigError, TokenRevokedError
 
 DESCRIPTION = "Snap for Telegram group chats: the bot, and the tools around it."
@@ -220,30 +221,34 @@ def _run(argv: Sequence[str] | None) -> int:
         function = getattr(importlib.import_module(module_name), function_name)
         exit_code: int = function(args)
     except TokenRevokedError as error:
-        print(f"telesnap: {error}", file=sys.stderr)
+        _say(str(error))
         return TokenRevokedError.exit_code
     except ConfigError as error:
-        print(f"telesnap: {error}", file=sys.stderr)
+        _say(str(error))
         return 2
     except socket.gaierror as error:  # a host to listen on that names no address
         option = "host" if getattr(args, "host", None) else "listen"  # emulator, or run
         where = f"--{option} {getattr(args, option, None)}"
-        print(f"telesnap: cannot listen on {where}: {error.strerror}", file=sys.stderr)
+        _say(f"cannot listen on {where}: {error.strerror}")
         return 1
     except OSError as error:  # a port in use, an address this machine lacks, a missing folder
-        print(f"telesnap: {error}", file=sys.stderr)
+        _say(str(error))
         return 1
     except Exception as error:
         refusal = _privilege_refused(error)
         if refusal is None:
             raise
-        print(
-            f"telesnap: the database refused: {refusal}: its user lacks a privilege there"
-            " (make it the database's owner, or GRANT what is named)",
-            file=sys.stderr,
+        _say(
+            f"the database refused: {refusal}: its user lacks a privilege there"
+            " (make it the database's owner, or GRANT what is named)"
         )
         return 2
     return exit_code
+
+
+def _say(message: str) -> None:
+    """One line on stderr, with any token masked (a supervisor keeps it, as it keeps logs)."""
+    print(f"telesnap: {redact(message)}", file=sys.stderr)
 
 
 def _privilege_refused(error: BaseException) -> str | None:

@@ -5,6 +5,8 @@ tracebacks print it: every log record passes through :func:`redact`, whatever ha
 
 >>> redact("GET https://api.telegram.org/bot123:AAbb-cc_DD/getMe failed")
 'GET https://api.telegram.org/bot123:***/getMe failed'
+>>> redact("https://bot.example.com/123456789:AAEhBOweik6ad9r_QXMENQjcrG2vt0o5TZw was refused")
+'https://bot.example.com/123456789:*** was refused'
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ __all__ = ["install_token_redaction", "redact"]
 
 _URL_TOKEN = re.compile(r"(/bot)(\d+)(?::|%3A)[^/\s'\"?#]+", re.IGNORECASE)
 """A token in a Bot API URL path: ``/bot<id>:<secret>``, also percent-encoded."""
+_BARE_TOKEN = re.compile(r"(?<![\w:])(\d{5,})(?::|%3A)[A-Za-z0-9_-]{30,}")
+"""A token anywhere (a webhook URL's path, a pasted value): ``<id>:<secret of 30 or more>``."""
 _known_tokens: set[str] = set()
 _known_secrets: set[str] = set()
 _lock = threading.Lock()
@@ -32,6 +36,7 @@ def _masked(token: str) -> str:
 def redact(text: str) -> str:
     """``text`` with every token it holds (in a URL, or one this process runs) masked."""
     text = _URL_TOKEN.sub(lambda match: f"{match[1]}{match[2]}:***", text)
+    text = _BARE_TOKEN.sub(lambda match: f"{match[1]}:***", text)
     for secret in tuple(_known_secrets):
         text = text.replace(secret, "***")
     for token in tuple(_known_tokens):
