@@ -17,11 +17,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from alembic.script import ScriptDirectory
 
 from telesnap.cli import build_parser
 from telesnap.game import Game, operation_to_json, parse_cards
 from telesnap.services.stats.audit import StoredGame, write_document
-from telesnap.storage.migrate import upgrade_database
+from telesnap.storage.migrate import alembic_config, upgrade_database
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -433,3 +434,21 @@ def test_ctrl_c_stops_a_command_without_a_traceback(tmp_path: Path) -> None:
     finally:
         process.kill()
     assert (process.returncode, stderr) == (130, "")
+
+
+@pytest.mark.parametrize("command", [("replay", "--game", "1"), ("export", "--chat", "-1")])
+def test_a_database_at_an_older_revision_is_named_with_the_upgrade(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """A new release installed, and its reads run before the upgrade (they need its tables)."""
+    scripts = ScriptDirectory.from_config(alembic_config())
+    head = scripts.get_current_head()
+    assert head is not None
+    before = scripts.get_revision(head).down_revision
+    assert isinstance(before, str)
+    asyncio.run(upgrade_database(f"sqlite+aiosqlite:///{tmp_path / 'telesnap.db'}", before))
+    line = one_line(telesnap(tmp_path, *command))
+    assert line == (
+        f"telesnap: the SQLite file telesnap.db is at revision {before}, older than this"
+        f" telesnap's {head}: run `telesnap db upgrade` (or start the bot, which upgrades it) first"
+    )

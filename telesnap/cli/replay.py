@@ -33,7 +33,7 @@ from ..services.stats.audit import (
 )
 from ..services.stats.service import StatsService
 from ..storage.database import create_engine, describe_database, session_factory
-from ..storage.migrate import current_revision
+from ..storage.migrate import check_revision, current_revision
 from ..storage.models import fits_bigint
 from ..storage.uow import UnitOfWork, UnitsOfWork
 
@@ -74,11 +74,13 @@ def _check_file(url: str, source: str) -> None:
 
 
 async def _check_migrated(url: str) -> None:
-    if await current_revision(url) is None:
+    revision = await current_revision(url)
+    if revision is None:
         raise ConfigError(
             f"{describe_database(url)} holds no telesnap games (never migrated: is it the "
             f"right database?){_sandbox_hint(url)}"
         )
+    check_revision(describe_database(url), revision)
 
 
 async def _stored_from_database(url: str, game_id: int) -> StoredGame | None:

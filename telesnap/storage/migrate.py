@@ -289,6 +289,26 @@ def _check_privileges(connection: Connection) -> None:
         )
 
 
+def check_revision(where: str, revision: str) -> None:
+    """Refuse a database at ``revision`` that is not this telesnap's newest, saying what to do.
+
+    For the commands that only read it (an upgrade first: their queries need the newest tables).
+    """
+    scripts = ScriptDirectory.from_config(alembic_config())
+    head = scripts.get_current_head()
+    if revision == head:
+        return
+    if revision not in {script.revision for script in scripts.walk_revisions()}:
+        raise ConfigError(
+            f"{where} is at revision {revision}, which this telesnap does not know:"
+            " made by a newer version?"
+        )
+    raise ConfigError(
+        f"{where} is at revision {revision}, older than this telesnap's {head}: run"
+        " `telesnap db upgrade` (or start the bot, which upgrades it) first"
+    )
+
+
 def _check_telesnaps(connection: Connection, scripts: ScriptDirectory) -> None:
     """Refuse a database at a revision not in ``scripts``, or with tables but no revision."""
     where = describe_database(connection.engine.url)
