@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import signal
 import socket
 import sqlite3
@@ -452,3 +453,52 @@ def test_a_database_at_an_older_revision_is_named_with_the_upgrade(
         f"telesnap: the SQLite file telesnap.db is at revision {before}, older than this"
         f" telesnap's {head}: run `telesnap db upgrade` (or start the bot, which upgrades it) first"
     )
+
+
+def test_a_sqlite_file_another_process_holds_says_so(tmp_path: Path) -> None:
+    asyncio.run(upgrade_database(f"sqlite+aiosqlite:///{tmp_path / 'telesnap.db'}"))
+    holder = sqlite3.connect(tmp_path / "telesnap.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        result = telesnap(tmp_path, "db", "upgrade")
+    finally:
+        holder.close()
+    line = one_line(result)
+    assert result.returncode == 2
+    assert line == (
+        "telesnap: cannot use the SQLite file telesnap.db (database is locked): another process"
+        " holds it (another telesnap running on this file?)"
+    )
+
+
+def test_a_sqlite_path_that_is_a_folder_says_so(tmp_path: Path) -> None:
+    (tmp_path / "games").mkdir()
+    result = telesnap(tmp_path, "db", "upgrade", TELESNAP_DATABASE_URL="sqlite:///games")
+    assert one_line(result) == (
+        "telesnap: cannot open the SQLite file games: it is a folder, not a file"
+    )
+    assert result.returncode == 2
+
+
+def test_a_sqlite_file_that_cannot_grow_is_one_line_naming_it(tmp_path: Path) -> None:
+    """A full disk, as a file-size limit makes it (no privileges needed): no traceback."""
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TELESNAP_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "telesnap", "db", "upgrade"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=small_files,
+    )
+    line = one_line(result)
+    assert result.returncode == 2
+    assert line.startswith("telesnap: cannot write the SQLite file telesnap.db (")
+    assert line.endswith("): check the free space on its disk and the file's size limits")

@@ -40,6 +40,7 @@ __all__ = [
     "describe_database",
     "read_only_options",
     "session_factory",
+    "sqlite_failure",
 ]
 
 READ_ONLY_OPTION = "telesnap_read_only"
@@ -115,9 +116,35 @@ def describe_database(url: str | URL) -> str:
     return f"the {server} database {parsed.database} at {where}"
 
 
-def _unreachable(url: URL, error: BaseException) -> DatabaseUnreachableError:
+def _reason(error: BaseException) -> str:
     cause = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
-    reason = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+    return (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+
+
+def sqlite_failure(url: URL, error: BaseException) -> DatabaseUnreachableError | None:
+    """What to tell of a SQLite file SQLite would not use: held, full, or no file (else None).
+
+    Opening it, or migrating it (the file grows), meets these: one line says what to check.
+    """
+    reason = _reason(error)
+    where = describe_database(url)
+    if "locked" in reason or "busy" in reason:
+        return DatabaseUnreachableError(
+            f"cannot use {where} ({reason}): another process holds it (another telesnap running"
+            " on this file?)"
+        )
+    if "disk is full" in reason or "disk I/O error" in reason:
+        return DatabaseUnreachableError(
+            f"cannot write {where} ({reason}): check the free space on its disk and the file's"
+            " size limits"
+        )
+    if url.database and Path(url.database).is_dir():
+        return DatabaseUnreachableError(f"cannot open {where}: it is a folder, not a file")
+    return None
+
+
+def _unreachable(url: URL, error: BaseException) -> DatabaseUnreachableError:
+    reason = _reason(error)
     if url.get_backend_name() == "sqlite":
         folder = Path(url.database or ".").parent
         if not folder.is_dir():
@@ -128,7 +155,7 @@ def _unreachable(url: URL, error: BaseException) -> DatabaseUnreachableError:
             return DatabaseUnreachableError(
                 f"cannot open {describe_database(url)}: it is not a SQLite database ({reason})"
             )
-        return DatabaseUnreachableError(
+        return sqlite_failure(url, error) or DatabaseUnreachableError(
             f"cannot open {describe_database(url)} ({reason}): check that the folder "
             "lets this user write there"
         )

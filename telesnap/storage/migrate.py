@@ -24,7 +24,7 @@ from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ..config import ConfigError, PoolSettings, load_settings
-from .database import connection_to, create_engine, describe_database
+from .database import connection_to, create_engine, describe_database, sqlite_failure
 from .models import Base, UtcDateTime
 
 __all__ = [
@@ -118,6 +118,9 @@ async def upgrade_database(
             ) from error
         if _sqlstate(error) == INSUFFICIENT_PRIVILEGE:
             raise _cannot_migrate(engine.url, error) from None
+        failure = sqlite_failure(engine.url, error) if engine.dialect.name == "sqlite" else None
+        if failure is not None:
+            raise failure from None
         raise
     finally:
         await engine.dispose()
