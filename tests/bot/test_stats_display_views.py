@@ -16,10 +16,11 @@ from telesnap.bot.render.stats import (
     render_player_stats,
 )
 from telesnap.game import EndReason
+from telesnap.services.privacy import FORMER_PLAYER
 from telesnap.services.stats.figures import GameSummary, SeatFigures
 from telesnap.services.stats.recorder import record_summary
 from telesnap.services.stats.service import StatsService
-from telesnap.services.stats.views import Ranking
+from telesnap.services.stats.views import PlayerStatsView, Ranking
 from telesnap.storage.models.base import utc_now
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
@@ -176,3 +177,20 @@ async def test_the_history_shows_a_game_past_an_hour_in_hours(session_factory: S
     assert " · 4:05 · " in short
     assert " · 24:01:00 · " in idle
     assert " · 3:31:00 · " in long
+
+
+def test_the_stats_of_someone_who_erased_their_data_say_so() -> None:
+    """Not "no finished games": they played here, and their figures went with their data."""
+    erased = PlayerStatsView(
+        user_id=7,
+        name=FORMER_PLAYER,
+        chat=None,
+        everywhere=None,
+        reaction_counts=(),
+        ratings=(),
+        chat_ratings=(),
+        min_games_to_plot=2,
+    )
+    text = render_player_stats(erased, EN)
+    assert text.splitlines()[-1] == "This player erased their data: no figures are kept."
+    assert "a former player" in text.splitlines()[0]

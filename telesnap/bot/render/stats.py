@@ -23,6 +23,7 @@ from html import escape
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from ...services.privacy import FORMER_PLAYER
 from ...services.stats.views import (
     Figures,
     LeaderboardView,
@@ -215,6 +216,8 @@ def render_player_stats(
             lines.append(
                 tr.gettext("No game counts here yet: one the others walked out of does not count.")
             )
+        elif view.name == FORMER_PLAYER:  # their figures went with their data
+            lines.append(tr.gettext("This player erased their data: no figures are kept."))
         elif not private:
             lines.append(tr.gettext("No finished games in this chat yet."))
         if everywhere is not None and everywhere.games:
