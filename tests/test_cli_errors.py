@@ -502,3 +502,25 @@ def test_a_sqlite_file_that_cannot_grow_is_one_line_naming_it(tmp_path: Path) ->
     assert result.returncode == 2
     assert line.startswith("telesnap: cannot write the SQLite file telesnap.db (")
     assert line.endswith("): check the free space on its disk and the file's size limits")
+
+
+def test_output_to_a_reader_that_stopped_ends_quietly(tmp_path: Path) -> None:
+    """``telesnap simulate --json | head -c 0``: the reader is gone, the command says nothing."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # as `head` does once it has what it wanted
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TELESNAP_")}
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "telesnap", "simulate", "--games", "3", "--json"],
+            cwd=tmp_path,
+            env=environment,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert result.stderr == ""
+    assert result.returncode == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import socket
 import sys
 from collections.abc import Sequence
@@ -226,6 +227,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except ConfigError as error:
         _say(str(error))
         return 2
+    except BrokenPipeError:  # its output piped to a reader that stopped (`| head`): done
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 1
     except socket.gaierror as error:  # a host to listen on that names no address
         option = "host" if getattr(args, "host", None) else "listen"  # emulator, or run
         where = f"--{option} {getattr(args, option, None)}"

@@ -148,7 +148,8 @@ class Supervisor:
         watchers = [asyncio.create_task(self._keep_running(worker)) for worker in self._workers]
         try:
             await self._stopping.wait()
-            logger.info("stopping %d workers", len(self._workers))
+            count = len(self._workers)
+            logger.info("stopping %d worker%s", count, "" if count == 1 else "s")
         finally:
             if self._rolling is not None:
                 self._rolling.cancel()
