@@ -10,8 +10,6 @@ handed over and a line is read once and kept, until the copy could be wrong.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,16 +20,14 @@ from ...storage.outbox_watch import OutboxWatch
 from ...storage.repositories import ShownBoard
 from ...storage.uow import GroupCommit, UnitOfWork
 from ...support.bounded import BoundedDict
-from ...support.retry import short_cause
 from ..ports import UnitOfWorkFactory
+from .bare_notes import BareNotes
 from .rows import BOARD, UNREADABLE, BoardEntry, Entry, entry_of, read_rows
 
 __all__ = ["LINES_KEPT", "Line", "OutboxService", "Shown", "ShownBoard"]
 
 logger = logging.getLogger(__name__)
 
-NOTE_WITHIN_S = 0.01
-"""How long a note of buttons coming off waits for a group commit to take it along."""
 STOP_REACH = timedelta(minutes=10)
 """How long before the last board a removal may still have been waiting at a stop: a slot of
 the pace, or a 429's wait, is seconds to a minute."""
@@ -96,15 +92,10 @@ class OutboxService:
         """Sends shown whose mark is not committed yet: never shown again, marked next."""
         self._marking: list[Shown] = []
         """The marks of the transaction under way."""
-        self._to_bare: set[tuple[int, int]] = set()
-        """Messages (chat, message) whose buttons come off, to note with the next commit."""
-        self._baring: set[tuple[int, int]] = set()
-        """Those noted in the transaction under way (noted again with the next if it fails)."""
-        self._noted = asyncio.Event()
-        """Set by each commit that notes buttons coming off (then a new one waits)."""
         self._listeners: list[Callable[[int], None]] = []
         self._copy_listeners: list[Callable[[int, int], None]] = []
         self._together = together or GroupCommit(units)
+        self._notes = BareNotes(self._together)
         if watch is not None:
             watch.listen(self._committed)
 
@@ -261,47 +252,12 @@ class OutboxService:
             )
 
     async def bared(self, chat_id: int, message_id: int) -> None:
-        """Note that a message's buttons come off, before they do (a failure is logged).
-
-        A start then does not take them off again (Telegram refuses that), and a kill between
-        leaves them on only rarely. The note rides with the next group commit, or has one of its
-        own after :data:`NOTE_WITHIN_S` when none comes: a busy bot pays no commit for it.
-        """
-        key = (chat_id, message_id)
-        self._to_bare.add(key)
-        self._together.ride_along(self._write_bared)
-        try:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._noted.wait(), NOTE_WITHIN_S)
-        except asyncio.CancelledError:  # a stop: they do not come off, so no note either
-            self._to_bare.discard(key)
-            raise
-        if key in self._to_bare or key in self._baring:  # no commit came, or it failed
-            try:
-                await self.write()
-            except Exception as error:  # they come off all the same: a tidy chat first
-                logger.warning(
-                    "chat %s: could not note message %s's buttons off (%s)",
-                    chat_id,
-                    message_id,
-                    short_cause(error),
-                )
+        """Note that a message's buttons come off, before they do (see :mod:`.bare_notes`)."""
+        await self._notes.note(chat_id, message_id)
 
     async def write(self) -> None:
         """Write the notes no commit has taken along yet (one that failed rides the next)."""
-        if self._to_bare or self._baring:
-            await self._together.write(self._write_bared)
-
-    async def _write_bared(self, uow: UnitOfWork) -> None:
-        self._baring |= self._to_bare
-        self._to_bare = set()
-        uow.after_commit(self._bared_noted)
-        await uow.outbox.mark_bared(self._baring)
-
-    def _bared_noted(self) -> None:
-        self._baring.clear()
-        self._noted.set()
-        self._noted = asyncio.Event()
+        await self._notes.write()
 
     async def _write_marks(self, uow: UnitOfWork) -> None:
         """Write every mark waiting, including an earlier attempt's that did not commit."""
