@@ -116,6 +116,9 @@ class NoRows:
     def on_rows(self, listener: Callable[[int], None]) -> None:
         """No unit of work commits rows here."""
 
+    def on_shown_twice(self, listener: Callable[[int, int], None]) -> None:
+        """No row is shown here, so none twice."""
+
     async def line(self, chat_id: int) -> Line:
         return Line([])
 

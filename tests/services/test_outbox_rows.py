@@ -359,3 +359,41 @@ async def test_a_board_shown_again_after_another_workers_mark_is_reported_as_a_c
     await flip(play)
     line = await worker_b.line(PLACE.chat_id)
     assert line.shown[start.game_id].message_id == 42, "the next board bares A's message"
+
+
+async def test_a_board_shown_again_with_a_newer_one_bares_the_older_message(
+    session_factory: Sessions,
+) -> None:
+    """B merged A's board with the next one: B's message is the newest, A's loses its buttons."""
+    play, _, units = await durable_game(session_factory)
+    failing = _FailingWrites(units)
+    together = GroupCommit(failing)
+    worker_a = OutboxService(units, together=together)
+    worker_b = OutboxService(units)
+    copies: list[tuple[int, int]] = []
+    worker_b.on_shown_twice(lambda chat, message: copies.append((chat, message)))
+    (start,) = await boards(worker_a)
+    await worker_a.sent(shown([start], 42))
+    await flip(play)
+    merged = await boards(worker_b)
+    assert len(merged) == 2
+    failing.fail = False
+    await together.write(_no_write)
+    await worker_b.sent(shown(merged, 43))
+    assert copies == [(PLACE.chat_id, 42)]
+
+
+async def test_a_late_mark_of_rows_set_aside_reports_no_copy(session_factory: Sessions) -> None:
+    """The bot was removed from the chat meanwhile: its rows are failed, not shown twice."""
+    _, _, units = await durable_game(session_factory)
+    failing = _FailingWrites(units)
+    together = GroupCommit(failing)
+    outbox = OutboxService(units, together=together)
+    copies: list[tuple[int, int]] = []
+    outbox.on_shown_twice(lambda chat, message: copies.append((chat, message)))
+    (start,) = await boards(outbox)
+    await outbox.sent(shown([start], 42))
+    await OutboxService(units).chat_gone(PLACE.chat_id)
+    failing.fail = False
+    await together.write(_no_write)
+    assert copies == []

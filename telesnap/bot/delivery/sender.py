@@ -139,6 +139,8 @@ class Senders:
         self._start(chat)
 
     def _post_next(self, post: Post) -> None:
+        if self._closing or post.chat_id in self._closed:
+            return
         chat = self._chat(post.chat_id)
         chat.queue.appendleft(post)
         self._start(chat)

@@ -256,7 +256,9 @@ class OutboxService:
         await self._notes.note(chat_id, message_id)
 
     async def write(self) -> None:
-        """Write the notes no commit has taken along yet (one that failed rides the next)."""
+        """Write the marks and notes no commit has taken along yet (at a stop, say)."""
+        if self._to_mark or self._marking:
+            await self._together.write(self._write_marks)
         await self._notes.write()
 
     async def _write_marks(self, uow: UnitOfWork) -> None:
@@ -275,12 +277,10 @@ class OutboxService:
             },
         )
         copies = [
-            (mark.chat_id, mark.message_id)
+            copy
             for mark in marks
-            if mark.board is not None
-            and mark.message_id is not None
-            and not marked.intersection(mark.entry_ids)
-            and await self._shown_elsewhere(uow, mark.board)
+            if not marked.issuperset(mark.entry_ids)  # the usual case reads nothing more
+            for copy in await self._stale_copies(uow, mark)
         ]
         if copies:
             uow.after_commit(lambda: self._report_copies(copies))
@@ -288,19 +288,29 @@ class OutboxService:
             if mark.lobby_of is not None and mark.message_id is not None:
                 await _store_lobby_message(uow, mark.lobby_of, mark.message_id)
 
-    async def _shown_elsewhere(self, uow: UnitOfWork, board: ShownBoard) -> bool:
-        """Whether another message shows the board's game as stored (it is then the newest)."""
-        newest = await uow.outbox.newest_board(board.game_id)
-        if newest is None or newest.message_id == board.message_id:
-            return False
-        self._shown[board.game_id] = newest
-        return True
+    async def _stale_copies(self, uow: UnitOfWork, mark: Shown) -> list[tuple[int, int]]:
+        """The messages showing ``mark``'s rows that are not their game's newest board.
+
+        Rows of a mark another worker marked first were shown twice (a mark held through a
+        database failure while the chat changed hands): of the two messages, the one that is not
+        the newest board keeps live buttons no worker takes off. Rows set aside mean no copy.
+        """
+        if mark.board is None or mark.message_id is None:
+            return []
+        elsewhere = await uow.outbox.messages_showing(mark.entry_ids) - {mark.message_id}
+        if not elsewhere:
+            return []
+        newest = await uow.outbox.newest_board(mark.board.game_id)
+        if newest is not None:
+            self._shown[mark.board.game_id] = newest
+        live = newest.message_id if newest is not None else None
+        return [(mark.chat_id, m) for m in sorted({mark.message_id, *elsewhere}) if m != live]
 
     def _report_copies(self, copies: Sequence[tuple[int, int]]) -> None:
         for chat_id, message_id in copies:
             logger.warning(
-                "chat %s: message %s showed rows another worker showed and marked first; "
-                "its buttons come off",
+                "chat %s: message %s showed rows also shown in another message, by another"
+                " worker, and is not the newest board: its buttons come off",
                 chat_id,
                 message_id,
             )

@@ -219,6 +219,15 @@ class OutboxRepository:
         statement = _STILL_PENDING.values(**values).returning(_C.id)
         return set((await self._session.scalars(statement, {"ids": list(shown)})).all())
 
+    async def messages_showing(self, ids: Sequence[int]) -> set[int]:
+        """The messages the rows ``ids`` that are marked sent were shown in."""
+        statement = select(_C.message_id).where(
+            _C.id.in_(list(ids)),
+            _C.state == OutboxState.SENT.value,
+            _C.message_id.is_not(None),
+        )
+        return {message_id for message_id in await self._session.scalars(statement) if message_id}
+
     async def board_shown_at(self, game_id: int, version: int) -> datetime | None:
         """When board ``version`` of the game was first shown, or None if it never was."""
         parameters = {"game_id": game_id, "version": version}
