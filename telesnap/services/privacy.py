@@ -16,7 +16,7 @@ from ..storage.models import WHOLE_CHAT
 from ..storage.repositories.privacy import Erased, PrivacyRepository
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings
-from .types import Actor, display_name
+from .types import BLANK_NAME, UNKNOWN_NAME, Actor, display_name
 
 __all__ = ["FORMER_PLAYER", "ChatErasure", "PersonErasure", "PrivacyService"]
 
@@ -95,11 +95,12 @@ class PrivacyService:
                 if person is not None
                 for name in (
                     display_name(person.first_name, person.last_name),
+                    display_name(person.first_name, person.last_name, person.username),
                     person.first_name,
                     person.last_name,
                     person.username,
                 )
-                if name
+                if name and name not in (BLANK_NAME, UNKNOWN_NAME)  # others' names too
             )
             erased = await repository.forget_user(user_id, FORMER_PLAYER, names)
             await uow.alerts.close_direct(user_id)  # their /notify lists, and the private chat

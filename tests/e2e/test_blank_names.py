@@ -31,8 +31,13 @@ async def test_a_blank_looking_name_is_shown_as_the_username_or_a_sign(
         await table.wait_for_text("Players (3/12)")
         await table.command("Ann", "startgame")
         board = await table.next_board()
+        await table.command("Ann", "endgame")
+        await table.wait_for_text("was stopped")
+        await table.command("Ann", "history")
+        history = await table.wait_for_text("stopped: nobody won")
     finally:
         await table.stop_bot()
-    assert "@quiet_one" in board.message.text
-    assert "👤" in board.message.text
-    assert f"{BLANK}" not in board.message.text
+    for text in (board.message.text, history.text):
+        assert "@quiet_one" in text
+        assert "👤" in text
+        assert BLANK not in text

@@ -336,3 +336,25 @@ async def test_chats_kept_longer_do_not_hide_a_chat_whose_retention_passed(
     assert purged == [0, 1], "the first sweep looked at the chats kept a year"
     assert SHORT not in await chats_left(session_factory)
     assert len(await chats_left(session_factory)) == CHATS_PER_SWEEP
+
+
+async def test_forgetme_erases_a_blank_name_shown_as_the_username_and_no_one_elses(
+    session_factory: Factory,
+) -> None:
+    """A blank-looking name is shown as "@username", or "👤" for anyone without one."""
+    quiet, other = 700123457, 700123458
+    async with UnitOfWork(session_factory) as uow:
+        await uow.users.upsert(quiet, "\u3164", None, "quiet_one")
+        await uow.users.upsert(other, "\u3164")
+        uow.session.add_all(
+            [
+                OutboxMessage(chat_id=-5, kind="notice", payload={"notice": {"name": name}})
+                for name in ("@quiet_one", "👤")
+            ]
+        )
+    await PrivacyService(UnitsOfWork(session_factory)).forget_person(quiet)
+    async with UnitOfWork(session_factory) as uow:
+        payloads = (await uow.session.scalars(select(OutboxMessage.payload))).all()
+    shown = [payload["notice"]["name"] for payload in payloads]
+    assert "@quiet_one" not in shown
+    assert "👤" in shown, "another blank-named person's sign is not theirs"

@@ -287,12 +287,14 @@ async def _shares(uow: UnitOfWork, chat_id: int) -> bool:
 
 
 def _seated_names(
-    seated: dict[int, list[tuple[int, str | None, str | None]]],
+    seated: dict[int, list[tuple[int, str | None, str | None, str | None]]],
 ) -> dict[int, list[tuple[int, str]]]:
     """Each game's players in seat order, as ``(user_id, display name)``."""
     return {
-        game_id: [(user_id, display_name(first, last)) for user_id, first, last in players]
-        for game_id, players in seated.items()
+        game_id: [
+            (user, display_name(first, last, username)) for user, first, last, username in seats
+        ]
+        for game_id, seats in seated.items()
     }
 
 

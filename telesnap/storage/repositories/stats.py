@@ -307,10 +307,10 @@ class StatsRepository:
 
     async def seated_users(
         self, game_ids: Sequence[int]
-    ) -> dict[int, list[tuple[int, str | None, str | None]]]:
-        """Each game's players in seat order, as ``(user_id, first, last)`` (None: no user row).
+    ) -> dict[int, list[tuple[int, str | None, str | None, str | None]]]:
+        """Each game's players in seat order, as ``(user_id, first, last, username)``.
 
-        An erased seat shows its placeholder, whatever name its user has since.
+        None: no user row. An erased seat shows its placeholder, whatever name its user has since.
         """
         statement = (
             select(
@@ -318,16 +318,17 @@ class StatsRepository:
                 GamePlayer.user_id,
                 func.coalesce(GamePlayer.shown_name, User.first_name),
                 case((GamePlayer.shown_name.is_(None), User.last_name)),
+                case((GamePlayer.shown_name.is_(None), User.username)),
             )
             .outerjoin(User, User.id == GamePlayer.user_id)
             .where(GamePlayer.game_id.in_(list(game_ids)))
             .order_by(GamePlayer.game_id, GamePlayer.seat)
         )
-        seated: dict[int, list[tuple[int, str | None, str | None]]] = {
+        seated: dict[int, list[tuple[int, str | None, str | None, str | None]]] = {
             game_id: [] for game_id in game_ids
         }
-        for game_id, user_id, first, last in await self._session.execute(statement):
-            seated[game_id].append((user_id, first, last))
+        for game_id, user_id, first, last, username in await self._session.execute(statement):
+            seated[game_id].append((user_id, first, last, username))
         return seated
 
     async def game_result(self, game_id: int) -> GameResult | None:
