@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import select
 import socket
 import sys
 from collections.abc import Sequence
@@ -227,8 +228,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except ConfigError as error:
         _say(str(error))
         return 2
-    except BrokenPipeError:  # its output piped to a reader that stopped (`| head`): done
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+    except BrokenPipeError as error:
+        if not _stdout_is_gone():
+            _say(str(error))
         return 1
     except socket.gaierror as error:  # a host to listen on that names no address
         option = "host" if getattr(args, "host", None) else "listen"  # emulator, or run
@@ -248,6 +250,23 @@ def _run(argv: Sequence[str] | None) -> int:
         )
         return 2
     return exit_code
+
+
+def _stdout_is_gone() -> bool:
+    """Whether the output went to a reader that stopped (`| head`): then the command is done.
+
+    Its stdout is pointed at nothing, so the exit's flush raises no error either.
+    """
+    try:
+        stdout = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return False
+    poller = select.poll()  # a pipe whose reader closed polls as an error
+    poller.register(stdout, select.POLLOUT)
+    if not any(events & select.POLLERR for _, events in poller.poll(0)):
+        return False
+    os.dup2(os.open(os.devnull, os.O_WRONLY), stdout)
+    return True
 
 
 def _say(message: str) -> None:

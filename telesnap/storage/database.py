@@ -128,15 +128,21 @@ def sqlite_failure(url: URL, error: BaseException) -> DatabaseUnreachableError |
     """
     reason = _reason(error)
     where = describe_database(url)
-    if "locked" in reason or "busy" in reason:
+    if reason == "database is locked":
         return DatabaseUnreachableError(
             f"cannot use {where} ({reason}): another process holds it (another telesnap running"
             " on this file?)"
         )
-    if "disk is full" in reason or "disk I/O error" in reason:
+    if "disk is full" in reason:
         return DatabaseUnreachableError(
             f"cannot write {where} ({reason}): check the free space on its disk and the file's"
             " size limits"
+        )
+    if "disk I/O error" in reason:
+        return DatabaseUnreachableError(
+            f"cannot write {where} ({reason}): check the free space on its disk and the file's"
+            " size limits, and that its folder is on a local file system (SQLite's write-ahead"
+            " log needs file locking and shared memory, which network folders may lack)"
         )
     if url.database and Path(url.database).is_dir():
         return DatabaseUnreachableError(f"cannot open {where}: it is a folder, not a file")

@@ -18,7 +18,7 @@ from telesnap.storage.database import create_engine
 
 from ..conftest import POSTGRES_SKIP_REASON, POSTGRES_URL_VARIABLE, _run_admin_sql
 
-pytestmark = pytest.mark.skipif(
+NEEDS_POSTGRESQL = pytest.mark.skipif(
     not os.environ.get(POSTGRES_URL_VARIABLE), reason=POSTGRES_SKIP_REASON
 )
 
@@ -51,6 +51,7 @@ async def _failure_of(url: str) -> DBAPIError:
     raise AssertionError("the database answered")
 
 
+@NEEDS_POSTGRESQL
 async def test_a_database_not_accepting_connections_is_away(database: tuple[str, str]) -> None:
     admin, url = database
     name = make_url(url).database
@@ -60,6 +61,7 @@ async def test_a_database_not_accepting_connections_is_away(database: tuple[str,
     assert is_transient_database_error(error)
 
 
+@NEEDS_POSTGRESQL
 async def test_a_connection_the_server_ended_is_away(database: tuple[str, str]) -> None:
     admin, url = database
     engine = create_engine(url)
@@ -74,6 +76,7 @@ async def test_a_connection_the_server_ended_is_away(database: tuple[str, str]) 
     assert is_transient_database_error(raised.value)
 
 
+@NEEDS_POSTGRESQL
 async def test_a_statement_the_database_refuses_is_not_away(database: tuple[str, str]) -> None:
     engine = create_engine(database[1])
     try:
@@ -83,3 +86,28 @@ async def test_a_statement_the_database_refuses_is_not_away(database: tuple[str,
     finally:
         await engine.dispose()
     assert not is_transient_database_error(raised.value)
+
+
+class _RefusalError(Exception):
+    """What asyncpg raises, as SQLAlchemy's adapter keeps it: its text and its SQLSTATE."""
+
+    def __init__(self, text: str, sqlstate: str) -> None:
+        super().__init__(text)
+        self.sqlstate = sqlstate
+
+
+@pytest.mark.parametrize(
+    ("text", "sqlstate", "away"),
+    [
+        ("the database system is starting up", "57P03", True),
+        ("sorry, too many clients already", "53300", True),
+        ("cannot execute UPDATE in a read-only transaction", "25006", True),
+        ("deadlock detected", "40P01", True),
+        ('currval of sequence "games_id_seq" is not yet defined in this session', "55000", False),
+        ("temporary file size exceeds temp_file_limit", "53400", False),
+        ("protocol violation", "08P01", False),
+    ],
+)
+def test_only_a_server_away_or_busy_is_run_again(text: str, sqlstate: str, away: bool) -> None:
+    error = DBAPIError("SELECT 1", None, _RefusalError(text, sqlstate))
+    assert is_transient_database_error(error) is away

@@ -28,10 +28,15 @@ GAME_LOOKUP_TIMEOUT_S = 2.0
 """How long the error handler waits to learn which game a failed command concerned."""
 
 
-AWAY_SQLSTATES = ("08", "53", "57P01", "57P02", "57P03", "55000", "40001", "40P01")
-"""PostgreSQL's codes (prefixes) of a server away or busy for a while: a lost connection,
-no resources, shut down or starting up, connections switched off, a transaction that lost a
-serialisation or a deadlock. SQLAlchemy maps most of them to a plain ``DBAPIError``."""
+AWAY_SQLSTATES = frozenset(
+    {"08000", "08001", "08003", "08004", "08006", "53300", "57P01", "57P02", "57P03",
+     "40001", "40P01", "25006"}
+)  # fmt: skip
+"""PostgreSQL's codes of a server away or busy for a while: a lost or refused connection, too
+many clients, shut down or starting up, a transaction that lost a serialisation or a deadlock,
+a read-only server (a failover under way). SQLAlchemy maps most to a plain ``DBAPIError``."""
+_NOT_ACCEPTING = "55000"
+"""Also a catch-all code: away only with "not currently accepting connections"."""
 
 
 def is_transient_database_error(error: BaseException | None) -> bool:
@@ -39,7 +44,9 @@ def is_transient_database_error(error: BaseException | None) -> bool:
     if isinstance(error, DBAPIError) and error.connection_invalidated:
         return True
     sqlstate = getattr(error.orig, "sqlstate", None) if isinstance(error, DBAPIError) else None
-    if isinstance(sqlstate, str) and sqlstate.startswith(AWAY_SQLSTATES):
+    if sqlstate in AWAY_SQLSTATES:
+        return True
+    if sqlstate == _NOT_ACCEPTING and "accepting connections" in str(error):
         return True
     transient = (OperationalError, InterfaceError, DisconnectionError, PoolTimeoutError)
     return isinstance(error, (*transient, ConnectionError, TimeoutError))

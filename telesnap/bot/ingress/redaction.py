@@ -21,8 +21,8 @@ __all__ = ["install_token_redaction", "redact"]
 
 _URL_TOKEN = re.compile(r"(/bot)(\d+)(?::|%3A)[^/\s'\"?#]+", re.IGNORECASE)
 """A token in a Bot API URL path: ``/bot<id>:<secret>``, also percent-encoded."""
-_BARE_TOKEN = re.compile(r"(?<![\w:])(\d{5,})(?::|%3A)[A-Za-z0-9_-]{30,}")
-"""A token anywhere (a webhook URL's path, a pasted value): ``<id>:<secret of 30 or more>``."""
+_BARE_TOKEN = re.compile(r"(?<![\d:])(\d{5,12})(?::|%3A)[A-Za-z0-9_-]{35}(?![\w-])")
+"""A token anywhere (a webhook URL's path, a pasted value): ``<id>:<35-character secret>``."""
 _known_tokens: set[str] = set()
 _known_secrets: set[str] = set()
 _lock = threading.Lock()
