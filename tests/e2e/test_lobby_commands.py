@@ -133,11 +133,19 @@ async def test_a_second_newgame_hints_at_join_only_while_joining_is_open(
         assert (await table.reply_to(in_lobby)).text == (
             "A game is already open here. Send /join to take part."
         )
-        again = await table.command("Ann", "newgame")  # she opened it: she is in it
+        again = await table.command("Ann", "newgame")  # she opened it
         assert (await table.reply_to(again)).text == (
+            "You opened a game here already: send /startgame when everyone is in."
+        )
+        await table.command("Cid", "join")
+        await table.wait_for_text("Players (2/12)")
+        joined = await table.command("Cid", "newgame")
+        assert (await table.reply_to(joined)).text == (
             "A game is already open here, and you are in it: its creator or an admin sends "
             "/startgame."
         )
+        await table.command("Cid", "leave")
+        await table.wait_for_text("Players (1/12)")
         await table.command("Bob", "join")
         await table.wait_for_text("Players (2/12)")
         await table.command("Ann", "startgame")

@@ -29,6 +29,8 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.GAME_EXISTS: (
             tr.gettext("A game is already being played here; wait for it to end.")
             if details.get("running")
+            else tr.gettext("You opened a game here already: send /startgame when everyone is in.")
+            if details.get("opened")
             else tr.gettext(
                 "A game is already open here, and you are in it: its creator or an admin "
                 "sends /startgame."

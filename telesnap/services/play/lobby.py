@@ -77,7 +77,9 @@ class LobbyService(Service):
                     player.user_id == actor.user_id and player.left_at is None
                     for player in await uow.games.list_players(active.id)
                 )
-                raise Refused(Reason.GAME_EXISTS, {"running": running, "joined": joined}) from None
+                opened = active is not None and active.creator_id == actor.user_id
+                details = {"running": running, "joined": joined, "opened": opened}
+                raise Refused(Reason.GAME_EXISTS, details) from None
             await uow.games.add_player(row.id, actor.user_id)
             settings = await topic_settings(uow, place)
             await self._store.planner.lobby_opened(uow, row, settings)
