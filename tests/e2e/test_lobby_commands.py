@@ -203,3 +203,21 @@ async def test_an_admin_whom_telegram_cannot_vouch_for_is_asked_to_try_again(
         final = await table.next_board()
         assert final.message.message_id > again
         assert "🛑 Game #1 was stopped: nobody wins." in final.message.text.splitlines()
+
+
+async def test_a_lobby_its_last_player_is_kicked_from_is_called_off(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """As when the last one leaves: an empty lobby nobody runs would hold the topic for an hour."""
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob"]) as table:
+        await table.command("Ann", "newgame")
+        lobby = await table.wait_for_text("A game of Snap is starting")
+        hello = await table.say("Ann", "hello")
+        await table.command("Ann", "kick", reply_to=hello)
+        await table.client.wait_until_idle()
+        closed = next(m for m in await table.messages() if m.message_id == lobby.message_id)
+        assert closed.text == "This game was called off."
+        assert closed.reply_markup is None
+        again = await table.command("Bob", "newgame")
+        await table.wait_for_text("A game of Snap is starting")
+        assert not [m for m in await table.messages() if m.reply_to_message_id == again]

@@ -143,10 +143,7 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, actor.user_id):
                     raise Refused(Reason.NOT_JOINED)
-                if not await hand_on_lobby(uow, row):
-                    row.status = GameStatus.CANCELLED.value
-                    row.ended_at = self._store.planner.now()
-                return await shown_lobby(uow, place, row, self._store.planner)
+                return await self._lobby_left(uow, place, row)
             return await self._remove_from_running(
                 uow, row, actor, actor.user_id, LeaveReason.LEFT, receipt
             )
@@ -169,11 +166,17 @@ class LobbyService(Service):
             if row.status == GameStatus.LOBBY.value:
                 if not await uow.games.remove_player(row.id, target_user_id):
                     raise Refused(Reason.TARGET_NOT_PLAYING)
-                await hand_on_lobby(uow, row)
-                return await shown_lobby(uow, place, row, self._store.planner)
+                return await self._lobby_left(uow, place, row)
             return await self._remove_from_running(
                 uow, row, actor, target_user_id, LeaveReason.REMOVED, receipt
             )
+
+    async def _lobby_left(self, uow: UnitOfWork, place: Place, row: GameRow) -> LobbyView:
+        """A player is out of the lobby: who joined first runs it; the last one calls it off."""
+        if not await hand_on_lobby(uow, row):
+            row.status = GameStatus.CANCELLED.value
+            row.ended_at = self._store.planner.now()
+        return await shown_lobby(uow, place, row, self._store.planner)
 
     async def start(
         self,
