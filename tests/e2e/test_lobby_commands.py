@@ -221,3 +221,19 @@ async def test_a_lobby_its_last_player_is_kicked_from_is_called_off(
         again = await table.command("Bob", "newgame")
         await table.wait_for_text("A game of Snap is starting")
         assert not [m for m in await table.messages() if m.reply_to_message_id == again]
+
+
+async def test_a_player_asking_to_join_or_start_the_running_game_is_told_they_play_in_it(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    async with table_with(emulator, database_file(tmp_path), ["Ann", "Bob", "Cid"]) as table:
+        await table.open_and_start(["Ann", "Bob"])
+        for player, command in (("Bob", "join"), ("Ann", "startgame")):
+            asked = await table.command(player, command)
+            assert (await table.reply_to(asked)).text == (
+                "The game has started, and you are playing in it."
+            )
+        outside = await table.command("Cid", "join")
+        assert (await table.reply_to(outside)).text == (
+            "The game has already started; wait for the next one."
+        )

@@ -38,7 +38,11 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
             if details.get("joined")
             else tr.gettext("A game is already open here. Send /join to take part.")
         ),
-        Reason.NOT_IN_LOBBY: tr.gettext("The game has already started; wait for the next one."),
+        Reason.NOT_IN_LOBBY: (
+            tr.gettext("The game has started, and you are playing in it.")
+            if details.get("playing")
+            else tr.gettext("The game has already started; wait for the next one.")
+        ),
         Reason.ALREADY_JOINED: tr.gettext("You have already joined."),
         Reason.NOT_JOINED: tr.gettext("You have not joined this game."),
         Reason.TARGET_NOT_PLAYING: tr.gettext("That player is not in this game."),

@@ -94,7 +94,7 @@ class LobbyService(Service):
     ) -> LobbyView:
         """Seat ``actor`` in the topic's lobby."""
         async with self._change(place, receipt) as uow:
-            row = await self._lobby(uow, place, game_id)
+            row = await self._lobby(uow, place, game_id, asker=actor.user_id)
             await self._remember_people(uow, place, actor)
             if await uow.games.get_player(row.id, actor.user_id) is not None:
                 raise Refused(Reason.ALREADY_JOINED)
@@ -124,7 +124,7 @@ class LobbyService(Service):
         manager = ManagerCheck(actor.user_id, is_admin)
         await self._ask_before_the_lock(manager, place, lobby_only=True)
         async with self._change(place, receipt) as uow:
-            row = await self._lobby(uow, place)
+            row = await self._lobby(uow, place, asker=actor.user_id)
             await self._check_may_manage(uow, row, manager)
             try:
                 await self._store.planner.extend_lobby(uow, row, more)
@@ -191,7 +191,7 @@ class LobbyService(Service):
         manager = ManagerCheck(actor.user_id, is_admin)
         await self._ask_before_the_lock(manager, place, game_id, lobby_only=True)
         async with self._change(place, receipt) as uow:
-            row = await self._lobby(uow, place, game_id)
+            row = await self._lobby(uow, place, game_id, asker=actor.user_id)
             await self._check_may_manage(uow, row, manager)
             players = await uow.games.list_players(row.id)
             if len(players) < MIN_PLAYERS:
@@ -320,10 +320,15 @@ class LobbyService(Service):
             name = display_name(runner.first_name, runner.last_name, runner.username)
             raise Refused(Reason.NOT_CREATOR, {"name": name})
 
-    async def _lobby(self, uow: UnitOfWork, place: Place, game_id: int | None = None) -> GameRow:
+    async def _lobby(
+        self, uow: UnitOfWork, place: Place, game_id: int | None = None, *, asker: int = 0
+    ) -> GameRow:
+        """The topic's lobby; refused once its game started (``asker`` told they play in it)."""
         row = await self._active_game(uow, place, game_id)
         if row.status != GameStatus.LOBBY.value:
-            raise Refused(Reason.NOT_IN_LOBBY)
+            seat = await uow.games.get_player(row.id, asker) if asker else None
+            playing = seat is not None and seat.left_at is None
+            raise Refused(Reason.NOT_IN_LOBBY, {"playing": playing})
         return row
 
     async def active_game_id(self, place: Place) -> int | None:
