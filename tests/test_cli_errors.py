@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.script import ScriptDirectory
@@ -28,20 +29,32 @@ from telesnap.storage.migrate import alembic_config, upgrade_database
 REPOSITORY = Path(__file__).resolve().parents[1]
 
 
-def telesnap(folder: Path, *arguments: str, **variables: str) -> subprocess.CompletedProcess[str]:
-    """Run ``telesnap ARGUMENTS`` in ``folder`` with only ``variables`` of telesnap's own."""
+def telesnap(
+    folder: Path,
+    *arguments: str,
+    process: dict[str, Any] | None = None,
+    **variables: str,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``telesnap ARGUMENTS`` in ``folder`` with only ``variables`` of telesnap's own.
+
+    ``process``: more of ``subprocess.run``'s options (its own stdout, say).
+    """
     environment = {
         name: value for name, value in os.environ.items() if not name.startswith("TELESNAP_")
     }
     environment.update(variables)
+    options: dict[str, Any] = {"capture_output": True, **(process or {})}
+    if "stdout" in options:
+        options.pop("capture_output")
+        options.setdefault("stderr", subprocess.PIPE)
     return subprocess.run(
         [sys.executable, "-m", "telesnap", *arguments],
         cwd=folder,
         env=environment,
-        capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        **options,
     )
 
 
@@ -487,17 +500,7 @@ def test_a_sqlite_file_that_cannot_grow_is_one_line_naming_it(tmp_path: Path) ->
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead
         resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, 16 * 1024))
 
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("TELESNAP_")}
-    result = subprocess.run(
-        [sys.executable, "-m", "telesnap", "db", "upgrade"],
-        cwd=tmp_path,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        preexec_fn=small_files,
-    )
+    result = telesnap(tmp_path, "db", "upgrade", process={"preexec_fn": small_files})
     line = one_line(result)
     assert result.returncode == 2
     assert line.startswith("telesnap: cannot write the SQLite file telesnap.db (")
@@ -508,18 +511,9 @@ def test_output_to_a_reader_that_stopped_ends_quietly(tmp_path: Path) -> None:
     """``telesnap simulate --json | head -c 0``: the reader is gone, the command says nothing."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # as `head` does once it has what it wanted
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("TELESNAP_")}
     try:
-        result = subprocess.run(
-            [sys.executable, "-m", "telesnap", "simulate", "--games", "3", "--json"],
-            cwd=tmp_path,
-            env=environment,
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        arguments = ("simulate", "--games", "3", "--json")
+        result = telesnap(tmp_path, *arguments, process={"stdout": write_end})
     finally:
         os.close(write_end)
     assert result.stderr == ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
@@ -308,8 +309,38 @@ def test_each_topic_takes_its_turn_as_its_rows_were_written() -> None:
     assert order == [[1], [2], [3, 4]], "a notice alone; a game's lobby rows together"
 
 
+@dataclass
+class TwoWorkers:
+    """A game whose chat two workers send, A's marks failing until ``database_back``."""
+
+    play: PlayService
+    worker_a: OutboxService
+    worker_b: OutboxService
+    failing: _FailingWrites
+    together: GroupCommit
+    copies: list[tuple[int, int]] = field(default_factory=list)
+    """The messages reported as copies, by the worker ``listen`` was given."""
+
+    @staticmethod
+    async def playing(sessions: Sessions) -> TwoWorkers:
+        play, _, units = await durable_game(sessions)
+        failing = _FailingWrites(units)
+        together = GroupCommit(failing)
+        return TwoWorkers(
+            play, OutboxService(units, together=together), OutboxService(units), failing, together
+        )
+
+    def listen(self, worker: OutboxService) -> None:
+        worker.on_shown_twice(lambda chat, message: self.copies.append((chat, message)))
+
+    async def database_back(self) -> None:
+        """The database answers again: A's held mark rides the next shared transaction."""
+        self.failing.fail = False
+        await self.together.write(_no_write)
+
+
 async def _no_write(_: UnitOfWork) -> None:
-    """A write of nothing: the next shared transaction, which a held mark rides."""
+    """A write of nothing: the next shared transaction."""
 
 
 async def test_a_board_shown_twice_across_a_failed_mark_keeps_buttons_only_on_the_recorded_one(
@@ -318,20 +349,14 @@ async def test_a_board_shown_twice_across_a_failed_mark_keeps_buttons_only_on_th
     """A's mark fails (the database went away) and B, which took the chat meanwhile, shows the
     same rows again: when A's mark is written at last, A's copy is reported, to lose its buttons.
     """
-    _, _, units = await durable_game(session_factory)
-    failing = _FailingWrites(units)
-    together = GroupCommit(failing)
-    worker_a = OutboxService(units, together=together)
-    worker_b = OutboxService(units)
-    copies: list[tuple[int, int]] = []
-    worker_a.on_shown_twice(lambda chat, message: copies.append((chat, message)))
-    (start,) = await boards(worker_a)
-    await worker_a.sent(shown([start], 42))
-    (again,) = await boards(worker_b)
-    await worker_b.sent(shown([again], 43))
-    failing.fail = False
-    await together.write(_no_write)  # A's held mark rides the next shared transaction
-    assert copies == [(PLACE.chat_id, 42)]
+    two = await TwoWorkers.playing(session_factory)
+    two.listen(two.worker_a)
+    (start,) = await boards(two.worker_a)
+    await two.worker_a.sent(shown([start], 42))
+    (again,) = await boards(two.worker_b)
+    await two.worker_b.sent(shown([again], 43))
+    await two.database_back()
+    assert two.copies == [(PLACE.chat_id, 42)]
     async with session_factory() as session:
         row = await session.get(OutboxMessage, start.id)
     assert row is not None
@@ -342,22 +367,16 @@ async def test_a_board_shown_again_after_another_workers_mark_is_reported_as_a_c
     session_factory: Sessions,
 ) -> None:
     """A's late mark lands before B's: B's message is the copy, and B bares A's next."""
-    play, _, units = await durable_game(session_factory)
-    failing = _FailingWrites(units)
-    together = GroupCommit(failing)
-    worker_a = OutboxService(units, together=together)
-    worker_b = OutboxService(units)
-    copies: list[tuple[int, int]] = []
-    worker_b.on_shown_twice(lambda chat, message: copies.append((chat, message)))
-    (start,) = await boards(worker_a)
-    await worker_a.sent(shown([start], 42))
-    (again,) = await boards(worker_b)
-    failing.fail = False
-    await together.write(_no_write)
-    await worker_b.sent(shown([again], 43))
-    assert copies == [(PLACE.chat_id, 43)]
-    await flip(play)
-    line = await worker_b.line(PLACE.chat_id)
+    two = await TwoWorkers.playing(session_factory)
+    two.listen(two.worker_b)
+    (start,) = await boards(two.worker_a)
+    await two.worker_a.sent(shown([start], 42))
+    (again,) = await boards(two.worker_b)
+    await two.database_back()
+    await two.worker_b.sent(shown([again], 43))
+    assert two.copies == [(PLACE.chat_id, 43)]
+    await flip(two.play)
+    line = await two.worker_b.line(PLACE.chat_id)
     assert line.shown[start.game_id].message_id == 42, "the next board bares A's message"
 
 
@@ -365,35 +384,24 @@ async def test_a_board_shown_again_with_a_newer_one_bares_the_older_message(
     session_factory: Sessions,
 ) -> None:
     """B merged A's board with the next one: B's message is the newest, A's loses its buttons."""
-    play, _, units = await durable_game(session_factory)
-    failing = _FailingWrites(units)
-    together = GroupCommit(failing)
-    worker_a = OutboxService(units, together=together)
-    worker_b = OutboxService(units)
-    copies: list[tuple[int, int]] = []
-    worker_b.on_shown_twice(lambda chat, message: copies.append((chat, message)))
-    (start,) = await boards(worker_a)
-    await worker_a.sent(shown([start], 42))
-    await flip(play)
-    merged = await boards(worker_b)
+    two = await TwoWorkers.playing(session_factory)
+    two.listen(two.worker_b)
+    (start,) = await boards(two.worker_a)
+    await two.worker_a.sent(shown([start], 42))
+    await flip(two.play)
+    merged = await boards(two.worker_b)
     assert len(merged) == 2
-    failing.fail = False
-    await together.write(_no_write)
-    await worker_b.sent(shown(merged, 43))
-    assert copies == [(PLACE.chat_id, 42)]
+    await two.database_back()
+    await two.worker_b.sent(shown(merged, 43))
+    assert two.copies == [(PLACE.chat_id, 42)]
 
 
 async def test_a_late_mark_of_rows_set_aside_reports_no_copy(session_factory: Sessions) -> None:
     """The bot was removed from the chat meanwhile: its rows are failed, not shown twice."""
-    _, _, units = await durable_game(session_factory)
-    failing = _FailingWrites(units)
-    together = GroupCommit(failing)
-    outbox = OutboxService(units, together=together)
-    copies: list[tuple[int, int]] = []
-    outbox.on_shown_twice(lambda chat, message: copies.append((chat, message)))
-    (start,) = await boards(outbox)
-    await outbox.sent(shown([start], 42))
-    await OutboxService(units).chat_gone(PLACE.chat_id)
-    failing.fail = False
-    await together.write(_no_write)
-    assert copies == []
+    two = await TwoWorkers.playing(session_factory)
+    two.listen(two.worker_a)
+    (start,) = await boards(two.worker_a)
+    await two.worker_a.sent(shown([start], 42))
+    await two.worker_b.chat_gone(PLACE.chat_id)
+    await two.database_back()
+    assert two.copies == []
