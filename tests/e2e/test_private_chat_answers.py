@@ -79,7 +79,7 @@ async def test_every_game_command_in_a_private_chat_says_snap_is_played_in_group
 
 
 @pytest.mark.parametrize("command", ["help", "start"])
-async def test_help_in_a_private_chat_opens_with_where_snap_is_played(
+async def test_help_in_a_private_chat_lists_what_it_answers_after_where_snap_is_played(
     emulator: RunningEmulator, tmp_path: Path, command: str
 ) -> None:
     async with table_with(emulator, database_file(tmp_path), ["Ann"]) as table:
@@ -88,8 +88,11 @@ async def test_help_in_a_private_chat_opens_with_where_snap_is_played(
         await table.command("Ann", "help")
         in_the_group = (await table.wait_for_text("/newgame")).text
     assert shown.splitlines()[0] == PLAYED_IN_GROUPS
-    assert "/newgame: open a game here" in shown, "the list follows"
+    assert "/stats: your figures in every chat" in shown, "what it answers here follows"
+    assert "/newgame: open a game here" not in shown, "a game command is not offered here"
+    assert "/newgame, /join" in shown.split("In a group")[1], "but named as a group's"
     assert PLAYED_IN_GROUPS not in in_the_group
+    assert "/newgame: open a game here" in in_the_group
 
 
 async def test_a_private_chat_shows_and_sets_only_its_language(

@@ -20,7 +20,13 @@ from ..render.i18n import isolate, language_of
 from ..render.lobby import clock_time
 from ..render.names import TYPED_WORD_LIMIT, shorten
 from ..render.rules_text import full_rules
-from ..render.texts import help_text, played_in_groups, refusal_text, verdict_toast
+from ..render.texts import (
+    help_text,
+    played_in_groups,
+    private_help_text,
+    refusal_text,
+    verdict_toast,
+)
 from . import actions
 from .context import actor_of, command_arguments, place_of_message, replied_to
 from .notify import lobby_link, notify_command, private_start_line
@@ -105,13 +111,16 @@ async def _start(request: actions.Request) -> None:
 
 
 def _help_for(request: actions.Request, alerts: str | None = None) -> str:
-    """The help; in a private chat it opens with where Snap is played, then ``alerts``.
+    """The help; in a private chat where Snap is played, ``alerts``, then what it answers there.
 
-    A private chat has no game: said first, its list of commands is not read as playable there.
+    A private chat has no game: it lists its own commands, and names a group's without
+    offering them as playable there.
     """
     tr = request.translations()
-    opening = [played_in_groups(tr), alerts] if request.place.is_private else []
-    return "\n\n".join([*(paragraph for paragraph in opening if paragraph), help_text(tr)])
+    if not request.place.is_private:
+        return help_text(tr)
+    opening = [played_in_groups(tr), alerts, private_help_text(tr)]
+    return "\n\n".join(paragraph for paragraph in opening if paragraph)
 
 
 async def _rules(request: actions.Request) -> None:

@@ -151,14 +151,46 @@ def wrong_call_toast(kind: CallKind, penalised: bool, tr: gettext.NullTranslatio
     return tr.gettext("❌ No two face-up cards match!")
 
 
+_GROUP_COMMANDS = (
+    "/newgame, /join, /leave, /startgame, /flip, /snap, /snappot, /endgame, /kick, /extend, "
+    "/notify, /leaderboard, /history, /replay, /settings, /forgetchat"
+)
+"""What a group answers and a private chat does not (the private command menu leaves them out)."""
+
+
+def private_help_text(tr: gettext.NullTranslations) -> str:
+    """/help in the private chat: what it answers there, then what is played in a group."""
+    return "\n".join(
+        [
+            _snap_line(tr),
+            "",
+            tr.gettext("<b>Here, in our private chat</b>"),
+            tr.gettext("/stats: your figures in every chat"),
+            tr.gettext("/settings language CODE: the language I write to you in"),
+            tr.gettext("/notify: the chats that tell you when a game opens"),
+            tr.gettext("/rules: the rules"),
+            tr.gettext("/start, /help: what this bot does, and this list"),
+            tr.gettext("/forgetme: erase what the bot keeps about you"),
+            "",
+            tr.gettext("<b>In a group</b>"),
+            tr.gettext("{commands}: /help there says what each does.").format(
+                commands=_GROUP_COMMANDS
+            ),
+        ]
+    )
+
+
+def _snap_line(tr: gettext.NullTranslations) -> str:
+    return tr.gettext(
+        "<b>Snap</b>: flip cards in turn; when two face-up cards match, be the first to press Snap!"
+    )
+
+
 def help_text(tr: gettext.NullTranslations) -> str:
     """The /help message: every command the bot answers, grouped as players look for them."""
     return "\n".join(
         [
-            tr.gettext(
-                "<b>Snap</b>: flip cards in turn; when two face-up cards match, be the "
-                "first to press Snap!"
-            ),
+            _snap_line(tr),
             "",
             tr.gettext("<b>Play</b>"),
             tr.gettext("/newgame: open a game here (then Join and Start)"),
