@@ -189,7 +189,11 @@ class BotRunner:
         )
         self.lookout = Lookout(senders, outbox, grace=grace, every_s=every_s)
         jobs = TaskSet()
-        gate = IntakeGate(calls_in_flight=book.calls_on_their_way, waiting_from=book.waiting_from)
+        gate = IntakeGate(
+            calls_in_flight=book.calls_on_their_way,
+            waiting_from=book.waiting_from,
+            plays_in=store.plays_in,
+        )
         intake = Intake(book, inbox, dispatcher, gate, press_toast(application.bot, jobs.spawn))
         assert isinstance(application.bot, StampingBot)
         application.bot.store_into(intake)

@@ -205,10 +205,15 @@ def test_a_message_from_a_bot_account_is_dropped_but_one_sent_as_the_group_is_le
 async def test_a_press_turned_away_is_told_why() -> None:
     """Its sender's refusals, not "too many presses": she may have pressed only once."""
     from telesnap.bot.ingress.intake import Intake
-    from telesnap.bot.render.texts import cool_down, too_many_presses
+    from telesnap.bot.render.texts import chat_too_busy, cool_down, too_many_presses
     from telesnap.bot.render.toasts import TextOf
 
-    gate = IntakeGate(GateLimits(refusals_per_user=Budget(1, 10.0), presses_per_user=Budget(1, 5)))
+    limits = GateLimits(
+        refusals_per_user=Budget(1, 10.0),
+        presses_per_user=Budget(1, 5),
+        updates_per_chat=Budget(3, 10.0),
+    )
+    gate = IntakeGate(limits)
     told: list[tuple[int, TextOf]] = []
     intake = Intake(
         ReceiptBook(SIGNER),
@@ -219,6 +224,22 @@ async def test_a_press_turned_away_is_told_why() -> None:
     )
     assert gate.verdict(press(1)) is Verdict.ADMIT  # each spends the one press of its budget
     assert gate.verdict(press(2)) is Verdict.ADMIT
+    assert gate.verdict(command(3)) is Verdict.ADMIT  # and the chat's budget is spent
     gate.refused(CHAT.id, 2)  # a press on a game she is not in, say
-    await intake.receive([press(1), press(2)], [{}, {}])
-    assert told == [(1, too_many_presses), (2, cool_down)]
+    await intake.receive([press(1), press(2), press(4)], [{}, {}, {}])
+    assert told == [(1, too_many_presses), (2, cool_down), (4, chat_too_busy)]
+
+
+def test_a_crowd_flooding_the_chat_cannot_keep_its_players_from_playing() -> None:
+    """Past the chat's budget a crowd is turned away "busy"; a seated player's press gets in."""
+    seated = {(7, Topic(-100, 0), 1)}
+    gate = IntakeGate(
+        GateLimits(updates_per_chat=Budget(10, 10.0)),
+        plays_in=lambda game_id, topic, user_id: (game_id, topic, user_id) in seated,
+    )
+    crowd = [gate.verdict(command(user)) for user in range(100, 130)]
+    assert crowd.count(Verdict.ADMIT) == 10
+    assert gate.verdict(press(101), Topic(-100, 0), game_id=7) is Verdict.BUSY
+    players_press = [gate.verdict(press(1), Topic(-100, 0), game_id=7) for _ in range(5)]
+    assert players_press == [Verdict.ADMIT] * 5
+    assert gate.verdict(press(1), Topic(-100, 0), game_id=8) is Verdict.BUSY, "another game's"

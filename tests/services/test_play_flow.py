@@ -14,7 +14,7 @@ from telesnap.services.play.lobby import LobbyService
 from telesnap.services.play.races import RaceService
 from telesnap.services.play.service import PlayService
 from telesnap.services.play.store import GameStore
-from telesnap.services.types import Actor, Place, Reason, Receipt, Refused
+from telesnap.services.types import Actor, Place, Reason, Receipt, Refused, Topic
 from telesnap.services.views import RaceEnding
 from telesnap.storage.uow import UnitOfWork, UnitsOfWork
 
@@ -194,3 +194,22 @@ async def test_a_wrong_call_while_a_race_is_open_is_told_it_costs_a_card(
     race = await races.decide(PLACE, opened.race_id or 0)
     assert race.play is not None
     assert any(op.kind == "penalty_paid" for op in race.play.operations), "paid after the race"
+
+
+async def test_the_store_knows_who_plays_in_a_running_game(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """What the intake gate asks: a seated player passes a flooded chat's budget."""
+    store = GameStore()
+    lobby = LobbyService(UnitsOfWork(session_factory), store, shuffle_seed=3)
+    play = PlayService(UnitsOfWork(session_factory), store)
+    await lobby.open(PLACE, ANN, receipt())
+    for player in (BOB, CID):
+        await lobby.join(PLACE, player, receipt())
+    await lobby.start(PLACE, ANN, is_admin=known_admin(False), receipt=receipt())
+    game_id = (await play.table(PLACE)).table.game_id
+    assert store.plays_in(game_id, PLACE.topic, BOB.user_id)
+    assert not store.plays_in(game_id, PLACE.topic, 999), "not seated"
+    assert not store.plays_in(game_id, Topic(PLACE.chat_id, 5), BOB.user_id), "another topic"
+    await lobby.leave(PLACE, BOB, receipt())
+    assert not store.plays_in(game_id, PLACE.topic, BOB.user_id), "left"

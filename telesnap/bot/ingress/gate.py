@@ -57,7 +57,9 @@ class Verdict(enum.Enum):
     ADMIT = "admit"
     """Stored and handled."""
     ANSWER = "answer"
-    """A press turned away (a budget is spent): answered with a toast, not stored."""
+    """A press turned away (its sender's budget is spent): answered with a toast, not stored."""
+    BUSY = "busy"
+    """A press turned away because a crowd floods its chat: answered so, not stored."""
     COOL_DOWN = "cool_down"
     """A press of a sender whose updates keep being refused: answered so, not stored."""
     DROP = "drop"
@@ -86,6 +88,10 @@ WaitingFrom = Callable[[int, int, int], int]
 """How many of a user's updates in a chat, up to an update, are on their way:
 (chat_id, user_id, update_id) -> count."""
 
+PlaysIn = Callable[[int, Topic, int], bool]
+"""Whether a user plays in a topic's running game, as this process knows it:
+(game_id, topic, user_id) -> bool."""
+
 
 class IntakeGate:
     """Checks each entering update against its sender's and its chat's budgets."""
@@ -95,7 +101,13 @@ class IntakeGate:
         limits: GateLimits | None = None,
         calls_in_flight: CallsInFlight = lambda topic, user_id: (0, 0),
         waiting_from: WaitingFrom = lambda chat_id, user_id, update_id: 0,
+        plays_in: PlaysIn = lambda game_id, topic, user_id: False,
     ) -> None:
+        """Check updates against ``limits``.
+
+        ``plays_in``: a press on a board of a game its sender plays in passes the chat's budget,
+        so a crowd flooding the chat cannot keep the players from playing.
+        """
         self.limits = limits = limits or GateLimits()
         self._presses = MovingWindows(limits.presses_per_user)
         self._commands = MovingWindows(limits.commands_per_user)
@@ -106,13 +118,21 @@ class IntakeGate:
         self._logged = MovingWindows(Budget(1, 5.0))
         self._calls_in_flight = calls_in_flight
         self._waiting_from = waiting_from
+        self._plays_in = plays_in
         self.turned_away = 0
         """How many updates this gate has kept out (answered or dropped)."""
 
-    def verdict(self, update: Update, topic: Topic | None = None, is_call: bool = False) -> Verdict:
+    def verdict(
+        self,
+        update: Update,
+        topic: Topic | None = None,
+        is_call: bool = False,
+        game_id: int | None = None,
+    ) -> Verdict:
         """Whether ``update`` (of ``topic``; a Snap call if ``is_call``) is let in.
 
-        It was stamped just before: the counts of calls and of the sender's updates include it.
+        ``game_id``: the game whose button was pressed. It was stamped just before: the counts
+        of calls and of the sender's updates include it.
         """
         user = update.effective_user
         chat = update.effective_chat
@@ -133,11 +153,16 @@ class IntakeGate:
             return self._turned_away(refused, "has too many on their way", chat, user.id)
         if not (self._presses if is_press else self._commands).hit(sender):
             return self._turned_away(refused, f"is over the {kind} budget", chat, user.id)
-        if not self._chat_updates.hit(chat.id):
-            return self._turned_away(refused, "the chat is over its budget", chat)
+        busy = Verdict.BUSY if is_press else Verdict.DROP
+        plays = (
+            game_id is not None and topic is not None and self._plays_in(game_id, topic, user.id)
+        )
+        if not plays and not self._chat_updates.hit(chat.id):
+            return self._turned_away(busy, "the chat is over its budget", chat)
         if is_call and topic is not None:
             calls, callers = self._calls_in_flight(topic, user.id)
             if calls > self.limits.calls_per_topic and callers > 1:
+                # only a caller's further calls: "too many presses" is theirs
                 return self._turned_away(refused, "too many Snap calls on their way", chat)
         return Verdict.ADMIT
 

@@ -15,7 +15,7 @@ from telegram import Update
 from ...services.inbox import NO_CHAT, InboxService, StoredUpdate
 from ...services.types import Topic
 from ...support.bounded import BoundedDict
-from ..render.texts import cool_down, slow_to_store, too_many_presses
+from ..render.texts import chat_too_busy, cool_down, slow_to_store, too_many_presses
 from ..render.toasts import TextOf
 from .dispatcher import InboxDispatcher
 from .gate import IntakeGate, Verdict
@@ -25,6 +25,7 @@ SLOW_ANSWER_AFTER_S = 5.0
 """How long a press that cannot be stored waits before it is told so (answers go till 12 s)."""
 TURNED_AWAY: dict[Verdict, TextOf] = {
     Verdict.ANSWER: too_many_presses,
+    Verdict.BUSY: chat_too_busy,
     Verdict.COOL_DOWN: cool_down,
 }
 """What a press the gate turned away is told."""
@@ -68,7 +69,8 @@ class Intake:
         stored = []
         for arrival, update, payload in zip(arrivals, updates, payloads, strict=True):
             if self._gate is not None:
-                verdict = self._gate.verdict(update, arrival.topic, arrival.is_call)
+                game_id = arrival.press.game_id if arrival.press is not None else None
+                verdict = self._gate.verdict(update, arrival.topic, arrival.is_call, game_id)
                 if verdict is not Verdict.ADMIT:
                     self._book.finished(update)
                     if verdict is not Verdict.DROP:

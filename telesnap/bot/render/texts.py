@@ -226,6 +226,11 @@ def too_many_presses(tr: gettext.NullTranslations) -> str:
     return tr.gettext("⏳ Too many presses: wait a few seconds, then try again.")
 
 
+def chat_too_busy(tr: gettext.NullTranslations) -> str:
+    """A press the intake gate turned away: a crowd floods its chat (not the presser's doing)."""
+    return tr.gettext("⏳ This chat is very busy right now: try again in a few seconds.")
+
+
 def cool_down(tr: gettext.NullTranslations) -> str:
     """A press the intake gate turned away: its sender's updates keep being refused."""
     return tr.gettext(

@@ -225,6 +225,17 @@ class GameStore:
         """The cached game, if any (it may be behind the database)."""
         return self._games.get(game_id)
 
+    def plays_in(self, game_id: int, topic: Topic, user_id: int) -> bool:
+        """Whether ``user_id`` has a seat still in the cached running game of ``topic``."""
+        loaded = self._games.get(game_id)
+        if loaded is None or loaded.place.topic != topic or loaded.game.is_over:
+            return False
+        seats = loaded.game.seats
+        return any(
+            user == user_id and seats[seat].status is not SeatStatus.LEFT
+            for seat, user in enumerate(loaded.user_ids)
+        )
+
     def __len__(self) -> int:
         """How many games are cached."""
         return len(self._games)
