@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 import time
 import unicodedata
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -54,6 +56,26 @@ def display_name(first_name: str | None, last_name: str | None, username: str | 
     if all(_shows_nothing(char) for char in name):
         return f"@{username}" if username else BLANK_NAME
     return name
+
+
+def told_apart(names: Sequence[str], usernames: Sequence[str | None]) -> list[str]:
+    """``names`` of one game's seats, those that seats share told apart by @username or number.
+
+    ``Ann (@ann)``, else ``Ann (2)``: nobody passes for another player by taking their name.
+
+    >>> told_apart(["Ann", "Bob", "Ann", "Ann"], ["ann", None, None, None])
+    ['Ann (@ann)', 'Bob', 'Ann (2)', 'Ann (3)']
+    """
+    shared = {name for name, count in Counter(names).items() if count > 1}
+    seen: Counter[str] = Counter()
+    apart = []
+    for name, username in zip(names, usernames, strict=True):
+        if name not in shared or name == UNKNOWN_NAME:
+            apart.append(name)
+            continue
+        seen[name] += 1
+        apart.append(f"{name} (@{username})" if username else f"{name} ({seen[name]})")
+    return apart
 
 
 def _shows_nothing(char: str) -> bool:

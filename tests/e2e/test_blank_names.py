@@ -41,3 +41,31 @@ async def test_a_blank_looking_name_is_shown_as_the_username_or_a_sign(
         assert "@quiet_one" in text
         assert "👤" in text
         assert BLANK not in text
+
+
+async def test_two_players_of_one_name_are_told_apart(
+    emulator: RunningEmulator, tmp_path: Path
+) -> None:
+    """Someone who takes a player's name before joining cannot pass for them."""
+    client = emulator.client
+    ann = int((await client.create_user("Ann", username="ann_real"))["id"])
+    mal = int((await client.create_user("Ann"))["id"])
+    bob = int((await client.create_user("Bob"))["id"])
+    chat = await client.create_chat("group", title="Snap club", members=[ann, mal, bob])
+    table = Table(
+        emulator, database_file(tmp_path), int(chat["id"]), {"Ann": ann, "Mal": mal, "Bob": bob}
+    )
+    await table.start_bot()
+    try:
+        await table.command("Ann", "newgame")
+        lobby = await table.wait_for_text("A game of Snap is starting")
+        await table.press("Mal", lobby, "Join")
+        await table.press("Bob", lobby, "Join")
+        shown = await table.wait_for_text("Players (3/12)")
+        await table.command("Ann", "startgame")
+        board = await table.next_board()
+    finally:
+        await table.stop_bot()
+    for text in (shown.text, board.message.text):
+        assert "Ann (@ann_real)" in text
+        assert "Ann (2)" in text

@@ -35,7 +35,17 @@ from ...support.bounded import BoundedDict
 from ..settings import GameSettings
 from ..stats.standings import correct_call_reaction
 from ..timers.planner import TimerPlanner
-from ..types import UNKNOWN_NAME, Actor, Place, Reason, Receipt, Refused, Topic, display_name
+from ..types import (
+    UNKNOWN_NAME,
+    Actor,
+    Place,
+    Reason,
+    Receipt,
+    Refused,
+    Topic,
+    display_name,
+    told_apart,
+)
 from ..views import TableView
 from .events import DomainEvents, GameChanged, GameEnded, default_events
 from .locks import KeyedLocks
@@ -403,9 +413,15 @@ def finish_row(row: GameRow, reason: EndReason, winner_ids: list[int]) -> None:
 
 
 async def names_of(uow: UnitOfWork, user_ids: Sequence[int]) -> list[str]:
-    """Stored users' display names, in the order given ("?" for a user the bot never saw)."""
-    users = await uow.users.get_many(user_ids)
-    return [
-        display_name(user.first_name, user.last_name, user.username) if user else UNKNOWN_NAME
-        for user in map(users.get, user_ids)
-    ]
+    """Stored users' display names, in the order given ("?" for a user the bot never saw).
+
+    Seats of one game, so names two of them share are told apart (:func:`told_apart`).
+    """
+    users = [*map((await uow.users.get_many(user_ids)).get, user_ids)]
+    return told_apart(
+        [
+            display_name(user.first_name, user.last_name, user.username) if user else UNKNOWN_NAME
+            for user in users
+        ],
+        [user.username if user else None for user in users],
+    )
