@@ -16,7 +16,7 @@ from ..storage.models import WHOLE_CHAT
 from ..storage.repositories.privacy import Erased, PrivacyRepository
 from .ports import UnitOfWorkFactory
 from .settings import GameSettings
-from .types import BLANK_NAME, UNKNOWN_NAME, Actor, display_name
+from .types import BLANK_NAME, UNKNOWN_NAME, Actor, shown_names
 
 __all__ = ["FORMER_PLAYER", "ChatErasure", "PersonErasure", "PrivacyService"]
 
@@ -94,8 +94,7 @@ class PrivacyService:
                 for person in (user, asker)
                 if person is not None
                 for name in (
-                    display_name(person.first_name, person.last_name),
-                    display_name(person.first_name, person.last_name, person.username),
+                    *shown_names(person.first_name, person.last_name, person.username),
                     person.first_name,
                     person.last_name,
                     person.username,

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from ..game.engine import MAX_PLAYERS
+
 
 @dataclass(frozen=True, slots=True)
 class Actor:
@@ -76,6 +78,23 @@ def told_apart(names: Sequence[str], usernames: Sequence[str | None]) -> list[st
         seen[name] += 1
         apart.append(f"{name} (@{username})" if username else f"{name} ({seen[name]})")
     return apart
+
+
+def shown_names(first_name: str, last_name: str | None, username: str | None) -> set[str]:
+    """Every form a person's name may take on screen (what an erasure looks for).
+
+    As :func:`display_name` makes it, with and without the username, and as
+    :func:`told_apart` makes it when a seat shares it.
+
+    >>> sorted(shown_names("Ann", None, "ann"))[:3]
+    ['@ann', 'Ann', 'Ann (1)']
+    """
+    plain = display_name(first_name, last_name)
+    shown = {plain, display_name(first_name, last_name, username)}
+    shown |= {f"{plain} ({seat})" for seat in range(1, MAX_PLAYERS + 1)}
+    if username:
+        shown |= {f"@{username}", f"{plain} (@{username})"}
+    return shown - {BLANK_NAME, UNKNOWN_NAME}
 
 
 def _shows_nothing(char: str) -> bool:

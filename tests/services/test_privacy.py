@@ -358,3 +358,26 @@ async def test_forgetme_erases_a_blank_name_shown_as_the_username_and_no_one_els
     shown = [payload["notice"]["name"] for payload in payloads]
     assert "@quiet_one" not in shown
     assert "👤" in shown, "another blank-named person's sign is not theirs"
+
+
+async def test_forgetme_erases_the_name_as_told_apart_from_a_namesake(
+    session_factory: Factory,
+) -> None:
+    """Final standings keep names without ids: "Ann (@ann_real)" and "Ann (2)" go too."""
+    with_username, without = 700123459, 700123460
+    async with UnitOfWork(session_factory) as uow:
+        await uow.users.upsert(with_username, "Ann", None, "ann_real")
+        await uow.users.upsert(without, "Ann")
+        uow.session.add(
+            OutboxMessage(
+                chat_id=-5,
+                kind="board",
+                payload={"standings": [{"name": "Ann (@ann_real)"}, {"name": "Ann (2)"}]},
+            )
+        )
+    privacy = PrivacyService(UnitsOfWork(session_factory))
+    await privacy.forget_person(with_username)
+    await privacy.forget_person(without)
+    async with UnitOfWork(session_factory) as uow:
+        (payload,) = (await uow.session.scalars(select(OutboxMessage.payload))).all()
+    assert payload == {"standings": [{"name": FORMER_PLAYER}, {"name": FORMER_PLAYER}]}
