@@ -40,10 +40,7 @@ async def test_flip_on_the_newest_delivered_board_acts_while_newer_boards_are_he
         assert (await table.press_action(second, board.message, "f")).text == ""
         # A second tap of the first player (on turn again) counts once: no third flip.
         repeat = await table.press_action(first, board.message, "f")
-        assert (
-            repeat.text
-            == "You pressed that already, and nothing has changed since: it counts once."
-        )
+        assert repeat.text == "You pressed that already: it counts once."
         shown = await table.next_board(limit_s=15)
         assert shown.turn == first
         assert shown.message.text.count(" flips ") == 2
@@ -71,10 +68,7 @@ async def test_ten_snap_taps_within_100_ms_on_a_board_with_no_match_cost_one_car
         query_ids = await table.client.press_many(presses)
         toasts = [(await table.client.wait_for_toast(callback_query_id=q)).text for q in query_ids]
         assert toasts.count("❌ No two face-up cards match! That call costs you a card.") == 1
-        assert (
-            toasts.count("You pressed that already, and nothing has changed since: it counts once.")
-            == 9
-        )
+        assert toasts.count("You pressed that already: it counts once.") == 9
         after = await table.next_board()
         assert after.message.text.count("Bob gives a card to Ann.") == 1
         assert face_down(after, "Bob") == face_down(board, "Bob") - 1

@@ -68,9 +68,7 @@ def refusal_text(refused: Refused, tr: gettext.NullTranslations) -> str:
         Reason.NOT_YOUR_TURN: tr.gettext("It is not your turn to flip."),
         Reason.RACE_OPEN: tr.gettext("Wait: a Snap race is being decided."),
         Reason.ALREADY_CALLED: tr.gettext("You have already called; wait for the result."),
-        Reason.REPEATED_PRESS: tr.gettext(
-            "You pressed that already, and nothing has changed since: it counts once."
-        ),
+        Reason.REPEATED_PRESS: tr.gettext("You pressed that already: it counts once."),
         Reason.OLD_BOARD: (
             tr.gettext("The table changed before your press arrived: look again.")
             if details.get("live")
