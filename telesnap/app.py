@@ -177,11 +177,12 @@ class BotRunner:
             application.bot, outbox, signer, RecentLines(outbox.boards_shown), planner.now
         )
         grace, every_s = self._takeover
+        pacer = Pacer(self.limits, coordination)
         senders = self.senders = Senders(
             application.bot,
             outbox,
             coordination,
-            Pacer(self.limits, coordination),
+            pacer,
             languages,
             show,
             # A 403 from any send means the bot was removed: the chat's games end.
@@ -227,6 +228,9 @@ class BotRunner:
         cold = await coordination.start(dispatcher.wake, senders.rows_written)
         started = datetime.now(UTC)
         if cold:  # before anything is sent: the resume and the rows a kill left
+            window = timedelta(seconds=self.limits.group_window_s)
+            for chat_id, ago in (await outbox.last_sent_by_chat(window)).items():
+                pacer.sent_before_this_start(chat_id, ago.total_seconds())
             for chat_id in await _removals_left(inbox, application.bot):
                 senders.close_chat(chat_id)  # its games end when the removal is handled
             for chat_id, message_id in await outbox.boards_a_stop_may_have_left_live():

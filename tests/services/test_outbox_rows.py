@@ -405,3 +405,16 @@ async def test_a_late_mark_of_rows_set_aside_reports_no_copy(session_factory: Se
     await two.worker_b.chat_gone(PLACE.chat_id)
     await two.database_back()
     assert two.copies == []
+
+
+async def test_a_start_learns_which_chats_sent_within_the_last_window(
+    session_factory: Sessions,
+) -> None:
+    """What a cold start counts in the pace: the chats a stopped process sent to lately."""
+    _, outbox, units = await durable_game(session_factory)  # its lobby was sent just now
+    window = timedelta(seconds=61)
+    recent = await outbox.last_sent_by_chat(window)
+    assert list(recent) == [PLACE.chat_id]
+    assert timedelta(0) <= recent[PLACE.chat_id] < window
+    later = OutboxService(units, clock=lambda: datetime.now(UTC) + timedelta(minutes=2))
+    assert await later.last_sent_by_chat(window) == {}

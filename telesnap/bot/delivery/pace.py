@@ -311,6 +311,27 @@ class Pacer:
             return 0.0
         return 0.05
 
+    def sent_before_this_start(self, chat_id: int, seconds_ago: float) -> None:
+        """A stopped process last sent to ``chat_id`` ``seconds_ago``: count it as sending there.
+
+        What it sent is not known, only what the limits let it send: the chat's state is taken
+        as if it had sent at the steady pace until then (a start would burst into its window).
+        Shared states (several workers) are stored already: nothing to assume there.
+        """
+        if not self.limits.enabled or self._shared:
+            return
+        limit = self.limits.of_chat(chat_id)
+        last = self._clock() - max(0.0, seconds_ago)
+        spacing = limit.interval_s or limit.window_s
+        ended = [last - index * spacing for index in range(limit.messages)]
+        clock = lambda: last  # noqa: E731 - the state as it stood at the last send
+        window = RollingWindow(limit.messages, limit.window_s, clock, {"ended": ended})
+        state: State = {"window": window.state()}
+        if limit.burst is not None:
+            pace = Pace(limit.burst, limit.interval_s, clock, {"tokens": 0.0, "at": last})
+            state["pace"] = pace.state()
+        self._chats[chat_id] = state
+
     def _give_back_bot_slot(self, begun: float) -> None:
         """The send whose bot-wide slot was taken at ``begun`` will not happen."""
         bot_window = self._bot_window(1, self._clock())

@@ -199,6 +199,13 @@ class OutboxService:
         async with self._units(read_only=True) as uow:
             return await uow.outbox.boards_before_newest(STOP_REACH)
 
+    async def last_sent_by_chat(self, within: timedelta) -> dict[int, timedelta]:
+        """How long ago each chat sent its last message, for those that did ``within`` now."""
+        now = self._clock()
+        async with self._units(read_only=True) as uow:
+            sent = await uow.outbox.last_sent_by_chat(now - within)
+        return {chat_id: now - at for chat_id, at in sent.items()}
+
     def forget(self, chat_id: int) -> None:
         """Read the chat's line from the database next time (it is the truth)."""
         self._lines.pop(chat_id, None)
@@ -254,6 +261,10 @@ class OutboxService:
     async def bared(self, chat_id: int, message_id: int) -> None:
         """Note that a message's buttons come off, before they do (see :mod:`.bare_notes`)."""
         await self._notes.note(chat_id, message_id)
+
+    async def not_bared(self, chat_id: int, message_id: int) -> None:
+        """A message's buttons did not come off after all (see :mod:`.bare_notes`)."""
+        await self._notes.withdraw(chat_id, message_id)
 
     async def write(self) -> None:
         """Write the marks and notes no commit has taken along yet (at a stop, say)."""

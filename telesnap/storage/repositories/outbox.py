@@ -219,6 +219,16 @@ class OutboxRepository:
         statement = _STILL_PENDING.values(**values).returning(_C.id)
         return set((await self._session.scalars(statement, {"ids": list(shown)})).all())
 
+    async def last_sent_by_chat(self, since: datetime) -> dict[int, datetime]:
+        """Each chat's last message sent since ``since`` (a start counts them in the pace)."""
+        statement = (
+            select(_C.chat_id, func.max(_C.done_at))
+            .where(_C.state == OutboxState.SENT.value, _C.done_at >= since)
+            .group_by(_C.chat_id)
+        )
+        rows = await self._session.execute(statement)
+        return {row[0]: row[1] for row in rows}
+
     async def messages_showing(self, ids: Sequence[int]) -> set[int]:
         """The messages the rows ``ids`` that are marked sent were shown in."""
         statement = select(_C.message_id).where(
@@ -280,13 +290,15 @@ class OutboxRepository:
                 live[(chat_id, message_id)] = None
         return list(live)
 
-    async def mark_bared(self, messages: Collection[tuple[int, int]]) -> None:
-        """Note that these messages (chat, message) lost their buttons."""
+    async def mark_bared(
+        self, messages: Collection[tuple[int, int]], *, bared: bool = True
+    ) -> None:
+        """Note that these messages (chat, message) lost their buttons (``bared=False``: not)."""
         if messages:
             pairs = tuple_(_C.chat_id, _C.message_id).in_(list(messages))
             sent = _C.state == OutboxState.SENT.value  # the index's first column: no table scan
             # Sent rows, which no line in memory holds: not a rewrite of the pending ones.
-            await self._session.execute(_OWN.where(sent, pairs).values(bared=True))
+            await self._session.execute(_OWN.where(sent, pairs).values(bared=bared))
 
     async def newest_board_version(self, game_id: int) -> int | None:
         """The highest board version of the game shown so far (None before any)."""
