@@ -328,3 +328,26 @@ async def test_after_a_long_outage_a_chat_tries_again_within_five_seconds(wired:
     await wired.settle()
     assert wired.sleeps[:8] == [1.0, 2.0, 4.0, 5.0, 5.0, 5.0, 5.0, 5.0]
     assert {row.state for row in await wired.rows()} == {"sent"}
+
+
+async def test_a_removal_that_fails_takes_its_note_back_until_it_goes(
+    wired: Wired, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Noted before the send: a kill while the failed removal waits would leave it on for good."""
+    withdrawn: list[tuple[int, int]] = []
+    not_bared = wired.outbox.not_bared
+
+    async def spy(chat_id: int, message_id: int) -> None:
+        withdrawn.append((chat_id, message_id))
+        await not_bared(chat_id, message_id)
+
+    monkeypatch.setattr(wired.outbox, "not_bared", spy)
+    table = await wired.started()
+    await wired.settle()
+    wired.bot.errors.append(("edit_message_reply_markup", NetworkError("connection reset")))
+    await wired.flip(table)
+    await wired.settle()
+    first, _ = [call.message_id for call in wired.bot.boards()]
+    assert withdrawn == [(PLACE.chat_id, first)]
+    assert wired.bot.bared() == [first], "tried again, it went"
+    assert await wired.outbox.boards_a_stop_may_have_left_live() == [], "noted again"

@@ -58,3 +58,6 @@ async def test_the_board_before_each_recent_games_newest_is_named_for_its_button
     assert left == [(busy.chat_id, 11)], "12 keeps its buttons; 11's removal is not noted"
     await outbox.bared(busy.chat_id, 11)  # noted before they come off
     assert await outbox.boards_a_stop_may_have_left_live() == [], "taking them off twice is refused"
+    await outbox.not_bared(busy.chat_id, 11)  # the removal failed: it waits to be tried again
+    left = await outbox.boards_a_stop_may_have_left_live()
+    assert left == [(busy.chat_id, 11)], "a kill while it waits leaves it to the start"

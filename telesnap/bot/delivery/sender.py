@@ -291,6 +291,8 @@ class Senders:
                 logger.error("chat %s: Telegram refused %s: %s", chat.chat_id, _name(post), error)
             return
         except Exception as error:
+            if isinstance(post, KeyboardRemovalPost):  # a kill while it waits: a start does it
+                await self._outbox.not_bared(chat.chat_id, post.message_id)
             if chat.failures.own_fault_is_last(error, id(post)):
                 logger.exception("chat %s: sending %s failed; dropped", chat.chat_id, _name(post))
                 return

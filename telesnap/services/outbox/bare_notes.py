@@ -56,6 +56,27 @@ class BareNotes:
                     short_cause(error),
                 )
 
+    async def withdraw(self, chat_id: int, message_id: int) -> None:
+        """Take the note back: the buttons did not come off (the send failed; it is tried again).
+
+        A start after a kill is then to take them off. A failure is logged.
+        """
+        key = (chat_id, message_id)
+        self._to_note.discard(key)
+
+        async def unnote(uow: UnitOfWork) -> None:
+            await uow.outbox.mark_bared({key}, bared=False)
+
+        try:
+            await self._together.write(unnote)
+        except Exception as error:
+            logger.warning(
+                "chat %s: could not withdraw the note of message %s's buttons off (%s)",
+                chat_id,
+                message_id,
+                short_cause(error),
+            )
+
     async def write(self) -> None:
         """Write the notes no commit has taken along yet (one that failed rides the next)."""
         if self._to_note or self._noting:
