@@ -418,3 +418,19 @@ async def test_a_start_learns_which_chats_sent_within_the_last_window(
     assert timedelta(0) <= recent[PLACE.chat_id] < window
     later = OutboxService(units, clock=lambda: datetime.now(UTC) + timedelta(minutes=2))
     assert await later.last_sent_by_chat(window) == {}
+
+
+async def test_a_copy_whose_buttons_came_off_here_already_is_not_bared_again(
+    session_factory: Sessions,
+) -> None:
+    """Telegram refuses taking buttons off twice ("message is not modified")."""
+    two = await TwoWorkers.playing(session_factory)
+    two.listen(two.worker_a)
+    (start,) = await boards(two.worker_a)
+    await two.worker_a.sent(shown([start], 42))
+    (again,) = await boards(two.worker_b)
+    await two.worker_b.sent(shown([again], 43))
+    two.failing.fail = False
+    await two.worker_a.bared(PLACE.chat_id, 42)  # a newer board of A's replaced it meanwhile
+    await two.database_back()
+    assert two.copies == []

@@ -12,6 +12,7 @@ import contextlib
 import logging
 
 from ...storage.uow import GroupCommit, UnitOfWork
+from ...support.bounded import BoundedDict
 from ...support.retry import short_cause
 
 __all__ = ["NOTE_WITHIN_S", "BareNotes"]
@@ -20,6 +21,8 @@ logger = logging.getLogger(__name__)
 
 NOTE_WITHIN_S = 0.01
 """How long a note of buttons coming off waits for a group commit to take it along."""
+NOTES_KEPT = 4096
+"""How many messages whose buttons came off one process remembers."""
 
 
 class BareNotes:
@@ -33,6 +36,13 @@ class BareNotes:
         """Those noted in the transaction under way (noted again with the next if it fails)."""
         self._noted = asyncio.Event()
         """Set by each commit that notes buttons coming off (then a new one waits)."""
+        self._done: BoundedDict[tuple[int, int], None] = BoundedDict(NOTES_KEPT)
+        """The messages whose buttons this process took off lately (noted and written)."""
+
+    def took_off(self, chat_id: int, message_id: int) -> bool:
+        """Whether this process has taken, or is taking, that message's buttons off."""
+        key = (chat_id, message_id)
+        return key in self._done or key in self._to_note or key in self._noting
 
     async def note(self, chat_id: int, message_id: int) -> None:
         """Note that a message's buttons come off, before they do (a failure is logged)."""
@@ -63,6 +73,7 @@ class BareNotes:
         """
         key = (chat_id, message_id)
         self._to_note.discard(key)
+        self._done.pop(key, None)
 
         async def unnote(uow: UnitOfWork) -> None:
             await uow.outbox.mark_bared({key}, bared=False)
@@ -89,6 +100,8 @@ class BareNotes:
         await uow.outbox.mark_bared(self._noting)
 
     def _written(self) -> None:
+        for key in self._noting:
+            self._done[key] = None
         self._noting.clear()
         self._noted.set()
         self._noted = asyncio.Event()

@@ -319,9 +319,11 @@ class OutboxService:
 
     def _report_copies(self, copies: Sequence[tuple[int, int]]) -> None:
         for chat_id, message_id in copies:
+            if self._notes.took_off(chat_id, message_id):
+                continue  # a newer board here took them off already
             logger.warning(
-                "chat %s: message %s showed rows also shown in another message, by another"
-                " worker, and is not the newest board: its buttons come off",
+                "chat %s: message %s showed rows another message shows too (a sent mark"
+                " written late) and is not the newest board: its buttons come off",
                 chat_id,
                 message_id,
             )
