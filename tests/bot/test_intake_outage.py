@@ -3,6 +3,7 @@ Telegram would give up on it, and counts once it can be stored."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -112,3 +113,44 @@ async def test_a_press_fetched_again_after_a_failed_store_keeps_the_stamp_it_ent
     first, _, stored = tried_stamps
     assert stored[8] == first[8]
     assert stored[8] < stored[9], "the earlier press stays the earlier call"
+
+
+async def test_a_press_whose_store_hangs_is_answered_before_telegram_gives_up() -> None:
+    """A lock held for 20 s: the store neither fails nor ends, and the press is told at 5 s."""
+    now = [100.0]
+    slow: list[int] = []
+    timers: list[tuple[float, Any]] = []
+    released = asyncio.Event()
+
+    class Hangs(AwayInbox):
+        async def store(self, stored: list[Any], *_: Any, **__: Any) -> Intaken:
+            await released.wait()
+            return Intaken(frozenset(entry.update_id for entry in stored), {})
+
+    timer_set = asyncio.Event()
+
+    def later(delay: float, callback: Any) -> asyncio.TimerHandle:
+        timers.append((delay, callback))
+        timer_set.set()
+        return asyncio.get_running_loop().call_later(3600, lambda: None)
+
+    dispatcher = Dispatcher()
+    intake = Intake(
+        ReceiptBook(SIGNER, "host"),
+        Hangs(),  # type: ignore[arg-type]
+        dispatcher,  # type: ignore[arg-type]
+        toast=lambda update, text_of: slow.append(update.update_id),
+        clock=lambda: now[0],
+        later=later,
+    )
+    press = snap_press(8, -1)
+    receiving = asyncio.ensure_future(intake.receive([press], [press.to_dict()]))
+    await timer_set.wait()
+    ((delay, tell),) = timers
+    assert delay == SLOW_ANSWER_AFTER_S
+    now[0] += delay
+    tell()  # the store still hangs
+    assert slow == [8]
+    released.set()
+    await receiving
+    assert dispatcher.offered == [8], "it counts once stored"

@@ -6,6 +6,7 @@ the gate): the inbox, not the process, holds it from then on.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -48,7 +49,9 @@ class Intake:
         toast: Callable[[Update, TextOf], None] = lambda update, text_of: None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        later: Callable[[float, Callable[[], None]], asyncio.TimerHandle] | None = None,
     ) -> None:
+        """``clock`` and ``later`` (``loop.call_later``) let tests move time."""
         self._book = book
         self._inbox = inbox
         self._dispatcher = dispatcher
@@ -57,8 +60,9 @@ class Intake:
         """Answers a press here: one the gate turned away, saying why (a dropped message gets
         nothing), or one that could not be stored for a while."""
         self._clock = clock
+        self._later = later
         self._not_stored: BoundedDict[int, float | None] = BoundedDict(NOT_STORED_KEPT)
-        """Presses whose store failed: when first, or None once told the bot is slow."""
+        """Presses not stored yet: when their first try began, or None once told it is slow."""
 
     async def receive(self, updates: Sequence[Update], payloads: Sequence[dict[str, Any]]) -> None:
         """Stamp and store ``updates`` (``payloads``: each as Telegram sent it).
@@ -80,6 +84,9 @@ class Intake:
         if not stored:
             return
         tried = self._clock()
+        kept = {entry.update_id for entry in stored}  # not those the gate turned away
+        presses = [u for u in updates if u.callback_query is not None and u.update_id in kept]
+        timer = self._tell_if_slow(presses, tried)
         try:
             intaken = await self._inbox.store(
                 stored, self._dispatcher.origin, shared=self._dispatcher.shared
@@ -87,28 +94,44 @@ class Intake:
         except BaseException:
             for entry in stored:
                 self._book.handled_elsewhere(entry.update_id)  # not ours: never stored
-            kept = {entry.update_id for entry in stored}  # not those the gate turned away
-            self._store_failed([update for update in updates if update.update_id in kept], tried)
+            self._store_failed(presses)
             raise
-        if self._not_stored:
-            for entry in stored:
-                self._not_stored.pop(entry.update_id, None)
+        finally:
+            if timer is not None:
+                timer.cancel()
+        for press in presses:
+            self._not_stored.pop(press.update_id, None)
         self._dispatcher.offer(stored, intaken)
 
-    def _store_failed(self, updates: Sequence[Update], tried: float) -> None:
-        """Answer the presses that have waited too long: Telegram gives up on them at 15 s.
+    def _tell_if_slow(self, presses: Sequence[Update], tried: float) -> asyncio.TimerHandle | None:
+        """Answer ``presses`` if their store is still under way when they have waited too long.
 
-        Timed from the start of their first try (a store may hang a while before it fails).
-        They still count once stored (their own answer is skipped then: one per press).
+        A store may hang (a lock held, a connection that does not answer) long before it fails.
+        """
+        waiting = [self._not_stored.setdefault(press.update_id, tried) for press in presses]
+        since = [first for first in waiting if first is not None]
+        if not since:
+            return None
+        later = self._later or asyncio.get_running_loop().call_later
+        return later(
+            max(0.0, min(since) + SLOW_ANSWER_AFTER_S - self._clock()),
+            lambda: self._store_failed(presses, at_least_s=0.0),
+        )
+
+    def _store_failed(
+        self, presses: Sequence[Update], at_least_s: float = SLOW_ANSWER_AFTER_S
+    ) -> None:
+        """Answer the presses that have waited ``at_least_s``: Telegram gives up on them at 15 s.
+
+        Timed from the start of their first try. They still count once stored (their own answer
+        is skipped then: one per press).
         """
         now = self._clock()
-        for update in updates:
-            if update.callback_query is None:
-                continue
-            first = self._not_stored.setdefault(update.update_id, tried)
-            if first is not None and now - first >= SLOW_ANSWER_AFTER_S:
-                self._not_stored[update.update_id] = None
-                self._toast(update, slow_to_store)
+        for press in presses:
+            first = self._not_stored.get(press.update_id)
+            if first is not None and now - first >= at_least_s:
+                self._not_stored[press.update_id] = None
+                self._toast(press, slow_to_store)
 
 
 def inbox_entry(arrival: Arrival, update_id: int, payload: dict[str, Any]) -> StoredUpdate:
