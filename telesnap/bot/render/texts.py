@@ -153,7 +153,8 @@ _GROUP_COMMANDS = (
     "/newgame, /join, /leave, /startgame, /flip, /snap, /snappot, /endgame, /kick, /extend, "
     "/notify, /leaderboard, /history, /replay, /settings, /forgetchat"
 )
-"""What a group answers and a private chat does not (the private command menu leaves them out)."""
+"""The commands of a group: games are played there (/notify and /settings do other things in a
+private chat, where its own list names them)."""
 
 
 def private_help_text(tr: gettext.NullTranslations) -> str:
