@@ -286,6 +286,10 @@ VARIABLES = (
 """Every variable, in the order they are checked. Of two rows with one target, give one."""
 
 
+_TELEGRAMS = frozenset({"token", "webhook_secret"})
+"""The settings only talking to Telegram uses."""
+
+
 def load_settings(
     environ: Mapping[str, str] | None = None,
     env_file: Path | None = Path(".env"),
@@ -294,8 +298,8 @@ def load_settings(
 ) -> Settings:
     """Read the settings from ``environ`` (default: the process's), over ``env_file`` if any.
 
-    ``require_token=False`` is for commands that never talk to Telegram: the token is not read
-    at all. A command's own ``defaults`` lie under both.
+    ``require_token=False`` is for commands that never talk to Telegram: the token and the
+    webhook secret are not read at all. A command's own ``defaults`` lie under both.
     """
     from_file = _read_env_file(env_file)
     values = {**(defaults or {}), **from_file}
@@ -304,8 +308,8 @@ def load_settings(
     set_by: dict[str, str] = {}
     for variable in VARIABLES:
         text = (values.get(variable.name) or "").strip()
-        if not text or (variable.target == "token" and not require_token):
-            continue  # a command that never talks to Telegram has no use for a token
+        if not text or (variable.target in _TELEGRAMS and not require_token):
+            continue  # a command that never talks to Telegram has no use for them
         if variable.target in set_by:
             raise ConfigError(
                 f"{set_by[variable.target]} and {variable.name} are both set: give one"

@@ -518,3 +518,13 @@ def test_output_to_a_reader_that_stopped_ends_quietly(tmp_path: Path) -> None:
         os.close(write_end)
     assert result.stderr == ""
     assert result.returncode == 1
+
+
+def test_commands_that_never_talk_to_telegram_do_not_read_the_webhook_secret(
+    tmp_path: Path,
+) -> None:
+    """`db upgrade` on a machine whose secret file only the bot's user may read, say."""
+    result = telesnap(
+        tmp_path, "db", "upgrade", TELESNAP_WEBHOOK_SECRET_FILE=str(tmp_path / "no-such-file")
+    )
+    assert result.returncode == 0, result.stderr
