@@ -333,6 +333,12 @@ class TwoWorkers:
     def listen(self, worker: OutboxService) -> None:
         worker.on_shown_twice(lambda chat, message: self.copies.append((chat, message)))
 
+    async def shows_the_board(self, worker: OutboxService, message_id: int) -> BoardEntry:
+        """``worker`` shows the chat's one unsent board in ``message_id``; the board."""
+        (board,) = await boards(worker)
+        await worker.sent(shown([board], message_id))
+        return board
+
     async def database_back(self) -> None:
         """The database answers again: A's held mark rides the next shared transaction."""
         self.failing.fail = False
@@ -351,10 +357,8 @@ async def test_a_board_shown_twice_across_a_failed_mark_keeps_buttons_only_on_th
     """
     two = await TwoWorkers.playing(session_factory)
     two.listen(two.worker_a)
-    (start,) = await boards(two.worker_a)
-    await two.worker_a.sent(shown([start], 42))
-    (again,) = await boards(two.worker_b)
-    await two.worker_b.sent(shown([again], 43))
+    start = await two.shows_the_board(two.worker_a, 42)
+    await two.shows_the_board(two.worker_b, 43)
     await two.database_back()
     assert two.copies == [(PLACE.chat_id, 42)]
     async with session_factory() as session:
@@ -369,8 +373,7 @@ async def test_a_board_shown_again_after_another_workers_mark_is_reported_as_a_c
     """A's late mark lands before B's: B's message is the copy, and B bares A's next."""
     two = await TwoWorkers.playing(session_factory)
     two.listen(two.worker_b)
-    (start,) = await boards(two.worker_a)
-    await two.worker_a.sent(shown([start], 42))
+    start = await two.shows_the_board(two.worker_a, 42)
     (again,) = await boards(two.worker_b)
     await two.database_back()
     await two.worker_b.sent(shown([again], 43))
@@ -386,8 +389,7 @@ async def test_a_board_shown_again_with_a_newer_one_bares_the_older_message(
     """B merged A's board with the next one: B's message is the newest, A's loses its buttons."""
     two = await TwoWorkers.playing(session_factory)
     two.listen(two.worker_b)
-    (start,) = await boards(two.worker_a)
-    await two.worker_a.sent(shown([start], 42))
+    await two.shows_the_board(two.worker_a, 42)
     await flip(two.play)
     merged = await boards(two.worker_b)
     assert len(merged) == 2
@@ -400,8 +402,7 @@ async def test_a_late_mark_of_rows_set_aside_reports_no_copy(session_factory: Se
     """The bot was removed from the chat meanwhile: its rows are failed, not shown twice."""
     two = await TwoWorkers.playing(session_factory)
     two.listen(two.worker_a)
-    (start,) = await boards(two.worker_a)
-    await two.worker_a.sent(shown([start], 42))
+    await two.shows_the_board(two.worker_a, 42)
     await two.worker_b.chat_gone(PLACE.chat_id)
     await two.database_back()
     assert two.copies == []
@@ -426,10 +427,8 @@ async def test_a_copy_whose_buttons_came_off_here_already_is_not_bared_again(
     """Telegram refuses taking buttons off twice ("message is not modified")."""
     two = await TwoWorkers.playing(session_factory)
     two.listen(two.worker_a)
-    (start,) = await boards(two.worker_a)
-    await two.worker_a.sent(shown([start], 42))
-    (again,) = await boards(two.worker_b)
-    await two.worker_b.sent(shown([again], 43))
+    await two.shows_the_board(two.worker_a, 42)
+    await two.shows_the_board(two.worker_b, 43)
     two.failing.fail = False
     await two.worker_a.bared(PLACE.chat_id, 42)  # a newer board of A's replaced it meanwhile
     await two.database_back()
