@@ -411,14 +411,17 @@ async def test_a_late_mark_of_rows_set_aside_reports_no_copy(session_factory: Se
 async def test_a_start_learns_which_chats_sent_within_the_last_window(
     session_factory: Sessions,
 ) -> None:
-    """What a cold start counts in the pace: the chats a stopped process sent to lately."""
+    """What a cold start counts in the pace: what a stopped process sent lately, and where; a
+    board twice (it took the buttons off the board before it)."""
     _, outbox, units = await durable_game(session_factory)  # its lobby was sent just now
+    await outbox.sent(shown(await boards(outbox), 41))
     window = timedelta(seconds=61)
-    recent = await outbox.last_sent_by_chat(window)
+    recent = await outbox.sends_within(window)
     assert list(recent) == [PLACE.chat_id]
-    assert timedelta(0) <= recent[PLACE.chat_id] < window
+    assert len(recent[PLACE.chat_id]) == 3, "the lobby, and the board twice"
+    assert all(timedelta(0) <= ago < window for ago in recent[PLACE.chat_id])
     later = OutboxService(units, clock=lambda: datetime.now(UTC) + timedelta(minutes=2))
-    assert await later.last_sent_by_chat(window) == {}
+    assert await later.sends_within(window) == {}
 
 
 async def test_a_copy_whose_buttons_came_off_here_already_is_not_bared_again(

@@ -16,7 +16,7 @@ import copy
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -311,24 +311,23 @@ class Pacer:
             return 0.0
         return 0.05
 
-    def sent_before_this_start(self, chat_id: int, seconds_ago: float) -> None:
-        """A stopped process last sent to ``chat_id`` ``seconds_ago``: count it as sending there.
+    def sent_before_this_start(self, chat_id: int, seconds_ago: Sequence[float]) -> None:
+        """A stopped process sent to ``chat_id`` that many seconds ago: count those sends.
 
-        What it sent is not known, only what the limits let it send: the chat's state is taken
-        as if it had sent at the steady pace until then (a start would burst into its window).
-        Shared states (several workers) are stored already: nothing to assume there.
+        Its windows died with it, and Telegram still counts them: a start would burst into a
+        full window. The chat's pace starts empty at its last send. Shared states (several
+        workers) are stored already: nothing to count there.
         """
-        if not self.limits.enabled or self._shared:
+        if not self.limits.enabled or self._shared or not seconds_ago:
             return
         limit = self.limits.of_chat(chat_id)
-        last = self._clock() - max(0.0, seconds_ago)
-        spacing = limit.interval_s or limit.window_s
-        ended = [last - index * spacing for index in range(limit.messages)]
-        clock = lambda: last  # noqa: E731 - the state as it stood at the last send
+        now = self._clock()
+        ended = sorted(now - max(0.0, ago) for ago in seconds_ago)
+        clock = lambda: now  # noqa: E731 - the state as it stands at this start
         window = RollingWindow(limit.messages, limit.window_s, clock, {"ended": ended})
         state: State = {"window": window.state()}
         if limit.burst is not None:
-            pace = Pace(limit.burst, limit.interval_s, clock, {"tokens": 0.0, "at": last})
+            pace = Pace(limit.burst, limit.interval_s, clock, {"tokens": 0.0, "at": ended[-1]})
             state["pace"] = pace.state()
         self._chats[chat_id] = state
 

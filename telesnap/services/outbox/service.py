@@ -199,12 +199,18 @@ class OutboxService:
         async with self._units(read_only=True) as uow:
             return await uow.outbox.boards_before_newest(STOP_REACH)
 
-    async def last_sent_by_chat(self, within: timedelta) -> dict[int, timedelta]:
-        """How long ago each chat sent its last message, for those that did ``within`` now."""
+    async def sends_within(self, within: timedelta) -> dict[int, list[timedelta]]:
+        """How long ago each chat's messages went, ``within`` now, as far as the rows say.
+
+        A board counts twice: it took the buttons off the board before it, a send of its own.
+        """
         now = self._clock()
         async with self._units(read_only=True) as uow:
-            sent = await uow.outbox.last_sent_by_chat(now - within)
-        return {chat_id: now - at for chat_id, at in sent.items()}
+            sent = await uow.outbox.sent_since(now - within)
+        sends: dict[int, list[timedelta]] = {}
+        for chat_id, kind, at in sent:
+            sends.setdefault(chat_id, []).extend([now - at] * (2 if kind == BOARD else 1))
+        return sends
 
     def forget(self, chat_id: int) -> None:
         """Read the chat's line from the database next time (it is the truth)."""

@@ -219,15 +219,22 @@ class OutboxRepository:
         statement = _STILL_PENDING.values(**values).returning(_C.id)
         return set((await self._session.scalars(statement, {"ids": list(shown)})).all())
 
-    async def last_sent_by_chat(self, since: datetime) -> dict[int, datetime]:
-        """Each chat's last message sent since ``since`` (a start counts them in the pace)."""
+    async def sent_since(self, since: datetime) -> list[tuple[int, str, datetime]]:
+        """The sends since ``since``, as (chat, kind, when), oldest first.
+
+        The rows one send settled share its message and moment: they count once.
+        """
         statement = (
-            select(_C.chat_id, func.max(_C.done_at))
-            .where(_C.state == OutboxState.SENT.value, _C.done_at >= since)
-            .group_by(_C.chat_id)
+            select(_C.chat_id, _C.kind, _C.done_at)
+            .where(
+                _C.state == OutboxState.SENT.value,
+                _C.done_at >= since,
+                _C.message_id.is_not(None),
+            )
+            .group_by(_C.chat_id, _C.message_id, _C.kind, _C.done_at)
+            .order_by(_C.done_at)
         )
-        rows = await self._session.execute(statement)
-        return {row[0]: row[1] for row in rows}
+        return [(chat_id, kind, at) for chat_id, kind, at in await self._session.execute(statement)]
 
     async def messages_showing(self, ids: Sequence[int]) -> set[int]:
         """The messages the rows ``ids`` that are marked sent were shown in."""
