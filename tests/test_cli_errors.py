@@ -528,3 +528,26 @@ def test_commands_that_never_talk_to_telegram_do_not_read_the_webhook_secret(
         tmp_path, "db", "upgrade", TELESNAP_WEBHOOK_SECRET_FILE=str(tmp_path / "no-such-file")
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_a_crash_below_python_leaves_its_traceback(tmp_path: Path) -> None:
+    """A bus error (SQLite's mapped memory on a file made immutable, say) kills the process
+    with no log line; the operator still reads where it died."""
+    port = closed_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TELESNAP_")}
+    with subprocess.Popen(
+        [sys.executable, "-m", "telesnap", "emulator", "--port", str(port)],
+        cwd=tmp_path,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        for line in process.stdout:  # its last start line says the token: it is running
+            if line.startswith("bot token:"):
+                break
+        process.send_signal(signal.SIGBUS)
+        process.wait(timeout=60)
+        assert "Fatal Python error: Bus error" in process.stderr.read()

@@ -7,6 +7,7 @@ Telegram or the database.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import os
 import select
@@ -208,8 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line and run the chosen sub-command; return its exit code.
 
     A setting or database a sub-command cannot use is one line on stderr and exit code 2; what
-    the machine refuses (a port in use, a missing folder) is one line and exit code 1.
+    the machine refuses (a port in use, a missing folder) is one line and exit code 1. A crash
+    below Python (a bus error in SQLite's mapped memory, say) leaves its traceback on stderr.
     """
+    faulthandler.enable()
     try:
         return _run(argv)
     except KeyboardInterrupt:  # Ctrl-C where no command of its own stops on it: the shell's code
