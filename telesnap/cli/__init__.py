@@ -7,6 +7,7 @@ Telegram or the database.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import importlib
 import os
@@ -212,7 +213,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     the machine refuses (a port in use, a missing folder) is one line and exit code 1. A crash
     below Python (a bus error in SQLite's mapped memory, say) leaves its traceback on stderr.
     """
-    faulthandler.enable()
+    with contextlib.suppress(OSError, ValueError):  # a stderr with no file: nowhere to write
+        faulthandler.enable()
     try:
         return _run(argv)
     except KeyboardInterrupt:  # Ctrl-C where no command of its own stops on it: the shell's code
