@@ -55,8 +55,12 @@ else:
 
 REFUSED_CALL = "the server responded with a status of 400 (Bad Request)"
 """How Chromium logs a call the server refused (the page shows why in its error line)."""
-UNREACHABLE_CALL = "Failed to load resource: net::ERR_FAILED"
-"""How Chromium logs a call that never reached the server (the page says so in its error line)."""
+UNREACHABLE_CALLS = (
+    "Failed to load resource: net::ERR_FAILED",
+    "Failed to load resource: net::ERR_CONNECTION_REFUSED",
+)
+"""How Chromium logs a call that never reached the server (the page says so in its error line):
+cut off, or to a server that is down."""
 
 LOOP = pytest.mark.asyncio(loop_scope="session")
 """The browser tests run on the session's loop, where the shared browser lives."""
@@ -133,7 +137,7 @@ async def open_page(
 
 
 def _collect_error(errors: list[str], message: ConsoleMessage, *, refused_calls: bool) -> None:
-    if refused_calls and message.text.endswith((REFUSED_CALL, UNREACHABLE_CALL)):
+    if refused_calls and message.text.endswith((REFUSED_CALL, *UNREACHABLE_CALLS)):
         return
     if message.type == "error":
         errors.append(f"console: {message.text} ({message.location.get('url')})")

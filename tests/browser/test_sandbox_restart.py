@@ -40,7 +40,10 @@ async def test_a_tab_left_open_across_a_restart_says_to_open_the_printed_address
         port = URL(first.url).port
         assert port is not None
         # The page's clock stands still: it tries to reconnect only when the new run is up.
-        async with open_page(browser, first.page_url, "restart", fake_clock=True) as page:
+        # A call it makes while the sandbox is down cannot reach it (the page says so).
+        async with open_page(
+            browser, first.page_url, "restart", fake_clock=True, refused_calls=True
+        ) as page:
             await page.clock.pause_at(await page.evaluate("Date.now() + 1000"))
             status = page.locator("#status")
             await first_run.aclose()
