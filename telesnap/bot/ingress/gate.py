@@ -153,11 +153,11 @@ class IntakeGate:
             return self._turned_away(refused, "has too many on their way", chat, user.id)
         if not (self._presses if is_press else self._commands).hit(sender):
             return self._turned_away(refused, f"is over the {kind} budget", chat, user.id)
-        busy = Verdict.BUSY if is_press else Verdict.DROP
-        plays = (
+        # Who plays is asked only once the chat's budget is spent: not on every press.
+        if not self._chat_updates.hit(chat.id) and not (
             game_id is not None and topic is not None and self._plays_in(game_id, topic, user.id)
-        )
-        if not plays and not self._chat_updates.hit(chat.id):
+        ):
+            busy = Verdict.BUSY if is_press else Verdict.DROP
             return self._turned_away(busy, "the chat is over its budget", chat)
         if is_call and topic is not None:
             calls, callers = self._calls_in_flight(topic, user.id)
