@@ -228,9 +228,10 @@ class BotRunner:
         cold = await coordination.start(dispatcher.wake, senders.rows_written)
         started = datetime.now(UTC)
         if cold:  # before anything is sent: the resume and the rows a kill left
-            window = timedelta(seconds=self.limits.group_window_s)
-            for chat_id, sends in (await outbox.sends_within(window)).items():
-                pacer.sent_before_this_start(chat_id, [ago.total_seconds() for ago in sends])
+            if not coordination.shared:  # shared windows are stored: nothing to count again
+                window = timedelta(seconds=self.limits.group_window_s)
+                for chat_id, sends in (await outbox.sends_within(window)).items():
+                    pacer.sent_before_this_start(chat_id, [ago.total_seconds() for ago in sends])
             for chat_id in await _removals_left(inbox, application.bot):
                 senders.close_chat(chat_id)  # its games end when the removal is handled
             for chat_id, message_id in await outbox.boards_a_stop_may_have_left_live():

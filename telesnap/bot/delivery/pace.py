@@ -315,10 +315,10 @@ class Pacer:
         """A stopped process sent to ``chat_id`` that many seconds ago: count those sends.
 
         Its windows died with it, and Telegram still counts them: a start would burst into a
-        full window. The chat's pace starts empty at its last send. Shared states (several
-        workers) are stored already: nothing to count there.
+        full window. The chat's pace starts empty at its last send. (Shared states, of several
+        workers, are stored: the caller does not count them again.)
         """
-        if not self.limits.enabled or self._shared or not seconds_ago:
+        if not self.limits.enabled or not seconds_ago:
             return
         limit = self.limits.of_chat(chat_id)
         now = self._clock()
